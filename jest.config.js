@@ -1,0 +1,23 @@
+/** @type {import('jest').Config} */
+const swc = ['@swc/jest', {
+  jsc: {
+    parser: { syntax: 'typescript', decorators: true },
+    transform: { legacyDecorator: true, decoratorMetadata: true },
+    target: 'es2022',
+    keepClassNames: true,
+  },
+  module: { type: 'commonjs' },
+}];
+
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/src', '<rootDir>/test'],
+  testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
+  // Nest 12, jose and PGlite ship ES modules only; Jest must transform them too.
+  transform: { '^.+\\.(t|j|mj|cj)s$': swc },
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|jose|@electric-sql|file-type|strtok3|token-types|@tokenizer|uint8array-extras)/)'],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
+  testTimeout: 60000,
+  // e2e files each boot their own app on their own database; two cores suit two workers.
+  maxWorkers: 2,
+};

@@ -1,0 +1,39 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import type { Logger } from 'pino';
+import type { AppConfig } from './config/config';
+import { CoreModule } from './core.module';
+import { AllErrorsFilter } from './common/exception.filter';
+import { createValidationPipe } from './common/validation';
+import { ApplicationsModule } from './applications/applications.module';
+import { AuthModule } from './auth/auth.module';
+import { HealthModule } from './health/health.module';
+import { MembershipsModule } from './memberships/memberships.module';
+import { RolesModule } from './roles/roles.module';
+import { SetupModule } from './setup/setup.module';
+import { TokensModule } from './tokens/tokens.module';
+import { UsersModule } from './users/users.module';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        CoreModule.forRoot(config, logger),
+        AuthModule,
+        MembershipsModule,
+        RolesModule,
+        UsersModule,
+        ApplicationsModule,
+        TokensModule,
+        SetupModule,
+        HealthModule,
+      ],
+      providers: [
+        { provide: APP_FILTER, useClass: AllErrorsFilter },
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+      ],
+    };
+  }
+}

@@ -1,0 +1,27 @@
+import type { ApplicationRow, UserRow } from '../database/schema';
+
+/** Who is calling, resolved once per request from its token. */
+export type Caller = UserCaller | ApplicationCaller;
+
+interface CallerBase {
+  id: string;
+  membershipId: string;
+  roleSlug: string | null;
+  ownPermissions: readonly string[];
+  ownForbidden: readonly string[];
+}
+
+export interface UserCaller extends CallerBase {
+  kind: 'user';
+  user: UserRow;
+  /** The token session (`sid`) of the access token used. */
+  sessionId: string;
+  /** Scopes of a scoped token; null for a full access token. */
+  scopes: readonly string[] | null;
+  accessExpiresAt: Date;
+}
+
+export interface ApplicationCaller extends CallerBase {
+  kind: 'application';
+  application: ApplicationRow;
+}

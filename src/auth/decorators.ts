@@ -1,0 +1,49 @@
+import { createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
+import type { Request } from 'express';
+import type { Caller } from './caller';
+import type { Decision } from '../permissions';
+
+export const IS_PUBLIC = 'portcullis:public';
+export const AUTHENTICATED_ONLY = 'portcullis:authenticated';
+export const REQUIRED_PERMISSION = 'portcullis:permission';
+
+/** No token needed. */
+export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
+
+/** Any valid Bearer or Basic token; the handler itself decides what the caller may see. */
+export const Authenticated = (): MethodDecorator & ClassDecorator => SetMetadata(AUTHENTICATED_ONLY, true);
+
+export interface PermissionRequirement {
+  resource: string;
+  action: string;
+  /** Route parameter whose value is the expression's object; absent means `*`. */
+  objectParam?: string;
+}
+
+/**
+ * `@RequirePermission('webhooks.read', { object: 'id' })`: the caller needs
+ * `<caller id>.webhooks.read.<:id>` (or `.*` without `object`).
+ */
+export function RequirePermission(permission: string, options: { object?: string } = {}): MethodDecorator & ClassDecorator {
+  const [resource, action] = permission.split('.');
+  if (!resource || !action) throw new Error(`RequirePermission needs "resource.action", got "${permission}"`);
+  const requirement: PermissionRequirement = { resource, action, objectParam: options.object };
+  return SetMetadata(REQUIRED_PERMISSION, requirement);
+}
+
+export interface AuthenticatedRequest extends Request {
+  caller?: Caller;
+  decision?: Decision;
+}
+
+/** The authenticated caller of this request (set by the access guard). */
+export const CurrentCaller = createParamDecorator((_data: unknown, context: ExecutionContext): Caller => {
+  const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+  if (!request.caller) throw new Error('CurrentCaller used on a route without authentication');
+  return request.caller;
+});
+
+/** The permission decision that let this request through (e.g. `own_record`). */
+export const CurrentDecision = createParamDecorator((_data: unknown, context: ExecutionContext): Decision | undefined => {
+  return context.switchToHttp().getRequest<AuthenticatedRequest>().decision;
+});

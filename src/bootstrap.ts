@@ -1,0 +1,38 @@
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import express from 'express';
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import type { AppConfig } from './config/config';
+import { AppModule } from './app.module';
+import { createLogger, NestPinoLogger } from './common/logger';
+import { expressErrorHandler, requestLogging, requireJsonBody } from './common/http';
+
+/** Large enough that an oversized token reaches us and gets a 401, instead of Node's bare 431. */
+const MAX_HEADER_BYTES = 64 * 1024;
+
+export interface CreatedApp {
+  app: NestExpressApplication;
+  logger: Logger;
+}
+
+/** Builds the whole service (used by main.ts and by the e2e tests, so both run the same thing). */
+export async function createApp(config: AppConfig, logger: Logger = createLogger(config.logLevel)): Promise<CreatedApp> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
+    bodyParser: false,
+    logger: new NestPinoLogger(logger),
+    abortOnError: false,
+  });
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
+  // The specification: the service allows any CORS origin.
+  app.enableCors({ origin: true, exposedHeaders: ['X-Request-Id', 'WWW-Authenticate'] });
+  app.use(requestLogging(logger));
+  app.use(requireJsonBody);
+  app.use(express.json({ limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(expressErrorHandler(logger));
+  await app.init();
+  // Node reads this property for every new connection.
+  (app.getHttpServer() as Server & { maxHeaderSize: number }).maxHeaderSize = MAX_HEADER_BYTES;
+  return { app, logger };
+}

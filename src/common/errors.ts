@@ -1,0 +1,98 @@
+/**
+ * The one domain error type. Services throw it with a code; the exception filter turns it into
+ * the contract's error body. The status belongs to the code, so a code always answers the same.
+ */
+export const ERROR_STATUS = {
+  // 400
+  ModelValidationError: 400,
+  MembershipIdRequired: 400,
+  UserHasNoPermissionForThisScope: 400,
+  InvalidScope: 400,
+  ScopeRequired: 400,
+  RefreshTokenRequired: 400,
+  InvalidQuery: 400,
+  InvalidPermission: 400,
+  PermissionRequired: 400,
+  MalformedJson: 400,
+  // 401
+  InvalidCredentials: 401,
+  UserInactive: 401,
+  InvalidToken: 401,
+  TokenWasExpired: 401,
+  TokenWasRevoked: 401,
+  TokenIsNotRefreshable: 401,
+  RefreshTokenWasExpired: 401,
+  RefreshTokenWasRevoked: 401,
+  SetupRejected: 401,
+  // 403
+  AccessDenied: 403,
+  // 404
+  NotFound: 404,
+  MembershipNotFound: 404,
+  UserNotFound: 404,
+  UserTypeNotFound: 404,
+  RoleNotFound: 404,
+  ApplicationNotFound: 404,
+  WebhookNotFound: 404,
+  EventNotFound: 404,
+  TokenNotFound: 404,
+  // 405
+  MethodNotAllowed: 405,
+  // 409
+  AlreadySetUp: 409,
+  IdenticalDocumentError: 409,
+  WebhookAlreadyExists: 409,
+  UserAlreadyExists: 409,
+  UserTypeAlreadyExists: 409,
+  RoleAlreadyExists: 409,
+  ApplicationAlreadyExists: 409,
+  MembershipAlreadyExists: 409,
+  MembershipNotEmpty: 409,
+  ReservedRole: 409,
+  SystemRolesCannotBeDeleted: 409,
+  // 413, 415
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  // 500, 503
+  UnhandledExceptionError: 500,
+  AuthenticationServiceUnavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export interface ErrorBody {
+  statusCode: number;
+  errorCode: ErrorCode;
+  message: string;
+  errors?: FieldError[];
+}
+
+export class DomainError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly errors?: FieldError[],
+  ) {
+    super(message);
+    this.name = 'DomainError';
+    this.status = ERROR_STATUS[code];
+  }
+
+  toBody(): ErrorBody {
+    const body: ErrorBody = { statusCode: this.status, errorCode: this.code, message: this.message };
+    if (this.errors?.length) body.errors = this.errors;
+    return body;
+  }
+}
+
+/** Shorthand for the most common validation failure: one field, one message. */
+export function validationError(field: string, message: string): DomainError {
+  return new DomainError('ModelValidationError', `${field}: ${message}`, [{ field, message }]);
+}

@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { DomainError } from './errors';
+import { mapError } from './error-mapping';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+export function requestIdOf(request: Request): string {
+  return (request as Request & { id?: string }).id ?? '-';
+}
+
+/** Route template for logs and metric labels: never the raw URL, so no ids leak into labels. */
+export function routeTemplateOf(request: Request): string {
+  const route = (request as Request & { route?: { path?: unknown } }).route;
+  if (route && typeof route.path === 'string') return `${request.baseUrl ?? ''}${route.path}`;
+  return 'unmatched';
+}
+
+/** Writes the contract's error body; unexpected errors are logged with the request id. */
+export function sendError(request: Request, response: Response, error: unknown, logger: Logger): void {
+  const { status, body, unexpected } = mapError(error);
+  if (unexpected !== undefined) {
+    logger.error(
+      { err: unexpected, requestId: requestIdOf(request), method: request.method, route: routeTemplateOf(request) },
+      'unhandled error',
+    );
+  }
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  if (status === 401) response.setHeader('WWW-Authenticate', `Bearer realm="portcullis", error="${body.errorCode}"`);
+  response.status(status).json(body);
+}
+
+/** Gives every request an id (a sane incoming X-Request-Id is kept) and logs one line when it ends. */
+export function requestLogging(logger: Logger) {
+  return (request: Request, response: Response, next: NextFunction): void => {
+    const incoming = request.headers['x-request-id'];
+    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    (request as Request & { id?: string }).id = id;
+    response.setHeader('X-Request-Id', id);
+    const started = process.hrtime.bigint();
+    response.on('finish', () => {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      logger.info(
+        {
+          requestId: id,
+          method: request.method,
+          route: routeTemplateOf(request),
+          status: response.statusCode,
+          durationMs: Math.round(durationMs * 100) / 100,
+        },
+        'request',
+      );
+    });
+    next();
+  };
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** A request that carries a body must say it is JSON; anything else is 415 before any parsing. */
+export function requireJsonBody(request: Request, _response: Response, next: NextFunction): void {
+  if (!BODY_METHODS.has(request.method)) return next();
+  const length = request.headers['content-length'];
+  const hasBody = (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
+  if (!hasBody) return next();
+  const type = (request.headers['content-type'] ?? '').toLowerCase();
+  if (/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/.test(type)) return next();
+  next(new DomainError('UnsupportedMediaType', 'The request body must be JSON (Content-Type: application/json)'));
+}
+
+/** Express error middleware for failures before Nest routing (body parsing, content type). */
+export function expressErrorHandler(logger: Logger) {
+  return (error: unknown, request: Request, response: Response, _next: NextFunction): void => {
+    sendError(request, response, error, logger);
+  };
+}

@@ -1,0 +1,102 @@
+import { resolve } from 'node:path';
+
+export type DatabaseTarget =
+  | { kind: 'embedded'; dataDir: string | null } // null: in memory
+  | { kind: 'server'; url: string; poolSize: number };
+
+export interface AppConfig {
+  port: number;
+  host: string;
+  database: DatabaseTarget;
+  nodeEnv: 'development' | 'production' | 'test';
+  setupToken: string | null;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  webhookTimeoutMs: number;
+  bodyLimitBytes: number;
+  shutdownDrainMs: number;
+  sweepIntervalMs: number;
+  /** How long past its expiry a token record is kept before the sweeper deletes it. */
+  sweepGraceSeconds: number;
+  trustProxy: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['true', '1', 'yes'].includes(raw.toLowerCase())) return true;
+  if (['false', '0', 'no'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function databaseTarget(env: Env): DatabaseTarget {
+  const url = env.DATABASE_URL;
+  const poolSize = integer(env, 'DATABASE_POOL_SIZE', 10, 1, 500);
+  if (url === undefined || url === '') {
+    return { kind: 'embedded', dataDir: resolve(env.DATA_DIR || './data') };
+  }
+  if (url === 'memory://') return { kind: 'embedded', dataDir: null };
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError('DATABASE_URL', 'must be postgres://user@host:port/db or memory://');
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    throw new ConfigError('DATABASE_URL', `must use postgres:// or memory://, got "${parsed.protocol}"`);
+  }
+  return { kind: 'server', url, poolSize };
+}
+
+/** Reads and validates the environment once, at start. A bad value stops the start. */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const setupToken = env.SETUP_TOKEN || null;
+  if (setupToken !== null && setupToken.length < 32) {
+    throw new ConfigError('SETUP_TOKEN', 'must be at least 32 characters long');
+  }
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST || '0.0.0.0',
+    database: databaseTarget(env),
+    nodeEnv: oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development'),
+    setupToken,
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 30_000, 0, 300_000),
+    sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),
+    sweepGraceSeconds: integer(env, 'SWEEP_GRACE_SECONDS', 300, 0, 86_400),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+  };
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');

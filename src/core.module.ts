@@ -1,0 +1,43 @@
+import { type DynamicModule, Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { CacheModule } from '@nestjs/cache-manager';
+import type { Logger } from 'pino';
+import { APP_CONFIG, type AppConfig } from './config/config';
+import { LOGGER } from './common/logger';
+import { DATABASE, type Database, openDatabase } from './database/database';
+import { ExpirySweeper } from './database/expiry-sweeper';
+import { EventRecorder } from './events/event-recorder';
+import { EventRepository } from './events/event.repository';
+import { PasswordHasher } from './users/password-hasher';
+import { JwtCodec } from './tokens/jwt-codec';
+
+/** Closes the database last, after every other module has stopped using it. */
+class DatabaseCloser implements OnApplicationShutdown {
+  constructor(@Inject(DATABASE) private readonly database: Database) {}
+  async onApplicationShutdown(): Promise<void> {
+    await this.database.close();
+  }
+}
+
+/** Infrastructure every feature uses: configuration, logger, database, event recorder, caches. */
+@Global()
+@Module({})
+export class CoreModule {
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    return {
+      module: CoreModule,
+      imports: [CacheModule.register({ isGlobal: true })],
+      providers: [
+        { provide: APP_CONFIG, useValue: config },
+        { provide: LOGGER, useValue: logger },
+        { provide: DATABASE, useFactory: () => openDatabase(config.database) },
+        { provide: DatabaseCloser, useClass: DatabaseCloser },
+        ExpirySweeper,
+        EventRepository,
+        EventRecorder,
+        PasswordHasher,
+        { provide: JwtCodec, useValue: new JwtCodec() },
+      ],
+      exports: [APP_CONFIG, LOGGER, DATABASE, ExpirySweeper, EventRepository, EventRecorder, PasswordHasher, JwtCodec],
+    };
+  }
+}

@@ -1,0 +1,110 @@
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { sql, type ExtractTablesWithRelations } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import { Pool } from 'pg';
+import type { DatabaseTarget } from '../config/config';
+import { schema, type Schema } from './schema';
+
+/** Both drivers' databases share this shape; repositories depend on it only. */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+/** A repository method accepts either, so it can run alone or inside a caller's transaction. */
+export type Executor = Db | Tx;
+
+export interface Database {
+  readonly db: Db;
+  readonly kind: 'embedded' | 'server';
+  /** Where the data lives, for the start-up line; never includes a password. */
+  readonly description: string;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const DATABASE = Symbol('DATABASE');
+
+const MIGRATIONS_FOLDER = join(__dirname, 'migrations');
+/** Any fixed 64-bit number; only our instances take it. */
+const MIGRATION_LOCK_KEY = 7_460_310_211;
+
+function redactUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
+}
+
+async function openEmbedded(dataDir: string | null): Promise<Database> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const client = dataDir ? new PGlite(dataDir) : new PGlite();
+  await client.waitReady;
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  // One process owns an embedded database, so no lock is needed around migrations.
+  await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
+  let closed = false;
+  return {
+    db,
+    kind: 'embedded',
+    description: dataDir ? `embedded PostgreSQL (PGlite) in ${dataDir}` : 'embedded PostgreSQL (PGlite) in memory',
+    ping: async () => {
+      await client.query('select 1');
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await client.close();
+    },
+  };
+}
+
+async function openServer(url: string, poolSize: number): Promise<Database> {
+  const pool = new Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    application_name: 'portcullis',
+  });
+  // An idle client losing its connection must not take the process down; the next query reconnects.
+  pool.on('error', () => undefined);
+  const client = await pool.connect();
+  try {
+    // Several instances may start at once; only one applies migrations, the others wait and then see them applied.
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      await migratePg(drizzlePg(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
+    } finally {
+      await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    }
+  } finally {
+    client.release();
+  }
+  let closed = false;
+  return {
+    db: drizzlePg(pool, { schema }) as unknown as Db,
+    kind: 'server',
+    description: `PostgreSQL server at ${redactUrl(url)}`,
+    ping: async () => {
+      await pool.query('select 1');
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+}
+
+export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+  return target.kind === 'embedded' ? openEmbedded(target.dataDir) : openServer(target.url, target.poolSize);
+}
+
+/** Rows of a raw statement; both drivers answer with `{ rows }`. */
+export async function queryRows<T>(executor: Executor, statement: ReturnType<typeof sql>): Promise<T[]> {
+  const result = (await executor.execute(statement)) as unknown as { rows: T[] };
+  return result.rows;
+}

@@ -1,0 +1,92 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { sql } from 'drizzle-orm';
+import type { Logger } from 'pino';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { LOGGER } from '../common/logger';
+import { DATABASE, type Database, queryRows } from './database';
+
+/** Tables whose rows die at a time in a column; later features (codes, OTPs) add theirs here. */
+const SWEPT_TABLES = [{ table: 'token_sessions', expiresColumn: 'expires_at' }] as const;
+
+const BATCH_SIZE = 1_000;
+/** One run never holds the database longer than this many batches; the next run continues. */
+const MAX_BATCHES_PER_RUN = 50;
+const SWEEP_LOCK_KEY = 7_460_310_213;
+
+export interface SweepResult {
+  /** False when another instance held the lock, so this one did nothing. */
+  ran: boolean;
+  deleted: number;
+}
+
+/**
+ * Deletes expired records a few minutes after they expire, in bounded batches (never one huge
+ * DELETE), on one instance at a time: each batch runs under a transaction-scoped advisory lock
+ * that other instances try and skip.
+ */
+@Injectable()
+export class ExpirySweeper implements OnApplicationBootstrap, OnApplicationShutdown {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<SweepResult> | undefined;
+
+  constructor(
+    @Inject(DATABASE) private readonly database: Database,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.sweep(), this.config.sweepIntervalMs);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One run; concurrent calls on this instance share it. */
+  sweep(): Promise<SweepResult> {
+    this.running ??= this.runOnce().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async runOnce(): Promise<SweepResult> {
+    let deleted = 0;
+    try {
+      for (const { table, expiresColumn } of SWEPT_TABLES) {
+        for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
+          const outcome = await this.deleteBatch(table, expiresColumn);
+          if (outcome === null) return { ran: false, deleted };
+          deleted += outcome;
+          if (outcome < BATCH_SIZE) break;
+        }
+      }
+      if (deleted) this.logger.info({ deleted }, 'expiry sweeper deleted expired records');
+      return { ran: true, deleted };
+    } catch (error) {
+      this.logger.error({ err: error }, 'expiry sweeper failed');
+      return { ran: false, deleted };
+    }
+  }
+
+  /** Deleted row count, or null when another instance holds the lock. */
+  private deleteBatch(table: string, expiresColumn: string): Promise<number | null> {
+    const grace = this.config.sweepGraceSeconds;
+    return this.database.db.transaction(async (tx) => {
+      const [lock] = await queryRows<{ locked: boolean }>(tx, sql`select pg_try_advisory_xact_lock(${SWEEP_LOCK_KEY}) as locked`);
+      if (!lock?.locked) return null;
+      const rows = await queryRows<{ id: string }>(
+        tx,
+        sql`delete from ${sql.identifier(table)} where id in (
+              select id from ${sql.identifier(table)}
+              where ${sql.identifier(expiresColumn)} < now() - make_interval(secs => ${grace})
+              limit ${BATCH_SIZE})
+            returning id`,
+      );
+      return rows.length;
+    });
+  }
+}

@@ -1,0 +1,242 @@
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/** created/modified bookkeeping shared by every stored resource (the API's `sys`). */
+const sysColumns = {
+  createdAt: ts('created_at').notNull().defaultNow(),
+  createdBy: text('created_by').notNull(),
+  modifiedAt: ts('modified_at'),
+  modifiedBy: text('modified_by'),
+};
+
+export const memberships = pgTable(
+  'memberships',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    secretKey: text('secret_key').notNull(),
+    expiresIn: integer('expires_in').notNull().default(3600),
+    refreshTokenExpiresIn: integer('refresh_token_expires_in').notNull().default(86400),
+    scopedTokenExpiresIn: integer('scoped_token_expires_in'),
+    hashAlgorithm: text('hash_algorithm').notNull().default('ARGON2ID'),
+    userActivation: text('user_activation').notNull().default('active'),
+    mailProviders: jsonb('mail_providers').$type<unknown[]>().notNull().default(sql`'[]'::jsonb`),
+    otpSettings: jsonb('otp_settings').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    isSystem: boolean('is_system').notNull().default(false),
+    ...sysColumns,
+  },
+  (t) => [
+    uniqueIndex('memberships_slug_unique').on(t.slug),
+    // At most one system membership: the guarantee that one of several concurrent setups wins.
+    uniqueIndex('memberships_single_system').on(t.isSystem).where(sql`${t.isSystem}`),
+  ],
+);
+
+export const roles = pgTable(
+  'roles',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    description: text('description'),
+    permissions: jsonb('permissions').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    forbidden: jsonb('forbidden').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    ...sysColumns,
+  },
+  (t) => [
+    uniqueIndex('roles_slug_unique').on(t.membershipId, t.slug),
+    index('roles_membership_created').on(t.membershipId, t.createdAt),
+  ],
+);
+
+export const userTypes = pgTable(
+  'user_types',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    description: text('description'),
+    properties: jsonb('properties').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    allowAdditionalProperties: boolean('allow_additional_properties').notNull().default(false),
+    ...sysColumns,
+  },
+  (t) => [
+    uniqueIndex('user_types_slug_unique').on(t.membershipId, t.slug),
+    index('user_types_membership_created').on(t.membershipId, t.createdAt),
+  ],
+);
+
+export const users = pgTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    username: text('username').notNull(),
+    emailAddress: text('email_address').notNull(),
+    passwordHash: text('password_hash').notNull(),
+    firstname: text('firstname'),
+    lastname: text('lastname'),
+    role: text('role'),
+    userType: text('user_type'),
+    permissions: jsonb('permissions').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    forbidden: jsonb('forbidden').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    isActive: boolean('is_active').notNull().default(true),
+    sourceProvider: text('source_provider'),
+    customFields: jsonb('custom_fields').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    ...sysColumns,
+  },
+  (t) => [
+    uniqueIndex('users_username_unique').on(t.membershipId, sql`lower(${t.username})`),
+    uniqueIndex('users_email_unique').on(t.membershipId, t.emailAddress),
+    index('users_membership_created').on(t.membershipId, t.createdAt),
+    index('users_membership_role').on(t.membershipId, t.role),
+  ],
+);
+
+export const applications = pgTable(
+  'applications',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    description: text('description'),
+    role: text('role'),
+    permissions: jsonb('permissions').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    forbidden: jsonb('forbidden').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    isActive: boolean('is_active').notNull().default(true),
+    /** SHA-256 of the secret, hex. The secret itself is shown once and never stored. */
+    secretDigest: text('secret_digest').notNull(),
+    ...sysColumns,
+  },
+  (t) => [
+    uniqueIndex('applications_slug_unique').on(t.membershipId, t.slug),
+    index('applications_membership_created').on(t.membershipId, t.createdAt),
+  ],
+);
+
+/**
+ * One row per issued token session: a sign-in pair (access + refresh) or a scoped token.
+ * Tokens carry the row id as `sid`; validity is one primary-key lookup of this row.
+ * Revocation sets `revoked_at`; the sweeper deletes rows a few minutes after `expires_at`.
+ */
+export const tokenSessions = pgTable(
+  'token_sessions',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    kind: text('kind').$type<'pair' | 'scoped'>().notNull(),
+    /** The session a scoped token was derived from; revoking the parent revokes it too. */
+    parentId: text('parent_id'),
+    scopes: jsonb('scopes').$type<string[] | null>(),
+    accessJti: text('access_jti').notNull(),
+    refreshJti: text('refresh_jti'),
+    accessExpiresAt: ts('access_expires_at').notNull(),
+    refreshExpiresAt: ts('refresh_expires_at'),
+    /** The later of the two expiries: when the whole session is dead. */
+    expiresAt: ts('expires_at').notNull(),
+    ipAddress: text('ip_address'),
+    userAgent: text('user_agent'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    revokedAt: ts('revoked_at'),
+    revokedBy: text('revoked_by'),
+    revokeReason: text('revoke_reason'),
+  },
+  (t) => [
+    index('token_sessions_user').on(t.membershipId, t.userId),
+    index('token_sessions_parent').on(t.parentId),
+    index('token_sessions_expires').on(t.expiresAt),
+    index('token_sessions_membership_created').on(t.membershipId, t.createdAt),
+  ],
+);
+
+export const events = pgTable(
+  'events',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id').notNull(),
+    eventType: text('event_type').notNull(),
+    utilizerId: text('utilizer_id').notNull(),
+    document: jsonb('document').$type<Record<string, unknown>>().notNull(),
+    prior: jsonb('prior').$type<Record<string, unknown> | null>(),
+    eventTime: ts('event_time').notNull(),
+  },
+  (t) => [
+    // By time, by type, by utilizer within a membership; a backward scan serves "newest first".
+    index('events_membership_time').on(t.membershipId, t.eventTime, t.id),
+    index('events_membership_type_time').on(t.membershipId, t.eventType, t.eventTime),
+    index('events_membership_utilizer_time').on(t.membershipId, t.utilizerId, t.eventTime),
+  ],
+);
+
+export interface WebhookRequestTemplate {
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+  uncoveredBody?: boolean;
+}
+
+export const webhooks = pgTable(
+  'webhooks',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    description: text('description'),
+    event: text('event').notNull(),
+    status: text('status').$type<'active' | 'passive'>().notNull(),
+    tryCount: integer('try_count').notNull(),
+    request: jsonb('request').$type<WebhookRequestTemplate>().notNull(),
+    /** HMAC key for X-Webhook-Signature. Write-only through the API. */
+    secret: text('secret'),
+    ...sysColumns,
+  },
+  (t) => [
+    uniqueIndex('webhooks_slug_unique').on(t.membershipId, t.slug),
+    index('webhooks_membership_event').on(t.membershipId, t.event, t.status),
+    index('webhooks_membership_created').on(t.membershipId, t.createdAt),
+  ],
+);
+
+export const schema = { memberships, roles, userTypes, users, applications, tokenSessions, events, webhooks };
+export type Schema = typeof schema;
+
+export type MembershipRow = typeof memberships.$inferSelect;
+export type RoleRow = typeof roles.$inferSelect;
+export type UserTypeRow = typeof userTypes.$inferSelect;
+export type UserRow = typeof users.$inferSelect;
+export type ApplicationRow = typeof applications.$inferSelect;
+export type TokenSessionRow = typeof tokenSessions.$inferSelect;
+export type EventRow = typeof events.$inferSelect;
+export type WebhookRow = typeof webhooks.$inferSelect;

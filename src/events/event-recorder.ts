@@ -1,0 +1,90 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { DATABASE, type Database, type Tx } from '../database/database';
+import type { EventRow } from '../database/schema';
+import { newId } from '../common/ids';
+import { LOGGER } from '../common/logger';
+import { EventRepository } from './event.repository';
+import type { EventType } from './event-types';
+import { sanitizeDocument } from './sanitize';
+
+export interface NewEvent {
+  membershipId: string;
+  eventType: EventType;
+  /** Caller id, or `system`. */
+  utilizerId: string;
+  document: object;
+  prior?: object | null;
+}
+
+export type RecordedEvent = EventRow;
+export type RecordEvent = (event: NewEvent) => RecordedEvent;
+export type CommittedEventsListener = (events: readonly RecordedEvent[]) => void;
+
+/**
+ * Every feature records events through this: the event is written in the same transaction as
+ * the change, and listeners (the webhook dispatcher) hear of it only after the commit.
+ */
+@Injectable()
+export class EventRecorder {
+  private readonly listeners: CommittedEventsListener[] = [];
+
+  constructor(
+    @Inject(DATABASE) private readonly database: Database,
+    private readonly repository: EventRepository,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onCommitted(listener: CommittedEventsListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** Runs `work` in a transaction; events recorded through `record` are written before the commit. */
+  async transaction<T>(work: (tx: Tx, record: RecordEvent) => Promise<T>): Promise<T> {
+    const pending: RecordedEvent[] = [];
+    const record: RecordEvent = (event) => {
+      const row = toRow(event);
+      pending.push(row);
+      return row;
+    };
+    const result = await this.database.db.transaction(async (tx) => {
+      const value = await work(tx, record);
+      await this.repository.insert(tx, pending);
+      return value;
+    });
+    this.publish(pending);
+    return result;
+  }
+
+  /** An event that is itself the change (TokenVerified, webhook results): one insert, then publish. */
+  async record(event: NewEvent): Promise<RecordedEvent> {
+    const row = toRow(event);
+    await this.repository.insert(this.database.db, [row]);
+    this.publish([row]);
+    return row;
+  }
+
+  private publish(recorded: RecordedEvent[]): void {
+    if (!recorded.length) return;
+    for (const listener of this.listeners) {
+      try {
+        listener(recorded);
+      } catch (error) {
+        // A listener must never fail the request whose change already committed.
+        this.logger.error({ err: error }, 'event listener failed');
+      }
+    }
+  }
+}
+
+function toRow(event: NewEvent): RecordedEvent {
+  return {
+    id: newId(),
+    membershipId: event.membershipId,
+    eventType: event.eventType,
+    utilizerId: event.utilizerId,
+    document: sanitizeDocument(event.document) as Record<string, unknown>,
+    prior: event.prior ? (sanitizeDocument(event.prior) as Record<string, unknown>) : null,
+    eventTime: new Date(),
+  };
+}

@@ -1,0 +1,55 @@
+/** Every event type of the specification, by group. */
+export const EVENT_TYPES = [
+  'TokenGenerated',
+  'TokenRefreshed',
+  'TokenVerified',
+  'TokenRevoked',
+  'UserCreated',
+  'UserUpdated',
+  'UserDeleted',
+  'UserPasswordChanged',
+  'UserPasswordReset',
+  'UserTypeCreated',
+  'UserTypeUpdated',
+  'UserTypeDeleted',
+  'ApplicationCreated',
+  'ApplicationUpdated',
+  'ApplicationDeleted',
+  'RoleCreated',
+  'RoleUpdated',
+  'RoleDeleted',
+  'ProviderCreated',
+  'ProviderUpdated',
+  'ProviderDeleted',
+  'WebhookCreated',
+  'WebhookUpdated',
+  'WebhookDeleted',
+  'MailhookCreated',
+  'MailhookUpdated',
+  'MailhookDeleted',
+  'TokenCodePolicyCreated',
+  'TokenCodePolicyUpdated',
+  'TokenCodePolicyDeleted',
+  'TokenCodeApproved',
+  'TokenCodeDenied',
+  'WebhookRequestSent',
+  'WebhookRequestFailed',
+  'MailhookMailSent',
+  'MailhookMailFailed',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Hook results: a hook triggered by one of these would trigger itself again. */
+export const RESULT_EVENT_TYPES: readonly EventType[] = [
+  'WebhookRequestSent',
+  'WebhookRequestFailed',
+  'MailhookMailSent',
+  'MailhookMailFailed',
+];
+
+export const isEventType = (value: unknown): value is EventType =>
+  typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
+
+/** The word the specification uses for changes made by the service itself. */
+export const SYSTEM_UTILIZER = 'system';

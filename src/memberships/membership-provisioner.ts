@@ -1,0 +1,106 @@
+import { Injectable } from '@nestjs/common';
+import type { Tx } from '../database/database';
+import type { RecordEvent } from '../events/event-recorder';
+import { newId, newSecret, slugify } from '../common/ids';
+import { PasswordHasher } from '../users/password-hasher';
+import { toUserResponse, type UserResponse } from '../users/user.mapper';
+import { UserRepository } from '../users/user.repository';
+import { RoleRepository } from '../roles/role.repository';
+import { ADMIN_ROLE_SLUG, adminPermissions, toRoleResponse, type RoleResponse } from '../roles/role.mapper';
+import { ApplicationRepository } from '../applications/application.repository';
+import { newApplicationSecret } from '../applications/application-secret';
+import { toApplicationResponse, type ApplicationResponse } from '../applications/application.mapper';
+import { MembershipRepository } from './membership.repository';
+import { toMembershipResponse, type MembershipResponse } from './membership.mapper';
+import type { ProvisionMembershipDto } from './membership.dto';
+
+export interface ProvisionedMembership {
+  membership: MembershipResponse;
+  user: UserResponse;
+  role: RoleResponse;
+  application?: ApplicationResponse & { secret: string };
+}
+
+/** Creates a membership with its admin role, first admin user and optional application. */
+@Injectable()
+export class MembershipProvisioner {
+  constructor(
+    private readonly memberships: MembershipRepository,
+    private readonly roles: RoleRepository,
+    private readonly users: UserRepository,
+    private readonly applications: ApplicationRepository,
+    private readonly hasher: PasswordHasher,
+  ) {}
+
+  /** Hash outside any transaction: argon2 takes tens of milliseconds and must not hold a connection. */
+  hashPassword(input: ProvisionMembershipDto): Promise<string> {
+    return this.hasher.hash(input.user.password);
+  }
+
+  async provision(
+    tx: Tx,
+    record: RecordEvent,
+    input: ProvisionMembershipDto,
+    passwordHash: string,
+    options: { isSystem: boolean; utilizerId: string },
+  ): Promise<ProvisionedMembership> {
+    const membershipId = newId();
+    const createdBy = options.utilizerId;
+    const membership = await this.memberships.insert(tx, {
+      id: membershipId,
+      name: input.membership.name,
+      slug: input.membership.slug ?? slugify(input.membership.name),
+      secretKey: newSecret(32),
+      expiresIn: input.membership.expires_in ?? 3600,
+      refreshTokenExpiresIn: input.membership.refresh_token_expires_in ?? 86400,
+      scopedTokenExpiresIn: input.membership.scoped_token_expires_in ?? null,
+      isSystem: options.isSystem,
+      createdBy,
+    });
+    const role = await this.roles.insert(tx, {
+      id: newId(),
+      membershipId,
+      name: 'Admin',
+      slug: ADMIN_ROLE_SLUG,
+      description: 'Every action on every resource of the membership',
+      permissions: adminPermissions(membershipId, options.isSystem),
+      forbidden: [],
+      createdBy,
+    });
+    const user = await this.users.insert(tx, {
+      id: newId(),
+      membershipId,
+      username: input.user.username,
+      emailAddress: input.user.email_address.toLowerCase(),
+      passwordHash,
+      firstname: input.user.firstname ?? null,
+      lastname: input.user.lastname ?? null,
+      role: ADMIN_ROLE_SLUG,
+      isActive: true,
+      createdBy,
+    });
+    const result: ProvisionedMembership = {
+      membership: toMembershipResponse(membership, { includeSecretKey: true }),
+      user: toUserResponse(user),
+      role: toRoleResponse(role),
+    };
+    record({ membershipId, eventType: 'RoleCreated', utilizerId: createdBy, document: result.role });
+    record({ membershipId, eventType: 'UserCreated', utilizerId: createdBy, document: result.user });
+    if (input.application) {
+      const { secret, digest } = newApplicationSecret();
+      const application = await this.applications.insert(tx, {
+        id: newId(),
+        membershipId,
+        name: input.application.name,
+        slug: slugify(input.application.name),
+        role: ADMIN_ROLE_SLUG,
+        secretDigest: digest,
+        createdBy,
+      });
+      const response = toApplicationResponse(application);
+      record({ membershipId, eventType: 'ApplicationCreated', utilizerId: createdBy, document: response });
+      result.application = { ...response, secret };
+    }
+    return result;
+  }
+}

@@ -1,0 +1,38 @@
+import type { MembershipRow } from '../database/schema';
+import { toSys, type Sys } from '../common/sys';
+
+export interface MembershipResponse {
+  _id: string;
+  name: string;
+  slug: string;
+  secret_key?: string;
+  expires_in: number;
+  refresh_token_expires_in: number;
+  scoped_token_expires_in: number | null;
+  hash_algorithm: string;
+  user_activation: string;
+  mail_providers: unknown[];
+  otp_settings: Record<string, unknown>;
+  is_system: boolean;
+  sys: Sys;
+}
+
+/** `secret_key` only for holders of memberships.read: the caller decides and says so. */
+export function toMembershipResponse(row: MembershipRow, options: { includeSecretKey: boolean }): MembershipResponse {
+  const response: MembershipResponse = {
+    _id: row.id,
+    name: row.name,
+    slug: row.slug,
+    expires_in: row.expiresIn,
+    refresh_token_expires_in: row.refreshTokenExpiresIn,
+    scoped_token_expires_in: row.scopedTokenExpiresIn,
+    hash_algorithm: row.hashAlgorithm,
+    user_activation: row.userActivation,
+    mail_providers: row.mailProviders,
+    otp_settings: row.otpSettings,
+    is_system: row.isSystem,
+    sys: toSys(row),
+  };
+  if (options.includeSecretKey) response.secret_key = row.secretKey;
+  return response;
+}

@@ -1,0 +1,64 @@
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { sql } from 'drizzle-orm';
+import type { Logger } from 'pino';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { DomainError } from '../common/errors';
+import { LOGGER } from '../common/logger';
+import { EventRecorder } from '../events/event-recorder';
+import { SYSTEM_UTILIZER } from '../events/event-types';
+import { MembershipRepository } from '../memberships/membership.repository';
+import { MembershipProvisioner, type ProvisionedMembership } from '../memberships/membership-provisioner';
+import type { ProvisionMembershipDto } from '../memberships/membership.dto';
+import { SetupToken } from './setup-token';
+
+/** Serializes concurrent setups inside the database, so exactly one of them creates the installation. */
+const SETUP_LOCK_KEY = 7_460_310_212;
+
+@Injectable()
+export class SetupService implements OnApplicationBootstrap {
+  private readonly token: SetupToken;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly memberships: MembershipRepository,
+    private readonly provisioner: MembershipProvisioner,
+    private readonly recorder: EventRecorder,
+  ) {
+    this.token = new SetupToken(config.setupToken);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.token.isSet || (await this.memberships.anyExists())) return;
+    const generated = this.token.generate();
+    // Written once, so that an operator with access to the log can set the installation up.
+    this.logger.warn(
+      { setupToken: generated },
+      'The installation is not set up. POST /setup with header X-Setup-Token set to this setupToken.',
+    );
+  }
+
+  isSetUp(): Promise<boolean> {
+    return this.memberships.anyExists();
+  }
+
+  /** Checked by a guard, before the body is validated: an unauthorized caller learns nothing about it. */
+  async authorize(presentedToken: unknown): Promise<void> {
+    if (!this.token.isSet && (await this.memberships.anyExists())) {
+      throw new DomainError('AlreadySetUp', 'The installation is already set up');
+    }
+    if (!this.token.matches(presentedToken)) {
+      throw new DomainError('SetupRejected', 'The X-Setup-Token header is missing or wrong');
+    }
+  }
+
+  async setup(input: ProvisionMembershipDto): Promise<ProvisionedMembership> {
+    if (await this.memberships.anyExists()) throw new DomainError('AlreadySetUp', 'The installation is already set up');
+    const passwordHash = await this.provisioner.hashPassword(input);
+    return this.recorder.transaction(async (tx, record) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(${SETUP_LOCK_KEY})`);
+      if (await this.memberships.anyExists(tx)) throw new DomainError('AlreadySetUp', 'The installation is already set up');
+      return this.provisioner.provision(tx, record, input, passwordHash, { isSystem: true, utilizerId: SYSTEM_UTILIZER });
+    });
+  }
+}

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { Tx } from '../database/database';
+import type { TokenSessionRow, UserRow } from '../database/schema';
+import { JwtCodec, type TokenClaims } from './jwt-codec';
+import { TokenSessionRepository } from './token-session.repository';
+import type { SessionMetadata, TokenResponse } from './token.dto';
+
+export interface SigningMembership {
+  id: string;
+  name: string;
+  slug: string;
+  secretKey: string;
+  expiresIn: number;
+  refreshTokenExpiresIn: number;
+  scopedTokenExpiresIn: number | null;
+}
+
+/** The specification's default lifetime of a scoped token: 12 hours. */
+export const DEFAULT_SCOPED_TOKEN_LIFETIME = 43_200;
+
+const MAX_METADATA_LENGTH = 512;
+const clip = (value: string | undefined): string | null => (value ? value.slice(0, MAX_METADATA_LENGTH) : null);
+
+/** Creates token sessions and signs their JWTs. */
+@Injectable()
+export class TokenIssuer {
+  constructor(
+    private readonly sessions: TokenSessionRepository,
+    private readonly codec: JwtCodec,
+  ) {}
+
+  private baseClaims(membership: SigningMembership, user: UserRow, sessionId: string): Omit<TokenClaims, 'iat' | 'nbf' | 'exp' | 'jti'> {
+    const claims: Omit<TokenClaims, 'iat' | 'nbf' | 'exp' | 'jti'> = {
+      sub: user.id,
+      prn: membership.id,
+      sid: sessionId,
+      iss: membership.name,
+      aud: membership.slug,
+      unique_name: user.username,
+      email: user.emailAddress,
+    };
+    if (user.firstname) claims.given_name = user.firstname;
+    if (user.lastname) claims.family_name = user.lastname;
+    return claims;
+  }
+
+  /** An access + refresh pair, carrying the given scopes (a refresh keeps the original's). */
+  async issuePair(
+    tx: Tx,
+    membership: SigningMembership,
+    user: UserRow,
+    metadata: SessionMetadata,
+    scopes: readonly string[] | null = null,
+  ): Promise<{ response: TokenResponse; session: TokenSessionRow }> {
+    const issuedAt = Math.floor(Date.now() / 1000);
+    const sessionId = randomUUID();
+    const accessJti = randomUUID();
+    const refreshJti = randomUUID();
+    const accessExpiresAt = new Date((issuedAt + membership.expiresIn) * 1000);
+    const refreshExpiresAt = new Date((issuedAt + membership.refreshTokenExpiresIn) * 1000);
+    const session = await this.sessions.insert(tx, {
+      id: sessionId,
+      membershipId: membership.id,
+      userId: user.id,
+      kind: 'pair',
+      scopes: scopes ? [...scopes] : null,
+      accessJti,
+      refreshJti,
+      accessExpiresAt,
+      refreshExpiresAt,
+      expiresAt: accessExpiresAt > refreshExpiresAt ? accessExpiresAt : refreshExpiresAt,
+      ipAddress: clip(metadata.ipAddress),
+      userAgent: clip(metadata.userAgent),
+      createdAt: new Date(issuedAt * 1000),
+    });
+    const base = this.baseClaims(membership, user, sessionId);
+    const scopeClaim = scopes?.length ? { scope: scopes.join(' ') } : {};
+    const [accessToken, refreshToken] = await Promise.all([
+      this.codec.sign({ ...base, ...scopeClaim, jti: accessJti }, issuedAt, membership.expiresIn, membership.secretKey),
+      this.codec.sign(
+        { ...base, ...scopeClaim, jti: refreshJti, refresh_token: true },
+        issuedAt,
+        membership.refreshTokenExpiresIn,
+        membership.secretKey,
+      ),
+    ]);
+    const response: TokenResponse = {
+      token_type: 'Bearer',
+      access_token: accessToken,
+      expires_in: membership.expiresIn,
+      refresh_token: refreshToken,
+      refresh_token_expires_in: membership.refreshTokenExpiresIn,
+      created_at: new Date(issuedAt * 1000).toISOString(),
+    };
+    if (scopes?.length) response.scopes = [...scopes];
+    return { response, session };
+  }
+
+  /** A scoped access token without refresh token, tied to the sign-in session it came from. */
+  async issueScoped(
+    tx: Tx,
+    membership: SigningMembership,
+    user: UserRow,
+    rootSessionId: string,
+    scopes: readonly string[],
+    metadata: SessionMetadata,
+  ): Promise<{ response: TokenResponse; session: TokenSessionRow }> {
+    const issuedAt = Math.floor(Date.now() / 1000);
+    const lifetime = membership.scopedTokenExpiresIn ?? DEFAULT_SCOPED_TOKEN_LIFETIME;
+    const sessionId = randomUUID();
+    const accessJti = randomUUID();
+    const expiresAt = new Date((issuedAt + lifetime) * 1000);
+    const session = await this.sessions.insert(tx, {
+      id: sessionId,
+      membershipId: membership.id,
+      userId: user.id,
+      kind: 'scoped',
+      parentId: rootSessionId,
+      scopes: [...scopes],
+      accessJti,
+      accessExpiresAt: expiresAt,
+      expiresAt,
+      ipAddress: clip(metadata.ipAddress),
+      userAgent: clip(metadata.userAgent),
+      createdAt: new Date(issuedAt * 1000),
+    });
+    const accessToken = await this.codec.sign(
+      { ...this.baseClaims(membership, user, sessionId), scope: scopes.join(' '), jti: accessJti },
+      issuedAt,
+      lifetime,
+      membership.secretKey,
+    );
+    return {
+      response: {
+        token_type: 'Bearer',
+        access_token: accessToken,
+        expires_in: lifetime,
+        created_at: new Date(issuedAt * 1000).toISOString(),
+        scopes: [...scopes],
+      },
+      session,
+    };
+  }
+}

@@ -1,0 +1,100 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { and, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import { DATABASE, type Database, type Executor } from '../database/database';
+import { memberships, tokenSessions, users, type TokenSessionRow, type UserRow } from '../database/schema';
+
+export interface VerificationRecord {
+  membership: { id: string; name: string; slug: string; secretKey: string };
+  session: TokenSessionRow | null;
+  user: UserRow | null;
+}
+
+@Injectable()
+export class TokenSessionRepository {
+  constructor(@Inject(DATABASE) private readonly database: Database) {}
+
+  /**
+   * Everything a Bearer token's validity depends on, in one round trip of primary-key lookups:
+   * the membership's key, the token session and its user.
+   */
+  async findForVerification(membershipId: string, sessionId: string): Promise<VerificationRecord | undefined> {
+    const [row] = await this.database.db
+      .select({
+        membership: {
+          id: memberships.id,
+          name: memberships.name,
+          slug: memberships.slug,
+          secretKey: memberships.secretKey,
+        },
+        session: tokenSessions,
+        user: users,
+      })
+      .from(memberships)
+      .leftJoin(tokenSessions, and(eq(tokenSessions.id, sessionId), eq(tokenSessions.membershipId, memberships.id)))
+      .leftJoin(users, and(eq(users.id, tokenSessions.userId), eq(users.membershipId, memberships.id)))
+      .where(eq(memberships.id, membershipId))
+      .limit(1);
+    return row;
+  }
+
+  async insert(executor: Executor, row: typeof tokenSessions.$inferInsert): Promise<TokenSessionRow> {
+    const [created] = await executor.insert(tokenSessions).values(row).returning();
+    return created;
+  }
+
+  /**
+   * Revokes sessions that are still active: the given ones and the scoped tokens derived from
+   * them. Answers the rows it revoked (so the caller records one event per pair).
+   */
+  async revokeSessions(
+    executor: Executor,
+    membershipId: string,
+    sessionIds: readonly string[],
+    revokedBy: string,
+    reason: string,
+  ): Promise<TokenSessionRow[]> {
+    if (!sessionIds.length) return [];
+    return executor
+      .update(tokenSessions)
+      .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
+      .where(
+        and(
+          eq(tokenSessions.membershipId, membershipId),
+          isNull(tokenSessions.revokedAt),
+          or(inArray(tokenSessions.id, [...sessionIds]), inArray(tokenSessions.parentId, [...sessionIds])),
+        ),
+      )
+      .returning();
+  }
+
+  /** Every active session of a user, optionally sparing one (the caller's own, after a password change). */
+  async revokeAllOfUser(
+    executor: Executor,
+    membershipId: string,
+    userId: string,
+    revokedBy: string,
+    reason: string,
+    exceptSessionId?: string,
+  ): Promise<TokenSessionRow[]> {
+    const spare = exceptSessionId
+      ? sql`and ${tokenSessions.id} <> ${exceptSessionId} and ${tokenSessions.parentId} is distinct from ${exceptSessionId}`
+      : sql``;
+    return executor
+      .update(tokenSessions)
+      .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
+      .where(
+        sql`${tokenSessions.membershipId} = ${membershipId} and ${tokenSessions.userId} = ${userId} and ${tokenSessions.revokedAt} is null ${spare}`,
+      )
+      .returning();
+  }
+
+  /** Marks a refresh pair used: succeeds only once, so two concurrent refreshes cannot both win. */
+  async consumeForRefresh(executor: Executor, membershipId: string, sessionId: string, revokedBy: string): Promise<TokenSessionRow | undefined> {
+    const [row] = await executor
+      .update(tokenSessions)
+      .set({ revokedAt: new Date(), revokedBy, revokeReason: 'refreshed' })
+      .where(and(eq(tokenSessions.membershipId, membershipId), eq(tokenSessions.id, sessionId), isNull(tokenSessions.revokedAt)))
+      .returning();
+    return row;
+  }
+}

@@ -1,0 +1,181 @@
+import { Injectable } from '@nestjs/common';
+import { DomainError } from '../common/errors';
+import { EventRecorder } from '../events/event-recorder';
+import { MembershipRepository } from '../memberships/membership.repository';
+import { holdsScope, PermissionExpression } from '../permissions';
+import { PasswordHasher, MAX_PASSWORD_LENGTH } from '../users/password-hasher';
+import { UserRepository } from '../users/user.repository';
+import { toUserResponse } from '../users/user.mapper';
+import type { UserRow } from '../database/schema';
+import { CallerPermissions } from '../auth/caller-permissions';
+import { Authenticator, toUserCaller } from '../auth/authenticator';
+import type { Credentials } from '../auth/authorization-header';
+import { TokenIssuer } from './token-issuer';
+import { TokenRevoker } from './token-revoker';
+import { TokenSessionRepository } from './token-session.repository';
+import { TokenVerifier } from './token-verifier';
+import type { SessionMetadata, TokenResponse, VerificationResponse } from './token.dto';
+
+const MAX_SCOPES = 100;
+
+const invalidCredentials = (): DomainError =>
+  new DomainError('InvalidCredentials', 'The username or password is not correct');
+
+@Injectable()
+export class TokenService {
+  constructor(
+    private readonly memberships: MembershipRepository,
+    private readonly users: UserRepository,
+    private readonly hasher: PasswordHasher,
+    private readonly issuer: TokenIssuer,
+    private readonly verifier: TokenVerifier,
+    private readonly revoker: TokenRevoker,
+    private readonly sessions: TokenSessionRepository,
+    private readonly recorder: EventRecorder,
+    private readonly authenticator: Authenticator,
+    private readonly permissions: CallerPermissions,
+  ) {}
+
+  /** Sign-in: an unknown user and a wrong password answer alike, in about the same time. */
+  async signIn(membershipId: string | undefined, login: string | undefined, password: string | undefined, metadata: SessionMetadata): Promise<TokenResponse> {
+    if (!membershipId) throw new DomainError('MembershipIdRequired', 'The X-Service-Alias header (membership id) is required');
+    if (!login || !password) throw new DomainError('ModelValidationError', 'username and password are required', [
+      ...(!login ? [{ field: 'username', message: 'is required' }] : []),
+      ...(!password ? [{ field: 'password', message: 'is required' }] : []),
+    ]);
+    const membership = membershipId.length <= 64 ? await this.memberships.findById(membershipId) : undefined;
+    if (!membership) throw new DomainError('MembershipNotFound', 'The membership does not exist');
+
+    const user = await this.users.findByLogin(membership.id, login);
+    if (!user || password.length > MAX_PASSWORD_LENGTH) {
+      await this.hasher.verifyDecoy(password.slice(0, MAX_PASSWORD_LENGTH));
+      throw invalidCredentials();
+    }
+    if (!(await this.hasher.verify(user.passwordHash, password))) throw invalidCredentials();
+    if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
+
+    return this.recorder.transaction(async (tx, record) => {
+      const { response } = await this.issuer.issuePair(tx, membership, user, metadata);
+      record(tokenGeneratedEvent(user, response));
+      return response;
+    });
+  }
+
+  /** A narrower token from a valid access token: every rule of the specification's scoped tokens. */
+  async issueScoped(authorization: Credentials, scopes: unknown, metadata: SessionMetadata): Promise<TokenResponse> {
+    if (authorization.scheme !== 'bearer') throw new DomainError('InvalidToken', 'Scoped tokens are issued for Bearer access tokens only');
+    const verified = await this.verifier.verify(authorization.token, 'access');
+    const caller = toUserCaller(verified);
+    const requested = parseScopes(scopes);
+    const holder = await this.permissions.holderOf(caller);
+    for (const scope of requested) {
+      if (!holdsScope(holder, scope.expression)) {
+        throw new DomainError('UserHasNoPermissionForThisScope', `The user does not hold the permission "${scope.text}"`);
+      }
+    }
+    const rootSessionId = verified.session.kind === 'scoped' && verified.session.parentId ? verified.session.parentId : verified.session.id;
+    const membership = await this.signingMembership(verified.membership.id);
+    return this.recorder.transaction(async (tx, record) => {
+      const { response } = await this.issuer.issueScoped(tx, membership, verified.user, rootSessionId, requested.map((s) => s.text), metadata);
+      record(tokenGeneratedEvent(verified.user, response));
+      return response;
+    });
+  }
+
+  /** A new pair for a valid refresh token; with `revoke` the used pair works only once. */
+  async refresh(token: string | undefined, revoke: boolean, metadata: SessionMetadata): Promise<TokenResponse> {
+    if (!token) throw new DomainError('RefreshTokenRequired', 'A refresh token is required in the Authorization header or the body');
+    const verified = await this.verifier.verify(token, 'refresh');
+    const membership = await this.signingMembership(verified.membership.id);
+    const { user, session } = verified;
+    return this.recorder.transaction(async (tx, record) => {
+      if (revoke && !(await this.sessions.consumeForRefresh(tx, membership.id, session.id, user.id))) {
+        // Another request used this refresh token first.
+        throw new DomainError('RefreshTokenWasRevoked', 'The refresh token has already been used');
+      }
+      const { response } = await this.issuer.issuePair(
+        tx,
+        membership,
+        user,
+        { ipAddress: metadata.ipAddress ?? session.ipAddress ?? undefined, userAgent: metadata.userAgent ?? session.userAgent ?? undefined },
+        session.scopes,
+      );
+      record({ ...tokenGeneratedEvent(user, response), eventType: 'TokenRefreshed' });
+      record(tokenGeneratedEvent(user, response));
+      return response;
+    });
+  }
+
+  async verify(credentials: Credentials, presented: string): Promise<VerificationResponse> {
+    if (credentials.scheme === 'basic') {
+      const application = await this.authenticator.verifyBasic(credentials.applicationId, credentials.secret);
+      await this.recorder.record({
+        membershipId: application.membershipId,
+        eventType: 'TokenVerified',
+        utilizerId: application.id,
+        document: { token_type: 'Basic', application_id: application.id },
+      });
+      return { verified: true, token: presented };
+    }
+    const verified = await this.verifier.verify(credentials.token, 'any');
+    const expiresAt = new Date(verified.claims.exp * 1000);
+    await this.recorder.record({
+      membershipId: verified.membership.id,
+      eventType: 'TokenVerified',
+      utilizerId: verified.user.id,
+      document: { token_type: 'Bearer', is_refresh_token: verified.isRefreshToken, expires_at: expiresAt.toISOString() },
+    });
+    return {
+      verified: true,
+      token: presented,
+      token_kind: verified.isRefreshToken ? 'refresh_token' : 'access_token',
+      remaining_time: Math.max(0, verified.claims.exp - Math.floor(Date.now() / 1000)),
+    };
+  }
+
+  /** Revokes the token's pair (and its scoped tokens), or every session of the user. */
+  async revoke(token: string | undefined, logoutAll: boolean): Promise<void> {
+    if (!token) throw new DomainError('InvalidToken', 'A token is required in the Authorization header or the body');
+    const { user, session } = await this.verifier.verify(token, 'any');
+    const revoked = await this.recorder.transaction(async (tx, record) =>
+      logoutAll
+        ? this.revoker.revokeAllOfUser(tx, record, user.membershipId, user.id, user.id, 'logout-all')
+        : this.revoker.revokeSession(tx, record, user.membershipId, session.id, user.id, 'revoked'),
+    );
+    if (revoked === 0) throw new DomainError('TokenWasRevoked', 'The token has already been revoked');
+  }
+
+  private async signingMembership(id: string) {
+    const membership = await this.memberships.findById(id);
+    if (!membership) throw new DomainError('InvalidToken', 'The token is not valid');
+    return membership;
+  }
+}
+
+function tokenGeneratedEvent(user: UserRow, response: TokenResponse) {
+  const document: Record<string, unknown> = {
+    user: toUserResponse(user),
+    token_type: response.token_type,
+    expires_in: response.expires_in,
+    created_at: response.created_at,
+  };
+  if (response.refresh_token_expires_in !== undefined) document.refresh_token_expires_in = response.refresh_token_expires_in;
+  if (response.scopes) document.scopes = response.scopes;
+  return { membershipId: user.membershipId, eventType: 'TokenGenerated' as const, utilizerId: user.id, document };
+}
+
+function parseScopes(scopes: unknown): { text: string; expression: PermissionExpression }[] {
+  if (scopes === undefined || scopes === null || (Array.isArray(scopes) && scopes.length === 0)) {
+    throw new DomainError('ScopeRequired', 'At least one scope is required');
+  }
+  if (!Array.isArray(scopes)) throw new DomainError('InvalidScope', 'scopes must be an array of permission expressions');
+  if (scopes.length > MAX_SCOPES) throw new DomainError('InvalidScope', `At most ${MAX_SCOPES} scopes may be requested`);
+  const parsed: { text: string; expression: PermissionExpression }[] = [];
+  for (const scope of scopes) {
+    const expression = PermissionExpression.tryParse(scope);
+    if (!expression) throw new DomainError('InvalidScope', 'Each scope must be a valid permission expression such as "users.read"');
+    if (!parsed.some((p) => p.text === scope)) parsed.push({ text: scope as string, expression });
+  }
+  return parsed;
+}
+

@@ -1,0 +1,13 @@
+export type { FieldType, QueryField, QuerySchema } from './query-schema';
+export {
+  QUERY_LIMITS,
+  applyProjection,
+  parseListParams,
+  parseSelect,
+  translateSort,
+  translateWhere,
+  type ListParams,
+  type Projection,
+} from './translate';
+export { LIST_LIMITS } from './list-params';
+export { normalizeIsoTimestamp } from './iso-timestamp';

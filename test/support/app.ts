@@ -1,0 +1,67 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { createApp } from '../../src/bootstrap';
+import { type AppConfig, loadConfig } from '../../src/config/config';
+import { createServerDatabase, serverUrl } from './database';
+
+export const TEST_SETUP_TOKEN = 'test-setup-token-0123456789abcdef0123456789';
+
+export interface TestApp {
+  app: NestExpressApplication;
+  config: AppConfig;
+  /** http://127.0.0.1:<port> — the app really listens; tests speak HTTP to it. */
+  url: string;
+  /** supertest bound to `url`. */
+  http: () => ReturnType<typeof request>;
+  /** Share the same database with another instance (multi-instance tests). */
+  databaseUrl: string;
+  close: () => Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** Environment overrides, exactly as an operator would set them. */
+  env?: Record<string, string>;
+  /** Use this database instead of a fresh one (a second instance on the same server database). */
+  databaseUrl?: string;
+}
+
+/** Boots the real AppModule on a fresh database and listens on 127.0.0.1. */
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  let databaseUrl = options.databaseUrl ?? 'memory://';
+  let drop: (() => Promise<void>) | undefined;
+  const server = serverUrl();
+  if (!options.databaseUrl && server) {
+    const created = await createServerDatabase(server);
+    databaseUrl = created.url;
+    drop = created.drop;
+  }
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    SETUP_TOKEN: TEST_SETUP_TOKEN,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    ...options.env,
+    DATABASE_URL: databaseUrl,
+  });
+  const { app } = await createApp(config);
+  await app.listen(0, '127.0.0.1');
+  const { port } = (app.getHttpServer() as Server).address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  let closed = false;
+  return {
+    app,
+    config,
+    url,
+    databaseUrl,
+    http: () => request(url),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      if (drop) await drop();
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+
+/**
+ * When TEST_DATABASE_URL points at a PostgreSQL server, every test app gets a database of its
+ * own on it (created here, dropped on close); otherwise each uses an in-memory embedded one.
+ */
+export const serverUrl = (): string | undefined => process.env.TEST_DATABASE_URL || undefined;
+
+export async function createServerDatabase(baseUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `portcullis_t_${randomBytes(6).toString('hex')}`;
+  const admin = new Client({ connectionString: baseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new Client({ connectionString: baseUrl });
+      await client.connect();
+      try {
+        await client.query(`drop database if exists ${name} with (force)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}

@@ -11,3 +11,13 @@ export {
 } from './translate';
 export { LIST_LIMITS } from './list-params';
 export { normalizeIsoTimestamp } from './iso-timestamp';
+export {
+  runListQuery,
+  parseBulkIds,
+  deleteByIds,
+  bulkDeleteAnswer,
+  MAX_BULK_IDS,
+  type ListRequest,
+  type ListPage,
+  type ListQuery,
+} from './list-query';

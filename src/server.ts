@@ -1,4 +1,3 @@
-import type { Server } from 'node:http';
 import { ConfigError, loadConfig } from './config/config';
 import { createApp } from './bootstrap';
 import { createLogger } from './common/logger';
@@ -19,7 +18,7 @@ export async function main(): Promise<void> {
   const { app } = await createApp(config, logger);
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   await app.listen(config.port, config.host);
-  const address = (app.getHttpServer() as Server).address();
+  const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   logger.info(

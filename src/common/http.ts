@@ -12,8 +12,9 @@ export function requestIdOf(request: Request): string {
 
 /** Route template for logs and metric labels: never the raw URL, so no ids leak into labels. */
 export function routeTemplateOf(request: Request): string {
-  const route = (request as Request & { route?: { path?: unknown } }).route;
-  if (route && typeof route.path === 'string') return `${request.baseUrl ?? ''}${route.path}`;
+  const route: unknown = (request as { route?: unknown }).route;
+  const path: unknown = route && typeof route === 'object' ? (route as { path?: unknown }).path : undefined;
+  if (typeof path === 'string') return `${request.baseUrl ?? ''}${path}`;
   return 'unmatched';
 }
 

@@ -105,6 +105,6 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
 
 /** Rows of a raw statement; both drivers answer with `{ rows }`. */
 export async function queryRows<T>(executor: Executor, statement: ReturnType<typeof sql>): Promise<T[]> {
-  const result = (await executor.execute(statement)) as unknown as { rows: T[] };
-  return result.rows;
+  const result: unknown = await executor.execute(statement);
+  return (result as { rows: T[] }).rows;
 }

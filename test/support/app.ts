@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { createApp } from '../../src/bootstrap';
@@ -48,7 +47,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   });
   const { app } = await createApp(config);
   await app.listen(0, '127.0.0.1');
-  const { port } = (app.getHttpServer() as Server).address() as AddressInfo;
+  const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
   let closed = false;
   return {

@@ -14,12 +14,16 @@ export interface SignedIn {
   auth: string;
 }
 
+/** API answers in tests: JSON objects whose fields the assertions read. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are untyped JSON; tests assert on them
+type Json = Record<string, any>;
+
 export interface Installation {
   /** The system membership created by setup. */
-  membership: Record<string, any>;
+  membership: Json;
   admin: SignedIn;
   application: { id: string; secret: string; basic: string };
-  setupResponse: Record<string, any>;
+  setupResponse: Json;
 }
 
 export interface MembershipOptions {

@@ -1,0 +1,75 @@
+/**
+ * The same protected API with Express middleware.
+ *
+ *   PORTCULLIS_URL=http://localhost:3000/ PORTCULLIS_MEMBERSHIP_ID=<membership id> \
+ *     PORT=4001 npx tsx examples/protected-api/express-app.ts
+ *
+ * A real API imports from 'portcullis/client'; this example imports the sources directly.
+ */
+import express, { type Express } from 'express';
+import { portcullis, PortcullisClient, type PortcullisSettings, principalOf } from '../../src/client';
+
+/** Builds the application (not listening yet). Invalid settings throw here. */
+export function createApp(settings: PortcullisSettings): Express {
+  const guard = portcullis(new PortcullisClient(settings));
+  const app = express();
+
+  // Public.
+  app.get('/health', guard.unauthorized(), (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  // Route-level middleware: Express has matched the route, so the resource (`orders`, from
+  // req.route.path) and the route parameters are known.
+  app.get('/orders', guard.authorized({ action: 'read' }), (_req, res) => {
+    res.json([{ id: 'o-1' }, { id: 'o-2' }]);
+  });
+  app.get('/orders/:orderId', guard.authorized({ action: 'read', object: '{orderId}' }), (req, res) => {
+    res.json({ id: req.params['orderId'], readBy: principalOf(req)?.identity._id });
+  });
+  app.delete('/orders/:orderId', guard.authorized({ action: 'delete', object: '{route::orderId}' }), (_req, res) => {
+    res.status(204).end();
+  });
+
+  // Query, header and env placeholders.
+  app.get(
+    '/reports',
+    guard.authorized({ resource: 'reports-{env::REGION}', action: '{query::kind}', object: '{header::X-Tenant}' }),
+    (req, res) => {
+      res.json({ kind: req.query['kind'], rows: [] });
+    },
+  );
+
+  // Token only: the handler decides.
+  app.get('/profile', guard.selfAuthorized(), (req, res) => {
+    const caller = principalOf(req);
+    res.json({ id: caller?.identity._id, kind: caller?.tokenKind, role: caller?.identity.role ?? null });
+  });
+
+  // Mounted before routing (app.use): give the template; route placeholders are not known here.
+  app.use('/admin', guard.authorized({ route: '/admin', action: 'manage' }));
+  app.get('/admin/stats', (_req, res) => {
+    res.json({ requests: 0 });
+  });
+
+  return app;
+}
+
+export function main(): void {
+  const app = createApp({
+    BaseUrl: process.env['PORTCULLIS_URL'] ?? '',
+    MembershipId: process.env['PORTCULLIS_MEMBERSHIP_ID'] ?? '',
+    BasicTokenCacheTTL: Number(process.env['PORTCULLIS_BASIC_CACHE_TTL'] ?? 0),
+  });
+  const port = Number(process.env['PORT'] ?? 4001);
+  app.listen(port, () => console.log(`Protected Express API on http://localhost:${port}`));
+}
+
+if (require.main === module) {
+  try {
+    main();
+  } catch (error: unknown) {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  }
+}

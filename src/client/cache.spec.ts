@@ -1,0 +1,80 @@
+import { type Lookup, LookupTable, TtlCache } from './cache';
+
+describe('TtlCache', () => {
+  it('expires entries a fixed time after insertion, hits do not extend them', () => {
+    let now = 1000;
+    const cache = new TtlCache<string>(100, 10, () => now);
+    cache.set('a', 'A');
+    now = 1050;
+    expect(cache.get('a')).toBe('A');
+    now = 1099;
+    expect(cache.get('a')).toBe('A');
+    now = 1100;
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
+
+  it('is bounded: the oldest entry goes first', () => {
+    const cache = new TtlCache<number>(60_000, 3);
+    for (let i = 0; i < 5; i += 1) cache.set(`k${i}`, i);
+    expect(cache.size).toBe(3);
+    expect(cache.keys()).toEqual(['k2', 'k3', 'k4']);
+    cache.set('k2', 22);
+    expect(cache.keys()).toEqual(['k3', 'k4', 'k2']);
+  });
+
+  it('stays bounded under many inserts', () => {
+    const cache = new TtlCache<number>(60_000, 10_000);
+    for (let i = 0; i < 25_000; i += 1) cache.set(String(i), i);
+    expect(cache.size).toBe(10_000);
+    expect(cache.get('24999')).toBe(24999);
+    expect(cache.get('0')).toBeUndefined();
+  });
+});
+
+describe('LookupTable', () => {
+  function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+    let resolve!: (value: T) => void;
+    const promise = new Promise<T>((r) => { resolve = r; });
+    return { promise, resolve };
+  }
+
+  it('shares one pending lookup between identical concurrent callers and forgets it once settled', async () => {
+    const table = new LookupTable<string, string>();
+    const gate = deferred<Lookup<string, string>>();
+    let calls = 0;
+    const fetch = (): Promise<Lookup<string, string>> => { calls += 1; return gate.promise; };
+    const all = Promise.all([table.run('k', false, fetch), table.run('k', false, fetch), table.run('k', false, fetch)]);
+    const other = table.run('other', false, async () => { calls += 1; return { ok: true, value: 'o' }; });
+    expect(table.pending).toBe(2);
+    gate.resolve({ ok: true, value: 'v' });
+    expect(await all).toEqual([{ ok: true, value: 'v' }, { ok: true, value: 'v' }, { ok: true, value: 'v' }]);
+    await other;
+    expect(calls).toBe(2);
+    expect(table.pending).toBe(0);
+    await table.run('k', false, async () => { calls += 1; return { ok: true, value: 'again' }; });
+    expect(calls).toBe(3);
+  });
+
+  it('forgets a pending lookup that rejected', async () => {
+    const table = new LookupTable<string, string>();
+    await expect(table.run('k', false, () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(table.pending).toBe(0);
+  });
+
+  it('caches successes only, and only when asked to', async () => {
+    const table = new LookupTable<string, string>(new TtlCache<string>(60_000));
+    let calls = 0;
+    const failing = async (): Promise<Lookup<string, string>> => { calls += 1; return { ok: false, failure: 'no' }; };
+    await table.run('f', true, failing);
+    await table.run('f', true, failing);
+    expect(calls).toBe(2);
+    const succeeding = async (): Promise<Lookup<string, string>> => { calls += 1; return { ok: true, value: 'yes' }; };
+    await table.run('s', true, succeeding);
+    await table.run('s', true, succeeding);
+    expect(calls).toBe(3);
+    await table.run('n', false, succeeding);
+    await table.run('n', false, succeeding);
+    expect(calls).toBe(5);
+  });
+});

@@ -1,0 +1,310 @@
+import { createHash } from 'node:crypto';
+import { DEFAULT_MAX_CACHE_ENTRIES, LookupTable, TtlCache } from './cache';
+import {
+  accessDenied,
+  type AuthorizationDenied,
+  type ChallengeScheme,
+  serviceUnavailable,
+  unauthorized,
+} from './errors';
+import {
+  buildExpression,
+  CompiledPermission,
+  compilePermission,
+  type PermissionTemplate,
+} from './expression';
+import { type PortcullisSettings, type ResolvedSettings, resolveSettings } from './settings';
+import { type ServiceAnswer, ServiceTransport } from './transport';
+
+export type TokenKind = 'Bearer' | 'Basic';
+
+/**
+ * The verified caller as `/whoami` returns it: a user (Bearer: `username`, `role`, ...) or an
+ * application (Basic: `name`, `role`, ...). Only `_id` and `membership_id` are checked.
+ */
+export interface PortcullisIdentity {
+  _id: string;
+  membership_id: string;
+  role?: string;
+  /** Users. */
+  username?: string;
+  /** Applications. */
+  name?: string;
+  [field: string]: unknown;
+}
+
+/** What an allowed request carries (`request.portcullis` in both adapters). */
+export interface PortcullisPrincipal {
+  identity: PortcullisIdentity;
+  tokenKind: TokenKind;
+  /** The normalized expression the service allowed; authorized mode only. */
+  permission?: string;
+}
+
+export type EndpointMode = 'authorized' | 'self-authorized' | 'unauthorized';
+
+/** How an endpoint is protected. */
+export type EndpointRule =
+  | {
+      mode: 'authorized';
+      /** Absent segments take their defaults (subject: caller id, resource: route, action/object: `*`). */
+      permission?: PermissionTemplate | CompiledPermission;
+    }
+  | { mode: 'self-authorized' }
+  | { mode: 'unauthorized' };
+
+/** The parts of an incoming request the library reads. */
+export interface ProtectedRequest {
+  /** The `Authorization` header as received; forwarded to the service unchanged. */
+  authorization?: string | undefined;
+  /** Route template, e.g. `/orders/:orderId` (default resource; see README). */
+  routeTemplate?: string | undefined;
+  params?: Readonly<Record<string, unknown>> | undefined;
+  query?: Readonly<Record<string, unknown>> | undefined;
+  headers?: Readonly<Record<string, string | readonly string[] | undefined>> | undefined;
+}
+
+export interface AuthorizationAllowed {
+  allowed: true;
+  /** `null` for an unauthorized (public) endpoint. */
+  principal: PortcullisPrincipal | null;
+}
+
+export type AuthorizationOutcome = AuthorizationAllowed | AuthorizationDenied;
+
+interface PermissionAnswer {
+  allowed: boolean;
+  permission: string;
+}
+
+interface Credentials {
+  scheme: ChallengeScheme;
+  header: string;
+  /** SHA-256 of the header: the key of caches and in-flight lookups, never the secret itself. */
+  digest: string;
+}
+
+type Step<T> = { ok: true; value: T } | { ok: false; failure: AuthorizationDenied };
+
+/** Longest Authorization header considered; longer ones are refused without a call. */
+export const MAX_AUTHORIZATION_LENGTH = 8192;
+const AUTHORIZATION_SYNTAX = /^([A-Za-z]+) +([\x21-\x7E]+)$/;
+
+/**
+ * The client of the identity service: validates its settings at construction, then decides for
+ * each request whether it may pass ({@link authorize}). Both adapters (Nest guard, Express
+ * middleware) are thin shells around it.
+ */
+export class PortcullisClient {
+  readonly settings: Readonly<ResolvedSettings>;
+  private readonly transport: ServiceTransport;
+  private readonly identities: LookupTable<PortcullisIdentity, AuthorizationDenied>;
+  private readonly permissions: LookupTable<PermissionAnswer, AuthorizationDenied>;
+
+  constructor(settings: PortcullisSettings) {
+    this.settings = Object.freeze(resolveSettings(settings));
+    this.transport = new ServiceTransport(this.settings.timeoutMs);
+    const ttl = this.settings.basicTokenCacheTtlMs;
+    this.identities = new LookupTable(
+      ttl > 0 ? new TtlCache<PortcullisIdentity>(ttl, DEFAULT_MAX_CACHE_ENTRIES) : undefined,
+    );
+    this.permissions = new LookupTable(
+      ttl > 0 ? new TtlCache<PermissionAnswer>(ttl, DEFAULT_MAX_CACHE_ENTRIES) : undefined,
+    );
+  }
+
+  /** Decides whether a request may reach an endpoint. Never rejects for service failures. */
+  async authorize(request: ProtectedRequest, rule: EndpointRule): Promise<AuthorizationOutcome> {
+    if (rule.mode === 'unauthorized') return { allowed: true, principal: null };
+
+    const credentials = parseAuthorization(request.authorization);
+    if (!credentials.ok) return credentials.failure;
+    const { scheme } = credentials.value;
+
+    const identified = await this.identify(credentials.value);
+    if (!identified.ok) return identified.failure;
+    const identity = identified.value;
+    if (identity.membership_id !== this.settings.membershipId) {
+      return unauthorized(
+        { errorCode: 'InvalidToken', message: 'The token does not belong to the membership of this API.' },
+        scheme,
+        true,
+        `identity ${identity._id} is in membership ${identity.membership_id}`,
+      );
+    }
+    if (rule.mode === 'self-authorized') {
+      return { allowed: true, principal: { identity, tokenKind: scheme } };
+    }
+
+    const permission = rule.permission instanceof CompiledPermission
+      ? rule.permission
+      : compilePermission(rule.permission);
+    const built = buildExpression(permission, {
+      callerId: identity._id,
+      routeTemplate: request.routeTemplate,
+      params: request.params,
+      query: request.query,
+      headers: request.headers,
+      env: process.env,
+    });
+    if (!built.ok) return accessDenied(built.message, built.detail);
+
+    const checked = await this.checkPermission(credentials.value, built.expression);
+    if (!checked.ok) return checked.failure;
+    if (!checked.value.allowed) {
+      return accessDenied(
+        'Access denied: the caller lacks the permission this endpoint requires.',
+        `not allowed: ${checked.value.permission}`,
+      );
+    }
+    return {
+      allowed: true,
+      principal: { identity, tokenKind: scheme, permission: checked.value.permission },
+    };
+  }
+
+  /** Closes kept-alive connections to the service (call on shutdown). */
+  close(): void {
+    this.transport.close();
+  }
+
+  private identify(credentials: Credentials): Promise<Step<PortcullisIdentity>> {
+    const path = 'whoami';
+    return this.identities.run(
+      `${credentials.digest} ${path}`,
+      credentials.scheme === 'Basic',
+      async () => {
+        const answer = await this.transport.get(this.url(path), credentials.header);
+        return readIdentity(answer, credentials.scheme);
+      },
+    );
+  }
+
+  private checkPermission(credentials: Credentials, expression: string): Promise<Step<PermissionAnswer>> {
+    const path = `roles/check-permission?permission=${encodeURIComponent(expression)}`;
+    return this.permissions.run(
+      `${credentials.digest} ${path}`,
+      credentials.scheme === 'Basic',
+      async () => {
+        const answer = await this.transport.get(this.url(path), credentials.header);
+        return readPermission(answer, credentials.scheme, expression);
+      },
+    );
+  }
+
+  private url(path: string): URL {
+    // The base path ends with "/", so a relative path keeps the prefix.
+    return new URL(path, this.settings.baseUrl);
+  }
+}
+
+function parseAuthorization(header: string | undefined): Step<Credentials> {
+  if (header === undefined || header.trim() === '') {
+    return {
+      ok: false,
+      failure: unauthorized(
+        {
+          errorCode: 'InvalidToken',
+          message: 'The Authorization header is missing: send Bearer <access token> or Basic <application id>:<secret>.',
+        },
+        'Bearer',
+        false,
+      ),
+    };
+  }
+  const match = header.length <= MAX_AUTHORIZATION_LENGTH ? AUTHORIZATION_SYNTAX.exec(header) : null;
+  if (match === null) {
+    return {
+      ok: false,
+      failure: unauthorized(
+        { errorCode: 'InvalidToken', message: 'The Authorization header is malformed.' },
+        'Bearer',
+        true,
+      ),
+    };
+  }
+  const schemeText = (match[1] ?? '').toLowerCase();
+  const scheme: ChallengeScheme | undefined =
+    schemeText === 'bearer' ? 'Bearer' : schemeText === 'basic' ? 'Basic' : undefined;
+  if (scheme === undefined) {
+    return {
+      ok: false,
+      failure: unauthorized(
+        {
+          errorCode: 'InvalidToken',
+          message: `The authorization scheme "${match[1] ?? ''}" is not supported: use Bearer or Basic.`,
+        },
+        'Bearer',
+        false,
+      ),
+    };
+  }
+  return {
+    ok: true,
+    value: { scheme, header, digest: createHash('sha256').update(header).digest('base64url') },
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A 401 of the service, passed on with the service's own code and message. */
+function serviceRejection(answer: ServiceAnswer, scheme: ChallengeScheme): AuthorizationDenied | undefined {
+  if (answer.kind !== 'answer' || answer.status !== 401 || !isRecord(answer.json)) return undefined;
+  const { errorCode, message } = answer.json;
+  if (typeof errorCode !== 'string' || errorCode === '' || typeof message !== 'string') return undefined;
+  return unauthorized({ errorCode, message }, scheme, true, `service answered 401 ${errorCode}`);
+}
+
+/** Anything that is not a usable answer: never a 401, since the token was not judged. */
+function unusable(answer: ServiceAnswer, what: string): AuthorizationDenied {
+  if (answer.kind === 'failure') return serviceUnavailable(answer.detail);
+  return serviceUnavailable(
+    answer.status === 200 || answer.status === 401
+      ? `${what}: unreadable ${answer.status} answer`
+      : `${what}: service answered ${answer.status}`,
+  );
+}
+
+function readIdentity(answer: ServiceAnswer, scheme: ChallengeScheme): Step<PortcullisIdentity> {
+  if (answer.kind === 'answer' && answer.status === 200 && isRecord(answer.json)) {
+    const body = answer.json;
+    const id = body['_id'];
+    const membershipId = body['membership_id'];
+    if (typeof id === 'string' && id !== '' && typeof membershipId === 'string') {
+      return { ok: true, value: { ...body, _id: id, membership_id: membershipId } };
+    }
+  }
+  const rejected = serviceRejection(answer, scheme);
+  return { ok: false, failure: rejected ?? unusable(answer, '/whoami') };
+}
+
+function readPermission(
+  answer: ServiceAnswer,
+  scheme: ChallengeScheme,
+  expression: string,
+): Step<PermissionAnswer> {
+  if (answer.kind === 'answer' && answer.status === 200 && isRecord(answer.json)) {
+    const { allowed, permission } = answer.json;
+    if (typeof allowed === 'boolean') {
+      return {
+        ok: true,
+        value: { allowed, permission: typeof permission === 'string' ? permission : expression },
+      };
+    }
+  }
+  if (answer.kind === 'answer' && answer.status === 400 && isRecord(answer.json) &&
+      (answer.json['errorCode'] === 'InvalidPermission' || answer.json['errorCode'] === 'PermissionRequired')) {
+    // The service would not evaluate the expression: the endpoint cannot be granted.
+    return {
+      ok: false,
+      failure: accessDenied(
+        'Access denied: the caller lacks the permission this endpoint requires.',
+        `service refused the expression ${expression} as ${String(answer.json['errorCode'])}`,
+      ),
+    };
+  }
+  const rejected = serviceRejection(answer, scheme);
+  return { ok: false, failure: rejected ?? unusable(answer, '/roles/check-permission') };
+}

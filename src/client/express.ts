@@ -1,0 +1,72 @@
+/**
+ * Express adapter: middleware factories with the same behaviour as the Nest guard.
+ *
+ * Use them as ROUTE-LEVEL middleware (`app.get('/orders/:id', guard.authorized(), handler)`):
+ * only there has Express matched the route, so `req.route.path` (the default resource) and
+ * `req.params` (route placeholders) are known. Mounted with `app.use(...)` before routing, pass
+ * the template as `route` (resource) and expect route placeholders to stay as written.
+ */
+import type { Request, RequestHandler } from 'express';
+import type { EndpointRule, PortcullisClient } from './client';
+import type { AuthorizationDenied } from './errors';
+import { compilePermission, type PermissionTemplate } from './expression';
+import { attachPrincipal, toProtectedRequest } from './request';
+
+/** Permission segments of an endpoint, plus its route template when Express cannot tell it. */
+export interface ExpressAuthorizedRule extends PermissionTemplate {
+  /** Route template (`/orders/:orderId`); default `req.route.path`. */
+  route?: string;
+}
+
+export interface PortcullisMiddlewareOptions {
+  /**
+   * Called for each refused request before the answer is written, e.g. to log
+   * `denied.detail` (operator-facing: why the service was unusable) for 503s.
+   */
+  onDenied?: (denied: AuthorizationDenied, req: Request) => void;
+}
+
+export interface PortcullisMiddleware {
+  /** Token and permission required. */
+  authorized(rule?: ExpressAuthorizedRule): RequestHandler;
+  /** Token required; the handler checks permissions itself (`req.portcullis` holds the caller). */
+  selfAuthorized(): RequestHandler;
+  /** Public endpoint. */
+  unauthorized(): RequestHandler;
+}
+
+/**
+ * `portcullis(client)`: the middleware factories bound to a client. Rules are checked when the
+ * middleware is created (a bad permission throws PortcullisConfigError at start-up).
+ */
+export function portcullis(
+  client: PortcullisClient,
+  options: PortcullisMiddlewareOptions = {},
+): PortcullisMiddleware {
+  const middleware = (rule: EndpointRule, route?: string): RequestHandler => (req, res, next) => {
+    client.authorize(toProtectedRequest(req, route), rule)
+      .then((outcome) => {
+        if (outcome.allowed) {
+          attachPrincipal(req, outcome.principal);
+          next();
+          return;
+        }
+        options.onDenied?.(outcome, req);
+        // The exact error body, as the service would answer.
+        res.status(outcome.status).set(outcome.headers).json(outcome.body);
+      })
+      .catch(next);
+  };
+  return {
+    authorized(rule: ExpressAuthorizedRule = {}): RequestHandler {
+      const { route, ...permission } = rule;
+      return middleware({ mode: 'authorized', permission: compilePermission(permission) }, route);
+    },
+    selfAuthorized(): RequestHandler {
+      return middleware({ mode: 'self-authorized' });
+    },
+    unauthorized(): RequestHandler {
+      return (_req, _res, next) => next();
+    },
+  };
+}

@@ -9,12 +9,19 @@ export const serverUrl = (): string | undefined => process.env.TEST_DATABASE_URL
 
 export async function createServerDatabase(baseUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `portcullis_t_${randomBytes(6).toString('hex')}`;
-  const admin = new Client({ connectionString: baseUrl });
-  await admin.connect();
-  try {
-    await admin.query(`create database ${name}`);
-  } finally {
-    await admin.end();
+  // CREATE DATABASE copies template1 and fails while another session copies it too: retry briefly.
+  for (let attempt = 1; ; attempt++) {
+    const admin = new Client({ connectionString: baseUrl });
+    try {
+      await admin.connect();
+      await admin.query(`create database ${name}`);
+      break;
+    } catch (error) {
+      if (attempt >= 10) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    } finally {
+      await admin.end().catch(() => undefined);
+    }
   }
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;

@@ -12,6 +12,7 @@ import { MembershipsModule } from './memberships/memberships.module';
 import { RolesModule } from './roles/roles.module';
 import { SetupModule } from './setup/setup.module';
 import { TokensModule } from './tokens/tokens.module';
+import { TokenListingModule } from './tokens/token-listing.module';
 import { UsersModule } from './users/users.module';
 
 @Module({})
@@ -27,6 +28,7 @@ export class AppModule {
         UsersModule,
         ApplicationsModule,
         TokensModule,
+        TokenListingModule,
         SetupModule,
         HealthModule,
       ],

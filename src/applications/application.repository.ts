@@ -1,7 +1,33 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, ilike, or, sql, type SQL } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { applications, type ApplicationRow } from '../database/schema';
+import { deleteByIds, runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
+import { likePattern } from '../roles/role.repository';
+
+export const APPLICATION_QUERY_SCHEMA: QuerySchema = {
+  fields: {
+    _id: { sql: sql`${applications.id}`, type: 'string', sortable: true },
+    name: { sql: sql`${applications.name}`, type: 'string' },
+    slug: { sql: sql`${applications.slug}`, type: 'string', sortable: true },
+    description: { sql: sql`${applications.description}`, type: 'string' },
+    role: { sql: sql`${applications.role}`, type: 'string' },
+    permissions: { sql: sql`${applications.permissions}`, type: 'string_array' },
+    forbidden: { sql: sql`${applications.forbidden}`, type: 'string_array' },
+    is_active: { sql: sql`${applications.isActive}`, type: 'boolean' },
+    membership_id: { sql: sql`${applications.membershipId}`, type: 'string' },
+    'sys.created_at': { sql: sql`${applications.createdAt}`, type: 'timestamp', sortable: true },
+    'sys.created_by': { sql: sql`${applications.createdBy}`, type: 'string' },
+    'sys.modified_at': { sql: sql`${applications.modifiedAt}`, type: 'timestamp' },
+    'sys.modified_by': { sql: sql`${applications.modifiedBy}`, type: 'string' },
+  },
+  hidden: ['secret', 'secret_digest'],
+};
+
+export const APPLICATION_SORTABLE_FIELDS = '_id, slug, sys.created_at';
+
+/** The fields a PUT replaces. */
+export type ApplicationContent = Pick<ApplicationRow, 'name' | 'slug' | 'description' | 'role' | 'permissions' | 'forbidden' | 'isActive'>;
 
 @Injectable()
 export class ApplicationRepository {
@@ -22,8 +48,64 @@ export class ApplicationRepository {
     return row;
   }
 
+  /** Locks the row until the transaction ends, so concurrent updates and rotations of one application are serialized. */
+  async lockById(membershipId: string, id: string, executor: Executor): Promise<ApplicationRow | undefined> {
+    const [row] = await executor
+      .select()
+      .from(applications)
+      .where(and(eq(applications.membershipId, membershipId), eq(applications.id, id)))
+      .limit(1)
+      .for('update');
+    return row;
+  }
+
   async insert(executor: Executor, row: typeof applications.$inferInsert): Promise<ApplicationRow> {
     const [created] = await executor.insert(applications).values(row).returning();
     return created;
+  }
+
+  async update(membershipId: string, id: string, content: ApplicationContent, modifiedBy: string, executor: Executor): Promise<ApplicationRow> {
+    const [row] = await executor
+      .update(applications)
+      .set({ ...content, modifiedAt: new Date(), modifiedBy })
+      .where(and(eq(applications.membershipId, membershipId), eq(applications.id, id)))
+      .returning();
+    return row;
+  }
+
+  /** The Basic authenticator reads the digest on every request, so the old secret fails from the commit on. */
+  async replaceSecretDigest(membershipId: string, id: string, secretDigest: string, modifiedBy: string, executor: Executor): Promise<ApplicationRow> {
+    const [row] = await executor
+      .update(applications)
+      .set({ secretDigest, modifiedAt: new Date(), modifiedBy })
+      .where(and(eq(applications.membershipId, membershipId), eq(applications.id, id)))
+      .returning();
+    return row;
+  }
+
+  async deleteByIds(membershipId: string, ids: readonly string[], executor: Executor): Promise<ApplicationRow[]> {
+    return deleteByIds<ApplicationRow>(executor, applications, applications.id, eq(applications.membershipId, membershipId), ids);
+  }
+
+  list(
+    membershipId: string,
+    request: ListRequest,
+    toResponse: (row: ApplicationRow) => object,
+    keyword?: string,
+  ): Promise<ListPage<Record<string, unknown>>> {
+    let scope: SQL | undefined = eq(applications.membershipId, membershipId);
+    if (keyword !== undefined) {
+      const pattern = likePattern(keyword);
+      scope = and(scope, or(ilike(applications.name, pattern), ilike(applications.slug, pattern), ilike(applications.description, pattern)));
+    }
+    return runListQuery<ApplicationRow>({
+      executor: this.database.db,
+      table: applications,
+      scope: scope ?? sql`false`,
+      schema: APPLICATION_QUERY_SCHEMA,
+      request,
+      defaultSort: sql`${applications.createdAt} asc, ${applications.id} asc`,
+      toResponse,
+    });
   }
 }

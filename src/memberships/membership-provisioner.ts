@@ -12,16 +12,17 @@ import { newApplicationSecret } from '../applications/application-secret';
 import { toApplicationResponse, type ApplicationResponse } from '../applications/application.mapper';
 import { MembershipRepository } from './membership.repository';
 import { toMembershipResponse, type MembershipResponse } from './membership.mapper';
-import type { ProvisionMembershipDto } from './membership.dto';
+import { MEMBERSHIP_DEFAULTS, type MembershipProvisionInput } from './membership.dto';
 
 export interface ProvisionedMembership {
   membership: MembershipResponse;
-  user: UserResponse;
+  /** Absent when POST /memberships was sent without a first user (setup always has one). */
+  user?: UserResponse;
   role: RoleResponse;
   application?: ApplicationResponse & { secret: string };
 }
 
-/** Creates a membership with its admin role, first admin user and optional application. */
+/** Creates a membership with its admin role, optional first admin user and optional application. */
 @Injectable()
 export class MembershipProvisioner {
   constructor(
@@ -33,15 +34,15 @@ export class MembershipProvisioner {
   ) {}
 
   /** Hash outside any transaction: argon2 takes tens of milliseconds and must not hold a connection. */
-  hashPassword(input: ProvisionMembershipDto): Promise<string> {
-    return this.hasher.hash(input.user.password);
+  async hashPassword(input: MembershipProvisionInput): Promise<string | undefined> {
+    return input.user ? this.hasher.hash(input.user.password) : undefined;
   }
 
   async provision(
     tx: Tx,
     record: RecordEvent,
-    input: ProvisionMembershipDto,
-    passwordHash: string,
+    input: MembershipProvisionInput,
+    passwordHash: string | undefined,
     options: { isSystem: boolean; utilizerId: string },
   ): Promise<ProvisionedMembership> {
     const membershipId = newId();
@@ -51,9 +52,11 @@ export class MembershipProvisioner {
       name: input.membership.name,
       slug: input.membership.slug ?? slugify(input.membership.name),
       secretKey: newSecret(32),
-      expiresIn: input.membership.expires_in ?? 3600,
-      refreshTokenExpiresIn: input.membership.refresh_token_expires_in ?? 86400,
-      scopedTokenExpiresIn: input.membership.scoped_token_expires_in ?? null,
+      expiresIn: input.membership.expires_in ?? MEMBERSHIP_DEFAULTS.expiresIn,
+      refreshTokenExpiresIn: input.membership.refresh_token_expires_in ?? MEMBERSHIP_DEFAULTS.refreshTokenExpiresIn,
+      scopedTokenExpiresIn: input.membership.scoped_token_expires_in ?? MEMBERSHIP_DEFAULTS.scopedTokenExpiresIn,
+      userActivation: input.membership.user_activation ?? MEMBERSHIP_DEFAULTS.userActivation,
+      hashAlgorithm: input.membership.hash_algorithm ?? MEMBERSHIP_DEFAULTS.hashAlgorithm,
       isSystem: options.isSystem,
       createdBy,
     });
@@ -67,25 +70,29 @@ export class MembershipProvisioner {
       forbidden: [],
       createdBy,
     });
-    const user = await this.users.insert(tx, {
-      id: newId(),
-      membershipId,
-      username: input.user.username,
-      emailAddress: input.user.email_address.toLowerCase(),
-      passwordHash,
-      firstname: input.user.firstname ?? null,
-      lastname: input.user.lastname ?? null,
-      role: ADMIN_ROLE_SLUG,
-      isActive: true,
-      createdBy,
-    });
     const result: ProvisionedMembership = {
       membership: toMembershipResponse(membership, { includeSecretKey: true }),
-      user: toUserResponse(user),
       role: toRoleResponse(role),
     };
     record({ membershipId, eventType: 'RoleCreated', utilizerId: createdBy, document: result.role });
-    record({ membershipId, eventType: 'UserCreated', utilizerId: createdBy, document: result.user });
+    if (input.user) {
+      if (passwordHash === undefined) throw new Error('provision: a first user needs its password hash (hashPassword)');
+      // The first admin is active even in a `passive` membership: someone must be able to sign in.
+      const user = await this.users.insert(tx, {
+        id: newId(),
+        membershipId,
+        username: input.user.username,
+        emailAddress: input.user.email_address.toLowerCase(),
+        passwordHash,
+        firstname: input.user.firstname ?? null,
+        lastname: input.user.lastname ?? null,
+        role: ADMIN_ROLE_SLUG,
+        isActive: true,
+        createdBy,
+      });
+      result.user = toUserResponse(user);
+      record({ membershipId, eventType: 'UserCreated', utilizerId: createdBy, document: result.user });
+    }
     if (input.application) {
       const { secret, digest } = newApplicationSecret();
       const application = await this.applications.insert(tx, {

@@ -1,6 +1,9 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
+  IsDefined,
   IsEmail,
+  IsIn,
   IsInt,
   IsOptional,
   IsString,
@@ -14,31 +17,128 @@ import {
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 export const USERNAME_PATTERN = /^[A-Za-z0-9._@+-]{1,128}$/;
+const SLUG_MESSAGE = 'must be lower-case letters, digits and dashes (1-64)';
 
+/** `active`: new users start active; `passive`: new users start inactive (contract, "Memberships"). */
+export const USER_ACTIVATION_MODES = ['active', 'passive'] as const;
+export type UserActivationMode = (typeof USER_ACTIVATION_MODES)[number];
+/** The only password hash the service offers for now. */
+export const HASH_ALGORITHMS = ['ARGON2ID'] as const;
+
+/** What a membership gets when its body leaves a setting out (on create and on a replacing PUT). */
+export const MEMBERSHIP_DEFAULTS = {
+  expiresIn: 3600,
+  refreshTokenExpiresIn: 86400,
+  scopedTokenExpiresIn: null,
+  userActivation: 'active',
+  hashAlgorithm: 'ARGON2ID',
+} as const;
+
+const MAX_LIFETIME = 31_536_000;
+
+/** The membership's own settings: the `membership` part of setup / POST /memberships, and the body of PUT /memberships/{id}. */
 export class NewMembershipDto {
-  @IsString() @Length(1, 128) name!: string;
-  @IsOptional() @IsString() @Matches(SLUG_PATTERN, { message: 'must be lower-case letters, digits and dashes (1-64)' })
+  @ApiProperty({ example: 'Acme', description: 'Display name; also the token issuer (iss)' })
+  @IsString()
+  @Length(1, 128)
+  name!: string;
+
+  @ApiPropertyOptional({ example: 'acme', description: 'Token audience (aud); derived from the name on create when omitted, kept on update when omitted' })
+  @IsOptional()
+  @IsString()
+  @Matches(SLUG_PATTERN, { message: SLUG_MESSAGE })
   slug?: string;
-  @IsOptional() @IsInt() @Min(1) @Max(31_536_000) expires_in?: number;
-  @IsOptional() @IsInt() @Min(1) @Max(31_536_000) refresh_token_expires_in?: number;
-  @IsOptional() @IsInt() @Min(1) @Max(31_536_000) scoped_token_expires_in?: number;
+
+  @ApiPropertyOptional({ example: 3600, description: 'Access token lifetime, seconds (default 3600)' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_LIFETIME)
+  expires_in?: number;
+
+  @ApiPropertyOptional({ example: 86400, description: 'Refresh token lifetime, seconds (default 86400)' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_LIFETIME)
+  refresh_token_expires_in?: number;
+
+  @ApiPropertyOptional({ example: 43200, nullable: true, description: 'Scoped token lifetime, seconds (unset: 43200 applies)' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_LIFETIME)
+  scoped_token_expires_in?: number | null;
+
+  @ApiPropertyOptional({ enum: USER_ACTIVATION_MODES, description: 'active (default): new users start active; passive: new users start inactive' })
+  @IsOptional()
+  @IsIn(USER_ACTIVATION_MODES)
+  user_activation?: UserActivationMode;
+
+  @ApiPropertyOptional({ enum: HASH_ALGORITHMS, description: 'Password hash; ARGON2ID (default) is the only value for now' })
+  @IsOptional()
+  @IsIn(HASH_ALGORITHMS)
+  hash_algorithm?: (typeof HASH_ALGORITHMS)[number];
 }
 
+/** Body of PUT /memberships/{id}: the mutable fields, replaced as a whole. */
+export class UpdateMembershipDto extends NewMembershipDto {}
+
 export class FirstAdminUserDto {
-  @IsString() @Matches(USERNAME_PATTERN, { message: 'must be 1-128 letters, digits or ._@+-' }) username!: string;
-  @IsEmail() @MaxLength(254) email_address!: string;
-  @IsString() @Length(8, 256) password!: string;
-  @IsOptional() @IsString() @MaxLength(128) firstname?: string;
-  @IsOptional() @IsString() @MaxLength(128) lastname?: string;
+  @ApiProperty({ example: 'ada' })
+  @IsString()
+  @Matches(USERNAME_PATTERN, { message: 'must be 1-128 letters, digits or ._@+-' })
+  username!: string;
+
+  @ApiProperty({ example: 'ada@example.com' })
+  @IsEmail()
+  @MaxLength(254)
+  email_address!: string;
+
+  @ApiProperty({ example: 'correct horse battery', minLength: 8, maxLength: 256 })
+  @IsString()
+  @Length(8, 256)
+  password!: string;
+
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) firstname?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) lastname?: string;
 }
 
 export class FirstApplicationDto {
-  @IsString() @Length(1, 128) name!: string;
+  @ApiProperty({ example: 'backend' })
+  @IsString()
+  @Length(1, 128)
+  name!: string;
 }
 
-/** Body of POST /setup; POST /memberships takes the same shape. */
+/** Body of POST /setup: the first admin user is required there. */
 export class ProvisionMembershipDto {
-  @ValidateNested() @Type(() => NewMembershipDto) membership!: NewMembershipDto;
-  @ValidateNested() @Type(() => FirstAdminUserDto) user!: FirstAdminUserDto;
-  @IsOptional() @ValidateNested() @Type(() => FirstApplicationDto) application?: FirstApplicationDto;
+  @ApiProperty({ type: NewMembershipDto }) @IsDefined() @ValidateNested() @Type(() => NewMembershipDto) membership!: NewMembershipDto;
+  @ApiProperty({ type: FirstAdminUserDto }) @IsDefined() @ValidateNested() @Type(() => FirstAdminUserDto) user!: FirstAdminUserDto;
+  @ApiPropertyOptional({ type: FirstApplicationDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => FirstApplicationDto)
+  application?: FirstApplicationDto;
 }
+
+/**
+ * Body of POST /memberships: the setup shape, but the first admin user is optional (a membership
+ * may be provisioned empty and managed through an application, or filled in later).
+ */
+export class CreateMembershipDto {
+  @ApiProperty({ type: NewMembershipDto }) @IsDefined() @ValidateNested() @Type(() => NewMembershipDto) membership!: NewMembershipDto;
+  @ApiPropertyOptional({ type: FirstAdminUserDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => FirstAdminUserDto)
+  user?: FirstAdminUserDto;
+  @ApiPropertyOptional({ type: FirstApplicationDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => FirstApplicationDto)
+  application?: FirstApplicationDto;
+}
+
+/** What the provisioner needs: setup's body and POST /memberships' body both fit. */
+export type MembershipProvisionInput = CreateMembershipDto;

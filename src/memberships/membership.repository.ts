@@ -1,7 +1,39 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { eq, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
-import { memberships, type MembershipRow } from '../database/schema';
+import { memberships, users, type MembershipRow } from '../database/schema';
+import { runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
+
+/**
+ * Membership fields for `where`, `sort` and `select`. The secret key cannot be queried (a filter
+ * on it would be an oracle for it); mail providers and OTP settings hold credentials and are not
+ * queryable either.
+ */
+export const MEMBERSHIP_QUERY_SCHEMA: QuerySchema = {
+  fields: {
+    _id: { sql: sql`${memberships.id}`, type: 'string', sortable: true },
+    name: { sql: sql`${memberships.name}`, type: 'string', sortable: true },
+    slug: { sql: sql`${memberships.slug}`, type: 'string', sortable: true },
+    expires_in: { sql: sql`${memberships.expiresIn}`, type: 'integer' },
+    refresh_token_expires_in: { sql: sql`${memberships.refreshTokenExpiresIn}`, type: 'integer' },
+    scoped_token_expires_in: { sql: sql`${memberships.scopedTokenExpiresIn}`, type: 'integer' },
+    hash_algorithm: { sql: sql`${memberships.hashAlgorithm}`, type: 'string' },
+    user_activation: { sql: sql`${memberships.userActivation}`, type: 'string' },
+    is_system: { sql: sql`${memberships.isSystem}`, type: 'boolean' },
+    // Memberships are few (one per tenant), so sorting by time needs no index of its own.
+    'sys.created_at': { sql: sql`${memberships.createdAt}`, type: 'timestamp', sortable: true },
+    'sys.created_by': { sql: sql`${memberships.createdBy}`, type: 'string' },
+    'sys.modified_at': { sql: sql`${memberships.modifiedAt}`, type: 'timestamp', sortable: true },
+    'sys.modified_by': { sql: sql`${memberships.modifiedBy}`, type: 'string' },
+  },
+  hidden: ['secret_key', 'mail_providers', 'otp_settings'],
+};
+
+/** The settings a PUT replaces. */
+export type MembershipSettings = Pick<
+  MembershipRow,
+  'name' | 'slug' | 'expiresIn' | 'refreshTokenExpiresIn' | 'scopedTokenExpiresIn' | 'userActivation' | 'hashAlgorithm'
+>;
 
 @Injectable()
 export class MembershipRepository {
@@ -9,6 +41,12 @@ export class MembershipRepository {
 
   async findById(id: string, executor: Executor = this.database.db): Promise<MembershipRow | undefined> {
     const [row] = await executor.select().from(memberships).where(eq(memberships.id, id)).limit(1);
+    return row;
+  }
+
+  /** Locks the row until the transaction ends: updates and deletes of one membership are serialized. */
+  async lockById(executor: Executor, id: string): Promise<MembershipRow | undefined> {
+    const [row] = await executor.select().from(memberships).where(eq(memberships.id, id)).limit(1).for('update');
     return row;
   }
 
@@ -20,5 +58,47 @@ export class MembershipRepository {
   async insert(executor: Executor, row: typeof memberships.$inferInsert): Promise<MembershipRow> {
     const [created] = await executor.insert(memberships).values(row).returning();
     return created;
+  }
+
+  /** Every membership of the installation (only system callers get here). */
+  list(request: ListRequest, toResponse: (row: MembershipRow) => object): Promise<ListPage<Record<string, unknown>>> {
+    return runListQuery<MembershipRow>({
+      executor: this.database.db,
+      table: memberships,
+      scope: sql`true`,
+      schema: MEMBERSHIP_QUERY_SCHEMA,
+      request,
+      defaultSort: sql`${memberships.createdAt} asc, ${memberships.id} asc`,
+      toResponse,
+    });
+  }
+
+  async updateSettings(executor: Executor, id: string, settings: MembershipSettings, modifiedBy: string): Promise<MembershipRow> {
+    const [row] = await executor
+      .update(memberships)
+      .set({ ...settings, modifiedAt: new Date(), modifiedBy })
+      .where(eq(memberships.id, id))
+      .returning();
+    return row;
+  }
+
+  async replaceSecretKey(executor: Executor, id: string, secretKey: string, modifiedBy: string): Promise<MembershipRow> {
+    const [row] = await executor
+      .update(memberships)
+      .set({ secretKey, modifiedAt: new Date(), modifiedBy })
+      .where(eq(memberships.id, id))
+      .returning();
+    return row;
+  }
+
+  async hasUsers(executor: Executor, id: string): Promise<boolean> {
+    const rows = await executor.select({ one: sql<number>`1` }).from(users).where(eq(users.membershipId, id)).limit(1);
+    return rows.length > 0;
+  }
+
+  /** Everything inside the membership (roles, users, applications, sessions, webhooks) goes with it by cascade. */
+  async deleteById(executor: Executor, id: string): Promise<boolean> {
+    const rows = await executor.delete(memberships).where(eq(memberships.id, id)).returning({ id: memberships.id });
+    return rows.length > 0;
   }
 }

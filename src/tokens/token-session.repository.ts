@@ -2,6 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { memberships, tokenSessions, users, type TokenSessionRow, type UserRow } from '../database/schema';
+import { runListQuery, type ListPage, type ListRequest } from '../common/query';
+import type { PgTable } from 'drizzle-orm/pg-core';
+import { TOKEN_LISTING_QUERY_SCHEMA, tokenListing, type TokenListingRow } from './token-listing.schema';
+
+/** Which sessions a listing shows: live ones (not revoked, not yet expired) or revoked ones. */
+export type SessionListingState = 'active' | 'revoked';
 
 export interface VerificationRecord {
   membership: { id: string; name: string; slug: string; secretKey: string };
@@ -95,6 +101,40 @@ export class TokenSessionRepository {
       .set({ revokedAt: new Date(), revokedBy, revokeReason: 'refreshed' })
       .where(and(eq(tokenSessions.membershipId, membershipId), eq(tokenSessions.id, sessionId), isNull(tokenSessions.revokedAt)))
       .returning();
+    return row;
+  }
+
+  private listingScope(membershipId: string, state: SessionListingState) {
+    return state === 'active'
+      ? and(eq(tokenListing.membershipId, membershipId), isNull(tokenListing.revokedAt), sql`${tokenListing.expiresAt} > now()`)
+      : and(eq(tokenListing.membershipId, membershipId), sql`${tokenListing.revokedAt} is not null`);
+  }
+
+  /** Active or revoked sessions of a membership with their username, for the token listings. Newest first by default. */
+  listSessions(
+    membershipId: string,
+    state: SessionListingState,
+    request: ListRequest,
+    toResponse: (row: TokenListingRow) => object,
+  ): Promise<ListPage<Record<string, unknown>>> {
+    return runListQuery<TokenListingRow>({
+      executor: this.database.db,
+      // The runner reads from one table-like source; the listing subquery is one (see token-listing.schema.ts).
+      table: tokenListing as unknown as PgTable,
+      scope: this.listingScope(membershipId, state) ?? sql`false`,
+      schema: TOKEN_LISTING_QUERY_SCHEMA,
+      request,
+      defaultSort: sql`${tokenListing.createdAt} desc, ${tokenListing.id} desc`,
+      toResponse,
+    });
+  }
+
+  async findListedSession(membershipId: string, state: SessionListingState, sessionId: string): Promise<TokenListingRow | undefined> {
+    const [row] = await this.database.db
+      .select()
+      .from(tokenListing)
+      .where(and(this.listingScope(membershipId, state), eq(tokenListing.id, sessionId)))
+      .limit(1);
     return row;
   }
 }

@@ -1,0 +1,51 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { SLUG_PATTERN } from '../memberships/membership.dto';
+import { MAX_PERMISSION_ENTRIES } from '../roles/permission-list';
+
+/** Body of POST and PUT .../applications. Expressions are checked by the service (400 InvalidPermission). */
+export class ApplicationBodyDto {
+  @ApiProperty({ example: 'Billing backend' })
+  @IsString()
+  @Length(1, 128)
+  name!: string;
+
+  @ApiPropertyOptional({ example: 'billing-backend', description: 'Unique in the membership; from the name on create when omitted, kept on update when omitted' })
+  @IsOptional()
+  @IsString()
+  @Matches(SLUG_PATTERN, { message: 'must be lower-case letters, digits and dashes (1-64)' })
+  slug?: string;
+
+  @ApiPropertyOptional({ nullable: true, type: String })
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  description?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, type: String, example: 'admin', description: 'Slug of a role of the membership; none when omitted' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  role?: string | null;
+
+  @ApiPropertyOptional({ type: [String], description: 'Own permission expressions; default []' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_PERMISSION_ENTRIES)
+  @IsString({ each: true })
+  @MaxLength(600, { each: true })
+  permissions?: string[];
+
+  @ApiPropertyOptional({ type: [String], description: 'Own denied expressions; default []' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_PERMISSION_ENTRIES)
+  @IsString({ each: true })
+  @MaxLength(600, { each: true })
+  forbidden?: string[];
+
+  @ApiPropertyOptional({ default: true, description: 'An inactive application\'s Basic token answers 401 InvalidToken' })
+  @IsOptional()
+  @IsBoolean()
+  is_active?: boolean;
+}

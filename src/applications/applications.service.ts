@@ -1,0 +1,165 @@
+import { Injectable } from '@nestjs/common';
+import type { Caller } from '../auth/caller';
+import { CallerPermissions } from '../auth/caller-permissions';
+import { DomainError, validationError } from '../common/errors';
+import { newId, slugify } from '../common/ids';
+import { bulkDeleteAnswer, type ListPage, type ListRequest } from '../common/query';
+import type { Executor } from '../database/database';
+import type { ApplicationRow } from '../database/schema';
+import { EventRecorder } from '../events/event-recorder';
+import { validatePermissionList } from '../roles/permission-list';
+import { assertMayActOnEach } from '../roles/resource-access';
+import { RoleRepository } from '../roles/role.repository';
+import { newApplicationSecret } from './application-secret';
+import type { ApplicationBodyDto } from './application.dto';
+import { toApplicationResponse, type ApplicationResponse } from './application.mapper';
+import { ApplicationRepository, type ApplicationContent } from './application.repository';
+
+/** The one answer that carries the secret: create and rotation. */
+export type ApplicationWithSecret = ApplicationResponse & { secret: string };
+
+const MAX_KEYWORD_LENGTH = 128;
+
+const notFound = (): DomainError => new DomainError('ApplicationNotFound', 'The application does not exist');
+
+const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((item, i) => item === b[i]);
+
+/**
+ * Applications of a membership. The secret is shown once (create, rotation) and stored only as a
+ * digest; events and other answers never carry either. A role must exist in the membership when
+ * it is assigned (400 ModelValidationError on `role`: it is the request body that is wrong).
+ */
+@Injectable()
+export class ApplicationsService {
+  constructor(
+    private readonly applications: ApplicationRepository,
+    private readonly roles: RoleRepository,
+    private readonly recorder: EventRecorder,
+    private readonly permissions: CallerPermissions,
+  ) {}
+
+  async get(membershipId: string, id: string): Promise<ApplicationResponse> {
+    const row = await this.applications.findById(membershipId, id);
+    if (!row) throw notFound();
+    return toApplicationResponse(row);
+  }
+
+  list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    return this.applications.list(membershipId, request, toApplicationResponse);
+  }
+
+  search(membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+    if (typeof keyword !== 'string' || keyword.trim() === '' || keyword.length > MAX_KEYWORD_LENGTH) {
+      throw validationError('keyword', `must be a non-empty string of at most ${MAX_KEYWORD_LENGTH} characters`);
+    }
+    return this.applications.list(membershipId, { query }, toApplicationResponse, keyword.trim());
+  }
+
+  async create(caller: Caller, membershipId: string, input: ApplicationBodyDto): Promise<ApplicationWithSecret> {
+    const lists = listsOf(input);
+    const { secret, digest } = newApplicationSecret();
+    const application = await this.recorder.transaction(async (tx, record) => {
+      await this.assertRoleExists(membershipId, input.role, tx);
+      const row = await this.applications.insert(tx, {
+        id: newId(),
+        membershipId,
+        name: input.name,
+        slug: input.slug ?? slugify(input.name),
+        description: input.description ?? null,
+        role: input.role ?? null,
+        ...lists,
+        isActive: input.is_active ?? true,
+        secretDigest: digest,
+        createdBy: caller.id,
+      });
+      const response = toApplicationResponse(row);
+      record({ membershipId, eventType: 'ApplicationCreated', utilizerId: caller.id, document: response });
+      return response;
+    });
+    return { ...application, secret };
+  }
+
+  /** Replaces the mutable fields; an omitted slug is kept, other omitted fields return to their defaults. */
+  async update(caller: Caller, membershipId: string, id: string, input: ApplicationBodyDto): Promise<ApplicationResponse> {
+    const lists = listsOf(input);
+    return this.recorder.transaction(async (tx, record) => {
+      const current = await this.applications.lockById(membershipId, id, tx);
+      if (!current) throw notFound();
+      const next: ApplicationContent = {
+        name: input.name,
+        slug: input.slug ?? current.slug,
+        description: input.description ?? null,
+        role: input.role ?? null,
+        ...lists,
+        isActive: input.is_active ?? true,
+      };
+      if (sameContent(current, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+      if (next.role !== current.role) await this.assertRoleExists(membershipId, next.role, tx);
+      const row = await this.applications.update(membershipId, id, next, caller.id, tx);
+      const response = toApplicationResponse(row);
+      record({ membershipId, eventType: 'ApplicationUpdated', utilizerId: caller.id, document: response, prior: toApplicationResponse(current) });
+      return response;
+    });
+  }
+
+  /** A new secret, shown once; the old one fails from the commit on (Basic checks read the digest every time). */
+  async rotateSecret(caller: Caller, membershipId: string, id: string): Promise<ApplicationWithSecret> {
+    const { secret, digest } = newApplicationSecret();
+    const application = await this.recorder.transaction(async (tx, record) => {
+      const current = await this.applications.lockById(membershipId, id, tx);
+      if (!current) throw notFound();
+      const row = await this.applications.replaceSecretDigest(membershipId, id, digest, caller.id, tx);
+      const response = toApplicationResponse(row);
+      record({ membershipId, eventType: 'ApplicationUpdated', utilizerId: caller.id, document: response, prior: toApplicationResponse(current) });
+      return response;
+    });
+    return { ...application, secret };
+  }
+
+  async delete(caller: Caller, membershipId: string, id: string): Promise<void> {
+    const deleted = await this.deleteMany(caller, membershipId, [id]);
+    if (!deleted.length) throw notFound();
+  }
+
+  async bulkDelete(caller: Caller, membershipId: string, ids: string[]): Promise<{ deleted: string[]; not_found: string[] }> {
+    await assertMayActOnEach(this.permissions, caller, 'applications', 'delete', ids);
+    return bulkDeleteAnswer(ids, await this.deleteMany(caller, membershipId, ids));
+  }
+
+  private async deleteMany(caller: Caller, membershipId: string, ids: string[]): Promise<string[]> {
+    const rows = await this.recorder.transaction(async (tx, record) => {
+      const deleted = await this.applications.deleteByIds(membershipId, ids, tx);
+      for (const row of deleted) {
+        record({ membershipId, eventType: 'ApplicationDeleted', utilizerId: caller.id, document: {}, prior: toApplicationResponse(row) });
+      }
+      return deleted;
+    });
+    return rows.map((row) => row.id);
+  }
+
+  private async assertRoleExists(membershipId: string, role: string | null | undefined, executor: Executor): Promise<void> {
+    if (role === null || role === undefined) return;
+    if (!(await this.roles.findBySlug(membershipId, role, executor))) {
+      throw validationError('role', `no role with the slug ${JSON.stringify(role.slice(0, 64))} exists in this membership`);
+    }
+  }
+}
+
+function listsOf(input: ApplicationBodyDto): Pick<ApplicationContent, 'permissions' | 'forbidden'> {
+  return {
+    permissions: validatePermissionList('permissions', input.permissions),
+    forbidden: validatePermissionList('forbidden', input.forbidden),
+  };
+}
+
+function sameContent(current: ApplicationRow, next: ApplicationContent): boolean {
+  return (
+    current.name === next.name &&
+    current.slug === next.slug &&
+    current.description === next.description &&
+    current.role === next.role &&
+    current.isActive === next.isActive &&
+    sameList(current.permissions, next.permissions) &&
+    sameList(current.forbidden, next.forbidden)
+  );
+}

@@ -1,0 +1,47 @@
+import { applyDecorators, type Type } from '@nestjs/common';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+
+/**
+ * OpenAPI pieces shared by the membership, role, application and token-listing routes: the `sys`
+ * block, the list answer and the list query parameters.
+ */
+export class SysSchema {
+  @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) created_at!: string;
+  @ApiProperty({ example: 'system', description: 'Caller id, or `system`' }) created_by!: string;
+  @ApiPropertyOptional({ example: '2026-01-02T00:00:00.000Z' }) modified_at?: string;
+  @ApiPropertyOptional() modified_by?: string;
+}
+
+export class BulkDeleteAnswerSchema {
+  @ApiProperty({ type: [String] }) deleted!: string[];
+  @ApiProperty({ type: [String] }) not_found!: string[];
+}
+
+/** `200 {items: [model], count?}` */
+export function ApiListResponse(model: Type<unknown>): MethodDecorator {
+  return applyDecorators(
+    ApiExtraModels(model),
+    ApiResponse({
+      status: 200,
+      description: '`count` is present only with `with_count=true`',
+      schema: {
+        type: 'object',
+        required: ['items'],
+        properties: {
+          items: { type: 'array', items: { $ref: getSchemaPath(model) } },
+          count: { type: 'integer' },
+        },
+      },
+    }),
+  );
+}
+
+/** `skip`, `limit`, `with_count`, `sort` (contract, "Lists, queries, updates, bulk delete"). */
+export function ApiListParams(sortable: string): MethodDecorator {
+  return applyDecorators(
+    ApiQuery({ name: 'skip', required: false, type: Number, description: 'Default 0' }),
+    ApiQuery({ name: 'limit', required: false, type: Number, description: 'Default 100, 1..1000' }),
+    ApiQuery({ name: 'with_count', required: false, type: Boolean, description: 'Adds `count` (all matches)' }),
+    ApiQuery({ name: 'sort', required: false, type: String, description: `"field" or "field asc|desc"; sortable: ${sortable}` }),
+  );
+}

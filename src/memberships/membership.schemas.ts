@@ -1,0 +1,27 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { SysSchema } from './api-docs';
+
+/** OpenAPI description of a membership answer (built by toMembershipResponse). */
+export class MembershipSchema {
+  @ApiProperty() _id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty() slug!: string;
+  @ApiPropertyOptional({ description: 'Only for holders of memberships.read on this membership' }) secret_key?: string;
+  @ApiProperty() expires_in!: number;
+  @ApiProperty() refresh_token_expires_in!: number;
+  @ApiProperty({ nullable: true, type: Number }) scoped_token_expires_in!: number | null;
+  @ApiProperty({ enum: ['ARGON2ID'] }) hash_algorithm!: string;
+  @ApiProperty({ enum: ['active', 'passive'] }) user_activation!: string;
+  @ApiProperty({ type: 'array', items: { type: 'object' } }) mail_providers!: unknown[];
+  @ApiProperty({ type: 'object', additionalProperties: true }) otp_settings!: Record<string, unknown>;
+  @ApiProperty() is_system!: boolean;
+  @ApiProperty({ type: SysSchema }) sys!: SysSchema;
+}
+
+/** 201 of POST /memberships (and of POST /setup). */
+export class ProvisionedMembershipSchema {
+  @ApiProperty({ type: MembershipSchema }) membership!: MembershipSchema;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'The first admin user, when one was given' }) user?: object;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The admin role' }) role!: object;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'The application, with `secret` shown once' }) application?: object;
+}

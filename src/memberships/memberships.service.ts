@@ -1,0 +1,154 @@
+import { Injectable } from '@nestjs/common';
+import type { Caller } from '../auth/caller';
+import { CallerPermissions } from '../auth/caller-permissions';
+import { DomainError, type ErrorCode } from '../common/errors';
+import { newSecret } from '../common/ids';
+import type { ListPage, ListRequest } from '../common/query';
+import type { MembershipRow } from '../database/schema';
+import { EventRecorder } from '../events/event-recorder';
+import { holderMay } from '../roles/resource-access';
+import { MembershipCache } from './membership-cache';
+import { MembershipProvisioner, type ProvisionedMembership } from './membership-provisioner';
+import { MEMBERSHIP_DEFAULTS, type CreateMembershipDto, type UpdateMembershipDto } from './membership.dto';
+import { toMembershipResponse, type MembershipResponse } from './membership.mapper';
+import { MembershipRepository, type MembershipSettings } from './membership.repository';
+
+/**
+ * The error code for deleting the system membership. The contract has no code of its own for it;
+ * this is the closest conflict code until one is added (asked of the lead).
+ */
+const SYSTEM_MEMBERSHIP_UNDELETABLE: ErrorCode = 'SystemRolesCannotBeDeleted';
+
+const notFound = (): DomainError => new DomainError('MembershipNotFound', 'The membership does not exist');
+
+/**
+ * Tenancy (contract, "Memberships and tenancy"): only callers of the system membership, holding
+ * `memberships.<action>`, may list, create or delete memberships or touch another one; any
+ * other caller reads and updates only its own membership. Memberships record no events: the
+ * specification's event list has no membership events, and a membership's own event log
+ * disappears from the API with it.
+ */
+@Injectable()
+export class MembershipsService {
+  constructor(
+    private readonly memberships: MembershipRepository,
+    private readonly cache: MembershipCache,
+    private readonly provisioner: MembershipProvisioner,
+    private readonly recorder: EventRecorder,
+    private readonly permissions: CallerPermissions,
+  ) {}
+
+  async get(caller: Caller, id: string): Promise<MembershipResponse> {
+    await this.assertMayTouch(caller, id);
+    const row = await this.memberships.findById(id);
+    if (!row) throw notFound();
+    return this.respond(caller, row);
+  }
+
+  async list(caller: Caller, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    await this.assertSystemCaller(caller, 'list memberships');
+    const holder = await this.permissions.holderOf(caller);
+    return this.memberships.list(request, (row) =>
+      toMembershipResponse(row, { includeSecretKey: holderMay(holder, caller, 'memberships', 'read', row.id) }),
+    );
+  }
+
+  /** Same shape as setup: the membership, its admin role, and the optional first user and application. */
+  async create(caller: Caller, input: CreateMembershipDto): Promise<ProvisionedMembership> {
+    await this.assertSystemCaller(caller, 'create memberships');
+    const passwordHash = await this.provisioner.hashPassword(input);
+    const created = await this.recorder.transaction((tx, record) =>
+      this.provisioner.provision(tx, record, input, passwordHash, { isSystem: false, utilizerId: caller.id }),
+    );
+    if (!(await this.maySeeSecretKey(caller, created.membership._id))) delete created.membership.secret_key;
+    return created;
+  }
+
+  /**
+   * Replaces the mutable settings; an omitted setting returns to its default, except the slug,
+   * which is kept (it is the token audience). A new name or slug changes the token issuer or
+   * audience, so the membership's earlier tokens stop verifying.
+   */
+  async update(caller: Caller, id: string, input: UpdateMembershipDto): Promise<MembershipResponse> {
+    await this.assertMayTouch(caller, id);
+    const row = await this.recorder.transaction(async (tx) => {
+      const current = await this.memberships.lockById(tx, id);
+      if (!current) throw notFound();
+      const next: MembershipSettings = {
+        name: input.name,
+        slug: input.slug ?? current.slug,
+        expiresIn: input.expires_in ?? MEMBERSHIP_DEFAULTS.expiresIn,
+        refreshTokenExpiresIn: input.refresh_token_expires_in ?? MEMBERSHIP_DEFAULTS.refreshTokenExpiresIn,
+        scopedTokenExpiresIn: input.scoped_token_expires_in ?? MEMBERSHIP_DEFAULTS.scopedTokenExpiresIn,
+        userActivation: input.user_activation ?? MEMBERSHIP_DEFAULTS.userActivation,
+        hashAlgorithm: input.hash_algorithm ?? MEMBERSHIP_DEFAULTS.hashAlgorithm,
+      };
+      if (sameSettings(current, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+      return this.memberships.updateSettings(tx, id, next, caller.id);
+    });
+    await this.cache.invalidate(id);
+    return this.respond(caller, row);
+  }
+
+  /** A new signing key: every token issued before it answers InvalidToken from now on. */
+  async rotateSecretKey(caller: Caller, id: string): Promise<MembershipResponse> {
+    await this.assertMayTouch(caller, id);
+    const row = await this.recorder.transaction(async (tx) => {
+      const current = await this.memberships.lockById(tx, id);
+      if (!current) throw notFound();
+      return this.memberships.replaceSecretKey(tx, id, newSecret(32), caller.id);
+    });
+    await this.cache.invalidate(id);
+    return this.respond(caller, row);
+  }
+
+  async delete(caller: Caller, id: string): Promise<void> {
+    await this.assertSystemCaller(caller, 'delete memberships');
+    await this.recorder.transaction(async (tx) => {
+      // The lock makes a concurrent user insert (whose foreign key check shares the row) wait, or be waited for.
+      const current = await this.memberships.lockById(tx, id);
+      if (!current) throw notFound();
+      if (current.isSystem) throw new DomainError(SYSTEM_MEMBERSHIP_UNDELETABLE, 'The system membership cannot be deleted');
+      if (await this.memberships.hasUsers(tx, id)) {
+        throw new DomainError('MembershipNotEmpty', 'The membership still holds users; delete them first');
+      }
+      await this.memberships.deleteById(tx, id);
+    });
+    await this.cache.invalidate(id);
+  }
+
+  // ----- tenancy ----------------------------------------------------------------------------
+
+  private async isSystemCaller(caller: Caller): Promise<boolean> {
+    // is_system never changes, so the cached membership is good enough.
+    const own = await this.cache.get(caller.membershipId);
+    return own?.isSystem === true;
+  }
+
+  private async assertSystemCaller(caller: Caller, what: string): Promise<void> {
+    if (!(await this.isSystemCaller(caller))) {
+      throw new DomainError('AccessDenied', `Only callers of the system membership may ${what}`);
+    }
+  }
+
+  /** Own membership: always (the route's permission was checked); another: system callers only. */
+  private async assertMayTouch(caller: Caller, id: string): Promise<void> {
+    if (id === caller.membershipId) return;
+    if (!(await this.isSystemCaller(caller))) {
+      throw new DomainError('AccessDenied', 'A caller may read and update only its own membership');
+    }
+  }
+
+  private async maySeeSecretKey(caller: Caller, id: string): Promise<boolean> {
+    const holder = await this.permissions.holderOf(caller);
+    return holderMay(holder, caller, 'memberships', 'read', id);
+  }
+
+  private async respond(caller: Caller, row: MembershipRow): Promise<MembershipResponse> {
+    return toMembershipResponse(row, { includeSecretKey: await this.maySeeSecretKey(caller, row.id) });
+  }
+}
+
+function sameSettings(current: MembershipRow, next: MembershipSettings): boolean {
+  return (Object.keys(next) as (keyof MembershipSettings)[]).every((key) => current[key] === next[key]);
+}

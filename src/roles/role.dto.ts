@@ -1,0 +1,40 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, IsArray, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { SLUG_PATTERN } from '../memberships/membership.dto';
+import { MAX_PERMISSION_ENTRIES } from './permission-list';
+
+/** Body of POST and PUT .../roles. Expressions are checked by the service (400 InvalidPermission). */
+export class RoleBodyDto {
+  @ApiProperty({ example: 'Support agents' })
+  @IsString()
+  @Length(1, 128)
+  name!: string;
+
+  @ApiPropertyOptional({ example: 'support-agents', description: 'Derived from the name on create when omitted; cannot change afterwards. `admin` is reserved' })
+  @IsOptional()
+  @IsString()
+  @Matches(SLUG_PATTERN, { message: 'must be lower-case letters, digits and dashes (1-64)' })
+  slug?: string;
+
+  @ApiPropertyOptional({ nullable: true })
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  description?: string | null;
+
+  @ApiPropertyOptional({ type: [String], example: ['users.read', 'events.read'], description: 'Permission expressions; default []' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_PERMISSION_ENTRIES)
+  @IsString({ each: true })
+  @MaxLength(600, { each: true })
+  permissions?: string[];
+
+  @ApiPropertyOptional({ type: [String], example: ['users.delete'], description: 'Denied expressions; default []' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_PERMISSION_ENTRIES)
+  @IsString({ each: true })
+  @MaxLength(600, { each: true })
+  forbidden?: string[];
+}

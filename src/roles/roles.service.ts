@@ -1,0 +1,137 @@
+import { Injectable } from '@nestjs/common';
+import type { Caller } from '../auth/caller';
+import { CallerPermissions } from '../auth/caller-permissions';
+import { DomainError, validationError } from '../common/errors';
+import { newId, slugify } from '../common/ids';
+import { bulkDeleteAnswer, type ListPage, type ListRequest } from '../common/query';
+import { EventRecorder } from '../events/event-recorder';
+import { validatePermissionList } from './permission-list';
+import { assertMayActOnEach } from './resource-access';
+import { RoleCache } from './role-cache';
+import type { RoleBodyDto } from './role.dto';
+import { ADMIN_ROLE_SLUG, toRoleResponse, type RoleResponse } from './role.mapper';
+import { RoleRepository, type RoleContent } from './role.repository';
+
+const MAX_KEYWORD_LENGTH = 128;
+
+const notFound = (): DomainError => new DomainError('RoleNotFound', 'The role does not exist');
+
+const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((item, i) => item === b[i]);
+
+/**
+ * Roles of a membership. Rules beyond the contract:
+ * - the slug is set on create (from the name when omitted) and never changes: users and
+ *   applications name their role by slug, so renaming it would silently strip them of it;
+ * - the `admin` role is managed by the service: it cannot be created, changed or deleted, so no
+ *   one can lock a membership out of its own administration;
+ * - deleting a role leaves the users and applications that name it without role permissions
+ *   (a later role with the same slug applies to them again).
+ * Every change invalidates this instance's role cache at once; other instances see it within
+ * the cache's 5 minutes.
+ */
+@Injectable()
+export class RolesService {
+  constructor(
+    private readonly roles: RoleRepository,
+    private readonly cache: RoleCache,
+    private readonly recorder: EventRecorder,
+    private readonly permissions: CallerPermissions,
+  ) {}
+
+  async get(membershipId: string, id: string): Promise<RoleResponse> {
+    const row = await this.roles.findById(membershipId, id);
+    if (!row) throw notFound();
+    return toRoleResponse(row);
+  }
+
+  list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    return this.roles.list(membershipId, request, toRoleResponse);
+  }
+
+  search(membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+    if (typeof keyword !== 'string' || keyword.trim() === '' || keyword.length > MAX_KEYWORD_LENGTH) {
+      throw validationError('keyword', `must be a non-empty string of at most ${MAX_KEYWORD_LENGTH} characters`);
+    }
+    return this.roles.list(membershipId, { query }, toRoleResponse, keyword.trim());
+  }
+
+  async create(caller: Caller, membershipId: string, input: RoleBodyDto): Promise<RoleResponse> {
+    const slug = input.slug ?? slugify(input.name);
+    if (slug === ADMIN_ROLE_SLUG) throw new DomainError('ReservedRole', `The slug "${ADMIN_ROLE_SLUG}" is reserved for the service's admin role`);
+    const content = contentOf(input);
+    const role = await this.recorder.transaction(async (tx, record) => {
+      const row = await this.roles.insert(tx, { id: newId(), membershipId, slug, ...content, createdBy: caller.id });
+      const response = toRoleResponse(row);
+      record({ membershipId, eventType: 'RoleCreated', utilizerId: caller.id, document: response });
+      return response;
+    });
+    // A miss for this slug may be cached (users can name a role before it exists).
+    await this.cache.invalidate(membershipId, slug);
+    return role;
+  }
+
+  async update(caller: Caller, membershipId: string, id: string, input: RoleBodyDto): Promise<RoleResponse> {
+    const content = contentOf(input);
+    const role = await this.recorder.transaction(async (tx, record) => {
+      const current = await this.roles.lockById(membershipId, id, tx);
+      if (!current) throw notFound();
+      if (current.slug === ADMIN_ROLE_SLUG) {
+        throw new DomainError('ReservedRole', 'The admin role is managed by the service and cannot be changed');
+      }
+      if (input.slug !== undefined && input.slug !== current.slug) {
+        throw validationError('slug', 'cannot be changed: users and applications name their role by its slug');
+      }
+      if (
+        current.name === content.name &&
+        current.description === content.description &&
+        sameList(current.permissions, content.permissions) &&
+        sameList(current.forbidden, content.forbidden)
+      ) {
+        throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+      }
+      const row = await this.roles.update(membershipId, id, content, caller.id, tx);
+      const response = toRoleResponse(row);
+      record({ membershipId, eventType: 'RoleUpdated', utilizerId: caller.id, document: response, prior: toRoleResponse(current) });
+      return response;
+    });
+    await this.cache.invalidate(membershipId, role.slug);
+    return role;
+  }
+
+  async delete(caller: Caller, membershipId: string, id: string): Promise<void> {
+    const deleted = await this.deleteMany(caller, membershipId, [id]);
+    if (!deleted.length) throw notFound();
+  }
+
+  async bulkDelete(caller: Caller, membershipId: string, ids: string[]): Promise<{ deleted: string[]; not_found: string[] }> {
+    await assertMayActOnEach(this.permissions, caller, 'roles', 'delete', ids);
+    const deleted = await this.deleteMany(caller, membershipId, ids);
+    return bulkDeleteAnswer(ids, deleted);
+  }
+
+  /** All or nothing: the admin role among the ids refuses the whole request. */
+  private async deleteMany(caller: Caller, membershipId: string, ids: string[]): Promise<string[]> {
+    const deleted = await this.recorder.transaction(async (tx, record) => {
+      const existing = await this.roles.findByIds(membershipId, ids, tx);
+      if (existing.some((row) => row.slug === ADMIN_ROLE_SLUG)) {
+        throw new DomainError('SystemRolesCannotBeDeleted', 'The admin role cannot be deleted');
+      }
+      const rows = await this.roles.deleteByIds(membershipId, ids, tx);
+      for (const row of rows) {
+        record({ membershipId, eventType: 'RoleDeleted', utilizerId: caller.id, document: {}, prior: toRoleResponse(row) });
+      }
+      return rows;
+    });
+    for (const row of deleted) await this.cache.invalidate(membershipId, row.slug);
+    return deleted.map((row) => row.id);
+  }
+}
+
+function contentOf(input: RoleBodyDto): RoleContent {
+  return {
+    name: input.name,
+    description: input.description ?? null,
+    permissions: validatePermissionList('permissions', input.permissions),
+    forbidden: validatePermissionList('forbidden', input.forbidden),
+  };
+}

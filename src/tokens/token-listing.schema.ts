@@ -1,0 +1,75 @@
+import { and, eq, sql } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/pg-core';
+import type { QuerySchema } from '../common/query';
+import { tokenSessions, users } from '../database/schema';
+
+/**
+ * Token sessions joined with their user's username: what the active- and revoked-token listings
+ * read, filter and sort. A subquery, so the one list runner (which reads one "table") can serve
+ * it; PostgreSQL flattens it, so the membership index still applies. Token strings are never
+ * stored, and the jti columns are not part of it.
+ */
+export const tokenListing = new QueryBuilder()
+  .select({
+    id: tokenSessions.id,
+    membershipId: tokenSessions.membershipId,
+    userId: tokenSessions.userId,
+    username: users.username,
+    kind: tokenSessions.kind,
+    parentId: tokenSessions.parentId,
+    scopes: tokenSessions.scopes,
+    createdAt: tokenSessions.createdAt,
+    expiresAt: tokenSessions.expiresAt,
+    accessExpiresAt: tokenSessions.accessExpiresAt,
+    refreshExpiresAt: tokenSessions.refreshExpiresAt,
+    ipAddress: tokenSessions.ipAddress,
+    userAgent: tokenSessions.userAgent,
+    revokedAt: tokenSessions.revokedAt,
+    revokedBy: tokenSessions.revokedBy,
+    revokeReason: tokenSessions.revokeReason,
+  })
+  .from(tokenSessions)
+  .leftJoin(users, and(eq(users.id, tokenSessions.userId), eq(users.membershipId, tokenSessions.membershipId)))
+  .as('token_listing');
+
+export interface TokenListingRow {
+  id: string;
+  membershipId: string;
+  userId: string;
+  username: string | null;
+  kind: 'pair' | 'scoped';
+  parentId: string | null;
+  scopes: string[] | null;
+  createdAt: Date;
+  expiresAt: Date;
+  accessExpiresAt: Date;
+  refreshExpiresAt: Date | null;
+  ipAddress: string | null;
+  userAgent: string | null;
+  revokedAt: Date | null;
+  revokedBy: string | null;
+  revokeReason: string | null;
+}
+
+export const TOKEN_LISTING_QUERY_SCHEMA: QuerySchema = {
+  fields: {
+    _id: { sql: sql`${tokenListing.id}`, type: 'string', sortable: true },
+    user_id: { sql: sql`${tokenListing.userId}`, type: 'string' },
+    username: { sql: sql`${tokenListing.username}`, type: 'string' },
+    kind: { sql: sql`${tokenListing.kind}`, type: 'string' },
+    parent_id: { sql: sql`${tokenListing.parentId}`, type: 'string' },
+    scopes: { sql: sql`${tokenListing.scopes}`, type: 'string_array' },
+    created_at: { sql: sql`${tokenListing.createdAt}`, type: 'timestamp', sortable: true },
+    expires_at: { sql: sql`${tokenListing.expiresAt}`, type: 'timestamp', sortable: true },
+    access_expires_at: { sql: sql`${tokenListing.accessExpiresAt}`, type: 'timestamp' },
+    refresh_expires_at: { sql: sql`${tokenListing.refreshExpiresAt}`, type: 'timestamp' },
+    ip_address: { sql: sql`${tokenListing.ipAddress}`, type: 'string' },
+    user_agent: { sql: sql`${tokenListing.userAgent}`, type: 'string' },
+    revoked_at: { sql: sql`${tokenListing.revokedAt}`, type: 'timestamp' },
+    revoked_by: { sql: sql`${tokenListing.revokedBy}`, type: 'string' },
+    revoke_reason: { sql: sql`${tokenListing.revokeReason}`, type: 'string' },
+  },
+  hidden: ['token', 'access_token', 'refresh_token', 'access_jti', 'refresh_jti', 'jti'],
+};
+
+export const TOKEN_LISTING_SORTABLE_FIELDS = '_id, created_at, expires_at';

@@ -1,0 +1,43 @@
+import { Injectable } from '@nestjs/common';
+import type { Caller } from '../auth/caller';
+import { DomainError } from '../common/errors';
+import type { ListPage, ListRequest } from '../common/query';
+import { EventRecorder } from '../events/event-recorder';
+import { toTokenSessionResponse, type TokenSessionResponse } from './token-listing.mapper';
+import { TokenRevoker } from './token-revoker';
+import { TokenSessionRepository, type SessionListingState } from './token-session.repository';
+
+const notFound = (): DomainError => new DomainError('TokenNotFound', 'No active token session with this id');
+
+/**
+ * The active- and revoked-token listings of a membership: session metadata only (the service
+ * never stores token strings). Revoking one session here works like /revoke-token: the pair and
+ * the scoped tokens derived from it stop at once, each with a TokenRevoked event.
+ */
+@Injectable()
+export class TokenListingService {
+  constructor(
+    private readonly sessions: TokenSessionRepository,
+    private readonly revoker: TokenRevoker,
+    private readonly recorder: EventRecorder,
+  ) {}
+
+  list(membershipId: string, state: SessionListingState, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    return this.sessions.listSessions(membershipId, state, request, toTokenSessionResponse);
+  }
+
+  async getActive(membershipId: string, sessionId: string): Promise<TokenSessionResponse> {
+    const row = await this.sessions.findListedSession(membershipId, 'active', sessionId);
+    if (!row) throw notFound();
+    return toTokenSessionResponse(row);
+  }
+
+  async revoke(caller: Caller, membershipId: string, sessionId: string): Promise<void> {
+    // Only a live session can be revoked here; an expired one is already dead and soon swept.
+    if (!(await this.sessions.findListedSession(membershipId, 'active', sessionId))) throw notFound();
+    // Revoked by someone else between the check and this update: zero rows, and the outcome the caller wanted.
+    await this.recorder.transaction((tx, record) =>
+      this.revoker.revokeSession(tx, record, membershipId, sessionId, caller.id, 'revoked-by-administrator'),
+    );
+  }
+}

@@ -1,0 +1,434 @@
+import { startTestApp, type TestApp } from '../support/app';
+import { setupInstallation, signIn, unique, type Installation } from '../support/factories';
+import {
+  createApplicationWithPermissions,
+  createMembership,
+  expectErrorBody,
+  hostileQueries,
+} from '../support/resources';
+
+/** Stands for the per-run slug prefix inside it.each tables (built before the prefix exists). */
+const TAG_PLACEHOLDER = '__TAG__';
+
+describe('memberships API', () => {
+  let t: TestApp;
+  let inst: Installation;
+  const systemId = (): string => inst.membership._id as string;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    inst = await setupInstallation(t);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const get = (auth: string, path: string) => t.http().get(path).set('Authorization', auth);
+  const post = (auth: string, path: string, body?: object) => t.http().post(path).set('Authorization', auth).send(body);
+  const put = (auth: string, path: string, body: object) => t.http().put(path).set('Authorization', auth).send(body);
+  const del = (auth: string, path: string) => t.http().delete(path).set('Authorization', auth);
+
+  describe('create', () => {
+    it('creates a membership with its admin role, first admin user and application (setup shape)', async () => {
+      const username = unique('first');
+      const res = await post(inst.admin.auth, '/memberships', {
+        membership: { name: unique('Acme'), expires_in: 600, refresh_token_expires_in: 1200, scoped_token_expires_in: 300, user_activation: 'passive' },
+        user: { username, email_address: `${username}@Example.com`, password: 'long enough pass', firstname: 'Fi' },
+        application: { name: 'Acme Backend' },
+      });
+      expect(res.status).toBe(201);
+      const { membership, user, role, application } = res.body;
+      expect(membership).toEqual({
+        _id: expect.any(String),
+        name: expect.stringMatching(/^Acme-/),
+        slug: expect.stringMatching(/^acme-[0-9a-f]{8}$/),
+        secret_key: expect.any(String),
+        expires_in: 600,
+        refresh_token_expires_in: 1200,
+        scoped_token_expires_in: 300,
+        hash_algorithm: 'ARGON2ID',
+        user_activation: 'passive',
+        mail_providers: [],
+        otp_settings: {},
+        is_system: false,
+        sys: { created_at: expect.any(String), created_by: inst.admin.userId },
+      });
+      expect(membership.secret_key.length).toBeGreaterThanOrEqual(43);
+      expect(role).toMatchObject({ slug: 'admin', membership_id: membership._id });
+      expect(role.permissions).toEqual(expect.arrayContaining([`memberships.read.${membership._id}`, `memberships.update.${membership._id}`, 'users.*', 'roles.*']));
+      expect(role.permissions).not.toContain('memberships.*');
+      // The first admin is active even in a passive membership.
+      expect(user).toMatchObject({ username, email_address: `${username}@example.com`, role: 'admin', is_active: true, membership_id: membership._id });
+      expect(JSON.stringify(user)).not.toMatch(/password/i);
+      expect(application).toMatchObject({ name: 'Acme Backend', slug: 'acme-backend', role: 'admin', secret: expect.any(String) });
+      expect(application).not.toHaveProperty('secret_digest');
+
+      // The new admin signs in; the new application authenticates; both see their own membership.
+      const admin = await signIn(t, membership._id, username, 'long enough pass');
+      const own = await get(admin.auth, `/memberships/${membership._id}`);
+      expect(own.status).toBe(200);
+      expect(own.body.secret_key).toBe(membership.secret_key);
+      const byApp = await get(`Basic ${application._id}:${application.secret}`, `/memberships/${membership._id}`);
+      expect(byApp.status).toBe(200);
+
+      // Its events are in its own log, by the system admin.
+      const events = await post(admin.auth, `/memberships/${membership._id}/events/_query`, {
+        where: { event_type: { $in: ['RoleCreated', 'UserCreated', 'ApplicationCreated'] } },
+      });
+      expect(events.status).toBe(200);
+      const types = (events.body.items as { event_type: string; utilizer_id: string }[]).map((e) => e.event_type).sort();
+      expect(types).toEqual(['ApplicationCreated', 'RoleCreated', 'UserCreated']);
+      expect((events.body.items as { utilizer_id: string }[]).every((e) => e.utilizer_id === inst.admin.userId)).toBe(true);
+      expect(JSON.stringify(events.body)).not.toContain(application.secret);
+    });
+
+    it('creates a membership without a first user (no `user` in the answer)', async () => {
+      const res = await post(inst.admin.auth, '/memberships', { membership: { name: unique('Empty') }, application: { name: 'only-app' } });
+      expect(res.status).toBe(201);
+      expect(res.body).not.toHaveProperty('user');
+      expect(res.body.membership).toMatchObject({ expires_in: 3600, refresh_token_expires_in: 86400, scoped_token_expires_in: null, user_activation: 'active' });
+      expect(res.body.role.slug).toBe('admin');
+      expect(res.body.application.secret).toEqual(expect.any(String));
+    });
+
+    it('accepts an application caller of the system membership holding memberships.create', async () => {
+      const res = await post(inst.application.basic, '/memberships', { membership: { name: unique('ByApp') } });
+      expect(res.status).toBe(201);
+      expect(res.body.membership.sys.created_by).toBe(inst.application.id);
+    });
+
+    it.each([
+      ['no membership', { user: undefined }, ['membership']],
+      ['name missing', { membership: {} }, ['membership.name']],
+      ['name not a string', { membership: { name: 5 } }, ['membership.name']],
+      ['name too long', { membership: { name: 'x'.repeat(129) } }, ['membership.name']],
+      ['bad slug', { membership: { name: 'ok', slug: 'Not A Slug' } }, ['membership.slug']],
+      ['expires_in zero', { membership: { name: 'ok', expires_in: 0 } }, ['membership.expires_in']],
+      ['expires_in not an integer', { membership: { name: 'ok', expires_in: 1.5 } }, ['membership.expires_in']],
+      ['refresh lifetime too long', { membership: { name: 'ok', refresh_token_expires_in: 40_000_000 } }, ['membership.refresh_token_expires_in']],
+      ['scoped lifetime a string', { membership: { name: 'ok', scoped_token_expires_in: '60' } }, ['membership.scoped_token_expires_in']],
+      ['unknown user_activation', { membership: { name: 'ok', user_activation: 'maybe' } }, ['membership.user_activation']],
+      ['unknown hash_algorithm', { membership: { name: 'ok', hash_algorithm: 'MD5' } }, ['membership.hash_algorithm']],
+      ['unknown field', { membership: { name: 'ok', secret_key: 'mine' } }, ['membership.secret_key']],
+      ['unknown top-level field', { membership: { name: 'ok' }, extra: 1 }, ['extra']],
+      ['bad user', { membership: { name: 'ok' }, user: { username: 'a b', email_address: 'nope', password: 'short' } }, ['user.username', 'user.email_address', 'user.password']],
+      ['user password too long', { membership: { name: 'ok' }, user: { username: 'ab', email_address: 'a@b.co', password: 'x'.repeat(257) } }, ['user.password']],
+      ['application without name', { membership: { name: 'ok' }, application: {} }, ['application.name']],
+    ])('validates the body: %s', async (_name, body, fields) => {
+      const res = await post(inst.admin.auth, '/memberships', body);
+      expectErrorBody(res, 400, 'ModelValidationError');
+      expect((res.body.errors as { field: string }[]).map((e) => e.field)).toEqual(expect.arrayContaining(fields));
+    });
+
+    it('answers 409 MembershipAlreadyExists for a taken slug', async () => {
+      const slug = unique('taken').toLowerCase();
+      expect((await post(inst.admin.auth, '/memberships', { membership: { name: 'One', slug } })).status).toBe(201);
+      const again = await post(inst.admin.auth, '/memberships', { membership: { name: 'Two', slug } });
+      expectErrorBody(again, 409, 'MembershipAlreadyExists');
+    });
+
+    it('answers 401 without a token', async () => {
+      const res = await t.http().post('/memberships').send({ membership: { name: 'x' } });
+      expectErrorBody(res, 401, 'InvalidToken');
+    });
+  });
+
+  describe('tenancy', () => {
+    it('a non-system admin reads and updates only its own membership', async () => {
+      const a = await createMembership(t, inst.admin);
+      const b = await createMembership(t, inst.admin);
+
+      const own = await get(a.admin.auth, `/memberships/${a.membershipId}`);
+      expect(own.status).toBe(200);
+      expect(own.body).toMatchObject({ _id: a.membershipId, secret_key: a.membership.secret_key, is_system: false });
+
+      expectErrorBody(await get(a.admin.auth, '/memberships'), 403, 'AccessDenied');
+      expectErrorBody(await post(a.admin.auth, '/memberships/_query', { where: {} }), 403, 'AccessDenied');
+      expectErrorBody(await post(a.admin.auth, '/memberships', { membership: { name: unique('Nope') } }), 403, 'AccessDenied');
+      expectErrorBody(await get(a.admin.auth, `/memberships/${b.membershipId}`), 403, 'AccessDenied');
+      expectErrorBody(await get(a.admin.auth, `/memberships/${systemId()}`), 403, 'AccessDenied');
+      // An unknown id is not revealed as unknown to a tenant.
+      expectErrorBody(await get(a.admin.auth, '/memberships/00000000-0000-4000-8000-000000000000'), 403, 'AccessDenied');
+      expectErrorBody(await put(a.admin.auth, `/memberships/${b.membershipId}`, { name: 'Hijacked' }), 403, 'AccessDenied');
+      expectErrorBody(await post(a.admin.auth, `/memberships/${b.membershipId}/secret-key`), 403, 'AccessDenied');
+      expectErrorBody(await del(a.admin.auth, `/memberships/${b.membershipId}`), 403, 'AccessDenied');
+      expectErrorBody(await del(a.admin.auth, `/memberships/${a.membershipId}`), 403, 'AccessDenied');
+
+      const updated = await put(a.admin.auth, `/memberships/${a.membershipId}`, { name: a.membership.name, expires_in: 900 });
+      expect(updated.status).toBe(200);
+      expect(updated.body).toMatchObject({ expires_in: 900, slug: a.membership.slug, sys: { modified_by: a.admin.userId } });
+      // b is untouched.
+      const bNow = await get(inst.admin.auth, `/memberships/${b.membershipId}`);
+      expect(bNow.body.name).toBe(b.membership.name);
+    });
+
+    it('a tenant role granting memberships.* still cannot list, create or read other memberships', async () => {
+      const a = await createMembership(t, inst.admin);
+      const wide = await createApplicationWithPermissions(t, a.admin, ['memberships.*']);
+      expectErrorBody(await get(wide.auth, '/memberships'), 403, 'AccessDenied');
+      expectErrorBody(await post(wide.auth, '/memberships', { membership: { name: unique('Nope') } }), 403, 'AccessDenied');
+      expectErrorBody(await get(wide.auth, `/memberships/${systemId()}`), 403, 'AccessDenied');
+      expectErrorBody(await put(wide.auth, `/memberships/${systemId()}`, { name: 'Mine now' }), 403, 'AccessDenied');
+      expectErrorBody(await del(wide.auth, `/memberships/${systemId()}`), 403, 'AccessDenied');
+      expect((await get(wide.auth, `/memberships/${a.membershipId}`)).status).toBe(200);
+    });
+
+    it('a system admin reads any membership with its secret key; unknown ids are 404', async () => {
+      const a = await createMembership(t, inst.admin);
+      const res = await get(inst.admin.auth, `/memberships/${a.membershipId}`);
+      expect(res.status).toBe(200);
+      expect(res.body.secret_key).toBe(a.membership.secret_key);
+      expectErrorBody(await get(inst.admin.auth, '/memberships/00000000-0000-4000-8000-000000000000'), 404, 'MembershipNotFound');
+      expectErrorBody(await put(inst.admin.auth, '/memberships/00000000-0000-4000-8000-000000000000', { name: 'x' }), 404, 'MembershipNotFound');
+    });
+
+    it('discloses secret_key only to holders of memberships.read on that membership', async () => {
+      const a = await createMembership(t, inst.admin);
+      // Update without read: the answer has no secret key, and a GET is refused.
+      const updater = await createApplicationWithPermissions(t, a.admin, [`memberships.update.${a.membershipId}`]);
+      const updated = await put(updater.auth, `/memberships/${a.membershipId}`, { name: a.membership.name, expires_in: 1234 });
+      expect(updated.status).toBe(200);
+      expect(updated.body.expires_in).toBe(1234);
+      expect(updated.body).not.toHaveProperty('secret_key');
+      expectErrorBody(await get(updater.auth, `/memberships/${a.membershipId}`), 403, 'AccessDenied');
+
+      // A system caller that may read all memberships except one: the list hides only that one's key.
+      const b = await createMembership(t, inst.admin);
+      const systemCaller = { auth: inst.admin.auth, membershipId: systemId() };
+      const reader = await createApplicationWithPermissions(t, systemCaller, ['memberships.read'], [`memberships.read.${b.membershipId}`]);
+      const list = await post(reader.auth, '/memberships/_query', { where: { _id: { $in: [a.membershipId, b.membershipId] } } });
+      expect(list.status).toBe(200);
+      const byId = Object.fromEntries((list.body.items as { _id: string }[]).map((m) => [m._id, m]));
+      expect(byId[a.membershipId]).toHaveProperty('secret_key', a.membership.secret_key);
+      expect(byId[b.membershipId]).not.toHaveProperty('secret_key');
+      expectErrorBody(await get(reader.auth, `/memberships/${b.membershipId}`), 403, 'AccessDenied');
+
+      // A creator without memberships.read gets the membership without its key.
+      const creator = await createApplicationWithPermissions(t, systemCaller, ['memberships.create']);
+      const created = await post(creator.auth, '/memberships', { membership: { name: unique('NoKey') } });
+      expect(created.status).toBe(201);
+      expect(created.body.membership).not.toHaveProperty('secret_key');
+      expect(created.body.membership._id).toEqual(expect.any(String));
+    });
+  });
+
+  describe('list and query', () => {
+    const tag = unique('lq').toLowerCase();
+    const ids: Record<string, string> = {};
+
+    beforeAll(async () => {
+      // Three memberships with known settings; queries below are narrowed to them by slug prefix.
+      const specs = [
+        { key: 'a', expires_in: 1001, scoped_token_expires_in: 60, user_activation: 'active' },
+        { key: 'b', expires_in: 1002, user_activation: 'passive' },
+        { key: 'c', expires_in: 1003, scoped_token_expires_in: 90, user_activation: 'active' },
+      ];
+      for (const spec of specs) {
+        const { key, ...settings } = spec;
+        const res = await post(inst.admin.auth, '/memberships', { membership: { name: `${tag} ${key}`, slug: `${tag}-${key}`, ...settings } });
+        expect(res.status).toBe(201);
+        ids[key] = res.body.membership._id;
+      }
+    });
+
+    const slugsOf = (res: { body: { items: { slug: string }[] } }): string[] => res.body.items.map((m) => m.slug).sort();
+    const mine = { slug: { $in: ['a', 'b', 'c'].map((k) => `${tag}-${k}`) } };
+    const query = (where: object, params = '') => post(inst.admin.auth, `/memberships/_query${params}`, { where: { $and: [mine, where] } });
+
+    it('lists with paging, with_count and sort', async () => {
+      const all = await get(inst.admin.auth, '/memberships?with_count=true&limit=1000');
+      expect(all.status).toBe(200);
+      expect(all.body.count).toBe(all.body.items.length);
+      expect((all.body.items as { _id: string }[]).map((m) => m._id)).toEqual(expect.arrayContaining([systemId(), ids.a, ids.b, ids.c]));
+
+      const page1 = await get(inst.admin.auth, '/memberships?limit=2&with_count=true');
+      expect(page1.body.items).toHaveLength(2);
+      expect(page1.body.count).toBe(all.body.count);
+      const page2 = await get(inst.admin.auth, '/memberships?limit=2&skip=2');
+      expect(page2.body).not.toHaveProperty('count');
+      expect(page2.body.items[0]._id).toBe(all.body.items[2]._id);
+
+      const sorted = await query({}, '?sort=slug%20desc');
+      expect(sorted.body.items.map((m: { slug: string }) => m.slug)).toEqual([`${tag}-c`, `${tag}-b`, `${tag}-a`]);
+      const counted = await query({ user_activation: 'active' }, '?with_count=true&limit=1');
+      expect(counted.body.items).toHaveLength(1);
+      expect(counted.body.count).toBe(2);
+    });
+
+    it.each([
+      ['limit=0', 'limit'],
+      ['limit=1001', 'limit'],
+      ['skip=-1', 'skip'],
+      ['with_count=maybe', 'with_count'],
+      ['sort=expires_in', 'sort'],
+      ['sort=secret_key', 'sort'],
+      ['sort=name%20sideways', 'sort'],
+    ])('rejects list parameter %s with 400 InvalidQuery', async (params, name) => {
+      const res = await get(inst.admin.auth, `/memberships?${params}`);
+      expectErrorBody(res, 400, 'InvalidQuery');
+      expect(res.body.message).toContain(name);
+    });
+
+    it.each([
+      ['implicit equality', { slug: `${TAG_PLACEHOLDER}-b` }, ['b']],
+      ['$eq', { expires_in: { $eq: 1001 } }, ['a']],
+      ['$ne', { expires_in: { $ne: 1001 } }, ['b', 'c']],
+      ['$in', { expires_in: { $in: [1001, 1003, 7] } }, ['a', 'c']],
+      ['$nin', { expires_in: { $nin: [1001, 1003] } }, ['b']],
+      ['$gt', { expires_in: { $gt: 1001 } }, ['b', 'c']],
+      ['$gte', { expires_in: { $gte: 1002 } }, ['b', 'c']],
+      ['$lt', { expires_in: { $lt: 1002 } }, ['a']],
+      ['$lte', { expires_in: { $lte: 1002 } }, ['a', 'b']],
+      ['$exists true', { scoped_token_expires_in: { $exists: true } }, ['a', 'c']],
+      ['$exists false', { scoped_token_expires_in: { $exists: false } }, ['b']],
+      ['$and', { $and: [{ user_activation: 'active' }, { expires_in: { $gt: 1001 } }] }, ['c']],
+      ['$or', { $or: [{ user_activation: 'passive' }, { expires_in: 1003 }] }, ['b', 'c']],
+      ['timestamp', { 'sys.created_at': { $gte: '2000-01-01T00:00:00Z' }, is_system: false }, ['a', 'b', 'c']],
+    ])('_query %s', async (_name, where, expected) => {
+      const resolved = JSON.parse(JSON.stringify(where).replaceAll(TAG_PLACEHOLDER, tag)) as object;
+      const res = await query(resolved);
+      expect(res.status).toBe(200);
+      expect(slugsOf(res)).toEqual(expected.map((k) => `${tag}-${k}`));
+    });
+
+    it('_query projects with select', async () => {
+      const res = await post(inst.admin.auth, '/memberships/_query', { where: { _id: ids.a }, select: { name: 1, 'sys.created_at': 1 } });
+      expect(res.status).toBe(200);
+      expect(res.body.items).toEqual([{ _id: ids.a, name: `${tag} a`, sys: { created_at: expect.any(String) } }]);
+    });
+
+    it.each(hostileQueries('name', 'secret_key'))('refuses a hostile _query ($name) with 400 InvalidQuery', async ({ body }) => {
+      const res = await post(inst.admin.auth, '/memberships/_query', body);
+      expectErrorBody(res, 400, 'InvalidQuery');
+    });
+
+    it('treats SQL inside a value as a plain value', async () => {
+      const res = await post(inst.admin.auth, '/memberships/_query', { where: { name: "x' or '1'='1'; drop table memberships; --" } });
+      expect(res.status).toBe(200);
+      expect(res.body.items).toEqual([]);
+      expect((await get(inst.admin.auth, `/memberships/${ids.a}`)).status).toBe(200);
+    });
+
+    it.each(['mail_providers', 'otp_settings'])('does not let %s be queried', async (field) => {
+      expectErrorBody(await post(inst.admin.auth, '/memberships/_query', { where: { [field]: { $exists: true } } }), 400, 'InvalidQuery');
+    });
+  });
+
+  describe('update', () => {
+    it('replaces the settings, answers 409 for an identical update and validates', async () => {
+      const a = await createMembership(t, inst.admin, { expires_in: 500, scoped_token_expires_in: 100 });
+      const path = `/memberships/${a.membershipId}`;
+      const body = { name: a.membership.name, expires_in: 700, refresh_token_expires_in: 7000, user_activation: 'passive', hash_algorithm: 'ARGON2ID' };
+      const res = await put(a.admin.auth, path, body);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        _id: a.membershipId,
+        slug: a.membership.slug,
+        expires_in: 700,
+        refresh_token_expires_in: 7000,
+        // Omitted: back to its default (unset).
+        scoped_token_expires_in: null,
+        user_activation: 'passive',
+        secret_key: a.membership.secret_key,
+        sys: { created_at: a.membership.sys.created_at, modified_at: expect.any(String), modified_by: a.admin.userId },
+      });
+      expectErrorBody(await put(a.admin.auth, path, body), 409, 'IdenticalDocumentError');
+      expectErrorBody(await put(a.admin.auth, path, { ...body, slug: a.membership.slug }), 409, 'IdenticalDocumentError');
+
+      // The new lifetimes apply to the next sign-in.
+      const again = await t.http().post('/generate-token').set('X-Service-Alias', a.membershipId).send({ username: a.admin.username, password: a.admin.password });
+      expect(again.status).toBe(201);
+      expect(again.body).toMatchObject({ expires_in: 700, refresh_token_expires_in: 7000 });
+    });
+
+    it.each([
+      ['name missing', { expires_in: 10 }, 'name'],
+      ['name empty', { name: '' }, 'name'],
+      ['bad slug', { name: 'x', slug: '-bad-' }, 'slug'],
+      ['negative lifetime', { name: 'x', expires_in: -5 }, 'expires_in'],
+      ['user_activation', { name: 'x', user_activation: 'ACTIVE' }, 'user_activation'],
+      ['hash_algorithm', { name: 'x', hash_algorithm: 'BCRYPT' }, 'hash_algorithm'],
+      ['server-managed field', { name: 'x', is_system: true }, 'is_system'],
+      ['secret key', { name: 'x', secret_key: 'mine' }, 'secret_key'],
+    ])('rejects an invalid update (%s) with 400 ModelValidationError', async (_name, body, field) => {
+      const a = await createMembership(t, inst.admin);
+      const res = await put(a.admin.auth, `/memberships/${a.membershipId}`, body);
+      expectErrorBody(res, 400, 'ModelValidationError');
+      expect((res.body.errors as { field: string }[]).map((e) => e.field)).toContain(field);
+    });
+
+    it('a new name or slug changes the token issuer/audience, so earlier tokens stop verifying', async () => {
+      const a = await createMembership(t, inst.admin);
+      const newSlug = unique('renamed').toLowerCase();
+      const res = await put(a.admin.auth, `/memberships/${a.membershipId}`, { name: 'Renamed', slug: newSlug });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ name: 'Renamed', slug: newSlug });
+      expectErrorBody(await get(a.admin.auth, `/memberships/${a.membershipId}`), 401, 'InvalidToken');
+      const fresh = await signIn(t, a.membershipId, a.admin.username, a.admin.password);
+      expect((await get(fresh.auth, `/memberships/${a.membershipId}`)).body.name).toBe('Renamed');
+    });
+
+    it('answers 409 MembershipAlreadyExists when the new slug is taken', async () => {
+      const a = await createMembership(t, inst.admin);
+      const b = await createMembership(t, inst.admin);
+      expectErrorBody(await put(inst.admin.auth, `/memberships/${a.membershipId}`, { name: 'x', slug: b.membership.slug }), 409, 'MembershipAlreadyExists');
+    });
+  });
+
+  describe('secret key rotation', () => {
+    it('issues a new key; earlier tokens answer InvalidToken, applications keep working', async () => {
+      const a = await createMembership(t, inst.admin, { application: true });
+      const res = await post(a.admin.auth, `/memberships/${a.membershipId}/secret-key`);
+      expect(res.status).toBe(200);
+      expect(res.body.secret_key).toEqual(expect.any(String));
+      expect(res.body.secret_key).not.toBe(a.membership.secret_key);
+      expectErrorBody(await get(a.admin.auth, `/memberships/${a.membershipId}`), 401, 'InvalidToken');
+      const refreshed = await t.http().post('/refresh-token').send({ token: a.admin.refreshToken });
+      expect(refreshed.status).toBe(401);
+      const fresh = await signIn(t, a.membershipId, a.admin.username, a.admin.password);
+      expect((await get(fresh.auth, `/memberships/${a.membershipId}`)).body.secret_key).toBe(res.body.secret_key);
+      expect((await get(a.application!.basic, `/memberships/${a.membershipId}`)).status).toBe(200);
+    });
+
+    it('is refused for another membership and 404 for an unknown one (system caller)', async () => {
+      const a = await createMembership(t, inst.admin);
+      const b = await createMembership(t, inst.admin);
+      expectErrorBody(await post(a.admin.auth, `/memberships/${b.membershipId}/secret-key`), 403, 'AccessDenied');
+      expectErrorBody(await post(inst.admin.auth, '/memberships/00000000-0000-4000-8000-000000000000/secret-key'), 404, 'MembershipNotFound');
+    });
+  });
+
+  describe('delete', () => {
+    it('refuses a membership that holds users (409 MembershipNotEmpty) and the system membership (409)', async () => {
+      const a = await createMembership(t, inst.admin);
+      expectErrorBody(await del(inst.admin.auth, `/memberships/${a.membershipId}`), 409, 'MembershipNotEmpty');
+      expect((await get(a.admin.auth, `/memberships/${a.membershipId}`)).status).toBe(200);
+      const system = await del(inst.admin.auth, `/memberships/${systemId()}`);
+      expect(system.status).toBe(409);
+      expect(system.body.message).toMatch(/system membership/);
+    });
+
+    it('deletes an empty membership with everything in it, at once visible to the access guard', async () => {
+      const created = await post(inst.admin.auth, '/memberships', { membership: { name: unique('Doomed') }, application: { name: 'doomed-app' } });
+      expect(created.status).toBe(201);
+      const id = created.body.membership._id as string;
+      const basic = `Basic ${created.body.application._id}:${created.body.application.secret}`;
+      expect((await get(basic, `/memberships/${id}/roles`)).status).toBe(200);
+      // A foreign caller learns the membership exists (and this instance caches it).
+      expectErrorBody(await get(inst.admin.auth, `/memberships/${id}/roles`), 403, 'AccessDenied');
+
+      expect((await del(inst.admin.auth, `/memberships/${id}`)).status).toBe(204);
+      expectErrorBody(await get(inst.admin.auth, `/memberships/${id}`), 404, 'MembershipNotFound');
+      expectErrorBody(await get(inst.admin.auth, `/memberships/${id}/roles`), 404, 'MembershipNotFound');
+      expectErrorBody(await get(basic, `/memberships/${id}/roles`), 401, 'InvalidToken');
+      expectErrorBody(await del(inst.admin.auth, `/memberships/${id}`), 404, 'MembershipNotFound');
+    });
+
+    it('is refused to system callers without memberships.delete', async () => {
+      const created = await post(inst.admin.auth, '/memberships', { membership: { name: unique('Kept') } });
+      const systemCaller = { auth: inst.admin.auth, membershipId: systemId() };
+      const reader = await createApplicationWithPermissions(t, systemCaller, ['memberships.read']);
+      expectErrorBody(await del(reader.auth, `/memberships/${created.body.membership._id}`), 403, 'AccessDenied');
+    });
+  });
+});

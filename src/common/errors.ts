@@ -50,6 +50,7 @@ export const ERROR_STATUS = {
   MembershipNotEmpty: 409,
   ReservedRole: 409,
   SystemRolesCannotBeDeleted: 409,
+  SystemMembershipCannotBeDeleted: 409,
   // 413, 415
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
 import { CallerPermissions } from '../auth/caller-permissions';
-import { DomainError, type ErrorCode } from '../common/errors';
+import { DomainError } from '../common/errors';
 import { newSecret } from '../common/ids';
 import type { ListPage, ListRequest } from '../common/query';
 import type { MembershipRow } from '../database/schema';
@@ -12,12 +12,6 @@ import { MembershipProvisioner, type ProvisionedMembership } from './membership-
 import { MEMBERSHIP_DEFAULTS, type CreateMembershipDto, type UpdateMembershipDto } from './membership.dto';
 import { toMembershipResponse, type MembershipResponse } from './membership.mapper';
 import { MembershipRepository, type MembershipSettings } from './membership.repository';
-
-/**
- * The error code for deleting the system membership. The contract has no code of its own for it;
- * this is the closest conflict code until one is added (asked of the lead).
- */
-const SYSTEM_MEMBERSHIP_UNDELETABLE: ErrorCode = 'SystemRolesCannotBeDeleted';
 
 const notFound = (): DomainError => new DomainError('MembershipNotFound', 'The membership does not exist');
 
@@ -108,7 +102,7 @@ export class MembershipsService {
       // The lock makes a concurrent user insert (whose foreign key check shares the row) wait, or be waited for.
       const current = await this.memberships.lockById(tx, id);
       if (!current) throw notFound();
-      if (current.isSystem) throw new DomainError(SYSTEM_MEMBERSHIP_UNDELETABLE, 'The system membership cannot be deleted');
+      if (current.isSystem) throw new DomainError('SystemMembershipCannotBeDeleted', 'The system membership cannot be deleted');
       if (await this.memberships.hasUsers(tx, id)) {
         throw new DomainError('MembershipNotEmpty', 'The membership still holds users; delete them first');
       }

@@ -404,7 +404,7 @@ describe('memberships API', () => {
       expectErrorBody(await del(inst.admin.auth, `/memberships/${a.membershipId}`), 409, 'MembershipNotEmpty');
       expect((await get(a.admin.auth, `/memberships/${a.membershipId}`)).status).toBe(200);
       const system = await del(inst.admin.auth, `/memberships/${systemId()}`);
-      expect(system.status).toBe(409);
+      expectErrorBody(system, 409, 'SystemMembershipCannotBeDeleted');
       expect(system.body.message).toMatch(/system membership/);
     });
 

@@ -1,0 +1,76 @@
+import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import type { FieldError } from '../common/errors';
+import { SLUG_PATTERN } from '../memberships/membership.dto';
+import { fieldErrorsOf, requireJsonObject, splitBody, validateDto, validationFailure } from '../users/request-body';
+import { parsePropertyDefinitions, PROPERTY_TYPES, type PropertyDefinitions } from './custom-fields';
+
+/** The fixed fields of a user type body; `properties` is validated by parsePropertyDefinitions. */
+export class UserTypeFieldsDto {
+  @ApiProperty({ example: 'Employee', maxLength: 128 })
+  @IsString()
+  @Length(1, 128)
+  name!: string;
+
+  @ApiPropertyOptional({ example: 'employee', description: 'Defaults to the name slugified. Cannot be changed after creation; users name their type by it.' })
+  @IsOptional()
+  @IsString()
+  @Matches(SLUG_PATTERN, { message: 'must be lower-case letters, digits and dashes (1-64)' })
+  slug?: string;
+
+  @ApiPropertyOptional({ maxLength: 1024, nullable: true })
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  description?: string | null;
+
+  @ApiPropertyOptional({ default: false, description: 'Whether users of this type may carry fields that `properties` does not define.' })
+  @IsOptional()
+  @IsBoolean()
+  allow_additional_properties?: boolean;
+}
+
+/** The whole body, for the API description. */
+export class UserTypeBodyDto extends UserTypeFieldsDto {
+  @ApiPropertyOptional({
+    description: `Property name to definition: {type: ${PROPERTY_TYPES.join('|')}, required?, unique?, default?, values? (enum only), description?}. Defaults to {}.`,
+    example: { department: { type: 'enum', values: ['sales', 'it'], required: true }, employee_no: { type: 'integer', unique: true } },
+    type: 'object',
+    additionalProperties: true,
+  })
+  properties?: Record<string, unknown>;
+}
+
+export interface UserTypeInput {
+  fields: UserTypeFieldsDto;
+  properties: PropertyDefinitions;
+}
+
+const FIXED_FIELDS: ReadonlySet<string> = new Set(['name', 'slug', 'description', 'allow_additional_properties']);
+
+/** Parses a user type body: fixed fields through the DTO, `properties` through their own validation; all problems in one 400. */
+@Injectable()
+export class UserTypeBodyPipe implements PipeTransform<unknown, Promise<UserTypeInput>> {
+  async transform(value: unknown, _metadata: ArgumentMetadata): Promise<UserTypeInput> {
+    const body = requireJsonObject(value);
+    const { known, rest } = splitBody(body, FIXED_FIELDS);
+    const errors: FieldError[] = [];
+    let fields: UserTypeFieldsDto | undefined;
+    let properties: PropertyDefinitions | undefined;
+    // `properties` is not declared on the DTO, so the DTO reports any other unknown key.
+    const { properties: rawProperties, ...others } = rest;
+    try {
+      fields = await validateDto(UserTypeFieldsDto, { ...known, ...others });
+    } catch (error) {
+      errors.push(...fieldErrorsOf(error));
+    }
+    try {
+      properties = parsePropertyDefinitions(rawProperties === undefined ? {} : rawProperties);
+    } catch (error) {
+      errors.push(...fieldErrorsOf(error));
+    }
+    if (errors.length || !fields || !properties) throw validationFailure(errors);
+    return { fields, properties };
+  }
+}

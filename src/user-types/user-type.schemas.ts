@@ -1,0 +1,27 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { SysSchema } from '../memberships/api-docs';
+import { PROPERTY_TYPES } from './custom-fields';
+
+/** A property definition as stored and answered (for the API description only). */
+export class UserTypePropertySchema {
+  @ApiProperty({ enum: PROPERTY_TYPES }) type!: string;
+  @ApiProperty() required!: boolean;
+  @ApiProperty({ description: 'No other user of the type may hold the same value (not for boolean, object, array)' }) unique!: boolean;
+  @ApiPropertyOptional({ description: 'Applied when a user leaves the field out; must match the type' }) default?: unknown;
+  @ApiPropertyOptional({ type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'number' }] }, description: 'Enum only' })
+  values?: (string | number)[];
+  @ApiPropertyOptional() description?: string;
+}
+
+/** A user type as toUserTypeResponse builds it (for the API description only). */
+export class UserTypeSchema {
+  @ApiProperty() _id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty() slug!: string;
+  @ApiProperty({ type: String, nullable: true }) description!: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/UserTypePropertySchema' } })
+  properties!: Record<string, UserTypePropertySchema>;
+  @ApiProperty() allow_additional_properties!: boolean;
+  @ApiProperty() membership_id!: string;
+  @ApiProperty({ type: () => SysSchema }) sys!: SysSchema;
+}

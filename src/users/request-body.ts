@@ -1,0 +1,83 @@
+import type { ValidationPipe } from '@nestjs/common';
+import { DomainError, type FieldError } from '../common/errors';
+import { createValidationPipe } from '../common/validation';
+
+/*
+ * Bodies that the global ValidationPipe cannot take whole: a user carries custom fields beside its
+ * own (so unknown names cannot simply be refused), a user type carries free-form property
+ * definitions (which class-transformer would copy and silently strip keys from). Their handlers
+ * take the raw JSON, split it, and validate the fixed part with the same pipe as everywhere else.
+ */
+
+let validationPipe: ValidationPipe | undefined;
+
+/** Keys class-transformer skips without a word; a DTO never declares them, so they are refused here. */
+const SILENTLY_DROPPED = ['__proto__', 'constructor'];
+
+/** Validates `plain` against a DTO class exactly as the global pipe would (same 400 body). */
+export async function validateDto<T extends object>(dto: new () => T, plain: Record<string, unknown>): Promise<T> {
+  const dropped = SILENTLY_DROPPED.filter((key) => Object.hasOwn(plain, key));
+  if (dropped.length) throw validationFailure(dropped.map((field) => ({ field, message: 'should not exist' })));
+  validationPipe ??= createValidationPipe();
+  return (await validationPipe.transform(plain, { type: 'body', metatype: dto, data: undefined })) as T;
+}
+
+/** The field errors of a validation failure, or rethrows anything else. */
+export function fieldErrorsOf(error: unknown): FieldError[] {
+  if (error instanceof DomainError && error.code === 'ModelValidationError') {
+    return error.errors ?? [{ field: 'body', message: error.message }];
+  }
+  throw error;
+}
+
+export function validationFailure(errors: FieldError[]): DomainError {
+  const summary = errors
+    .slice(0, 3)
+    .map((e) => `${e.field}: ${e.message}`)
+    .join('; ');
+  return new DomainError('ModelValidationError', summary || 'The request is not valid', errors);
+}
+
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** The request body as a JSON object, or 400 (an array, or no body at all). */
+export function requireJsonObject(body: unknown): Record<string, unknown> {
+  if (!isJsonObject(body)) {
+    throw new DomainError('ModelValidationError', 'The request body must be a JSON object', [
+      { field: 'body', message: 'must be a JSON object' },
+    ]);
+  }
+  return body;
+}
+
+/** Splits a body into the keys a DTO declares and the rest, own keys only. */
+export function splitBody(body: Record<string, unknown>, known: ReadonlySet<string>): { known: Record<string, unknown>; rest: Record<string, unknown> } {
+  const knownPart: Record<string, unknown> = {};
+  // No prototype, so that even a `__proto__` key stays an ordinary entry to be refused by name.
+  const rest: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const key of Object.keys(body)) {
+    if (known.has(key)) knownPart[key] = body[key];
+    else rest[key] = body[key];
+  }
+  return { known: knownPart, rest };
+}
+
+export interface QueryBody {
+  where?: unknown;
+  select?: unknown;
+}
+
+/** The body of `POST .../_query`: `{where?, select?}`, or no body at all. */
+export function readQueryBody(body: unknown): QueryBody {
+  if (body === undefined || body === null) return {};
+  const object = requireJsonObject(body);
+  const unknown = Object.keys(object).filter((key) => key !== 'where' && key !== 'select');
+  if (unknown.length) {
+    throw validationFailure(unknown.slice(0, 10).map((key) => ({ field: key.slice(0, 64), message: 'should not exist (a query body has where and select)' })));
+  }
+  return { where: object.where, select: object.select };
+}

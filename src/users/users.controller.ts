@@ -1,0 +1,191 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Caller } from '../auth/caller';
+import { CurrentCaller, CurrentDecision, RequirePermission } from '../auth/decorators';
+import { ApiAuth, ApiErrors } from '../common/openapi';
+import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema } from '../memberships/api-docs';
+import { BulkDeleteBodyDto, QueryBodyDto } from '../memberships/query-body.dto';
+import { UserResource } from '../openapi/resource-schemas';
+import type { ListPage } from '../common/query';
+import type { Decision } from '../permissions';
+import { readQueryBody } from './request-body';
+import {
+  ChangePasswordDto,
+  CreateUserBodyDto,
+  CreateUserBodyPipe,
+  type CreateUserFieldsDto,
+  UpdateUserBodyDto,
+  UpdateUserBodyPipe,
+  type UserFieldsDto,
+  type UserInput,
+} from './user.dto';
+import type { UserResponse } from './user.mapper';
+import { UsersService } from './users.service';
+
+const SORTABLE = '_id, email_address, role, sys.created_at';
+
+const CUSTOM_FIELDS_NOTE =
+  'Custom fields of the user type stand at the top level beside these fields; they are checked against the type (unknown fields are 400).';
+
+@ApiTags('users')
+@ApiAuth()
+@Controller('memberships/:membershipId/users')
+export class UsersController {
+  constructor(private readonly users: UsersService) {}
+
+  @Get()
+  @RequirePermission('users.read')
+  @ApiOperation({ summary: 'List users (skip, limit, with_count, sort)' })
+  @ApiListParams(SORTABLE)
+  @ApiListResponse(UserResource)
+  @ApiErrors(400, 403, 404)
+  list(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+    return this.users.list(membershipId, query);
+  }
+
+  @Post('_query')
+  @HttpCode(200)
+  @RequirePermission('users.read')
+  @ApiOperation({ summary: 'Query users with {where, select}; custom fields are filtered by their names (dotted paths go inside them)' })
+  @ApiBody({ type: QueryBodyDto })
+  @ApiListParams(SORTABLE)
+  @ApiListResponse(UserResource)
+  @ApiErrors(400, 403, 404)
+  query(
+    @Param('membershipId') membershipId: string,
+    @Query() query: Record<string, unknown>,
+    @Body() body: unknown,
+  ): Promise<ListPage<Record<string, unknown>>> {
+    return this.users.list(membershipId, query, readQueryBody(body));
+  }
+
+  @Get('search')
+  @RequirePermission('users.read')
+  @ApiOperation({ summary: 'Users whose username, e-mail address, first or last name contains the keyword (case-insensitive)' })
+  @ApiQuery({ name: 'keyword', required: true })
+  @ApiListParams(SORTABLE)
+  @ApiListResponse(UserResource)
+  @ApiErrors(400, 403, 404)
+  search(
+    @Param('membershipId') membershipId: string,
+    @Query('keyword') keyword: unknown,
+    @Query() query: Record<string, unknown>,
+  ): Promise<ListPage<Record<string, unknown>>> {
+    return this.users.search(membershipId, keyword, query);
+  }
+
+  @Post()
+  @RequirePermission('users.create')
+  @ApiOperation({ summary: 'Create a user', description: CUSTOM_FIELDS_NOTE })
+  @ApiBody({ type: CreateUserBodyDto })
+  @ApiResponse({ status: 201, type: UserResource, description: 'The user with its custom fields (never the password hash)' })
+  @ApiErrors(400, 403, 404, 409)
+  create(
+    @Param('membershipId') membershipId: string,
+    @CurrentCaller() caller: Caller,
+    @Body(CreateUserBodyPipe) input: UserInput<CreateUserFieldsDto>,
+  ): Promise<UserResponse> {
+    return this.users.create(membershipId, caller, input);
+  }
+
+  @Get(':id')
+  @RequirePermission('users.read', { object: 'id' })
+  @ApiOperation({ summary: 'Get a user (a user may read itself)' })
+  @ApiResponse({ status: 200, type: UserResource, description: 'The user with its custom fields' })
+  @ApiErrors(403, 404)
+  get(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<UserResponse> {
+    return this.users.get(membershipId, id);
+  }
+
+  @Put(':id')
+  @RequirePermission('users.update', { object: 'id' })
+  @ApiOperation({
+    summary: 'Replace a user (not its password)',
+    description: `${CUSTOM_FIELDS_NOTE} A user may change its own firstname, lastname and custom fields; anything else needs users.update.`,
+  })
+  @ApiBody({ type: UpdateUserBodyDto })
+  @ApiResponse({ status: 200, type: UserResource, description: 'The user with its custom fields' })
+  @ApiErrors(400, 403, 404, 409)
+  update(
+    @Param('membershipId') membershipId: string,
+    @Param('id') id: string,
+    @CurrentCaller() caller: Caller,
+    @CurrentDecision() decision: Decision | undefined,
+    @Body(UpdateUserBodyPipe) input: UserInput<UserFieldsDto>,
+  ): Promise<UserResponse> {
+    return this.users.update(membershipId, id, caller, decision, input);
+  }
+
+  @Put(':id/change-password')
+  @HttpCode(204)
+  @RequirePermission('users.change-password', { object: 'id' })
+  @ApiOperation({
+    summary: "Set a user's password",
+    description: "Revokes the user's sessions: all of them, or all but the caller's own when users change their own password.",
+  })
+  @ApiResponse({ status: 204, description: 'Changed' })
+  @ApiErrors(400, 403, 404)
+  async changePassword(
+    @Param('membershipId') membershipId: string,
+    @Param('id') id: string,
+    @CurrentCaller() caller: Caller,
+    @Body() body: ChangePasswordDto,
+  ): Promise<void> {
+    await this.users.changePassword(membershipId, id, caller, body.password);
+  }
+
+  @Post(':id/activate')
+  @HttpCode(200)
+  @RequirePermission('users.update', { object: 'id' })
+  @ApiOperation({ summary: 'Activate a user (is_active = true)' })
+  @ApiResponse({ status: 200, type: UserResource, description: 'The user with its custom fields' })
+  @ApiErrors(403, 404)
+  activate(
+    @Param('membershipId') membershipId: string,
+    @Param('id') id: string,
+    @CurrentCaller() caller: Caller,
+    @CurrentDecision() decision: Decision | undefined,
+  ): Promise<UserResponse> {
+    return this.users.setActive(membershipId, id, caller, decision, true);
+  }
+
+  @Post(':id/freeze')
+  @HttpCode(200)
+  @RequirePermission('users.update', { object: 'id' })
+  @ApiOperation({ summary: 'Freeze a user (is_active = false) and revoke all its tokens' })
+  @ApiResponse({ status: 200, type: UserResource, description: 'The user with its custom fields' })
+  @ApiErrors(403, 404)
+  freeze(
+    @Param('membershipId') membershipId: string,
+    @Param('id') id: string,
+    @CurrentCaller() caller: Caller,
+    @CurrentDecision() decision: Decision | undefined,
+  ): Promise<UserResponse> {
+    return this.users.setActive(membershipId, id, caller, decision, false);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @RequirePermission('users.delete', { object: 'id' })
+  @ApiOperation({ summary: 'Delete a user and revoke its tokens' })
+  @ApiResponse({ status: 204, description: 'Deleted' })
+  @ApiErrors(403, 404)
+  async remove(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentCaller() caller: Caller): Promise<void> {
+    await this.users.remove(membershipId, id, caller);
+  }
+
+  @Delete()
+  @HttpCode(200)
+  @RequirePermission('users.delete')
+  @ApiOperation({ summary: 'Delete several users: {"ids": [...]}' })
+  @ApiBody({ type: BulkDeleteBodyDto })
+  @ApiResponse({ status: 200, type: BulkDeleteAnswerSchema })
+  @ApiErrors(400, 403, 404)
+  removeMany(
+    @Param('membershipId') membershipId: string,
+    @CurrentCaller() caller: Caller,
+    @Body() body: unknown,
+  ): Promise<{ deleted: string[]; not_found: string[] }> {
+    return this.users.removeMany(membershipId, body, caller);
+  }
+}

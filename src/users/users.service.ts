@@ -1,0 +1,369 @@
+import { Injectable } from '@nestjs/common';
+import type { Caller } from '../auth/caller';
+import { DomainError, type FieldError } from '../common/errors';
+import { newId } from '../common/ids';
+import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
+import type { Executor, Tx } from '../database/database';
+import type { UserRow } from '../database/schema';
+import { EventRecorder } from '../events/event-recorder';
+import { MembershipCache } from '../memberships/membership-cache';
+import { PermissionExpression, type Decision } from '../permissions';
+import { RoleRepository } from '../roles/role.repository';
+import { TokenRevoker } from '../tokens/token-revoker';
+import { storedDefinitions, validateCustomFields, type CustomFieldSchema, type ValidatedCustomFields } from '../user-types/custom-fields';
+import { UserTypeCache } from '../user-types/user-type-cache';
+import { PasswordHasher } from './password-hasher';
+import { type QueryBody, validationFailure } from './request-body';
+import { sameJson } from './same-json';
+import type { CreateUserFieldsDto, UserFieldsDto, UserInput } from './user.dto';
+import { toUserResponse, type UserResponse } from './user.mapper';
+import { UserRepository } from './user.repository';
+
+const notFound = (): DomainError => new DomainError('UserNotFound', 'The user does not exist');
+
+/** Longest search keyword. */
+export const MAX_KEYWORD_LENGTH = 128;
+
+/** Fields of a user that only a real `users.update` permission may change, by their API names. */
+type PrivilegedField = 'username' | 'email_address' | 'role' | 'user_type' | 'permissions' | 'forbidden' | 'is_active';
+
+/** A user's state as PUT replaces it, in row terms. */
+interface UserState {
+  username: string;
+  emailAddress: string;
+  firstname: string | null;
+  lastname: string | null;
+  role: string | null;
+  userType: string | null;
+  permissions: string[];
+  forbidden: string[];
+  isActive: boolean;
+  customFields: Record<string, unknown>;
+}
+
+/** Revocation reasons stored with the sessions. */
+const REVOKE_REASON = {
+  passwordChanged: 'password_changed',
+  frozen: 'user_frozen',
+  deleted: 'user_deleted',
+} as const;
+
+/** Each entry must parse as a permission expression: 400 InvalidPermission naming it otherwise. */
+function checkPermissionList(field: 'permissions' | 'forbidden', entries: readonly unknown[] | undefined): string[] {
+  const list = entries ?? [];
+  const errors: FieldError[] = [];
+  list.forEach((entry, index) => {
+    if (PermissionExpression.tryParse(entry) === null) {
+      const shown = typeof entry === 'string' ? JSON.stringify(entry.slice(0, 64)) : 'a non-string value';
+      errors.push({ field: `${field}.${index}`, message: `${shown} is not a valid permission expression` });
+    }
+  });
+  if (errors.length) {
+    throw new DomainError('InvalidPermission', `${errors[0].field}: ${errors[0].message}`, errors);
+  }
+  return list as string[];
+}
+
+function changedPrivilegedFields(current: UserRow, next: UserState): PrivilegedField[] {
+  const changed: PrivilegedField[] = [];
+  if (next.username !== current.username) changed.push('username');
+  if (next.emailAddress !== current.emailAddress) changed.push('email_address');
+  if (next.role !== current.role) changed.push('role');
+  if (next.userType !== current.userType) changed.push('user_type');
+  if (!sameJson(next.permissions, current.permissions)) changed.push('permissions');
+  if (!sameJson(next.forbidden, current.forbidden)) changed.push('forbidden');
+  if (next.isActive !== current.isActive) changed.push('is_active');
+  return changed;
+}
+
+function isUnchanged(current: UserRow, next: UserState): boolean {
+  return (
+    changedPrivilegedFields(current, next).length === 0 &&
+    next.firstname === current.firstname &&
+    next.lastname === current.lastname &&
+    sameJson(next.customFields, current.customFields)
+  );
+}
+
+/** A caller acting on its own record only through the own-record rule, not through a permission it holds. */
+function onlyOwnRecord(decision: Decision | undefined): boolean {
+  return decision?.reason === 'own_record';
+}
+
+/**
+ * Users of a membership. Passwords are hashed (argon2id) outside transactions and only after the
+ * whole body is valid, so a refused request costs no hashing. Every change records its event in
+ * the same transaction; no response or event carries the password hash.
+ */
+@Injectable()
+export class UsersService {
+  constructor(
+    private readonly repository: UserRepository,
+    private readonly hasher: PasswordHasher,
+    private readonly events: EventRecorder,
+    private readonly revoker: TokenRevoker,
+    private readonly roles: RoleRepository,
+    private readonly memberships: MembershipCache,
+    private readonly userTypes: UserTypeCache,
+  ) {}
+
+  list(membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
+    return this.repository.list(membershipId, { query, where: body.where, select: body.select });
+  }
+
+  search(membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+    if (typeof keyword !== 'string' || keyword.length === 0 || keyword.length > MAX_KEYWORD_LENGTH) {
+      throw validationFailure([{ field: 'keyword', message: `must be one string of 1 to ${MAX_KEYWORD_LENGTH} characters` }]);
+    }
+    const { keyword: _keyword, ...listParams } = query;
+    return this.repository.search(membershipId, keyword, { query: listParams });
+  }
+
+  async get(membershipId: string, id: string): Promise<UserResponse> {
+    const row = await this.repository.findById(membershipId, id);
+    if (!row) throw notFound();
+    return toUserResponse(row);
+  }
+
+  async create(membershipId: string, caller: Caller, input: UserInput<CreateUserFieldsDto>): Promise<UserResponse> {
+    const fields = input.fields;
+    const state = await this.validatedState(membershipId, fields, input.customFields, null);
+    const isActive = fields.is_active ?? (await this.activeByDefault(membershipId));
+    // Checked before hashing too, so that a request bound to fail costs no hash.
+    await this.requireRole(membershipId, state.next.role, null);
+    await this.requireFreeLogin(membershipId, state.next);
+    const passwordHash = await this.hasher.hash(fields.password);
+
+    const created = await this.events.transaction(async (tx, record) => {
+      await this.requireFreeLogin(membershipId, state.next, { executor: tx });
+      await this.requireUniqueCustomFields(tx, membershipId, state.next.userType, state.custom);
+      const row = await this.repository.insert(tx, {
+        id: newId(),
+        membershipId,
+        passwordHash,
+        ...state.next,
+        isActive,
+        createdBy: caller.id,
+      });
+      record({ membershipId, eventType: 'UserCreated', utilizerId: caller.id, document: toUserResponse(row) });
+      return row;
+    });
+    return toUserResponse(created);
+  }
+
+  /**
+   * PUT: replaces the mutable fields (left-out optional fields are cleared; `is_active` left out
+   * is kept). A caller let through only by the own-record rule may change its names and custom
+   * fields, nothing else (403).
+   */
+  async update(membershipId: string, id: string, caller: Caller, decision: Decision | undefined, input: UserInput<UserFieldsDto>): Promise<UserResponse> {
+    const current = await this.repository.findById(membershipId, id);
+    if (!current) throw notFound();
+    const state = await this.validatedState(membershipId, input.fields, input.customFields, current);
+
+    const updated = await this.events.transaction(async (tx, record) => {
+      const locked = await this.repository.findByIdForUpdate(tx, membershipId, id);
+      if (!locked) throw notFound();
+      const next: UserState = { ...state.next, isActive: input.fields.is_active ?? locked.isActive };
+      const privileged = changedPrivilegedFields(locked, next);
+      if (onlyOwnRecord(decision) && privileged.length) {
+        throw new DomainError('AccessDenied', `Changing ${privileged.join(', ')} needs the users.update permission`);
+      }
+      if (isUnchanged(locked, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+      await this.requireRole(membershipId, next.role, locked.role, tx);
+      if (privileged.includes('username') || privileged.includes('email_address')) {
+        await this.requireFreeLogin(membershipId, next, { exceptId: id, executor: tx });
+      }
+      await this.requireUniqueCustomFields(tx, membershipId, next.userType, state.custom, id);
+      const row = await this.repository.update(tx, membershipId, id, { ...next, modifiedAt: new Date(), modifiedBy: caller.id });
+      if (!row) throw notFound();
+      record({
+        membershipId,
+        eventType: 'UserUpdated',
+        utilizerId: caller.id,
+        document: toUserResponse(row),
+        prior: toUserResponse(locked),
+      });
+      return row;
+    });
+    return toUserResponse(updated);
+  }
+
+  /**
+   * Sets a new password and revokes the user's sessions: all of them when someone else changes
+   * it, all but the caller's own session when users change their own.
+   */
+  async changePassword(membershipId: string, id: string, caller: Caller, password: string): Promise<void> {
+    if (!(await this.repository.findById(membershipId, id))) throw notFound();
+    const passwordHash = await this.hasher.hash(password);
+    const ownSession = caller.kind === 'user' && caller.id === id ? caller.sessionId : undefined;
+    await this.events.transaction(async (tx, record) => {
+      const row = await this.repository.update(tx, membershipId, id, { passwordHash, modifiedAt: new Date(), modifiedBy: caller.id });
+      if (!row) throw notFound();
+      await this.revoker.revokeAllOfUser(tx, record, membershipId, id, caller.id, REVOKE_REASON.passwordChanged, {
+        exceptSessionId: ownSession,
+      });
+      record({ membershipId, eventType: 'UserPasswordChanged', utilizerId: caller.id, document: toUserResponse(row) });
+    });
+  }
+
+  /**
+   * Activates or freezes a user. Idempotent: a user already in that state is answered as it is,
+   * without an event. Freezing also revokes every session of the user, so each of its tokens
+   * answers 401 at once, and sign-in answers 401 UserInactive until it is activated again.
+   */
+  async setActive(membershipId: string, id: string, caller: Caller, decision: Decision | undefined, active: boolean): Promise<UserResponse> {
+    if (onlyOwnRecord(decision)) {
+      throw new DomainError('AccessDenied', 'Activating or freezing a user needs the users.update permission');
+    }
+    const row = await this.events.transaction(async (tx, record) => {
+      const locked = await this.repository.findByIdForUpdate(tx, membershipId, id);
+      if (!locked) throw notFound();
+      let result = locked;
+      if (locked.isActive !== active) {
+        const updated = await this.repository.update(tx, membershipId, id, { isActive: active, modifiedAt: new Date(), modifiedBy: caller.id });
+        if (!updated) throw notFound();
+        record({
+          membershipId,
+          eventType: 'UserUpdated',
+          utilizerId: caller.id,
+          document: toUserResponse(updated),
+          prior: toUserResponse(locked),
+        });
+        result = updated;
+      }
+      // Also when already frozen: a session that outlived an earlier freeze cannot stay usable.
+      if (!active) await this.revoker.revokeAllOfUser(tx, record, membershipId, id, caller.id, REVOKE_REASON.frozen);
+      return result;
+    });
+    return toUserResponse(row);
+  }
+
+  async remove(membershipId: string, id: string, caller: Caller): Promise<void> {
+    const [deleted] = await this.deleteAndRecord(membershipId, [id], caller);
+    if (!deleted) throw notFound();
+  }
+
+  async removeMany(membershipId: string, body: unknown, caller: Caller): Promise<{ deleted: string[]; not_found: string[] }> {
+    const ids = parseBulkIds(body);
+    const deleted = await this.deleteAndRecord(membershipId, ids, caller);
+    return bulkDeleteAnswer(
+      ids,
+      deleted.map((row) => row.id),
+    );
+  }
+
+  /**
+   * Deleting a user deletes its sessions with it (foreign key cascade). They are revoked first,
+   * in the same transaction, so that the event log shows a TokenRevoked for each session that
+   * ended with the user, as for every other way a session ends.
+   */
+  private deleteAndRecord(membershipId: string, ids: readonly string[], caller: Caller): Promise<UserRow[]> {
+    return this.events.transaction(async (tx, record) => {
+      const existing = await this.repository.existingIds(tx, membershipId, ids);
+      for (const userId of existing) {
+        await this.revoker.revokeAllOfUser(tx, record, membershipId, userId, caller.id, REVOKE_REASON.deleted);
+      }
+      const rows = await this.repository.deleteByIds(tx, membershipId, existing);
+      for (const row of rows) {
+        record({ membershipId, eventType: 'UserDeleted', utilizerId: caller.id, document: {}, prior: toUserResponse(row) });
+      }
+      return rows;
+    });
+  }
+
+  // ----- validation ------------------------------------------------------------------------
+
+  /**
+   * Everything about a body that needs no transaction: permission lists, the user type and the
+   * custom fields against it. Looked up before the transaction because the user type comes from
+   * the cache, which must not query the database while a transaction holds the connection.
+   */
+  private async validatedState(
+    membershipId: string,
+    fields: UserFieldsDto,
+    customFields: Record<string, unknown>,
+    current: UserRow | null,
+  ): Promise<{ next: Omit<UserState, 'isActive'>; custom: ValidatedCustomFields }> {
+    const permissions = checkPermissionList('permissions', fields.permissions);
+    const forbidden = checkPermissionList('forbidden', fields.forbidden);
+    const userType = fields.user_type ?? null;
+    const schema = await this.customFieldSchema(membershipId, userType, current?.userType ?? null);
+    const custom = validateCustomFields(customFields, schema);
+    return {
+      next: {
+        username: fields.username,
+        emailAddress: fields.email_address.toLowerCase(),
+        firstname: fields.firstname ?? null,
+        lastname: fields.lastname ?? null,
+        role: fields.role ?? null,
+        userType,
+        permissions,
+        forbidden,
+        customFields: custom.values,
+      },
+      custom,
+    };
+  }
+
+  /**
+   * The definitions to check custom fields against. A type that no longer exists is accepted only
+   * for a user that already has it (see UserTypesService: deleting a type in use is allowed);
+   * its fields are then checked for safety only.
+   */
+  private async customFieldSchema(membershipId: string, slug: string | null, currentSlug: string | null): Promise<CustomFieldSchema | null> {
+    if (slug === null) return null;
+    const type = await this.userTypes.getBySlug(membershipId, slug);
+    if (type) {
+      return { typeSlug: slug, properties: storedDefinitions(type.properties), allowAdditionalProperties: type.allowAdditionalProperties };
+    }
+    if (slug === currentSlug) return { typeSlug: slug, properties: {}, allowAdditionalProperties: true };
+    throw validationFailure([{ field: 'user_type', message: 'no user type with this slug exists in the membership' }]);
+  }
+
+  /** `role` must name a role of the membership; a role the user already has is kept even if it was deleted since. */
+  private async requireRole(membershipId: string, role: string | null, currentRole: string | null, executor?: Executor): Promise<void> {
+    if (role === null || role === currentRole) return;
+    if (!(await this.roles.findBySlug(membershipId, role, executor))) {
+      throw validationFailure([{ field: 'role', message: 'no role with this slug exists in the membership' }]);
+    }
+  }
+
+  private async activeByDefault(membershipId: string): Promise<boolean> {
+    const membership = await this.memberships.get(membershipId);
+    return membership?.userActivation !== 'passive';
+  }
+
+  /** The unique indexes catch the same username or e-mail twice; this also keeps one user's username from being another's e-mail. */
+  private async requireFreeLogin(
+    membershipId: string,
+    next: Pick<UserState, 'username' | 'emailAddress'>,
+    options: { exceptId?: string; executor?: Executor } = {},
+  ): Promise<void> {
+    const other = await this.repository.findLoginConflict(membershipId, next.username, next.emailAddress, options);
+    if (other) throw new DomainError('UserAlreadyExists', 'A user with this username or e-mail address already exists');
+  }
+
+  /**
+   * Unique custom fields: no other user of the same type in the membership may hold the value.
+   * The type's advisory lock is held to the end of the transaction, so two concurrent writes of
+   * the same value cannot both pass the check.
+   */
+  private async requireUniqueCustomFields(
+    tx: Tx,
+    membershipId: string,
+    userType: string | null,
+    custom: ValidatedCustomFields,
+    exceptId?: string,
+  ): Promise<void> {
+    if (userType === null || !custom.unique.length) return;
+    await this.repository.lockUserType(tx, membershipId, userType);
+    const errors: FieldError[] = [];
+    for (const { name, value } of custom.unique) {
+      if (await this.repository.findCustomFieldHolder(tx, membershipId, userType, name, value, exceptId)) {
+        errors.push({ field: name, message: `must be unique among users of the type "${userType}"; another user has this value` });
+      }
+    }
+    if (errors.length) throw new DomainError('UserAlreadyExists', `A user of the type "${userType}" already has this ${errors[0].field}`, errors);
+  }
+}

@@ -1,0 +1,335 @@
+import { startTestApp, type TestApp } from '../support/app';
+import { setupInstallation, unique, type SignedIn } from '../support/factories';
+import { createSignedInUser, createUser, createUserType, eventsAbout, putBodyOf, userBody, userTypesPath, usersPath } from '../support/users';
+
+describe('user types API', () => {
+  let t: TestApp;
+  let admin: SignedIn;
+  let base: string;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    admin = (await setupInstallation(t)).admin;
+    base = userTypesPath(admin.membershipId);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const as = (auth: SignedIn) => ({ Authorization: auth.auth });
+
+  /** A user-type body whose fields replace or add to a valid one. */
+  const typeBody = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+    name: unique('Type'),
+    properties: { department: { type: 'string' } },
+    ...overrides,
+  });
+
+  describe('create', () => {
+    it('creates a user type: slug from the name, normalized properties, UserTypeCreated', async () => {
+      const name = unique('Field Worker');
+      const res = await t
+        .http()
+        .post(base)
+        .set(as(admin))
+        .send({
+          name,
+          description: 'people in the field',
+          properties: {
+            department: { type: 'enum', values: ['north', 'south'], required: true },
+            badge: { type: 'integer', unique: true, description: 'badge number' },
+            remote: { type: 'boolean', default: true },
+          },
+        });
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({
+        _id: expect.any(String),
+        name,
+        slug: name.toLowerCase().replace(/ /g, '-'),
+        description: 'people in the field',
+        properties: {
+          department: { type: 'enum', values: ['north', 'south'], required: true, unique: false },
+          badge: { type: 'integer', required: false, unique: true, description: 'badge number' },
+          remote: { type: 'boolean', required: false, unique: false, default: true },
+        },
+        allow_additional_properties: false,
+        membership_id: admin.membershipId,
+        sys: { created_at: expect.any(String), created_by: admin.userId },
+      });
+      const [event] = await eventsAbout(t, admin.membershipId, 'UserTypeCreated', res.body._id);
+      expect(event.document).toEqual(res.body);
+    });
+
+    it('takes an explicit slug and refuses a taken one: 409 UserTypeAlreadyExists', async () => {
+      const slug = unique('staff');
+      const first = await t.http().post(base).set(as(admin)).send(typeBody({ slug }));
+      expect(first.status).toBe(201);
+      expect(first.body.slug).toBe(slug);
+      const second = await t.http().post(base).set(as(admin)).send(typeBody({ slug }));
+      expect(second.status).toBe(409);
+      expect(second.body).toEqual({ statusCode: 409, errorCode: 'UserTypeAlreadyExists', message: expect.any(String) });
+    });
+
+    it('defaults properties to none', async () => {
+      const res = await t.http().post(base).set(as(admin)).send({ name: unique('Bare') });
+      expect(res.status).toBe(201);
+      expect(res.body.properties).toEqual({});
+    });
+
+    it.each([
+      ['no name', { name: undefined }, 'name'],
+      ['a malformed slug', { slug: 'Not A Slug' }, 'slug'],
+      ['allow_additional_properties not boolean', { allow_additional_properties: 'yes' }, 'allow_additional_properties'],
+      ['an unknown field', { colour: 'blue' }, 'colour'],
+      ['properties not an object', { properties: [] }, 'properties'],
+      ['an unknown type', { properties: { a: { type: 'text' } } }, 'properties.a.type'],
+      ['a type missing', { properties: { a: {} } }, 'properties.a.type'],
+      ['an enum without values', { properties: { a: { type: 'enum' } } }, 'properties.a.values'],
+      ['an enum with empty values', { properties: { a: { type: 'enum', values: [] } } }, 'properties.a.values'],
+      ['values on a string', { properties: { a: { type: 'string', values: ['x'] } } }, 'properties.a.values'],
+      ['a default of the wrong type', { properties: { a: { type: 'integer', default: 'one' } } }, 'properties.a.default'],
+      ['a default outside the enum', { properties: { a: { type: 'enum', values: ['x'], default: 'y' } } }, 'properties.a.default'],
+      ['a default that is not a URL', { properties: { a: { type: 'uri', default: 'ftp://x' } } }, 'properties.a.default'],
+      ['a default on a unique property', { properties: { a: { type: 'string', unique: true, default: 'x' } } }, 'properties.a.default'],
+      ['unique on a boolean', { properties: { a: { type: 'boolean', unique: true } } }, 'properties.a.unique'],
+      ['required not boolean', { properties: { a: { type: 'string', required: 1 } } }, 'properties.a.required'],
+      ['an unknown setting', { properties: { a: { type: 'string', pattern: '.*' } } }, 'properties.a.pattern'],
+      ['a property named like a built-in field', { properties: { email_address: { type: 'email' } } }, 'properties.email_address'],
+      ['a property named _id', { properties: { _id: { type: 'string' } } }, 'properties._id'],
+      ['a property named password', { properties: { password: { type: 'string' } } }, 'properties.password'],
+      ['a secret-looking property name', { properties: { api_token: { type: 'string' } } }, 'properties.api_token'],
+      ['a property name with a dot', { properties: { 'a.b': { type: 'string' } } }, 'properties.a.b'],
+      ['a property named constructor', { properties: { constructor: { type: 'string' } } }, 'properties.constructor'],
+    ])('refuses %s: 400 ModelValidationError naming the field', async (_case, overrides, field) => {
+      const res = await t.http().post(base).set(as(admin)).send(typeBody(overrides));
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        statusCode: 400,
+        errorCode: 'ModelValidationError',
+        message: expect.any(String),
+        errors: expect.arrayContaining([{ field, message: expect.any(String) }]),
+      });
+    });
+
+    it('reports problems of the fixed fields and of the properties together', async () => {
+      const res = await t
+        .http()
+        .post(base)
+        .set(as(admin))
+        .send({ name: '', properties: { a: { type: 'nope' }, b: { type: 'enum' } } });
+      expect(res.status).toBe(400);
+      expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(['name', 'properties.a.type', 'properties.b.values']);
+    });
+
+    it('refuses __proto__ keys, too many properties and huge input without a 500', async () => {
+      const proto = await t
+        .http()
+        .post(base)
+        .set(as(admin))
+        .set('Content-Type', 'application/json')
+        .send(`{"name":"${unique('P')}","properties":{"__proto__":{"type":"string"}},"__proto__":{"x":1}}`);
+      expect(proto.status).toBe(400);
+      expect(proto.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['__proto__', 'properties.__proto__']);
+
+      const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`p${i}`, { type: 'string' }]));
+      const tooMany = await t.http().post(base).set(as(admin)).send(typeBody({ properties: many }));
+      expect(tooMany.status).toBe(400);
+      expect(tooMany.body.errors).toEqual([{ field: 'properties', message: expect.stringMatching(/at most 100/) }]);
+
+      const hugeEnum = await t
+        .http()
+        .post(base)
+        .set(as(admin))
+        .send(typeBody({ properties: { a: { type: 'enum', values: Array.from({ length: 5000 }, (_, i) => `v${i}`) } } }));
+      expect(hugeEnum.status).toBe(400);
+
+      const deepDefault = await t
+        .http()
+        .post(base)
+        .set(as(admin))
+        .send(typeBody({ properties: { a: { type: 'object', default: JSON.parse(`${'{"a":'.repeat(40)}1${'}'.repeat(40)}`) as object } } }));
+      expect(deepDefault.status).toBe(400);
+      expect(deepDefault.body.errors).toEqual([{ field: 'properties.a.default', message: expect.stringMatching(/nested/) }]);
+    });
+
+    it('needs user-types.create', async () => {
+      const { session } = await createSignedInUser(t, admin);
+      const res = await t.http().post(base).set(as(session)).send(typeBody());
+      expect(res.status).toBe(403);
+      expect(res.body.errorCode).toBe('AccessDenied');
+      const read = await t.http().get(base).set(as(session));
+      expect(read.status).toBe(403);
+    });
+  });
+
+  describe('read', () => {
+    it('gets by id; unknown id is 404 UserTypeNotFound', async () => {
+      const type = await createUserType(t, admin, { properties: { a: { type: 'date' } } });
+      const res = await t.http().get(`${base}/${type._id}`).set(as(admin));
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(type);
+      const missing = await t.http().get(`${base}/nope`).set(as(admin));
+      expect(missing.status).toBe(404);
+      expect(missing.body).toEqual({ statusCode: 404, errorCode: 'UserTypeNotFound', message: expect.any(String) });
+    });
+
+    it('lists with paging and count, and queries with where and select', async () => {
+      const marker = unique('listed');
+      const types = [];
+      for (let i = 0; i < 3; i++) {
+        types.push(await createUserType(t, admin, { description: marker, allow_additional_properties: i === 1, properties: { [`p${i}`]: { type: 'string' } } }));
+      }
+      const all = await t.http().get(base).query({ with_count: true, limit: 1000 }).set(as(admin));
+      expect(all.status).toBe(200);
+      expect(all.body.count).toBe(all.body.items.length);
+      const page = await t.http().get(base).query({ limit: 1, skip: 1, sort: 'slug desc' }).set(as(admin));
+      expect(page.body.items).toHaveLength(1);
+
+      const query = await t
+        .http()
+        .post(`${base}/_query`)
+        .query({ with_count: true, sort: 'sys.created_at asc' })
+        .set(as(admin))
+        .send({ where: { description: marker, $or: [{ allow_additional_properties: true }, { 'properties.p2.type': 'string' }] }, select: { slug: 1 } });
+      expect(query.status).toBe(200);
+      expect(query.body).toEqual({
+        items: [
+          { _id: types[1]._id, slug: types[1].slug },
+          { _id: types[2]._id, slug: types[2].slug },
+        ],
+        count: 2,
+      });
+
+      const bad = await t.http().post(`${base}/_query`).set(as(admin)).send({ where: { name: { $regex: '.*' } } });
+      expect(bad.status).toBe(400);
+      expect(bad.body.errorCode).toBe('InvalidQuery');
+      const badSort = await t.http().get(base).query({ sort: 'description' }).set(as(admin));
+      expect(badSort.status).toBe(400);
+    });
+  });
+
+  describe('update', () => {
+    it('replaces a user type; records UserTypeUpdated with prior', async () => {
+      const type = await createUserType(t, admin, { properties: { a: { type: 'string' } } });
+      const res = await t
+        .http()
+        .put(`${base}/${type._id}`)
+        .set(as(admin))
+        .send({ name: 'Renamed', properties: { b: { type: 'number', required: true } }, allow_additional_properties: true });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        _id: type._id,
+        name: 'Renamed',
+        slug: type.slug,
+        description: null,
+        properties: { b: { type: 'number', required: true, unique: false } },
+        allow_additional_properties: true,
+        sys: { created_at: type.sys.created_at, created_by: admin.userId, modified_at: expect.any(String), modified_by: admin.userId },
+      });
+      const [event] = await eventsAbout(t, admin.membershipId, 'UserTypeUpdated', type._id);
+      expect(event.document).toEqual(res.body);
+      expect(event.prior).toEqual(type);
+    });
+
+    it('answers 409 IdenticalDocumentError when nothing changes, whatever the key order', async () => {
+      const type = await createUserType(t, admin, { properties: { a: { type: 'enum', values: ['x', 'y'], required: true }, b: { type: 'string' } } });
+      const res = await t
+        .http()
+        .put(`${base}/${type._id}`)
+        .set(as(admin))
+        .send({ name: type.name, properties: { b: { type: 'string', unique: false }, a: { required: true, values: ['x', 'y'], type: 'enum' } } });
+      expect(res.status).toBe(409);
+      expect(res.body.errorCode).toBe('IdenticalDocumentError');
+    });
+
+    it('refuses a slug change, invalid properties and unknown ids', async () => {
+      const type = await createUserType(t, admin, {});
+      const slug = await t.http().put(`${base}/${type._id}`).set(as(admin)).send({ name: type.name, slug: 'another-slug' });
+      expect(slug.status).toBe(400);
+      expect(slug.body.errors).toEqual([{ field: 'slug', message: expect.any(String) }]);
+      const same = await t.http().put(`${base}/${type._id}`).set(as(admin)).send({ name: 'New name', slug: type.slug });
+      expect(same.status).toBe(200);
+      const bad = await t.http().put(`${base}/${type._id}`).set(as(admin)).send({ name: 'x', properties: { a: { type: 'enum' } } });
+      expect(bad.status).toBe(400);
+      const missing = await t.http().put(`${base}/nope`).set(as(admin)).send({ name: 'x' });
+      expect(missing.status).toBe(404);
+      expect(missing.body.errorCode).toBe('UserTypeNotFound');
+    });
+
+    it('applies a change to user validation at once on this instance (cache invalidated)', async () => {
+      const type = await createUserType(t, admin, { properties: { a: { type: 'string' } } });
+      const users = usersPath(admin.membershipId);
+      // Reads the type into the cache.
+      expect((await t.http().post(users).set(as(admin)).send(userBody({ user_type: type.slug, a: 'x' }))).status).toBe(201);
+
+      await t
+        .http()
+        .put(`${base}/${type._id}`)
+        .set(as(admin))
+        .send({ name: type.name, properties: { a: { type: 'string' }, b: { type: 'integer', required: true } } })
+        .expect(200);
+      const missingB = await t.http().post(users).set(as(admin)).send(userBody({ user_type: type.slug, a: 'x' }));
+      expect(missingB.status).toBe(400);
+      expect(missingB.body.errors).toEqual([{ field: 'b', message: 'is required' }]);
+      expect((await t.http().post(users).set(as(admin)).send(userBody({ user_type: type.slug, b: 1 }))).status).toBe(201);
+    });
+
+    it('makes a new type usable at once after a user named it before it existed', async () => {
+      const slug = unique('later');
+      const users = usersPath(admin.membershipId);
+      const before = await t.http().post(users).set(as(admin)).send(userBody({ user_type: slug }));
+      expect(before.status).toBe(400);
+      await createUserType(t, admin, { slug, properties: { c: { type: 'boolean' } } });
+      const after = await t.http().post(users).set(as(admin)).send(userBody({ user_type: slug, c: true }));
+      expect(after.status).toBe(201);
+      expect(after.body.c).toBe(true);
+    });
+  });
+
+  describe('delete', () => {
+    it('deletes: 204, then 404; UserTypeDeleted with prior', async () => {
+      const type = await createUserType(t, admin, {});
+      const res = await t.http().delete(`${base}/${type._id}`).set(as(admin));
+      expect(res.status).toBe(204);
+      expect((await t.http().get(`${base}/${type._id}`).set(as(admin))).status).toBe(404);
+      const again = await t.http().delete(`${base}/${type._id}`).set(as(admin));
+      expect(again.status).toBe(404);
+      expect(again.body.errorCode).toBe('UserTypeNotFound');
+      const [event] = await eventsAbout(t, admin.membershipId, 'UserTypeDeleted', type._id);
+      expect(event.document).toEqual({});
+      expect(event.prior).toEqual(type);
+    });
+
+    it('allows deleting a type in use: its users keep their fields and stay editable; other users cannot take the type', async () => {
+      const type = await createUserType(t, admin, { properties: { level: { type: 'integer', required: true } } });
+      const user = await createUser(t, admin, { user_type: type.slug, level: 3 });
+      await t.http().delete(`${base}/${type._id}`).set(as(admin)).expect(204);
+
+      const users = usersPath(admin.membershipId);
+      const kept = await t.http().get(`${users}/${user._id}`).set(as(admin));
+      expect(kept.body).toMatchObject({ user_type: type.slug, level: 3 });
+      const edited = await t.http().put(`${users}/${user._id}`).set(as(admin)).send(putBodyOf(user, { firstname: 'Still here', level: 4 }));
+      expect(edited.status).toBe(200);
+      expect(edited.body).toMatchObject({ user_type: type.slug, level: 4, firstname: 'Still here' });
+
+      const newcomer = await t.http().post(users).set(as(admin)).send(userBody({ user_type: type.slug, level: 1 }));
+      expect(newcomer.status).toBe(400);
+      expect(newcomer.body.errors).toEqual([{ field: 'user_type', message: expect.any(String) }]);
+    });
+
+    it('bulk-deletes; unknown ids are not found', async () => {
+      const a = await createUserType(t, admin, {});
+      const b = await createUserType(t, admin, {});
+      const res = await t
+        .http()
+        .delete(base)
+        .set(as(admin))
+        .send({ ids: [a._id, 'nope', b._id] });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ deleted: [a._id, b._id], not_found: ['nope'] });
+      expect(await eventsAbout(t, admin.membershipId, 'UserTypeDeleted', b._id)).toHaveLength(1);
+      const empty = await t.http().delete(base).set(as(admin)).send({ ids: [] });
+      expect(empty.status).toBe(400);
+    });
+  });
+});

@@ -29,13 +29,22 @@ export const APPLICATION_SORTABLE_FIELDS = '_id, slug, sys.created_at';
 /** The fields a PUT replaces. */
 export type ApplicationContent = Pick<ApplicationRow, 'name' | 'slug' | 'description' | 'role' | 'permissions' | 'forbidden' | 'isActive'>;
 
+function prepareApplicationById(db: Database['db']) {
+  return db.select().from(applications).where(eq(applications.id, sql.placeholder('id'))).limit(1).prepare('application_by_id');
+}
+
 @Injectable()
 export class ApplicationRepository {
-  constructor(@Inject(DATABASE) private readonly database: Database) {}
+  constructor(@Inject(DATABASE) private readonly database: Database) {
+    this.byIdQuery = prepareApplicationById(database.db);
+  }
+
+  /** Prepared once: every Basic-token request runs it. */
+  private readonly byIdQuery: ReturnType<typeof prepareApplicationById>;
 
   /** By id alone: Basic tokens name only the application, and ids are unique across memberships. */
-  async findAnyById(id: string, executor: Executor = this.database.db): Promise<ApplicationRow | undefined> {
-    const [row] = await executor.select().from(applications).where(eq(applications.id, id)).limit(1);
+  async findAnyById(id: string): Promise<ApplicationRow | undefined> {
+    const [row] = await this.byIdQuery.execute({ id });
     return row;
   }
 

@@ -6,6 +6,9 @@ import pino, { type Logger } from 'pino';
  * source, whatever the caller logs.
  */
 export function createLogger(level: string): Logger {
+  // Asynchronous writes: one log line per request must not cost a blocking syscall each.
+  // pino flushes what is buffered when the process exits.
+  const destination = pino.destination({ dest: 1, sync: false });
   return pino({
     level,
     base: undefined,
@@ -30,7 +33,7 @@ export function createLogger(level: string): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  }, destination);
 }
 
 /** Nest's own framework messages, routed into the same JSON stream. */

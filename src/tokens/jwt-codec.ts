@@ -1,8 +1,8 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
-import { decodeJwt, errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import jwt from 'jsonwebtoken';
 
 /** Claims of the service's access and refresh tokens (the specification's list plus `sid`). */
-export interface TokenClaims extends JWTPayload {
+export interface TokenClaims {
   sub: string;
   /** Membership id. */
   prn: string;
@@ -29,8 +29,8 @@ export const MAX_TOKEN_LENGTH = 8192;
 const MAX_CACHED_KEYS = 10_000;
 
 /**
- * HS256 with the membership's secret_key. Keys are turned into KeyObjects once and reused:
- * verifying with a KeyObject avoids re-importing the secret on every request.
+ * HS256 with the membership's secret_key, through jsonwebtoken with a KeyObject made once per
+ * key: synchronous HMAC, about ten times cheaper per token than a WebCrypto-based library.
  */
 export class JwtCodec {
   private readonly keys = new Map<string, KeyObject>();
@@ -45,13 +45,10 @@ export class JwtCodec {
     return key;
   }
 
-  sign(claims: Omit<TokenClaims, 'iat' | 'nbf' | 'exp'>, issuedAt: number, lifetimeSeconds: number, secretKey: string): Promise<string> {
-    return new SignJWT({ ...claims })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuedAt(issuedAt)
-      .setNotBefore(issuedAt)
-      .setExpirationTime(issuedAt + lifetimeSeconds)
-      .sign(this.keyFor(secretKey));
+  sign(claims: Omit<TokenClaims, 'iat' | 'nbf' | 'exp'>, issuedAt: number, lifetimeSeconds: number, secretKey: string): string {
+    const payload: TokenClaims = { ...claims, iat: issuedAt, nbf: issuedAt, exp: issuedAt + lifetimeSeconds };
+    // jsonwebtoken keeps the payload's own iat; exp and nbf are given in the payload too.
+    return jwt.sign(payload, this.keyFor(secretKey), { algorithm: 'HS256' });
   }
 
   /**
@@ -60,32 +57,48 @@ export class JwtCodec {
    */
   peek(token: string): { prn: string; sid: string } | null {
     if (token.length > MAX_TOKEN_LENGTH) return null;
+    let claims: unknown;
     try {
-      const claims = decodeJwt(token);
-      if (typeof claims.prn !== 'string' || typeof claims.sid !== 'string') return null;
-      if (claims.prn.length > 64 || claims.sid.length > 64) return null;
-      return { prn: claims.prn, sid: claims.sid };
+      claims = jwt.decode(token);
     } catch {
       return null;
     }
+    if (!claims || typeof claims !== 'object') return null;
+    const { prn, sid } = claims as { prn?: unknown; sid?: unknown };
+    if (typeof prn !== 'string' || typeof sid !== 'string' || prn.length > 64 || sid.length > 64) return null;
+    return { prn, sid };
   }
 
   /** 'expired' only when the signature is good and the only problem is the expiry. */
-  async verify(
+  verify(
     token: string,
     secretKey: string,
     expected: { issuer: string; audience: string },
-  ): Promise<{ ok: true; claims: TokenClaims } | { ok: false; reason: 'invalid' | 'expired' }> {
+  ): { ok: true; claims: TokenClaims } | { ok: false; reason: 'invalid' | 'expired' } {
+    let payload: unknown;
     try {
-      const { payload } = await jwtVerify(token, this.keyFor(secretKey), {
+      payload = jwt.verify(token, this.keyFor(secretKey), {
         algorithms: ['HS256'],
         issuer: expected.issuer,
         audience: expected.audience,
-        requiredClaims: ['sub', 'jti', 'iat', 'exp'],
       });
-      return { ok: true, claims: payload as TokenClaims };
     } catch (error) {
-      return { ok: false, reason: error instanceof errors.JWTExpired ? 'expired' : 'invalid' };
+      return { ok: false, reason: error instanceof jwt.TokenExpiredError ? 'expired' : 'invalid' };
     }
+    if (!isTokenClaims(payload)) return { ok: false, reason: 'invalid' };
+    return { ok: true, claims: payload };
   }
+}
+
+function isTokenClaims(payload: unknown): payload is TokenClaims {
+  if (!payload || typeof payload !== 'object') return false;
+  const claims = payload as Record<string, unknown>;
+  return (
+    typeof claims.sub === 'string' &&
+    typeof claims.jti === 'string' &&
+    typeof claims.sid === 'string' &&
+    typeof claims.prn === 'string' &&
+    typeof claims.iat === 'number' &&
+    typeof claims.exp === 'number'
+  );
 }

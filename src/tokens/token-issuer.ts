@@ -76,15 +76,13 @@ export class TokenIssuer {
     });
     const base = this.baseClaims(membership, user, sessionId);
     const scopeClaim = scopes?.length ? { scope: scopes.join(' ') } : {};
-    const [accessToken, refreshToken] = await Promise.all([
-      this.codec.sign({ ...base, ...scopeClaim, jti: accessJti }, issuedAt, membership.expiresIn, membership.secretKey),
-      this.codec.sign(
-        { ...base, ...scopeClaim, jti: refreshJti, refresh_token: true },
-        issuedAt,
-        membership.refreshTokenExpiresIn,
-        membership.secretKey,
-      ),
-    ]);
+    const accessToken = this.codec.sign({ ...base, ...scopeClaim, jti: accessJti }, issuedAt, membership.expiresIn, membership.secretKey);
+    const refreshToken = this.codec.sign(
+      { ...base, ...scopeClaim, jti: refreshJti, refresh_token: true },
+      issuedAt,
+      membership.refreshTokenExpiresIn,
+      membership.secretKey,
+    );
     const response: TokenResponse = {
       token_type: 'Bearer',
       access_token: accessToken,
@@ -125,7 +123,7 @@ export class TokenIssuer {
       userAgent: clip(metadata.userAgent),
       createdAt: new Date(issuedAt * 1000),
     });
-    const accessToken = await this.codec.sign(
+    const accessToken = this.codec.sign(
       { ...this.baseClaims(membership, user, sessionId), scope: scopes.join(' '), jti: accessJti },
       issuedAt,
       lifetime,

@@ -42,7 +42,7 @@ export class TokenVerifier {
     if (!record) throw invalid();
     const { membership, session, user } = record;
 
-    const verified = await this.codec.verify(token, membership.secretKey, {
+    const verified = this.codec.verify(token, membership.secretKey, {
       issuer: membership.name,
       audience: membership.slug,
     });

@@ -1,20 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Tx } from '../database/database';
-import type { TokenSessionRow, UserRow } from '../database/schema';
+import type { UserRow } from '../database/schema';
 import { JwtCodec, type TokenClaims } from './jwt-codec';
-import { TokenSessionRepository } from './token-session.repository';
+import { type SigningMembership, TokenSessionRepository } from './token-session.repository';
 import type { SessionMetadata, TokenResponse } from './token.dto';
 
-export interface SigningMembership {
-  id: string;
-  name: string;
-  slug: string;
-  secretKey: string;
-  expiresIn: number;
-  refreshTokenExpiresIn: number;
-  scopedTokenExpiresIn: number | null;
-}
 
 /** The specification's default lifetime of a scoped token: 12 hours. */
 export const DEFAULT_SCOPED_TOKEN_LIFETIME = 43_200;
@@ -52,14 +43,14 @@ export class TokenIssuer {
     user: UserRow,
     metadata: SessionMetadata,
     scopes: readonly string[] | null = null,
-  ): Promise<{ response: TokenResponse; session: TokenSessionRow }> {
+  ): Promise<TokenResponse> {
     const issuedAt = Math.floor(Date.now() / 1000);
     const sessionId = randomUUID();
     const accessJti = randomUUID();
     const refreshJti = randomUUID();
     const accessExpiresAt = new Date((issuedAt + membership.expiresIn) * 1000);
     const refreshExpiresAt = new Date((issuedAt + membership.refreshTokenExpiresIn) * 1000);
-    const session = await this.sessions.insert(tx, {
+    await this.sessions.insert(tx, {
       id: sessionId,
       membershipId: membership.id,
       userId: user.id,
@@ -92,7 +83,7 @@ export class TokenIssuer {
       created_at: new Date(issuedAt * 1000).toISOString(),
     };
     if (scopes?.length) response.scopes = [...scopes];
-    return { response, session };
+    return response;
   }
 
   /** A scoped access token without refresh token, tied to the sign-in session it came from. */
@@ -103,13 +94,13 @@ export class TokenIssuer {
     rootSessionId: string,
     scopes: readonly string[],
     metadata: SessionMetadata,
-  ): Promise<{ response: TokenResponse; session: TokenSessionRow }> {
+  ): Promise<TokenResponse> {
     const issuedAt = Math.floor(Date.now() / 1000);
     const lifetime = membership.scopedTokenExpiresIn ?? DEFAULT_SCOPED_TOKEN_LIFETIME;
     const sessionId = randomUUID();
     const accessJti = randomUUID();
     const expiresAt = new Date((issuedAt + lifetime) * 1000);
-    const session = await this.sessions.insert(tx, {
+    await this.sessions.insert(tx, {
       id: sessionId,
       membershipId: membership.id,
       userId: user.id,
@@ -130,14 +121,11 @@ export class TokenIssuer {
       membership.secretKey,
     );
     return {
-      response: {
-        token_type: 'Bearer',
-        access_token: accessToken,
-        expires_in: lifetime,
-        created_at: new Date(issuedAt * 1000).toISOString(),
-        scopes: [...scopes],
-      },
-      session,
+      token_type: 'Bearer',
+      access_token: accessToken,
+      expires_in: lifetime,
+      created_at: new Date(issuedAt * 1000).toISOString(),
+      scopes: [...scopes],
     };
   }
 }

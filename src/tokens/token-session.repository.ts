@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
-import { memberships, tokenSessions, users, type TokenSessionRow, type UserRow } from '../database/schema';
+import { memberships, tokenSessions, users, type MembershipRow, type TokenSessionRow, type UserRow } from '../database/schema';
 import { runListQuery, type ListPage, type ListRequest } from '../common/query';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { TOKEN_LISTING_QUERY_SCHEMA, tokenListing, type TokenListingRow } from './token-listing.schema';
@@ -9,8 +9,14 @@ import { TOKEN_LISTING_QUERY_SCHEMA, tokenListing, type TokenListingRow } from '
 /** Which sessions a listing shows: live ones (not revoked, not yet expired) or revoked ones. */
 export type SessionListingState = 'active' | 'revoked';
 
+/** The membership fields that verify and sign tokens. */
+export type SigningMembership = Pick<
+  MembershipRow,
+  'id' | 'name' | 'slug' | 'secretKey' | 'expiresIn' | 'refreshTokenExpiresIn' | 'scopedTokenExpiresIn'
+>;
+
 export interface VerificationRecord {
-  membership: { id: string; name: string; slug: string; secretKey: string };
+  membership: SigningMembership;
   session: TokenSessionRow | null;
   user: UserRow | null;
 }
@@ -23,7 +29,15 @@ export interface VerificationRecord {
 function prepareVerification(db: Database['db']) {
   return db
     .select({
-      membership: { id: memberships.id, name: memberships.name, slug: memberships.slug, secretKey: memberships.secretKey },
+      membership: {
+        id: memberships.id,
+        name: memberships.name,
+        slug: memberships.slug,
+        secretKey: memberships.secretKey,
+        expiresIn: memberships.expiresIn,
+        refreshTokenExpiresIn: memberships.refreshTokenExpiresIn,
+        scopedTokenExpiresIn: memberships.scopedTokenExpiresIn,
+      },
       session: tokenSessions,
       user: users,
     })
@@ -48,9 +62,8 @@ export class TokenSessionRepository {
     return row;
   }
 
-  async insert(executor: Executor, row: typeof tokenSessions.$inferInsert): Promise<TokenSessionRow> {
-    const [created] = await executor.insert(tokenSessions).values(row).returning();
-    return created;
+  async insert(executor: Executor, row: typeof tokenSessions.$inferInsert): Promise<void> {
+    await executor.insert(tokenSessions).values(row);
   }
 
   /**

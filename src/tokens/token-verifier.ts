@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DomainError, type ErrorCode } from '../common/errors';
 import type { TokenSessionRow, UserRow } from '../database/schema';
 import { JwtCodec, type TokenClaims } from './jwt-codec';
-import { TokenSessionRepository } from './token-session.repository';
+import { type SigningMembership, TokenSessionRepository } from './token-session.repository';
 
 /** What a Bearer token is presented for; it decides which error codes apply. */
 export type TokenUse = 'access' | 'refresh' | 'any';
@@ -10,7 +10,7 @@ export type TokenUse = 'access' | 'refresh' | 'any';
 export interface VerifiedBearer {
   claims: TokenClaims;
   isRefreshToken: boolean;
-  membership: { id: string; name: string; slug: string; secretKey: string };
+  membership: SigningMembership;
   session: TokenSessionRow;
   user: UserRow;
 }

@@ -1,13 +1,35 @@
-import { Body, Controller, Get, Headers, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
+import { applyDecorators, Body, Controller, Get, Headers, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiExtraModels,
+  ApiHeader,
+  ApiOperation,
+  ApiQuery,
+  ApiResponse,
+  ApiSecurity,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Authenticated, CurrentCaller, Public } from '../auth/decorators';
 import type { Caller } from '../auth/caller';
 import { parseAuthorization, withoutBearerPrefix } from '../auth/authorization-header';
 import { DomainError } from '../common/errors';
+import { ApiAuth, ApiErrors } from '../common/openapi';
+import { ApplicationSchema } from '../applications/applications.controller';
+import { UserResource } from '../openapi/resource-schemas';
 import { parseBooleanParam } from '../common/params';
 import { toUserResponse, type UserResponse } from '../users/user.mapper';
 import { toApplicationResponse, type ApplicationResponse } from '../applications/application.mapper';
-import { GenerateTokenDto, TokenBodyDto, type SessionMetadata, type TokenResponse, type VerificationResponse } from './token.dto';
+import {
+  GenerateTokenDto,
+  TokenBodyDto,
+  TokenResponseSchema,
+  VerificationResponseSchema,
+  type SessionMetadata,
+  type TokenResponse,
+  type VerificationResponse,
+} from './token.dto';
 import { TokenService } from './token.service';
 
 const MEMBERSHIP_HEADERS = ['x-service-alias', 'membership', 'membershipid'] as const;
@@ -29,11 +51,30 @@ function sessionMetadata(request: Request): SessionMetadata {
   };
 }
 
+/** End-user metadata stored with the session, sent by the application that signs its user in. */
+const ApiSessionHeaders = (): MethodDecorator =>
+  applyDecorators(
+    ApiHeader({ name: 'X-IpAddress', required: false, description: 'End user IP address, stored with the session' }),
+    ApiHeader({ name: 'X-UserAgent', required: false, description: 'End user user agent, stored with the session' }),
+  );
+
+const ApiRevokeQuery = (): MethodDecorator =>
+  ApiQuery({
+    name: 'revoke',
+    required: false,
+    type: Boolean,
+    description: 'Default true: the used refresh token works once. false keeps it usable',
+  });
+
+const ApiLogoutAllQuery = (): MethodDecorator =>
+  ApiQuery({ name: 'logout-all', required: false, type: Boolean, description: 'Default false. true revokes every token of the user' });
+
 function bearerFrom(header: string | undefined): string | undefined {
   const credentials = parseAuthorization(header);
   return credentials?.scheme === 'bearer' ? credentials.token : undefined;
 }
 
+@ApiTags('tokens')
 @Controller()
 export class TokenController {
   constructor(private readonly tokens: TokenService) {}
@@ -41,6 +82,19 @@ export class TokenController {
   @Post('generate-token')
   @Public()
   @HttpCode(201)
+  @ApiOperation({
+    summary: 'Sign in, or get a scoped token',
+    description:
+      'Sign-in: no Authorization, header X-Service-Alias (or Membership, MembershipId) and body {username, password}; ' +
+      'answers a token pair. Scoped token: Authorization: Bearer <access token>, body {scopes}; answers an access ' +
+      'token limited to the scopes (no refresh token). An unknown user and a wrong password answer alike.',
+  })
+  @ApiSecurity({})
+  @ApiBearerAuth('bearer')
+  @ApiHeader({ name: 'X-Service-Alias', required: false, description: 'Membership id; required for sign-in' })
+  @ApiSessionHeaders()
+  @ApiResponse({ status: 201, description: 'Token pair (sign-in) or scoped token', type: TokenResponseSchema })
+  @ApiErrors(400, 401, 404, 413, 415)
   generate(@Req() request: Request, @Body() body: GenerateTokenDto): Promise<TokenResponse> {
     const authorization = request.headers.authorization;
     if (authorization) {
@@ -54,6 +108,12 @@ export class TokenController {
   @Get('refresh-token')
   @Public()
   @HttpCode(201)
+  @ApiOperation({ summary: 'Refresh: a new token pair for the refresh token in Authorization: Bearer' })
+  @ApiBearerAuth('bearer')
+  @ApiRevokeQuery()
+  @ApiSessionHeaders()
+  @ApiResponse({ status: 201, description: 'A new token pair; scopes are kept', type: TokenResponseSchema })
+  @ApiErrors(400, 401)
   refreshFromHeader(@Headers('authorization') authorization: string | undefined, @Query('revoke') revoke: unknown, @Req() request: Request): Promise<TokenResponse> {
     return this.tokens.refresh(bearerFrom(authorization), parseBooleanParam('revoke', revoke, true), sessionMetadata(request));
   }
@@ -61,6 +121,11 @@ export class TokenController {
   @Post('refresh-token')
   @Public()
   @HttpCode(201)
+  @ApiOperation({ summary: 'Refresh: a new token pair for the refresh token in the body' })
+  @ApiRevokeQuery()
+  @ApiSessionHeaders()
+  @ApiResponse({ status: 201, description: 'A new token pair; scopes are kept', type: TokenResponseSchema })
+  @ApiErrors(400, 401, 413, 415)
   refreshFromBody(@Body() body: TokenBodyDto, @Query('revoke') revoke: unknown, @Req() request: Request): Promise<TokenResponse> {
     const token = body.token ? withoutBearerPrefix(body.token) : undefined;
     return this.tokens.refresh(token, parseBooleanParam('revoke', revoke, true), sessionMetadata(request));
@@ -68,6 +133,9 @@ export class TokenController {
 
   @Get('verify-token')
   @Public()
+  @ApiOperation({ summary: 'Verify the Bearer or Basic token in Authorization', description: 'Records TokenVerified.' })
+  @ApiAuth()
+  @ApiResponse({ status: 200, description: 'The token is valid', type: VerificationResponseSchema })
   verifyFromHeader(@Headers('authorization') authorization: string | undefined): Promise<VerificationResponse> {
     return this.verify(authorization);
   }
@@ -75,6 +143,9 @@ export class TokenController {
   @Post('verify-token')
   @Public()
   @HttpCode(200)
+  @ApiOperation({ summary: 'Verify the token in the body ("Bearer <jwt>", "Basic <id>:<secret>" or a bare JWT)', description: 'Records TokenVerified.' })
+  @ApiResponse({ status: 200, description: 'The token is valid', type: VerificationResponseSchema })
+  @ApiErrors(400, 401, 413, 415)
   verifyFromBody(@Body() body: TokenBodyDto): Promise<VerificationResponse> {
     // A bare JWT in the body is read as a Bearer token.
     const token = body.token?.trim();
@@ -91,6 +162,11 @@ export class TokenController {
 
   @Get('revoke-token')
   @Public()
+  @ApiOperation({ summary: 'Revoke the access or refresh token in Authorization: Bearer (with its pair)' })
+  @ApiBearerAuth('bearer')
+  @ApiLogoutAllQuery()
+  @ApiResponse({ status: 204, description: 'Revoked' })
+  @ApiErrors(400, 401)
   async revokeFromHeader(@Headers('authorization') authorization: string | undefined, @Query('logout-all') logoutAll: unknown, @Res() response: Response): Promise<void> {
     await this.tokens.revoke(bearerFrom(authorization), parseBooleanParam('logout-all', logoutAll, false));
     response.status(204).end();
@@ -98,6 +174,10 @@ export class TokenController {
 
   @Post('revoke-token')
   @Public()
+  @ApiOperation({ summary: 'Revoke the access or refresh token in the body (with its pair)' })
+  @ApiLogoutAllQuery()
+  @ApiResponse({ status: 204, description: 'Revoked' })
+  @ApiErrors(400, 401, 413, 415)
   async revokeFromBody(@Body() body: TokenBodyDto, @Query('logout-all') logoutAll: unknown, @Res() response: Response): Promise<void> {
     const token = body.token ? withoutBearerPrefix(body.token) : undefined;
     await this.tokens.revoke(token, parseBooleanParam('logout-all', logoutAll, false));
@@ -106,6 +186,17 @@ export class TokenController {
 
   @Get(['me', 'whoami'])
   @Authenticated()
+  @ApiOperation({
+    summary: 'The caller: the user (Bearer) or the application without its secret (Basic)',
+    description: '/me and /whoami are the same endpoint.',
+  })
+  @ApiAuth()
+  @ApiExtraModels(UserResource, ApplicationSchema)
+  @ApiResponse({
+    status: 200,
+    description: 'The user for a Bearer token, the application for a Basic token',
+    schema: { oneOf: [{ $ref: getSchemaPath(UserResource) }, { $ref: getSchemaPath(ApplicationSchema) }] },
+  })
   me(@CurrentCaller() caller: Caller): UserResponse | ApplicationResponse {
     return caller.kind === 'user' ? toUserResponse(caller.user) : toApplicationResponse(caller.application);
   }

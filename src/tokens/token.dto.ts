@@ -1,16 +1,49 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 
 /** Sign-in (username + password) or, with a Bearer token, a scoped-token request (scopes). */
 export class GenerateTokenDto {
+  @ApiPropertyOptional({ description: 'Sign-in: the username or the e-mail address', minLength: 1, maxLength: 320, example: 'ada' })
   @IsOptional() @IsString() @Length(1, 320) username?: string;
+  @ApiPropertyOptional({ description: 'Sign-in: the password', minLength: 1, maxLength: 1024, format: 'password' })
   @IsOptional() @IsString() @Length(1, 1024) password?: string;
   /** Checked by the service, which answers ScopeRequired / InvalidScope as the specification says. */
+  @ApiPropertyOptional({
+    type: [String],
+    description: 'Scoped token (with a Bearer access token, no credentials): permission expressions the new token is limited to',
+    example: ['users.read'],
+  })
   @IsOptional() @Allow() scopes?: unknown;
 }
 
 /** Body of POST /refresh-token, /verify-token and /revoke-token. */
 export class TokenBodyDto {
+  @ApiPropertyOptional({
+    maxLength: 16384,
+    description: 'The token. /verify-token also takes "Bearer <jwt>" or "Basic <id>:<secret>" (a bare JWT is read as Bearer)',
+  })
   @IsOptional() @IsString() @MaxLength(16384) token?: string;
+}
+
+/** The token response object (documentation of TokenResponse). */
+export class TokenResponseSchema {
+  @ApiProperty({ enum: ['Bearer'] }) token_type!: 'Bearer';
+  @ApiProperty({ description: 'JWT (HS256)' }) access_token!: string;
+  @ApiProperty({ description: 'Seconds, counted from created_at' }) expires_in!: number;
+  @ApiPropertyOptional({ description: 'Absent in scoped-token responses' }) refresh_token?: string;
+  @ApiPropertyOptional({ description: 'Seconds, counted from created_at; absent in scoped-token responses' })
+  refresh_token_expires_in?: number;
+  @ApiProperty({ format: 'date-time' }) created_at!: string;
+  @ApiPropertyOptional({ type: [String], description: 'Present in scoped-token responses only' }) scopes?: string[];
+}
+
+/** The verification response (documentation of VerificationResponse). */
+export class VerificationResponseSchema {
+  @ApiProperty({ enum: [true] }) verified!: true;
+  @ApiProperty({ description: 'The token as presented' }) token!: string;
+  @ApiPropertyOptional({ enum: ['access_token', 'refresh_token'], description: 'Bearer tokens only' })
+  token_kind?: 'access_token' | 'refresh_token';
+  @ApiPropertyOptional({ description: 'Seconds until expiry; Bearer tokens only' }) remaining_time?: number;
 }
 
 export interface TokenResponse {

@@ -55,7 +55,7 @@ export class TokenService {
     if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
 
     return this.recorder.transaction(async (tx, record) => {
-      const { response } = await this.issuer.issuePair(tx, membership, user, metadata);
+      const response = await this.issuer.issuePair(tx, membership, user, metadata);
       record(tokenGeneratedEvent(user, response));
       return response;
     });
@@ -74,9 +74,8 @@ export class TokenService {
       }
     }
     const rootSessionId = verified.session.kind === 'scoped' && verified.session.parentId ? verified.session.parentId : verified.session.id;
-    const membership = await this.signingMembership(verified.membership.id);
     return this.recorder.transaction(async (tx, record) => {
-      const { response } = await this.issuer.issueScoped(tx, membership, verified.user, rootSessionId, requested.map((s) => s.text), metadata);
+      const response = await this.issuer.issueScoped(tx, verified.membership, verified.user, rootSessionId, requested.map((s) => s.text), metadata);
       record(tokenGeneratedEvent(verified.user, response));
       return response;
     });
@@ -86,14 +85,13 @@ export class TokenService {
   async refresh(token: string | undefined, revoke: boolean, metadata: SessionMetadata): Promise<TokenResponse> {
     if (!token) throw new DomainError('RefreshTokenRequired', 'A refresh token is required in the Authorization header or the body');
     const verified = await this.verifier.verify(token, 'refresh');
-    const membership = await this.signingMembership(verified.membership.id);
-    const { user, session } = verified;
+    const { user, session, membership } = verified;
     return this.recorder.transaction(async (tx, record) => {
       if (revoke && !(await this.sessions.consumeForRefresh(tx, membership.id, session.id, user.id))) {
         // Another request used this refresh token first.
         throw new DomainError('RefreshTokenWasRevoked', 'The refresh token has already been used');
       }
-      const { response } = await this.issuer.issuePair(
+      const response = await this.issuer.issuePair(
         tx,
         membership,
         user,
@@ -145,11 +143,6 @@ export class TokenService {
     if (revoked === 0) throw new DomainError('TokenWasRevoked', 'The token has already been revoked');
   }
 
-  private async signingMembership(id: string) {
-    const membership = await this.memberships.findById(id);
-    if (!membership) throw new DomainError('InvalidToken', 'The token is not valid');
-    return membership;
-  }
 }
 
 function tokenGeneratedEvent(user: UserRow, response: TokenResponse) {

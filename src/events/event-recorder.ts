@@ -5,7 +5,7 @@ import type { EventRow } from '../database/schema';
 import { newId } from '../common/ids';
 import { LOGGER } from '../common/logger';
 import { EventRepository } from './event.repository';
-import type { EventType } from './event-types';
+import { SYSTEM_UTILIZER, type EventType } from './event-types';
 import { sanitizeDocument } from './sanitize';
 
 export interface NewEvent {
@@ -64,7 +64,16 @@ export class EventRecorder {
     return row;
   }
 
-  private publish(recorded: RecordedEvent[]): void {
+  /**
+   * Rows (ids, sanitized documents, times) for events that a repository writes itself, in the
+   * same statement or transaction as its change. Call `publish` with them after the commit.
+   */
+  prepare(events: readonly NewEvent[]): RecordedEvent[] {
+    return events.map(toRow);
+  }
+
+  /** Hands committed events to the listeners (the webhook dispatcher). Only after the commit. */
+  publish(recorded: readonly RecordedEvent[]): void {
     if (!recorded.length) return;
     for (const listener of this.listeners) {
       try {
@@ -82,7 +91,8 @@ function toRow(event: NewEvent): RecordedEvent {
     id: newId(),
     membershipId: event.membershipId,
     eventType: event.eventType,
-    utilizerId: event.utilizerId,
+    // An event always names who caused it; a change without a caller is the service's own.
+    utilizerId: event.utilizerId || SYSTEM_UTILIZER,
     document: sanitizeDocument(event.document) as Record<string, unknown>,
     prior: event.prior ? (sanitizeDocument(event.prior) as Record<string, unknown>) : null,
     eventTime: new Date(),

@@ -53,3 +53,10 @@ export const isEventType = (value: unknown): value is EventType =>
 
 /** The word the specification uses for changes made by the service itself. */
 export const SYSTEM_UTILIZER = 'system';
+
+export const isResultEventType = (value: string): boolean => (RESULT_EVENT_TYPES as readonly string[]).includes(value);
+
+/** The `utilizer_id` of an event: the caller's id, or `system` when the service acts by itself. */
+export function utilizerIdOf(caller: { id: string } | null | undefined): string {
+  return caller?.id || SYSTEM_UTILIZER;
+}

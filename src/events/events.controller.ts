@@ -1,0 +1,68 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { RequirePermission } from '../auth/decorators';
+import { ApiAuth, ApiErrors } from '../common/openapi';
+import type { ListPage } from '../common/query';
+import { EventsService } from './events.service';
+import type { EventResponse } from './event.mapper';
+import { ApiListParams, QueryBodyDto } from './query-body';
+
+const EVENT_SCHEMA = {
+  type: 'object',
+  properties: {
+    _id: { type: 'string' },
+    event_type: { type: 'string', example: 'UserCreated' },
+    utilizer_id: { type: 'string', description: 'Id of the user or application that caused the event, or "system"' },
+    document: { type: 'object', additionalProperties: true },
+    prior: { type: 'object', nullable: true, additionalProperties: true },
+    event_time: { type: 'string', format: 'date-time' },
+    membership_id: { type: 'string' },
+  },
+};
+const PAGE_SCHEMA = { type: 'object', properties: { items: { type: 'array', items: EVENT_SCHEMA }, count: { type: 'integer' } } };
+
+const EVENT_SORT = 'event_time, event_type or utilizer_id, optionally followed by asc or desc; default "event_time desc"';
+
+@ApiTags('events')
+@ApiAuth()
+@ApiParam({ name: 'membershipId' })
+@Controller('memberships/:membershipId/events')
+export class EventsController {
+  constructor(private readonly events: EventsService) {}
+
+  @Get()
+  @RequirePermission('events.read')
+  @ApiOperation({ summary: 'List events, newest first' })
+  @ApiListParams(EVENT_SORT)
+  @ApiOkResponse({ schema: PAGE_SCHEMA })
+  @ApiErrors(400, 403, 404)
+  list(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+    return this.events.list(membershipId, query);
+  }
+
+  @Post('_query')
+  @HttpCode(200)
+  @RequirePermission('events.read')
+  @ApiOperation({ summary: 'Query events with where / select' })
+  @ApiListParams(EVENT_SORT)
+  @ApiBody({ type: QueryBodyDto, required: false })
+  @ApiOkResponse({ schema: PAGE_SCHEMA })
+  @ApiErrors(400, 403, 404)
+  query(
+    @Param('membershipId') membershipId: string,
+    @Query() query: Record<string, unknown>,
+    // Raw on purpose: every malformed query answers 400 InvalidQuery (see parseQueryBody).
+    @Body() body: unknown,
+  ): Promise<ListPage<Record<string, unknown>>> {
+    return this.events.query(membershipId, query, body);
+  }
+
+  @Get(':id')
+  @RequirePermission('events.read', { object: 'id' })
+  @ApiOperation({ summary: 'Get an event' })
+  @ApiOkResponse({ schema: EVENT_SCHEMA })
+  @ApiErrors(403, 404)
+  get(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<EventResponse> {
+    return this.events.get(membershipId, id);
+  }
+}

@@ -1,0 +1,140 @@
+import { MASKED_VALUE } from '../events/sanitize';
+import { type DeliveryEvent, type DeliveryWebhook, maskHeaders, maskUrl, prepareDeliveryRequest, USER_AGENT } from './delivery-request';
+import { verifyWebhookSignature } from './signature';
+import { TemplateError } from './template';
+
+const NOW = 1_780_000_000;
+
+function webhook(overrides: Partial<DeliveryWebhook> = {}, request: Partial<DeliveryWebhook['request']> = {}): DeliveryWebhook {
+  return {
+    id: 'wh-1',
+    membershipId: 'm-1',
+    tryCount: 1,
+    secret: null,
+    ...overrides,
+    request: { method: 'POST', url: 'https://example.com/hook', ...request },
+  };
+}
+
+function event(overrides: Partial<DeliveryEvent> = {}): DeliveryEvent {
+  return {
+    id: 'ev-1',
+    membershipId: 'm-1',
+    eventType: 'UserUpdated',
+    utilizerId: 'u-9',
+    document: { _id: 'u-1', username: 'ada', firstname: 'Ada', sys: { created_by: 'u-9' } },
+    prior: { _id: 'u-1', username: 'ada', firstname: 'A' },
+    eventTime: new Date('2026-03-04T05:06:07.089Z'),
+    ...overrides,
+  };
+}
+
+describe('prepareDeliveryRequest', () => {
+  it('wraps the rendered body as {document, prior, payload} by default', () => {
+    const prepared = prepareDeliveryRequest(webhook({}, { body: { who: '{{document.firstname}}', was: '{{prior.firstname}}', n: 1 } }), event(), NOW);
+    expect(prepared.method).toBe('POST');
+    expect(JSON.parse(prepared.body!)).toEqual({
+      document: event().document,
+      prior: event().prior,
+      payload: { who: 'Ada', was: 'A', n: 1 },
+    });
+    expect(prepared.headers).toEqual({ 'Content-Type': 'application/json', 'User-Agent': USER_AGENT });
+  });
+
+  it('sends prior and payload as null when there are none', () => {
+    const prepared = prepareDeliveryRequest(webhook(), event({ prior: null }), NOW);
+    expect(JSON.parse(prepared.body!)).toEqual({ document: event().document, prior: null, payload: null });
+  });
+
+  it('sends the configured body alone when uncoveredBody is true, and nothing without a body', () => {
+    const alone = prepareDeliveryRequest(webhook({}, { uncoveredBody: true, body: { id: '{{document._id}}' } }), event(), NOW);
+    expect(alone.body).toBe('{"id":"u-1"}');
+    const none = prepareDeliveryRequest(webhook({}, { uncoveredBody: true }), event(), NOW);
+    expect(none.body).toBeUndefined();
+    expect(none.headers['Content-Type']).toBeUndefined();
+  });
+
+  it.each(['GET', 'HEAD', 'get'])('sends no body with %s', (method) => {
+    const prepared = prepareDeliveryRequest(webhook({}, { method, body: { a: 1 } }), event(), NOW);
+    expect(prepared.method).toBe(method.toUpperCase());
+    expect(prepared.body).toBeUndefined();
+  });
+
+  it('renders URL and headers with the event values, URL-encoded in the URL only', () => {
+    const prepared = prepareDeliveryRequest(
+      webhook({}, { url: 'https://example.com/{{event_type}}?t={{event_time}}&by={{utilizer_id}}&n={{document.note}}', headers: { 'X-Note': '{{document.note}}', 'X-M': '{{membership_id}}' } }),
+      event({ document: { note: 'a b&c=d/é' } }),
+      NOW,
+    );
+    expect(prepared.url).toBe('https://example.com/UserUpdated?t=2026-03-04T05%3A06%3A07.089Z&by=u-9&n=a%20b%26c%3Dd%2F%C3%A9');
+    expect(prepared.headers['X-Note']).toBe('a b&c=d/é');
+    expect(prepared.headers['X-M']).toBe('m-1');
+  });
+
+  it('leaves out a header whose value would contain a line break and says so', () => {
+    const prepared = prepareDeliveryRequest(
+      webhook({}, { headers: { 'X-Name': '{{document.name}}', 'X-Ok': 'fine' } }),
+      event({ document: { name: 'evil\r\nX-Injected: 1' } }),
+      NOW,
+    );
+    expect(prepared.headers['X-Name']).toBeUndefined();
+    expect(prepared.headers['X-Ok']).toBe('fine');
+    expect(Object.keys(prepared.headers).some((name) => name.toLowerCase() === 'x-injected')).toBe(false);
+    expect(prepared.skippedHeaders).toEqual(['X-Name']);
+  });
+
+  it('keeps a hostile value inside its JSON string', () => {
+    const hostile = '"},"admin":true,"x":{"';
+    const prepared = prepareDeliveryRequest(webhook({}, { body: { name: '{{document.firstname}}' } }), event({ document: { firstname: hostile } }), NOW);
+    const parsed = JSON.parse(prepared.body!);
+    expect(parsed.payload).toEqual({ name: hostile });
+    expect(Object.keys(parsed).sort()).toEqual(['document', 'payload', 'prior']);
+  });
+
+  it('signs the exact body with the secret; the service header replaces a configured one', () => {
+    const prepared = prepareDeliveryRequest(
+      webhook({ secret: 'whsec-0123456789abcdef' }, { headers: { 'user-agent': 'mine/1', 'content-type': 'application/vnd.x+json' } }),
+      event(),
+      NOW,
+    );
+    const header = prepared.headers['X-Webhook-Signature'];
+    expect(header).toMatch(new RegExp(`^t=${NOW},v1=[0-9a-f]{64}$`));
+    expect(verifyWebhookSignature('whsec-0123456789abcdef', prepared.body!, header, 0, NOW)).toBe(true);
+    expect(prepared.headers['user-agent']).toBe('mine/1');
+    expect(prepared.headers['content-type']).toBe('application/vnd.x+json');
+    expect(prepared.headers['Content-Type']).toBeUndefined();
+  });
+
+  it('signs an empty body for GET', () => {
+    const prepared = prepareDeliveryRequest(webhook({ secret: 'whsec-0123456789abcdef' }, { method: 'GET' }), event(), NOW);
+    expect(verifyWebhookSignature('whsec-0123456789abcdef', '', prepared.headers['X-Webhook-Signature'], 0, NOW)).toBe(true);
+  });
+
+  it('throws TemplateError when the URL does not render to an absolute http(s) URL', () => {
+    expect(() => prepareDeliveryRequest(webhook({}, { url: 'http://{{document.host}}.localhost/' }), event({ document: { host: 'a b' } }), NOW)).toThrow(TemplateError);
+    expect(() => prepareDeliveryRequest(webhook({}, { url: 'http://127.0.0.1:{{document.port}}/' }), event({ document: { port: 'x' } }), NOW)).toThrow(TemplateError);
+  });
+});
+
+describe('maskHeaders / maskUrl', () => {
+  it('masks credential-carrying headers only', () => {
+    expect(
+      maskHeaders({ Authorization: 'Bearer x', Cookie: 'a=b', 'X-Api-Key': 'k', 'X-Session-Token': 't', 'Content-Type': 'application/json', 'X-Event': 'UserCreated' }),
+    ).toEqual({
+      Authorization: MASKED_VALUE,
+      Cookie: MASKED_VALUE,
+      'X-Api-Key': MASKED_VALUE,
+      'X-Session-Token': MASKED_VALUE,
+      'Content-Type': 'application/json',
+      'X-Event': 'UserCreated',
+    });
+  });
+
+  it('masks a URL password and credential-like query parameters', () => {
+    expect(maskUrl('https://user:pw@example.com/a?api_key=1&x=2&token=3&sig=4')).toBe(
+      'https://user:masked@example.com/a?api_key=%5Bmasked%5D&x=2&token=%5Bmasked%5D&sig=%5Bmasked%5D',
+    );
+    expect(maskUrl('https://example.com/a?x=2')).toBe('https://example.com/a?x=2');
+    expect(maskUrl('not a url')).toBe('not a url');
+  });
+});

@@ -1,0 +1,142 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebhookReceiver } from '../../test/support/webhook-receiver';
+import type { DeliveryEvent, DeliveryWebhook } from './delivery-request';
+import type { OutgoingCall } from './outgoing-calls';
+import { type AttemptResult, deliverWebhook, type DeliveryContext, RESPONSE_BODY_LIMIT_BYTES } from './webhook-delivery';
+
+/** The attempt loop against a real HTTP receiver on 127.0.0.1 (no fetch mock). */
+describe('deliverWebhook', () => {
+  let receiver: WebhookReceiver;
+  const recorded: AttemptResult[] = [];
+  const calls: OutgoingCall[] = [];
+  let stop: AbortController;
+
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
+  });
+  afterAll(async () => {
+    await receiver.close();
+  });
+  beforeEach(() => {
+    receiver.reset();
+    recorded.length = 0;
+    calls.length = 0;
+    stop = new AbortController();
+  });
+
+  function context(timeoutMs = 2000): DeliveryContext {
+    return {
+      timeoutMs,
+      stopSignal: stop.signal,
+      nowSeconds: () => Math.floor(Date.now() / 1000),
+      recordAttempt: async (_webhook, result) => {
+        recorded.push(result);
+      },
+      observeCall: (call) => calls.push(call),
+    };
+  }
+
+  function webhook(url: string, tryCount = 1, request: Partial<DeliveryWebhook['request']> = {}): DeliveryWebhook {
+    return { id: 'wh-1', membershipId: 'm-1', tryCount, secret: null, request: { method: 'POST', url, ...request } };
+  }
+
+  const event: DeliveryEvent = {
+    id: 'ev-1',
+    membershipId: 'm-1',
+    eventType: 'UserCreated',
+    utilizerId: 'u-1',
+    document: { _id: 'x', firstname: 'Ada' },
+    prior: null,
+    eventTime: new Date('2026-01-01T00:00:00.000Z'),
+  };
+
+  it('records one Sent attempt for a 2xx answer, with status and body', async () => {
+    receiver.answer(201).answerWith('created');
+    const summary = await deliverWebhook(webhook(receiver.url('/a'), 3, { headers: { Authorization: 'Bearer x' } }), event, context());
+    expect(summary).toEqual({ attempts: 1, delivered: true });
+    expect(receiver.received()).toHaveLength(1);
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]).toMatchObject({
+      sent: true,
+      outcome: 'success',
+      document: {
+        webhook_id: 'wh-1',
+        attempt: 1,
+        request: { method: 'POST', url: receiver.url('/a'), headers: { Authorization: '[masked]', 'Content-Type': 'application/json' } },
+        response: { status: 201, body: 'created' },
+      },
+    });
+    expect(recorded[0].document.error).toBeUndefined();
+    expect(calls).toEqual([{ kind: 'webhook', outcome: 'success', durationSeconds: expect.any(Number), status: 201 }]);
+  });
+
+  it('retries at once up to tryCount attempts in total', async () => {
+    receiver.answer(500, 502, 200);
+    expect(await deliverWebhook(webhook(receiver.url('/b'), 3), event, context())).toEqual({ attempts: 3, delivered: true });
+    expect(recorded.map((r) => [r.sent, r.document.attempt, r.document.response?.status])).toEqual([
+      [false, 1, 500],
+      [false, 2, 502],
+      [true, 3, 200],
+    ]);
+    receiver.reset();
+    recorded.length = 0;
+    receiver.answer(500);
+    expect(await deliverWebhook(webhook(receiver.url('/c'), 2), event, context())).toEqual({ attempts: 2, delivered: false });
+    expect(receiver.received()).toHaveLength(2);
+    expect(recorded.map((r) => r.document.error)).toEqual(['The receiver answered HTTP 500', 'The receiver answered HTTP 500']);
+  });
+
+  it('does not follow redirects: a 3xx is a failure', async () => {
+    receiver.answer(302).answerWithHeaders({ Location: receiver.url('/elsewhere') });
+    expect(await deliverWebhook(webhook(receiver.url('/d'), 1), event, context())).toEqual({ attempts: 1, delivered: false });
+    expect(receiver.received().map((r) => r.url)).toEqual(['/d']);
+    expect(recorded[0].document.response?.status).toBe(302);
+  });
+
+  it('keeps only the first 4 KiB of the answer', async () => {
+    receiver.answerWith('x'.repeat(100_000));
+    await deliverWebhook(webhook(receiver.url('/e')), event, context());
+    expect(recorded[0].document.response?.body).toHaveLength(RESPONSE_BODY_LIMIT_BYTES);
+  });
+
+  it('times out a receiver that does not answer, as a timeout outcome', async () => {
+    receiver.answer('hang');
+    const started = Date.now();
+    expect(await deliverWebhook(webhook(receiver.url('/f'), 2), event, context(200))).toEqual({ attempts: 2, delivered: false });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(recorded.map((r) => [r.outcome, r.document.response, r.document.error])).toEqual([
+      ['timeout', null, 'No answer within 200 ms'],
+      ['timeout', null, 'No answer within 200 ms'],
+    ]);
+    expect(calls.map((c) => c.outcome)).toEqual(['timeout', 'timeout']);
+  });
+
+  it('reports a refused connection as a failure with the network error', async () => {
+    const closed: Server = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    await deliverWebhook(webhook(`http://127.0.0.1:${port}/`, 1), event, context());
+    expect(recorded[0]).toMatchObject({ sent: false, outcome: 'failure', document: { response: null } });
+    expect(recorded[0].document.error).toMatch(/ECONNREFUSED|fetch failed/);
+  });
+
+  it('does not send or retry a request that cannot be built', async () => {
+    const summary = await deliverWebhook(webhook('http://{{document.firstname}}.localhost:{{document.firstname}}/', 5), event, context());
+    expect(summary).toEqual({ attempts: 1, delivered: false });
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0].outcome).toBe('not_sent');
+    expect(recorded[0].document.error).toMatch(/could not be built/);
+    expect(calls).toHaveLength(0);
+  });
+
+  it('ends a hanging call at once, without further attempts, when the stop signal fires', async () => {
+    receiver.answer('hang');
+    const delivery = deliverWebhook(webhook(receiver.url('/g'), 5), event, context(60_000));
+    await receiver.waitForRequests(1);
+    stop.abort();
+    expect(await delivery).toEqual({ attempts: 1, delivered: false });
+    expect(recorded[0].document.error).toMatch(/stopped/);
+  });
+});

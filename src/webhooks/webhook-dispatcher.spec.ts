@@ -1,0 +1,165 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { and, eq } from 'drizzle-orm';
+import { WebhookReceiver } from '../../test/support/webhook-receiver';
+import { loadConfig } from '../config/config';
+import { type Database, openDatabase } from '../database/database';
+import { events, memberships } from '../database/schema';
+import { EventRecorder } from '../events/event-recorder';
+import { EventRepository } from '../events/event.repository';
+import { QueueRegistry } from '../queue/queue-registry';
+import type { OutgoingCall } from './outgoing-calls';
+import { WEBHOOK_QUEUE_CAPACITY, WEBHOOK_QUEUE_CONCURRENCY, WEBHOOK_QUEUE_NAME, WebhookDispatcher } from './webhook-dispatcher';
+import { WebhookRepository } from './webhook.repository';
+
+/**
+ * The dispatcher wired by hand on a real embedded database and a real receiver: what reaches the
+ * queue, drops when it is full, drain and its deadline, metrics hooks.
+ */
+describe('WebhookDispatcher', () => {
+  let database: Database;
+  let receiver: WebhookReceiver;
+  const logLines: Record<string, unknown>[] = [];
+  const logger = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
+        callback();
+      },
+    }),
+  );
+
+  beforeAll(async () => {
+    database = await openDatabase({ kind: 'embedded', dataDir: null });
+    receiver = await WebhookReceiver.start();
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await database.close();
+  });
+  beforeEach(() => {
+    receiver.reset();
+    logLines.length = 0;
+  });
+
+  let counter = 0;
+  async function setup(webhookRequest: { url: string; method?: string }, options: { status?: 'active' | 'passive'; event?: string; tryCount?: number } = {}) {
+    const membershipId = `m-${++counter}`;
+    await database.db.insert(memberships).values({ id: membershipId, name: membershipId, slug: membershipId, secretKey: 'k'.repeat(43), createdBy: 'system' });
+    const eventRepository = new EventRepository(database);
+    const recorder = new EventRecorder(database, eventRepository, logger);
+    const webhooks = new WebhookRepository(database);
+    const registry = new QueueRegistry();
+    const calls: OutgoingCall[] = [];
+    const config = loadConfig({ DATABASE_URL: 'memory://', WEBHOOK_TIMEOUT_MS: '300', SHUTDOWN_DRAIN_MS: '1000' });
+    const dispatcher = new WebhookDispatcher(recorder, webhooks, config, logger, registry, { observe: (call) => calls.push(call) });
+    const webhook = await database.db.transaction((tx) =>
+      webhooks.insert(membershipId, tx, {
+        id: `wh-${counter}`,
+        name: 'hook',
+        slug: 'hook',
+        event: options.event ?? 'UserCreated',
+        status: options.status ?? 'active',
+        tryCount: options.tryCount ?? 1,
+        request: { method: webhookRequest.method ?? 'POST', url: webhookRequest.url },
+        createdBy: 'system',
+      }),
+    );
+    const resultEvents = async () =>
+      database.db
+        .select()
+        .from(events)
+        .where(and(eq(events.membershipId, membershipId), eq(events.utilizerId, 'system')));
+    return { membershipId, recorder, dispatcher, registry, calls, webhook, resultEvents };
+  }
+
+  it('registers its queue with the limits of the specification', async () => {
+    const { registry, dispatcher } = await setup({ url: receiver.url('/r') });
+    expect(registry.stats()).toEqual([
+      { name: WEBHOOK_QUEUE_NAME, capacity: 10_000, depth: 0, inFlight: 0, dropped: 0, processed: 0, closed: false },
+    ]);
+    expect(registry.get(WEBHOOK_QUEUE_NAME)).toBe(dispatcher.queue);
+    expect(WEBHOOK_QUEUE_CONCURRENCY).toBe(8);
+    await dispatcher.drain(100);
+  });
+
+  it('calls active webhooks of the event type after commit, reports the call, and drains', async () => {
+    const { membershipId, recorder, dispatcher, calls, resultEvents, webhook } = await setup({ url: receiver.url('/ok') });
+    await recorder.transaction(async (_tx, record) => {
+      record({ membershipId, eventType: 'UserCreated', utilizerId: 'u-1', document: { _id: 'x' } });
+      record({ membershipId, eventType: 'UserUpdated', utilizerId: 'u-1', document: { _id: 'x' } });
+    });
+    await receiver.waitForRequests(1);
+    const result = await dispatcher.drain(2000);
+    expect(result).toEqual({ completed: true, delivered: expect.any(Number), lost: 0 });
+    expect(receiver.received()).toHaveLength(1);
+    expect(calls).toEqual([{ kind: 'webhook', outcome: 'success', durationSeconds: expect.any(Number), status: 200 }]);
+    expect(dispatcher.outgoingCallTotals()).toMatchObject({ success: 1, failure: 0, timeout: 0 });
+    const results = await resultEvents();
+    expect(results.map((e) => [e.eventType, (e.document as { webhook_id: string }).webhook_id])).toEqual([['WebhookRequestSent', webhook.id]]);
+    expect(logLines.find((line) => String(line.msg).startsWith('webhook queue drained'))).toMatchObject({ completed: true, lost: 0 });
+  });
+
+  it('ignores events that roll back, result events, passive webhooks and events after drain', async () => {
+    const { membershipId, recorder, dispatcher } = await setup({ url: receiver.url('/never') }, { status: 'passive' });
+    const active = await setup({ url: receiver.url('/active') }, { event: 'WebhookRequestSent' });
+    await expect(
+      recorder.transaction(async (_tx, record) => {
+        record({ membershipId, eventType: 'UserCreated', utilizerId: 'u', document: {} });
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    await recorder.record({ membershipId, eventType: 'UserCreated', utilizerId: 'u', document: {} });
+    // A webhook stored (bypassing validation) on a result event is never called.
+    await active.recorder.record({ membershipId: active.membershipId, eventType: 'WebhookRequestSent', utilizerId: 'system', document: {} });
+    expect(await dispatcher.drain(500)).toEqual({ completed: true, delivered: 0, lost: 0 });
+    expect(await active.dispatcher.drain(500)).toEqual({ completed: true, delivered: 0, lost: 0 });
+    await active.recorder.record({ membershipId: active.membershipId, eventType: 'WebhookRequestSent', utilizerId: 'system', document: {} });
+    expect(receiver.received()).toHaveLength(0);
+  });
+
+  it('drops calls beyond capacity with a log line naming the webhook, never the payload', async () => {
+    receiver.answer('hang');
+    const { membershipId, recorder, dispatcher, webhook } = await setup({ url: receiver.url('/full') });
+    const rows = recorder.prepare(
+      Array.from({ length: WEBHOOK_QUEUE_CAPACITY + WEBHOOK_QUEUE_CONCURRENCY + 3 }, (_, i) => ({
+        membershipId,
+        eventType: 'UserCreated' as const,
+        utilizerId: 'u',
+        document: { _id: `user-${i}`, firstname: 'PAYLOAD-MARKER' },
+      })),
+    );
+    recorder.publish(rows);
+    await receiver.waitForRequests(WEBHOOK_QUEUE_CONCURRENCY);
+    expect(dispatcher.queue.inFlight).toBe(WEBHOOK_QUEUE_CONCURRENCY);
+    expect(dispatcher.queue.depth).toBe(WEBHOOK_QUEUE_CAPACITY);
+    expect(dispatcher.queue.dropped).toBe(3);
+    const drops = logLines.filter((line) => String(line.msg).includes('dropped'));
+    expect(drops).toHaveLength(3);
+    expect(drops[0]).toMatchObject({ webhookId: webhook.id, membershipId, eventType: 'UserCreated' });
+    expect(JSON.stringify(drops)).not.toContain('PAYLOAD-MARKER');
+
+    // The deadline passes with everything still hanging: all of it is lost, the hanging calls end.
+    const started = Date.now();
+    const result = await dispatcher.drain(150);
+    expect(result).toEqual({ completed: false, delivered: 0, lost: WEBHOOK_QUEUE_CAPACITY + WEBHOOK_QUEUE_CONCURRENCY });
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await dispatcher.drain(10_000)).toBe(result);
+    for (const deadline = Date.now() + 3000; dispatcher.queue.inFlight > 0 && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(dispatcher.queue.inFlight).toBe(0);
+  });
+
+  it('drains on application shutdown within shutdownDrainMs, delivering what is queued', async () => {
+    receiver.answer(200);
+    const { membershipId, recorder, dispatcher, resultEvents } = await setup({ url: receiver.url('/drain') });
+    recorder.publish(recorder.prepare(Array.from({ length: 20 }, () => ({ membershipId, eventType: 'UserCreated' as const, utilizerId: 'u', document: {} }))));
+    await dispatcher.beforeApplicationShutdown();
+    expect(receiver.received()).toHaveLength(20);
+    expect(await resultEvents()).toHaveLength(20);
+    const drained = logLines.find((line) => String(line.msg).startsWith('webhook queue drained'));
+    expect(drained).toMatchObject({ queue: 'webhooks', completed: true, lost: 0 });
+  });
+});

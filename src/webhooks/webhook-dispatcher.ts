@@ -1,0 +1,238 @@
+import { type BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { LOGGER } from '../common/logger';
+import type { WebhookRow } from '../database/schema';
+import { EventRecorder, type RecordedEvent } from '../events/event-recorder';
+import { isResultEventType, SYSTEM_UTILIZER } from '../events/event-types';
+import { BoundedQueue, type DrainResult } from '../queue/bounded-queue';
+import { QueueRegistry } from '../queue/queue-registry';
+import type { DeliveryEvent, DeliveryWebhook } from './delivery-request';
+import { OUTGOING_CALL_OBSERVER, type OutgoingCall, type OutgoingCallObserver, type OutgoingCallTotals } from './outgoing-calls';
+import { type AttemptResult, deliverWebhook } from './webhook-delivery';
+import { WebhookRepository } from './webhook.repository';
+
+/** Limits of the specification: 10,000 waiting calls, 8 in parallel. */
+export const WEBHOOK_QUEUE_NAME = 'webhooks';
+export const WEBHOOK_QUEUE_CAPACITY = 10_000;
+export const WEBHOOK_QUEUE_CONCURRENCY = 8;
+/**
+ * How long this instance trusts its list of a membership's active webhooks for one event type.
+ * Most events have no webhook, and asking the database for every event would double the writes'
+ * cost. Changes made on this instance clear the entry at once (the Webhook* events themselves do
+ * it); other instances see a change within this time.
+ */
+export const WEBHOOK_LOOKUP_TTL_MS = 5_000;
+const MAX_CACHED_MEMBERSHIPS = 10_000;
+const WEBHOOK_CHANGE_EVENTS = new Set(['WebhookCreated', 'WebhookUpdated', 'WebhookDeleted']);
+
+export interface DeliveryItem {
+  webhook: DeliveryWebhook;
+  event: DeliveryEvent;
+}
+
+interface CachedLookup {
+  expiresAt: number;
+  webhooks: Promise<DeliveryWebhook[]>;
+}
+
+function toDeliveryWebhook(row: WebhookRow): DeliveryWebhook {
+  return { id: row.id, membershipId: row.membershipId, tryCount: row.tryCount, request: row.request, secret: row.secret };
+}
+
+function toDeliveryEvent(event: RecordedEvent): DeliveryEvent {
+  return {
+    id: event.id,
+    membershipId: event.membershipId,
+    eventType: event.eventType,
+    utilizerId: event.utilizerId,
+    document: event.document,
+    prior: event.prior ?? null,
+    eventTime: event.eventTime,
+  };
+}
+
+/**
+ * Calls webhooks after the events that trigger them have committed (spec "Webhook delivery").
+ * The request that caused an event never waits for this: the lookup runs after the commit, off
+ * the request's path, and calls wait in a bounded in-memory queue. A full queue drops the call
+ * (logged with the webhook id); a shutdown drains the queue for `shutdownDrainMs`.
+ */
+@Injectable()
+export class WebhookDispatcher implements BeforeApplicationShutdown {
+  private readonly deliveries: BoundedQueue<DeliveryItem>;
+  /** Aborted when the drain deadline passes: calls still running end at once. */
+  private readonly stop = new AbortController();
+  private readonly pendingLookups = new Set<Promise<void>>();
+  private readonly lookups = new Map<string, Map<string, CachedLookup>>();
+  private readonly totals: OutgoingCallTotals = { success: 0, failure: 0, timeout: 0, durationSecondsSum: 0 };
+  private accepting = true;
+  private draining?: Promise<DrainResult>;
+
+  constructor(
+    private readonly recorder: EventRecorder,
+    private readonly webhooks: WebhookRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    registry: QueueRegistry,
+    @Optional() @Inject(OUTGOING_CALL_OBSERVER) private readonly observer?: OutgoingCallObserver,
+  ) {
+    this.deliveries = new BoundedQueue<DeliveryItem>({
+      name: WEBHOOK_QUEUE_NAME,
+      capacity: WEBHOOK_QUEUE_CAPACITY,
+      concurrency: WEBHOOK_QUEUE_CONCURRENCY,
+      worker: (item) => this.deliver(item),
+      onDrop: (item) =>
+        this.logger.warn(
+          { webhookId: item.webhook.id, membershipId: item.webhook.membershipId, eventType: item.event.eventType, eventId: item.event.id },
+          'webhook queue is full; the call was dropped',
+        ),
+      onError: (error, item) => this.logger.error({ err: error, webhookId: item.webhook.id }, 'webhook delivery failed unexpectedly'),
+    });
+    registry.register(this.deliveries);
+    recorder.onCommitted((events) => this.onCommitted(events));
+  }
+
+  /** The webhook call queue (depth, inFlight, dropped, processed, capacity); also in QueueRegistry. */
+  get queue(): BoundedQueue<DeliveryItem> {
+    return this.deliveries;
+  }
+
+  /** Outgoing webhook calls since start, per outcome (a copy). */
+  outgoingCallTotals(): OutgoingCallTotals {
+    return { ...this.totals };
+  }
+
+  /** Forgets this instance's cached webhook lists of a membership. */
+  invalidate(membershipId: string): void {
+    this.lookups.delete(membershipId);
+  }
+
+  /**
+   * Stops taking new events, then waits until every queued and running call has finished or
+   * `timeoutMs` has passed; calls still running then are cancelled and counted as lost with the
+   * waiting ones. Idempotent: later calls answer the first drain's result.
+   */
+  drain(timeoutMs: number): Promise<DrainResult> {
+    this.draining ??= this.runDrain(timeoutMs);
+    return this.draining;
+  }
+
+  /**
+   * Before the database closes (that happens in onApplicationShutdown), so that the calls still
+   * queued can record their result events.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.drain(this.config.shutdownDrainMs);
+  }
+
+  private onCommitted(events: readonly RecordedEvent[]): void {
+    for (const event of events) {
+      if (WEBHOOK_CHANGE_EVENTS.has(event.eventType)) this.invalidate(event.membershipId);
+    }
+    if (!this.accepting) return;
+    // Result events never trigger webhooks (each call would trigger the next).
+    const triggering = events.filter((event) => !isResultEventType(event.eventType));
+    if (!triggering.length) return;
+    const lookup: Promise<void> = this.enqueueCalls(triggering)
+      .catch((error: unknown) => {
+        this.logger.error({ err: error, eventTypes: [...new Set(triggering.map((e) => e.eventType))] }, 'could not look up webhooks for events');
+      })
+      .finally(() => this.pendingLookups.delete(lookup));
+    this.pendingLookups.add(lookup);
+  }
+
+  private async enqueueCalls(events: readonly RecordedEvent[]): Promise<void> {
+    for (const event of events) {
+      const webhooks = await this.activeWebhooks(event.membershipId, event.eventType);
+      if (!webhooks.length) continue;
+      const deliveryEvent = toDeliveryEvent(event);
+      for (const webhook of webhooks) this.deliveries.enqueue({ webhook, event: deliveryEvent });
+    }
+  }
+
+  private activeWebhooks(membershipId: string, eventType: string): Promise<DeliveryWebhook[]> {
+    const now = Date.now();
+    let byType = this.lookups.get(membershipId);
+    const cached = byType?.get(eventType);
+    if (cached && cached.expiresAt > now) return cached.webhooks;
+    if (!byType) {
+      if (this.lookups.size >= MAX_CACHED_MEMBERSHIPS) this.lookups.clear();
+      byType = new Map();
+      this.lookups.set(membershipId, byType);
+    }
+    // The promise is cached, so a burst of events of one type costs one query.
+    const webhooks = this.webhooks.findActiveFor(membershipId, eventType).then((rows) => rows.map(toDeliveryWebhook));
+    const entry: CachedLookup = { expiresAt: now + WEBHOOK_LOOKUP_TTL_MS, webhooks };
+    byType.set(eventType, entry);
+    webhooks.catch(() => {
+      if (byType.get(eventType) === entry) byType.delete(eventType);
+    });
+    return webhooks;
+  }
+
+  private async deliver(item: DeliveryItem): Promise<void> {
+    await deliverWebhook(item.webhook, item.event, {
+      timeoutMs: this.config.webhookTimeoutMs,
+      stopSignal: this.stop.signal,
+      nowSeconds: () => Math.floor(Date.now() / 1000),
+      recordAttempt: (webhook, result) => this.recordAttempt(webhook, result),
+      observeCall: (call) => this.observeCall(call),
+    });
+  }
+
+  private async recordAttempt(webhook: DeliveryWebhook, result: AttemptResult): Promise<void> {
+    try {
+      await this.recorder.record({
+        membershipId: webhook.membershipId,
+        eventType: result.sent ? 'WebhookRequestSent' : 'WebhookRequestFailed',
+        utilizerId: SYSTEM_UTILIZER,
+        document: result.document,
+      });
+    } catch (error) {
+      this.logger.error({ err: error, webhookId: webhook.id, attempt: result.document.attempt }, 'could not record a webhook result event');
+    }
+  }
+
+  private observeCall(call: OutgoingCall): void {
+    this.totals[call.outcome]++;
+    this.totals.durationSecondsSum += call.durationSeconds;
+    if (!this.observer) return;
+    try {
+      this.observer.observe(call);
+    } catch {
+      // Metrics must never break a delivery.
+    }
+  }
+
+  private async runDrain(timeoutMs: number): Promise<DrainResult> {
+    this.accepting = false;
+    const deadline = Date.now() + Math.max(0, timeoutMs);
+    // Events that committed just before: their lookups may still add calls to the queue.
+    if (this.pendingLookups.size) await settleWithin([...this.pendingLookups], deadline - Date.now());
+    const unfinishedLookups = this.pendingLookups.size;
+    const queued = await this.deliveries.drain(Math.max(0, deadline - Date.now()));
+    const result: DrainResult = {
+      completed: queued.completed && unfinishedLookups === 0,
+      delivered: queued.delivered,
+      lost: queued.lost + unfinishedLookups,
+    };
+    if (!result.completed) this.stop.abort();
+    const log = result.lost ? this.logger.warn.bind(this.logger) : this.logger.info.bind(this.logger);
+    log({ queue: WEBHOOK_QUEUE_NAME, ...result }, `webhook queue drained: ${result.delivered} delivered, ${result.lost} lost`);
+    return result;
+  }
+}
+
+/** Waits for the promises to settle, or for `ms`, whichever comes first; the timer is always cleared. */
+async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, ms));
+  });
+  try {
+    await Promise.race([Promise.allSettled(promises), deadline]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}

@@ -1,0 +1,48 @@
+import type { WebhookRow } from '../database/schema';
+import { toSys, type Sys } from '../common/sys';
+
+export interface WebhookRequestResponse {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: Record<string, unknown> | null;
+  uncoveredBody: boolean;
+}
+
+export interface WebhookResponse {
+  _id: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  event: string;
+  status: 'active' | 'passive';
+  try_count: number;
+  request: WebhookRequestResponse;
+  /** The secret is write-only; this says whether one is set. */
+  has_secret: boolean;
+  membership_id: string;
+  sys: Sys;
+}
+
+/** Built field by field: the signing secret has no path into a response or an event. */
+export function toWebhookResponse(row: WebhookRow): WebhookResponse {
+  return {
+    _id: row.id,
+    name: row.name,
+    slug: row.slug,
+    description: row.description,
+    event: row.event,
+    status: row.status,
+    try_count: row.tryCount,
+    request: {
+      method: row.request.method,
+      url: row.request.url,
+      headers: row.request.headers ?? {},
+      body: (row.request.body as Record<string, unknown> | undefined) ?? null,
+      uncoveredBody: row.request.uncoveredBody === true,
+    },
+    has_secret: row.secret !== null && row.secret !== '',
+    membership_id: row.membershipId,
+    sys: toSys(row),
+  };
+}

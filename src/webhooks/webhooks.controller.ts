@@ -1,0 +1,106 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Caller } from '../auth/caller';
+import { CurrentCaller, RequirePermission } from '../auth/decorators';
+import { ApiAuth, ApiErrors } from '../common/openapi';
+import type { ListPage } from '../common/query';
+import { ApiListParams, QueryBodyDto } from '../events/query-body';
+import { BulkDeleteAnswerDto, BulkDeleteDto, WebhookBodyDto, WebhookPageDto, WebhookResponseDto } from './webhook.dto';
+import type { WebhookResponse } from './webhook.mapper';
+import { WebhooksService } from './webhooks.service';
+
+const WEBHOOK_SORT = 'slug or sys.created_at, optionally followed by asc or desc; default creation order';
+
+@ApiTags('webhooks')
+@ApiAuth()
+@ApiParam({ name: 'membershipId' })
+@Controller('memberships/:membershipId/webhooks')
+export class WebhooksController {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  @Get()
+  @RequirePermission('webhooks.read')
+  @ApiOperation({ summary: 'List webhooks' })
+  @ApiListParams(WEBHOOK_SORT)
+  @ApiResponse({ status: 200, type: WebhookPageDto })
+  @ApiErrors(400, 403, 404)
+  list(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+    return this.webhooks.list(membershipId, query);
+  }
+
+  @Post('_query')
+  @HttpCode(200)
+  @RequirePermission('webhooks.read')
+  @ApiOperation({ summary: 'Query webhooks with where / select' })
+  @ApiListParams(WEBHOOK_SORT)
+  @ApiBody({ type: QueryBodyDto, required: false })
+  @ApiResponse({ status: 200, type: WebhookPageDto })
+  @ApiErrors(400, 403, 404)
+  query(
+    @Param('membershipId') membershipId: string,
+    @Query() query: Record<string, unknown>,
+    // Raw on purpose: every malformed query answers 400 InvalidQuery (see parseQueryBody).
+    @Body() body: unknown,
+  ): Promise<ListPage<Record<string, unknown>>> {
+    return this.webhooks.query(membershipId, query, body);
+  }
+
+  @Get(':id')
+  @RequirePermission('webhooks.read', { object: 'id' })
+  @ApiOperation({ summary: 'Get a webhook' })
+  @ApiResponse({ status: 200, type: WebhookResponseDto })
+  @ApiErrors(403, 404)
+  get(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<WebhookResponse> {
+    return this.webhooks.get(membershipId, id);
+  }
+
+  @Post()
+  @HttpCode(201)
+  @RequirePermission('webhooks.create')
+  @ApiOperation({ summary: 'Create a webhook' })
+  @ApiResponse({ status: 201, type: WebhookResponseDto })
+  @ApiErrors(400, 403, 404, 409)
+  create(@Param('membershipId') membershipId: string, @CurrentCaller() caller: Caller, @Body() body: WebhookBodyDto): Promise<WebhookResponse> {
+    return this.webhooks.create(membershipId, caller, body);
+  }
+
+  @Put(':id')
+  @RequirePermission('webhooks.update', { object: 'id' })
+  @ApiOperation({ summary: 'Replace a webhook (same body as create); 409 IdenticalDocumentError when nothing changes' })
+  @ApiResponse({ status: 200, type: WebhookResponseDto })
+  @ApiErrors(400, 403, 404, 409)
+  replace(
+    @Param('membershipId') membershipId: string,
+    @Param('id') id: string,
+    @CurrentCaller() caller: Caller,
+    @Body() body: WebhookBodyDto,
+  ): Promise<WebhookResponse> {
+    return this.webhooks.replace(membershipId, id, caller, body);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @RequirePermission('webhooks.delete', { object: 'id' })
+  @ApiOperation({ summary: 'Delete a webhook' })
+  @ApiResponse({ status: 204, description: 'Deleted' })
+  @ApiErrors(403, 404)
+  delete(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentCaller() caller: Caller): Promise<void> {
+    return this.webhooks.delete(membershipId, id, caller);
+  }
+
+  @Delete()
+  @HttpCode(200)
+  @RequirePermission('webhooks.delete')
+  @ApiOperation({ summary: 'Delete several webhooks: {"ids": [...]} (1..1000)' })
+  @ApiBody({ type: BulkDeleteDto })
+  @ApiResponse({ status: 200, type: BulkDeleteAnswerDto })
+  @ApiErrors(400, 403, 404)
+  deleteMany(
+    @Param('membershipId') membershipId: string,
+    @CurrentCaller() caller: Caller,
+    // Raw: parseBulkIds checks the shape and answers the contract's error.
+    @Body() body: unknown,
+  ): Promise<{ deleted: string[]; not_found: string[] }> {
+    return this.webhooks.deleteMany(membershipId, caller, body);
+  }
+}

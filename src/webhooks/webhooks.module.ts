@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { WebhookDispatcher } from './webhook-dispatcher';
+import { WebhookRepository } from './webhook.repository';
+import { WebhooksController } from './webhooks.controller';
+import { WebhooksService } from './webhooks.service';
+
+/** Webhooks API and the dispatcher that calls them after events commit. */
+@Module({
+  controllers: [WebhooksController],
+  providers: [WebhookRepository, WebhooksService, WebhookDispatcher],
+  exports: [WebhookDispatcher],
+})
+export class WebhooksModule {}

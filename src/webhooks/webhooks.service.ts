@@ -1,0 +1,156 @@
+import { Injectable } from '@nestjs/common';
+import type { Caller } from '../auth/caller';
+import { DomainError } from '../common/errors';
+import { slugify } from '../common/ids';
+import { newId } from '../common/ids';
+import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
+import type { WebhookRequestTemplate, WebhookRow } from '../database/schema';
+import { EventRecorder } from '../events/event-recorder';
+import { utilizerIdOf } from '../events/event-types';
+import { parseQueryBody } from '../events/query-body';
+import type { WebhookBodyDto } from './webhook.dto';
+import { toWebhookResponse, type WebhookResponse } from './webhook.mapper';
+import { WebhookRepository, type WebhookChanges } from './webhook.repository';
+
+/** The stored form of a create/replace body; equal bodies give equal values. */
+interface WebhookFields {
+  name: string;
+  slug: string;
+  description: string | null;
+  event: string;
+  status: 'active' | 'passive';
+  tryCount: number;
+  request: WebhookRequestTemplate;
+}
+
+function toFields(body: WebhookBodyDto): WebhookFields {
+  const name = body.name.trim();
+  const request: WebhookRequestTemplate = {
+    method: body.request.method.toUpperCase(),
+    url: body.request.url,
+    uncoveredBody: body.request.uncoveredBody === true,
+  };
+  if (body.request.headers && Object.keys(body.request.headers).length > 0) request.headers = { ...body.request.headers };
+  if (body.request.body !== undefined && body.request.body !== null) request.body = body.request.body;
+  return {
+    name,
+    // The slug follows the name; uniqueness is the database's (webhooks_slug_unique -> 409 WebhookAlreadyExists).
+    slug: slugify(name),
+    description: body.description ?? null,
+    event: body.event,
+    status: body.status,
+    tryCount: body.try_count,
+    request,
+  };
+}
+
+/** JSON with object keys sorted: jsonb does not keep key order, so stored and sent compare by content. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(item).sort()) {
+      Object.defineProperty(sorted, key, { value: (item as Record<string, unknown>)[key], enumerable: true, writable: true, configurable: true });
+    }
+    return sorted;
+  });
+}
+
+function sameFields(row: WebhookRow, fields: WebhookFields): boolean {
+  return (
+    row.name === fields.name &&
+    row.slug === fields.slug &&
+    row.description === fields.description &&
+    row.event === fields.event &&
+    row.status === fields.status &&
+    row.tryCount === fields.tryCount &&
+    canonical(row.request) === canonical(fields.request)
+  );
+}
+
+/** Omitted keeps the stored secret (it cannot be read back, so a GET-then-PUT must not erase it); null removes it. */
+function nextSecret(current: string | null, requested: string | null | undefined): string | null {
+  return requested === undefined ? current : requested;
+}
+
+@Injectable()
+export class WebhooksService {
+  constructor(
+    private readonly webhooks: WebhookRepository,
+    private readonly recorder: EventRecorder,
+  ) {}
+
+  async get(membershipId: string, id: string): Promise<WebhookResponse> {
+    const row = await this.webhooks.findById(membershipId, id);
+    if (!row) throw notFound();
+    return toWebhookResponse(row);
+  }
+
+  list(membershipId: string, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+    return this.webhooks.list(membershipId, { query });
+  }
+
+  query(membershipId: string, query: Record<string, unknown>, body: unknown): Promise<ListPage<Record<string, unknown>>> {
+    return this.webhooks.list(membershipId, { query, ...parseQueryBody(body) });
+  }
+
+  create(membershipId: string, caller: Caller, body: WebhookBodyDto): Promise<WebhookResponse> {
+    const fields = toFields(body);
+    const utilizerId = utilizerIdOf(caller);
+    return this.recorder.transaction(async (tx, record) => {
+      const row = await this.webhooks.insert(membershipId, tx, {
+        id: newId(),
+        ...fields,
+        secret: body.secret ?? null,
+        createdBy: utilizerId,
+      });
+      const response = toWebhookResponse(row);
+      record({ membershipId, eventType: 'WebhookCreated', utilizerId, document: response });
+      return response;
+    });
+  }
+
+  replace(membershipId: string, id: string, caller: Caller, body: WebhookBodyDto): Promise<WebhookResponse> {
+    const fields = toFields(body);
+    const utilizerId = utilizerIdOf(caller);
+    return this.recorder.transaction(async (tx, record) => {
+      const current = await this.webhooks.findByIdForUpdate(membershipId, id, tx);
+      if (!current) throw notFound();
+      const secret = nextSecret(current.secret, body.secret);
+      if (sameFields(current, fields) && secret === current.secret) {
+        throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+      }
+      const changes: WebhookChanges = { ...fields, secret, modifiedAt: new Date(), modifiedBy: utilizerId };
+      const updated = await this.webhooks.replace(membershipId, tx, id, changes);
+      const response = toWebhookResponse(updated);
+      record({ membershipId, eventType: 'WebhookUpdated', utilizerId, document: response, prior: toWebhookResponse(current) });
+      return response;
+    });
+  }
+
+  async delete(membershipId: string, id: string, caller: Caller): Promise<void> {
+    const utilizerId = utilizerIdOf(caller);
+    await this.recorder.transaction(async (tx, record) => {
+      const deleted = await this.webhooks.deleteById(membershipId, tx, id);
+      if (!deleted) throw notFound();
+      record({ membershipId, eventType: 'WebhookDeleted', utilizerId, document: {}, prior: toWebhookResponse(deleted) });
+    });
+  }
+
+  async deleteMany(membershipId: string, caller: Caller, body: unknown): Promise<{ deleted: string[]; not_found: string[] }> {
+    const ids = parseBulkIds(body);
+    const utilizerId = utilizerIdOf(caller);
+    const deleted = await this.recorder.transaction(async (tx, record) => {
+      const rows = await this.webhooks.deleteByIds(membershipId, tx, ids);
+      for (const row of rows) {
+        record({ membershipId, eventType: 'WebhookDeleted', utilizerId, document: {}, prior: toWebhookResponse(row) });
+      }
+      return rows;
+    });
+    return bulkDeleteAnswer(ids, deleted.map((row) => row.id));
+  }
+}
+
+function notFound(): DomainError {
+  return new DomainError('WebhookNotFound', 'The webhook does not exist');
+}

@@ -7,6 +7,8 @@ import type { AppConfig } from './config/config';
 import { AppModule } from './app.module';
 import { createLogger, NestPinoLogger } from './common/logger';
 import { expressErrorHandler, requestLogging, requireJsonBody } from './common/http';
+import { httpMetrics, ServiceMetrics } from './metrics';
+import { serveApiDocs } from './openapi/openapi';
 
 /** Large enough that an oversized token reaches us and gets a 401, instead of Node's bare 431. */
 const MAX_HEADER_BYTES = 64 * 1024;
@@ -27,10 +29,13 @@ export async function createApp(config: AppConfig, logger: Logger = createLogger
   app.set('trust proxy', config.trustProxy);
   // The specification: the service allows any CORS origin.
   app.enableCors({ origin: true, exposedHeaders: ['X-Request-Id', 'WWW-Authenticate'] });
+  // First, so requests failing before routing (413, 415) are measured too.
+  app.use(httpMetrics(app.get(ServiceMetrics)));
   app.use(requestLogging(logger));
   app.use(requireJsonBody);
   app.use(express.json({ limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(expressErrorHandler(logger));
+  serveApiDocs(app, config);
   await app.init();
   // Node reads this property for every new connection.
   (app.getHttpServer() as Server & { maxHeaderSize: number }).maxHeaderSize = MAX_HEADER_BYTES;

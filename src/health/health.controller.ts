@@ -1,4 +1,5 @@
 import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
+import { ApiOperation, ApiProduces, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
@@ -9,6 +10,12 @@ import { SetupService } from '../setup/setup.service';
 
 const DATABASE_CHECK_TIMEOUT_MS = 3_000;
 
+export class HealthStatusSchema {
+  @ApiProperty({ enum: ['Healthy', 'Unhealthy'] }) status!: 'Healthy' | 'Unhealthy';
+  @ApiPropertyOptional({ example: 'The installation has not been set up yet', description: 'Why it is unhealthy; never failure details' })
+  message?: string;
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -17,6 +24,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+@ApiTags('operations')
 @Controller()
 export class HealthController {
   constructor(
@@ -31,6 +39,9 @@ export class HealthController {
   @Public()
   @Header('Content-Type', 'text/plain; charset=utf-8')
   @Header('Cache-Control', 'no-store')
+  @ApiOperation({ summary: 'Liveness probe: answers Pong without touching the database' })
+  @ApiProduces('text/plain')
+  @ApiResponse({ status: 200, description: 'Pong', schema: { type: 'string', example: 'Pong' } })
   ping(): string {
     return 'Pong';
   }
@@ -39,6 +50,12 @@ export class HealthController {
   @Get('healthcheck')
   @Public()
   @Header('Cache-Control', 'no-store')
+  @ApiOperation({
+    summary: 'Readiness probe: the database answers and the installation is set up',
+    description: 'Healthy; or Unhealthy with a message (200 when not set up yet, 500 when the database is unreachable).',
+  })
+  @ApiResponse({ status: 200, description: 'Healthy, or Unhealthy because the installation is not set up yet', type: HealthStatusSchema })
+  @ApiResponse({ status: 500, description: 'Unhealthy: the database is unreachable (details only in the log)', type: HealthStatusSchema })
   async healthcheck(@Res({ passthrough: true }) response: Response): Promise<{ status: string; message?: string }> {
     const indicator = this.indicators.check('database');
     let setUp: boolean;

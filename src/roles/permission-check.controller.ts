@@ -1,25 +1,54 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Allow, IsOptional } from 'class-validator';
 import { Authenticated, CurrentCaller } from '../auth/decorators';
 import type { Caller } from '../auth/caller';
 import { CallerPermissions } from '../auth/caller-permissions';
 import { DomainError } from '../common/errors';
+import { ApiAuth, ApiErrors } from '../common/openapi';
 import { escapePermissionSegment, PermissionExpression, type Decision } from '../permissions';
 
 export class CheckPermissionDto {
+  @ApiPropertyOptional({ type: String, description: 'Permission expression; wins over the query parameter', example: 'users.read' })
   @IsOptional() @Allow() permission?: unknown;
 }
+
+export class PermissionDecisionSchema {
+  @ApiProperty() allowed!: boolean;
+  @ApiProperty({ description: 'The normalized expression that was checked', example: 'f3c9a1.users.read.*' }) permission!: string;
+  @ApiProperty({ enum: ['role_permission', 'own_permission', 'own_record', 'forbidden', 'no_permission', 'scope'] })
+  reason!: Decision['reason'];
+}
+
+const ApiPermissionQuery = (required: boolean): MethodDecorator =>
+  ApiQuery({
+    name: 'permission',
+    required,
+    type: String,
+    description: 'Permission expression (subject.resource.action.object; with fewer segments the subject is the caller)',
+    example: 'users.read',
+  });
+
+const CHECK_DESCRIPTION =
+  'Applies the role, the caller\'s own permissions and forbidden list, and the token scopes. ' +
+  'Answers 200 whether allowed or not; 400 PermissionRequired / InvalidPermission for a missing or invalid expression.';
 
 /**
  * What client libraries ask before letting a request into a protected API. An expression
  * without a subject is checked for the caller itself.
  */
+@ApiTags('permissions')
+@ApiAuth()
+@ApiErrors(400)
 @Controller('roles')
 export class PermissionCheckController {
   constructor(private readonly permissions: CallerPermissions) {}
 
   @Get('check-permission')
   @Authenticated()
+  @ApiOperation({ summary: 'Check a permission for the caller (expression in the query)', description: CHECK_DESCRIPTION })
+  @ApiPermissionQuery(true)
+  @ApiResponse({ status: 200, description: 'The decision', type: PermissionDecisionSchema })
   checkFromQuery(@CurrentCaller() caller: Caller, @Query('permission') permission: unknown): Promise<Decision> {
     return this.check(caller, permission);
   }
@@ -27,6 +56,11 @@ export class PermissionCheckController {
   @Post('check-permission')
   @Authenticated()
   @HttpCode(200)
+  @ApiOperation({ summary: 'Check a permission for the caller (expression in the body or the query)', description: CHECK_DESCRIPTION })
+  @ApiPermissionQuery(false)
+  @ApiBody({ type: CheckPermissionDto, required: false })
+  @ApiResponse({ status: 200, description: 'The decision', type: PermissionDecisionSchema })
+  @ApiErrors(413, 415)
   checkFromBody(@CurrentCaller() caller: Caller, @Body() body: CheckPermissionDto, @Query('permission') permission: unknown): Promise<Decision> {
     return this.check(caller, body.permission ?? permission);
   }

@@ -1,6 +1,9 @@
 import { Body, type CanActivate, Controller, type ExecutionContext, HttpCode, Injectable, Post, UseGuards } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Public } from '../auth/decorators';
+import { ApiErrors, ErrorBodySchema } from '../common/openapi';
+import { ProvisionedMembershipSchema } from '../memberships/membership.schemas';
 import { ProvisionMembershipDto } from '../memberships/membership.dto';
 import type { ProvisionedMembership } from '../memberships/membership-provisioner';
 import { SetupService } from './setup.service';
@@ -16,6 +19,7 @@ export class SetupTokenGuard implements CanActivate {
   }
 }
 
+@ApiTags('setup')
 @Controller()
 export class SetupController {
   constructor(private readonly setupService: SetupService) {}
@@ -24,6 +28,17 @@ export class SetupController {
   @Public()
   @UseGuards(SetupTokenGuard)
   @HttpCode(201)
+  @ApiOperation({
+    summary: 'First run: create the system membership, its admin role and user, and optionally an application',
+    description:
+      'Only while no membership exists. The token is SETUP_TOKEN, or the one the service wrote to its log at start ' +
+      'when SETUP_TOKEN is unset. Two concurrent calls: one wins.',
+  })
+  @ApiHeader({ name: 'X-Setup-Token', required: true, description: 'The setup token' })
+  @ApiResponse({ status: 201, description: 'The installation is set up', type: ProvisionedMembershipSchema })
+  @ApiResponse({ status: 401, description: 'SetupRejected: the X-Setup-Token header is missing or wrong', type: ErrorBodySchema })
+  @ApiResponse({ status: 409, description: 'AlreadySetUp', type: ErrorBodySchema })
+  @ApiErrors(400, 413, 415)
   setup(@Body() body: ProvisionMembershipDto): Promise<ProvisionedMembership> {
     return this.setupService.setup(body);
   }

@@ -1,0 +1,367 @@
+#!/usr/bin/env node
+/**
+ * Benchmarks of the built service (`npm run bench`; builds first when dist/main.js is missing).
+ *
+ * Starts `node dist/main.js` on a fresh database it creates on the PostgreSQL server
+ * (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres; the embedded
+ * database in a temporary directory when no server answers), prepares data over HTTP, and
+ * measures each scenario with autocannon beside a floor measured in the same run:
+ *  - bench/floor-app.mjs: a minimal Nest app that verifies the same JWT and does one
+ *    primary-key lookup on the same server (the floor of every authenticated route);
+ *  - bench/argon2-rate.mjs: raw argon2id verifies with the service's parameters and thread pool
+ *    (the floor of sign-in).
+ * Then the p99 latency at half of the measured maximum rate for /me, verify-token and
+ * check-permission. Everything it starts is stopped, and its database dropped, at the end.
+ *
+ * Figures, not a gate: nothing here fails on a number. Environment: BENCH_DURATION (seconds per
+ * scenario, 10), BENCH_WARMUP (2), BENCH_CONNECTIONS (16), BENCH_LOG_LEVEL (service LOG_LEVEL, info),
+ * BENCH_MAIN (the service entry point, dist/main.js).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const SETUP_TOKEN = randomBytes(24).toString('hex');
+// What src/main.ts gives the service when UV_THREADPOOL_SIZE is unset.
+const THREADS = Number(process.env.UV_THREADPOOL_SIZE ?? Math.max(4, availableParallelism()));
+const PASSWORD = 'bench password 0123';
+// Another build of the service may be measured instead of dist/ (e.g. a build kept elsewhere).
+const MAIN = process.env.BENCH_MAIN ?? join(ROOT, 'dist', 'main.js');
+
+const children = new Set();
+const cleanups = [];
+
+function log(message) {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function start(name, args, env) {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-4000);
+  });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const entry = { name, child, exited, stderr: () => stderr };
+  children.add(entry);
+  exited.then(() => children.delete(entry));
+  return entry;
+}
+
+async function stop(entry) {
+  if (entry.child.exitCode !== null || entry.child.signalCode !== null) return;
+  entry.child.kill('SIGTERM');
+  const timer = setTimeout(() => entry.child.kill('SIGKILL'), 15_000);
+  await entry.exited;
+  clearTimeout(timer);
+}
+
+async function waitFor(url, options = {}, timeoutMs = 60_000, entry) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (entry && entry.child.exitCode !== null) throw new Error(`${entry.name} exited early:\n${entry.stderr()}`);
+    try {
+      const res = await fetch(url, options);
+      if (res.ok) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function call(base, method, path, { auth, body, headers = {} } = {}) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(auth ? { authorization: auth } : {}), ...headers },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  const json = text ? JSON.parse(text) : null;
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return json;
+}
+
+/** A fresh database on the server, or null when no server answers. */
+async function createDatabase() {
+  const admin = new pg.Client({ connectionString: SERVER_URL, connectionTimeoutMillis: 2_000 });
+  try {
+    await admin.connect();
+  } catch (error) {
+    log(`no PostgreSQL server at ${SERVER_URL} (${error.message}); using the embedded database`);
+    return null;
+  }
+  const name = `portcullis_bench_${randomBytes(5).toString('hex')}`;
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  cleanups.push(async () => {
+    const client = new pg.Client({ connectionString: SERVER_URL });
+    await client.connect();
+    try {
+      await client.query(`drop database if exists ${name} with (force)`);
+      log(`dropped database ${name}`);
+    } finally {
+      await client.end();
+    }
+  });
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function measure(options) {
+  const result = await autocannon({ connections: CONNECTIONS, pipelining: 1, ...options });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    total: result.requests.total,
+  };
+}
+
+/** A warm-up run (discarded), then the measured one. */
+async function scenario(name, options) {
+  log(`${name} ...`);
+  if (WARMUP > 0) await measure({ ...options, duration: WARMUP });
+  const result = await measure({ ...options, duration: DURATION });
+  return { name, ...result };
+}
+
+async function prepare(base) {
+  const setup = await call(base, 'POST', '/setup', {
+    headers: { 'x-setup-token': SETUP_TOKEN },
+    body: {
+      membership: { name: 'Bench' },
+      user: { username: 'bench-admin', email_address: 'bench-admin@example.com', password: PASSWORD },
+      application: { name: 'bench-app' },
+    },
+  });
+  const membership = setup.membership;
+  const m = membership._id;
+  const signIn = (username) =>
+    call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': m }, body: { username, password: PASSWORD } });
+  const admin = await signIn('bench-admin');
+  const adminAuth = `Bearer ${admin.access_token}`;
+  await call(base, 'POST', `/memberships/${m}/roles`, {
+    auth: adminAuth,
+    body: { name: 'Bench reader', slug: 'bench-reader', permissions: ['users.read', 'events.read'] },
+  });
+  for (let i = 0; i < 50; i++) {
+    await call(base, 'POST', `/memberships/${m}/users`, {
+      auth: adminAuth,
+      body: { username: `bench-user-${i}`, email_address: `bench-user-${i}@example.com`, password: PASSWORD, role: 'bench-reader' },
+    });
+  }
+  const user = await signIn('bench-user-0');
+  return {
+    membership,
+    user,
+    bearer: `Bearer ${user.access_token}`,
+    basic: `Basic ${setup.application._id}:${setup.application.secret}`,
+  };
+}
+
+function runArgon2Rate(seconds) {
+  const out = spawnSync(process.execPath, [join(ROOT, 'bench', 'argon2-rate.mjs'), String(seconds)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', UV_THREADPOOL_SIZE: String(THREADS) },
+    encoding: 'utf8',
+  });
+  if (out.status !== 0) throw new Error(`argon2-rate failed: ${out.stderr}`);
+  return JSON.parse(out.stdout.trim());
+}
+
+const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
+const pad = (text, width, right = false) => (right ? String(text).padStart(width) : String(text).padEnd(width));
+
+async function main() {
+  const began = Date.now();
+  if (!existsSync(MAIN)) {
+    log('dist/main.js is missing: npm run build');
+    const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('npm run build failed');
+  }
+
+  const databaseUrl = await createDatabase();
+  let dataDir;
+  if (!databaseUrl) {
+    dataDir = mkdtempSync(join(tmpdir(), 'portcullis-bench-'));
+    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+  }
+
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const service = start('service', [MAIN], {
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    NODE_ENV: 'production',
+    LOG_LEVEL: LOG_LEVEL,
+    SETUP_TOKEN,
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: dataDir }),
+  });
+  await waitFor(`${base}/ping`, {}, 60_000, service);
+  log(`service up on ${base} (${databaseUrl ? 'PostgreSQL server' : 'embedded database'})`);
+
+  const data = await prepare(base);
+  const m = data.membership._id;
+
+  const floorPort = await freePort();
+  const floor = start('floor', [join(ROOT, 'bench', 'floor-app.mjs')], {
+    FLOOR_PORT: String(floorPort),
+    FLOOR_SECRET: data.membership.secret_key,
+    FLOOR_ISSUER: data.membership.name,
+    FLOOR_AUDIENCE: data.membership.slug,
+    ...(databaseUrl ? { FLOOR_DATABASE_URL: databaseUrl } : {}),
+  });
+  const floorUrl = `http://127.0.0.1:${floorPort}/floor`;
+  await waitFor(floorUrl, { headers: { authorization: data.bearer } }, 30_000, floor);
+
+  log(`raw argon2 verify rate (${THREADS} threads) ...`);
+  const argon2Rate = runArgon2Rate(5);
+
+  const json = { 'content-type': 'application/json' };
+  const floorResult = await scenario('floor', { url: floorUrl, headers: { authorization: data.bearer } });
+  await stop(floor);
+
+  const results = [];
+  results.push(
+    await scenario('sign-in', {
+      url: `${base}/generate-token`,
+      method: 'POST',
+      headers: { ...json, 'x-service-alias': m },
+      body: JSON.stringify({ username: 'bench-user-1', password: PASSWORD }),
+      connections: THREADS * 2,
+    }),
+  );
+  results.push(
+    await scenario('refresh (revoke=false)', {
+      url: `${base}/refresh-token?revoke=false`,
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ token: data.user.refresh_token }),
+    }),
+  );
+  const verifyBearer = await scenario('verify-token Bearer', { url: `${base}/verify-token`, headers: { authorization: data.bearer } });
+  results.push(verifyBearer);
+  results.push(await scenario('verify-token Basic', { url: `${base}/verify-token`, headers: { authorization: data.basic } }));
+  const meBearer = await scenario('/me Bearer', { url: `${base}/me`, headers: { authorization: data.bearer } });
+  results.push(meBearer);
+  results.push(await scenario('/me Basic', { url: `${base}/me`, headers: { authorization: data.basic } }));
+  const checkUrl = `${base}/roles/check-permission?permission=users.read`;
+  const check = await scenario('check-permission', { url: checkUrl, headers: { authorization: data.bearer } });
+  results.push(check);
+  results.push(
+    await scenario('events _query', {
+      url: `${base}/memberships/${m}/events/_query?limit=20`,
+      method: 'POST',
+      headers: { ...json, authorization: data.bearer },
+      body: JSON.stringify({ where: { event_type: { $in: ['UserCreated', 'TokenGenerated'] } } }),
+    }),
+  );
+
+  const halfRate = [];
+  for (const [name, result, options] of [
+    ['/me Bearer', meBearer, { url: `${base}/me`, headers: { authorization: data.bearer } }],
+    ['verify-token Bearer', verifyBearer, { url: `${base}/verify-token`, headers: { authorization: data.bearer } }],
+    ['check-permission', check, { url: checkUrl, headers: { authorization: data.bearer } }],
+  ]) {
+    const rate = Math.max(1, Math.floor(result.rps / 2));
+    log(`${name} at ${rate} req/s ...`);
+    halfRate.push({ name, rate, ...(await measure({ ...options, duration: DURATION, overallRate: rate })) });
+  }
+
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  const lines = [];
+  lines.push(
+    `Portcullis bench: node ${process.version}, ${availableParallelism()} cores (${cpu}), ` +
+      `${databaseUrl ? 'PostgreSQL server 127.0.0.1:5432' : 'embedded PostgreSQL (PGlite)'}, UV_THREADPOOL_SIZE=${THREADS}, ` +
+      `LOG_LEVEL=${LOG_LEVEL}, ${CONNECTIONS} connections (sign-in ${THREADS * 2}), ${DURATION} s per scenario after ${WARMUP} s warm-up`,
+  );
+  lines.push('');
+  const header = `${pad('scenario', 24)} ${pad('req/s', 8, true)} ${pad('p50 ms', 7, true)} ${pad('p99 ms', 7, true)}   ${pad('floor', 46)} ${pad('of floor', 9, true)}  notes`;
+  lines.push(header, '-'.repeat(header.length + 10));
+  const floorText = `Nest+JWT+PK ${fmt(floorResult.rps)} req/s p50 ${fmt(floorResult.p50)} p99 ${fmt(floorResult.p99)}`;
+  const argonText = `argon2 raw ${fmt(argon2Rate.rate)} /s p50 ${fmt(argon2Rate.p50)} p99 ${fmt(argon2Rate.p99)}`;
+  for (const result of results) {
+    const isSignIn = result.name === 'sign-in';
+    const floorRate = isSignIn ? argon2Rate.rate : floorResult.rps;
+    const notes = [];
+    if (result.name.startsWith('refresh')) notes.push(`per core ${fmt(result.rps / 1)} req/s (one single-threaded process)`);
+    if (result.non2xx) notes.push(`${result.non2xx} non-2xx!`);
+    if (result.errors) notes.push(`${result.errors} errors!`);
+    lines.push(
+      `${pad(result.name, 24)} ${pad(fmt(result.rps), 8, true)} ${pad(fmt(result.p50), 7, true)} ${pad(fmt(result.p99), 7, true)}   ` +
+        `${pad(isSignIn ? argonText : floorText, 46)} ${pad(`${fmt((100 * result.rps) / floorRate)}%`, 9, true)}  ${notes.join('; ')}`,
+    );
+  }
+  lines.push('');
+  lines.push('p99 at half of the measured maximum rate:');
+  for (const result of halfRate) {
+    const notes = [result.non2xx ? `${result.non2xx} non-2xx!` : '', result.errors ? `${result.errors} errors!` : ''].filter(Boolean).join('; ');
+    lines.push(
+      `${pad(result.name, 24)} ${pad(`${result.rate} req/s offered`, 20)} got ${pad(fmt(result.rps), 6, true)} req/s  p50 ${pad(fmt(result.p50), 4, true)} ms  p99 ${pad(fmt(result.p99), 4, true)} ms  ${notes}`,
+    );
+  }
+  lines.push('');
+  lines.push(`whole run ${fmt((Date.now() - began) / 1000)} s`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+async function cleanup() {
+  for (const entry of [...children]) await stop(entry);
+  for (const step of cleanups.reverse()) {
+    try {
+      await step();
+    } catch (error) {
+      log(`cleanup: ${error.message}`);
+    }
+  }
+}
+
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    if (interrupted) process.exit(1);
+    interrupted = true;
+    log(`${signal}: stopping what the bench started`);
+    void cleanup().finally(() => process.exit(1));
+  });
+}
+
+try {
+  await main();
+  await cleanup();
+} catch (error) {
+  log(`failed: ${error.stack ?? error.message}`);
+  await cleanup();
+  process.exitCode = 1;
+}

@@ -1,0 +1,116 @@
+import { BoundedQueue } from '../queue/bounded-queue';
+import { QueueRegistry } from '../queue/queue-registry';
+import type { OutgoingCall } from '../webhooks/outgoing-calls';
+import { methodLabel, ServiceMetrics } from './service-metrics';
+
+/** `name{labels} value` lines of the exposition text, for exact assertions. */
+async function lines(metrics: ServiceMetrics, prefix: string): Promise<string[]> {
+  return (await metrics.render()).split('\n').filter((line) => line.startsWith(prefix));
+}
+
+describe('ServiceMetrics', () => {
+  it('reads every registered queue at scrape time', async () => {
+    const registry = new QueueRegistry();
+    const release: (() => void)[] = [];
+    const queue = new BoundedQueue<number>({
+      name: 'mail',
+      capacity: 2,
+      concurrency: 1,
+      worker: () => new Promise<void>((resolve) => release.push(resolve)),
+    });
+    registry.register(queue);
+    const metrics = new ServiceMetrics(registry);
+
+    expect(await lines(metrics, 'portcullis_queue_')).toEqual([
+      'portcullis_queue_depth{queue="mail"} 0',
+      'portcullis_queue_in_flight{queue="mail"} 0',
+      'portcullis_queue_capacity{queue="mail"} 2',
+      'portcullis_queue_dropped_total{queue="mail"} 0',
+      'portcullis_queue_processed_total{queue="mail"} 0',
+    ]);
+
+    for (let item = 0; item < 4; item++) queue.enqueue(item); // 1 in flight, 2 waiting, 1 dropped
+    expect(await lines(metrics, 'portcullis_queue_')).toEqual([
+      'portcullis_queue_depth{queue="mail"} 2',
+      'portcullis_queue_in_flight{queue="mail"} 1',
+      'portcullis_queue_capacity{queue="mail"} 2',
+      'portcullis_queue_dropped_total{queue="mail"} 1',
+      'portcullis_queue_processed_total{queue="mail"} 0',
+    ]);
+
+    release.shift()?.();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await lines(metrics, 'portcullis_queue_processed_total')).toEqual(['portcullis_queue_processed_total{queue="mail"} 1']);
+    expect(await lines(metrics, 'portcullis_queue_depth')).toEqual(['portcullis_queue_depth{queue="mail"} 1']);
+    while (release.length || queue.inFlight) {
+      release.shift()?.();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  });
+
+  it('works without a queue registry (no queue series)', async () => {
+    const metrics = new ServiceMetrics();
+    expect(metrics.queues()).toEqual([]);
+    expect(await lines(metrics, 'portcullis_queue_depth{')).toEqual([]);
+  });
+
+  it('records outgoing calls by kind and outcome, and ignores values outside the label sets', async () => {
+    const metrics = new ServiceMetrics();
+    metrics.observe({ kind: 'webhook', outcome: 'success', durationSeconds: 0.02 });
+    metrics.observe({ kind: 'webhook', outcome: 'timeout', durationSeconds: 10 });
+    metrics.observe({ kind: 'mail', outcome: 'failure', durationSeconds: Number.NaN });
+    metrics.observe({ kind: 'ftp', outcome: 'success', durationSeconds: 1 } as unknown as OutgoingCall);
+    metrics.observe({ kind: 'webhook', outcome: 'maybe', durationSeconds: 1 } as unknown as OutgoingCall);
+
+    expect(await lines(metrics, 'portcullis_outgoing_http_requests_total')).toEqual([
+      'portcullis_outgoing_http_requests_total{kind="webhook",outcome="success"} 1',
+      'portcullis_outgoing_http_requests_total{kind="webhook",outcome="timeout"} 1',
+      'portcullis_outgoing_http_requests_total{kind="mail",outcome="failure"} 1',
+    ]);
+    expect(await lines(metrics, 'portcullis_outgoing_http_request_duration_seconds_sum')).toEqual([
+      'portcullis_outgoing_http_request_duration_seconds_sum{kind="webhook",outcome="success"} 0.02',
+      'portcullis_outgoing_http_request_duration_seconds_sum{kind="webhook",outcome="timeout"} 10',
+      'portcullis_outgoing_http_request_duration_seconds_sum{kind="mail",outcome="failure"} 0',
+    ]);
+  });
+
+  it('counts a request once, under the route known when it ends, and shows it in progress until then', async () => {
+    const metrics = new ServiceMetrics();
+    let route = 'unmatched';
+    const end = metrics.startRequest({ method: 'GET', route: () => route });
+    expect(metrics.requestsInProgress).toBe(1);
+    expect(await lines(metrics, 'portcullis_http_requests_in_progress')).toEqual([
+      'portcullis_http_requests_in_progress{method="GET",route="unmatched"} 1',
+    ]);
+    route = '/memberships/:membershipId/users/:id';
+    expect(await lines(metrics, 'portcullis_http_requests_in_progress')).toEqual([
+      'portcullis_http_requests_in_progress{method="GET",route="/memberships/:membershipId/users/:id"} 1',
+    ]);
+    end(200);
+    end('aborted');
+    expect(metrics.requestsInProgress).toBe(0);
+    expect(await lines(metrics, 'portcullis_http_requests_in_progress{')).toEqual([]);
+    expect(await lines(metrics, 'portcullis_http_requests_total')).toEqual([
+      'portcullis_http_requests_total{method="GET",route="/memberships/:membershipId/users/:id",status_code="200"} 1',
+    ]);
+  });
+
+  it('keeps instances apart: each has its own registry with the process metrics', async () => {
+    const first = new ServiceMetrics();
+    const second = new ServiceMetrics();
+    first.startRequest({ method: 'POST', route: () => '/setup' })(201);
+    expect(await lines(first, 'portcullis_http_requests_total')).toHaveLength(1);
+    expect(await lines(second, 'portcullis_http_requests_total')).toEqual([]);
+    for (const metrics of [first, second]) {
+      const text = await metrics.render();
+      expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+      expect(text).toMatch(/^nodejs_eventloop_utilization_ratio (0|1|0\.\d+)/m);
+    }
+  });
+
+  it('bounds the method label', () => {
+    expect(methodLabel('get')).toBe('GET');
+    expect(methodLabel('PROPFIND')).toBe('OTHER');
+    expect(methodLabel(undefined)).toBe('OTHER');
+  });
+});

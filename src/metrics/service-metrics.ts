@@ -1,0 +1,228 @@
+import { Injectable, Optional } from '@nestjs/common';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { QueueRegistry } from '../queue/queue-registry';
+import type { OutgoingCall, OutgoingCallObserver } from '../webhooks/outgoing-calls';
+
+/** What the metrics read from a bounded queue, at scrape time (so nothing is paid per item). */
+export interface MonitoredQueue {
+  readonly name: string;
+  readonly capacity: number;
+  /** Items waiting. */
+  readonly depth: number;
+  readonly inFlight: number;
+  /** Dropped because the queue was full, since start. */
+  readonly dropped: number;
+  /** Worker completions (success or failure), since start. */
+  readonly processed: number;
+}
+
+const OUTGOING_CALL_KINDS: readonly string[] = ['webhook', 'mail', 'provider'];
+const OUTGOING_CALL_OUTCOMES: readonly string[] = ['success', 'failure', 'timeout'];
+
+/** Seconds; from a fast cached check to a slow argon2 sign-in under load. */
+const REQUEST_DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Seconds; outgoing calls time out after 10 s by default (WEBHOOK_TIMEOUT_MS, up to 120 s). */
+const OUTGOING_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** Bounds label cardinality: Node accepts dozens of methods, a scanner could try each. */
+export function methodLabel(method: string | undefined): string {
+  const upper = (method ?? '').toUpperCase();
+  return KNOWN_METHODS.has(upper) ? upper : 'OTHER';
+}
+
+/** Where a request currently stands, as the in-progress gauge needs it. */
+export interface LiveRequest {
+  method: string;
+  /** Read at scrape time: a request is routed some time after it arrives. */
+  route: () => string;
+}
+
+/**
+ * The metrics of ONE app instance, in a registry of its own (several instances can live in one
+ * process, as the tests run them; prom-client's global registry would make them collide).
+ * Served by GET /metrics; every family is described in its help text.
+ */
+@Injectable()
+export class ServiceMetrics implements OutgoingCallObserver {
+  readonly registry = new Registry();
+
+  private readonly liveRequests = new Set<LiveRequest>();
+  private lastUtilization: EventLoopUtilization | undefined;
+
+  private readonly httpRequests = new Counter({
+    name: 'portcullis_http_requests_total',
+    help: 'Incoming HTTP requests that ended, by method, route template and status code ("aborted" when the client went away first)',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly httpDuration = new Histogram({
+    name: 'portcullis_http_request_duration_seconds',
+    help: 'Time from the arrival of an incoming HTTP request to the end of its response, by method, route template and status code',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: REQUEST_DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private readonly outgoingCalls = new Counter({
+    name: 'portcullis_outgoing_http_requests_total',
+    help: 'Outgoing HTTP calls (webhook receivers, mail interfaces, identity providers) by kind and outcome',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly outgoingDuration = new Histogram({
+    name: 'portcullis_outgoing_http_request_duration_seconds',
+    help: 'Duration of outgoing HTTP calls by kind and outcome',
+    labelNames: ['kind', 'outcome'] as const,
+    buckets: OUTGOING_DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  /**
+   * Queues are read from the app's QueueRegistry (src/queue): a queue owner registers its
+   * queue there once. Optional so that the metrics work in an app without queues.
+   */
+  constructor(@Optional() private readonly queueRegistry?: QueueRegistry) {
+    const liveRequests = this.liveRequests;
+    new Gauge({
+      name: 'portcullis_http_requests_in_progress',
+      help: 'Incoming HTTP requests being served now, by method and route template ("unmatched" until routed)',
+      labelNames: ['method', 'route'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const request of liveRequests) this.inc({ method: request.method, route: request.route() });
+      },
+    });
+
+    this.registerQueueFamilies();
+    this.registerRuntimeFamilies();
+  }
+
+  /** Prometheus text exposition of every family. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The app's queues now (the shutdown sequence logs what they lost). */
+  queues(): MonitoredQueue[] {
+    return this.queueRegistry ? [...this.queueRegistry.list()] : [];
+  }
+
+  /**
+   * One outgoing HTTP call that was sent (OUTGOING_CALL_OBSERVER, see src/webhooks/outgoing-calls.ts).
+   * Never throws: metrics must not break a delivery. Unknown kinds or outcomes are ignored, so
+   * a caller's mistake cannot add label values.
+   */
+  observe(call: OutgoingCall): void {
+    if (!OUTGOING_CALL_KINDS.includes(call.kind) || !OUTGOING_CALL_OUTCOMES.includes(call.outcome)) return;
+    const seconds = Number.isFinite(call.durationSeconds) && call.durationSeconds > 0 ? call.durationSeconds : 0;
+    const labels = { kind: call.kind, outcome: call.outcome };
+    this.outgoingCalls.inc(labels);
+    this.outgoingDuration.observe(labels, seconds);
+  }
+
+  /** Called when a request arrives; the returned function ends it (exactly once). */
+  startRequest(request: LiveRequest): (statusCode: number | 'aborted') => void {
+    const started = process.hrtime.bigint();
+    this.liveRequests.add(request);
+    let ended = false;
+    return (statusCode) => {
+      if (ended) return;
+      ended = true;
+      this.liveRequests.delete(request);
+      const labels = { method: request.method, route: request.route(), status_code: String(statusCode) };
+      this.httpRequests.inc(labels);
+      this.httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    };
+  }
+
+  /** Requests being served now (the shutdown sequence waits for them). */
+  get requestsInProgress(): number {
+    return this.liveRequests.size;
+  }
+
+  private registerQueueFamilies(): void {
+    const queues = () => this.queues();
+    const each = (read: (queue: MonitoredQueue) => number) =>
+      function (this: Gauge<'queue'> | Counter<'queue'>) {
+        this.reset();
+        for (const queue of queues()) this.inc({ queue: queue.name }, read(queue));
+      };
+    new Gauge({
+      name: 'portcullis_queue_depth',
+      help: 'Items waiting in an in-memory queue',
+      labelNames: ['queue'] as const,
+      registers: [this.registry],
+      collect: each((queue) => queue.depth),
+    });
+    new Gauge({
+      name: 'portcullis_queue_in_flight',
+      help: 'Items of an in-memory queue being worked on now',
+      labelNames: ['queue'] as const,
+      registers: [this.registry],
+      collect: each((queue) => queue.inFlight),
+    });
+    new Gauge({
+      name: 'portcullis_queue_capacity',
+      help: 'Items an in-memory queue can hold waiting before it drops new ones',
+      labelNames: ['queue'] as const,
+      registers: [this.registry],
+      collect: each((queue) => queue.capacity),
+    });
+    new Counter({
+      name: 'portcullis_queue_dropped_total',
+      help: 'Items dropped because their queue was full',
+      labelNames: ['queue'] as const,
+      registers: [this.registry],
+      collect: each((queue) => queue.dropped),
+    });
+    new Counter({
+      name: 'portcullis_queue_processed_total',
+      help: 'Items whose worker finished (success or failure)',
+      labelNames: ['queue'] as const,
+      registers: [this.registry],
+      collect: each((queue) => queue.processed),
+    });
+  }
+
+  private registerRuntimeFamilies(): void {
+    // Memory, heap spaces, GC durations, event-loop lag, CPU, file descriptors, active handles,
+    // requests and resources: prom-client's standard process metrics, into this registry only.
+    collectDefaultMetrics({ register: this.registry });
+
+    const sampleUtilization = (): number => {
+      const now = performance.eventLoopUtilization();
+      const since = this.lastUtilization ? performance.eventLoopUtilization(now, this.lastUtilization) : now;
+      this.lastUtilization = now;
+      return since.utilization;
+    };
+    new Gauge({
+      name: 'nodejs_eventloop_utilization_ratio',
+      help: 'Share of time the event loop was busy (0..1) since the previous scrape (since start on the first)',
+      registers: [this.registry],
+      collect() {
+        this.set(sampleUtilization());
+      },
+    });
+
+    // libuv runs argon2 hashing, DNS and file work on this pool; its size bounds sign-in throughput.
+    const threadPoolSize = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+    new Gauge({
+      name: 'nodejs_libuv_threadpool_size',
+      help: 'Threads of the libuv pool that runs password hashing (UV_THREADPOOL_SIZE, 4 when unset)',
+      registers: [this.registry],
+      collect() {
+        this.set(threadPoolSize);
+      },
+    });
+  }
+}

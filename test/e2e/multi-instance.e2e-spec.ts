@@ -1,0 +1,196 @@
+import { Client } from 'pg';
+import { ExpirySweeper } from '../../src/database/expiry-sweeper';
+import { ROLE_CACHE_TTL_MS } from '../../src/roles/role-cache';
+import { startTestApp, type TestApp } from '../support/app';
+import { type Installation, setupInstallation, signIn, unique } from '../support/factories';
+
+/*
+ * Two instances of the service on ONE PostgreSQL database, as behind a load balancer: what one
+ * instance changes, the other must honour (specification "Limits", cache behaviour). Needs a
+ * server database: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres.
+ */
+const serverConfigured = Boolean(process.env.TEST_DATABASE_URL);
+const describeWithServer = serverConfigured ? describe : describe.skip;
+if (!serverConfigured) {
+  // Visible in the run's output, next to the skipped tests.
+  process.stdout.write('multi-instance.e2e-spec: skipped; set TEST_DATABASE_URL to a PostgreSQL server to run it\n');
+}
+
+describeWithServer(`two instances on one database${serverConfigured ? '' : ' (skipped: TEST_DATABASE_URL is not set)'}`, () => {
+  // The periodic sweep would race the explicit sweeps below.
+  const env = { SWEEP_INTERVAL_MS: '86400000' };
+  let a: TestApp;
+  let b: TestApp;
+  let install: Installation;
+  let membershipId: string;
+  const password = 'correct horse battery';
+
+  beforeAll(async () => {
+    a = await startTestApp({ env });
+    b = await startTestApp({ env, databaseUrl: a.databaseUrl });
+    install = await setupInstallation(a);
+    membershipId = install.admin.membershipId;
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  async function createUser(options: { role?: string } = {}): Promise<{ id: string; username: string }> {
+    const username = unique('user');
+    const res = await a
+      .http()
+      .post(`/memberships/${membershipId}/users`)
+      .set('Authorization', install.admin.auth)
+      .send({ username, email_address: `${username}@example.com`, password, ...options });
+    if (res.status !== 201) throw new Error(`user create failed: ${res.status} ${JSON.stringify(res.body)}`);
+    return { id: res.body._id as string, username };
+  }
+
+  describe('changes that take effect on the other instance at once', () => {
+    it('a token revoked through A is rejected by B on the very next request', async () => {
+      const user = await createUser();
+      const session = await signIn(a, membershipId, user.username, password);
+      await b.http().get('/me').set('Authorization', session.auth).expect(200);
+
+      await a.http().post('/revoke-token').send({ token: session.accessToken }).expect(204);
+
+      const me = await b.http().get('/me').set('Authorization', session.auth);
+      expect(me.status).toBe(401);
+      expect(me.body.errorCode).toBe('TokenWasRevoked');
+      const refresh = await b.http().post('/refresh-token').send({ token: session.refreshToken });
+      expect(refresh.status).toBe(401);
+      expect(refresh.body.errorCode).toBe('RefreshTokenWasRevoked');
+    });
+
+    it('a user frozen through A can no longer use its tokens or sign in on B', async () => {
+      const user = await createUser();
+      const session = await signIn(b, membershipId, user.username, password);
+      await b.http().get('/me').set('Authorization', session.auth).expect(200);
+
+      await a.http().post(`/memberships/${membershipId}/users/${user.id}/freeze`).set('Authorization', install.admin.auth).expect(200);
+
+      const me = await b.http().get('/me').set('Authorization', session.auth);
+      expect(me.status).toBe(401);
+      expect(['TokenWasRevoked', 'UserInactive']).toContain(me.body.errorCode);
+      const verify = await b.http().get('/verify-token').set('Authorization', session.auth);
+      expect(verify.status).toBe(401);
+      const again = await b.http().post('/generate-token').set('X-Service-Alias', membershipId).send({ username: user.username, password });
+      expect(again.status).toBe(401);
+      expect(again.body.errorCode).toBe('UserInactive');
+    });
+
+    it('an application secret rotated through A stops working on B at once; the new one works there', async () => {
+      const created = await a
+        .http()
+        .post(`/memberships/${membershipId}/applications`)
+        .set('Authorization', install.admin.auth)
+        .send({ name: unique('app') });
+      expect(created.status).toBe(201);
+      const id = created.body._id as string;
+      const oldBasic = `Basic ${id}:${created.body.secret as string}`;
+      await b.http().get('/me').set('Authorization', oldBasic).expect(200);
+
+      const rotated = await a.http().post(`/memberships/${membershipId}/applications/${id}/secret`).set('Authorization', install.admin.auth);
+      expect(rotated.status).toBe(200);
+      const newBasic = `Basic ${id}:${rotated.body.secret as string}`;
+
+      const old = await b.http().get('/me').set('Authorization', oldBasic);
+      expect(old.status).toBe(401);
+      expect(old.body.errorCode).toBe('InvalidToken');
+      const me = await b.http().get('/me').set('Authorization', newBasic).expect(200);
+      expect(me.body._id).toBe(id);
+      expect(me.body).not.toHaveProperty('secret');
+    });
+  });
+
+  describe('role changes', () => {
+    afterEach(() => jest.restoreAllMocks());
+
+    it('are visible on A at once and on B no later than the role cache lifetime', async () => {
+      const role = await a
+        .http()
+        .post(`/memberships/${membershipId}/roles`)
+        .set('Authorization', install.admin.auth)
+        .send({ name: unique('Reader'), permissions: ['users.read'] });
+      expect(role.status).toBe(201);
+      const user = await createUser({ role: role.body.slug });
+      const session = await signIn(b, membershipId, user.username, password);
+      const check = (app: TestApp) =>
+        app.http().get('/roles/check-permission').query({ permission: 'users.read' }).set('Authorization', session.auth).expect(200);
+
+      // B reads the role now, so it holds it in its cache.
+      expect((await check(b)).body.allowed).toBe(true);
+      expect((await check(a)).body.allowed).toBe(true);
+
+      const update = await a
+        .http()
+        .put(`/memberships/${membershipId}/roles/${role.body._id}`)
+        .set('Authorization', install.admin.auth)
+        .send({ name: role.body.name, permissions: ['roles.read'] });
+      expect(update.status).toBe(200);
+
+      expect((await check(a)).body).toMatchObject({ allowed: false, reason: 'no_permission' });
+      // B may still answer from its cached copy (allowed by the specification) ...
+      await check(b);
+      // ... but not once the copy has expired. The clock moves; the caches read Date.now().
+      const realNow = Date.now.bind(Date);
+      jest.spyOn(Date, 'now').mockImplementation(() => realNow() + ROLE_CACHE_TTL_MS + 1_000);
+      expect((await check(b)).body).toMatchObject({ allowed: false, reason: 'no_permission' });
+      expect(ROLE_CACHE_TTL_MS).toBeLessThanOrEqual(5 * 60 * 1000);
+    });
+  });
+
+  describe('the expiry sweeper', () => {
+    async function withDatabase<T>(work: (client: Client) => Promise<T>): Promise<T> {
+      const client = new Client({ connectionString: a.databaseUrl });
+      await client.connect();
+      try {
+        return await work(client);
+      } finally {
+        await client.end();
+      }
+    }
+
+    const insertSessions = (client: Client, prefix: string, count: number, expiresAt: string) =>
+      client.query(
+        `insert into token_sessions (id, membership_id, user_id, kind, access_jti, access_expires_at, expires_at)
+         select $1 || g, $2, $3, 'pair', $1 || 'jti-' || g, ${expiresAt}, ${expiresAt}
+         from generate_series(1, $4) as g`,
+        [prefix, membershipId, install.admin.userId, count],
+      );
+
+    const countWithPrefix = async (client: Client, prefix: string) =>
+      Number((await client.query<{ n: string }>(`select count(*) as n from token_sessions where id like $1 || '%'`, [prefix])).rows[0].n);
+
+    it('runs on one instance at a time: concurrent sweeps on A and B delete every expired row exactly once', async () => {
+      const rounds = 3;
+      const expired = 2_500; // several batches of 1000, so the two instances contend between batches
+      for (let round = 0; round < rounds; round++) {
+        const stale = unique(`stale${round}`);
+        const live = unique(`live${round}`);
+        await withDatabase(async (client) => {
+          await insertSessions(client, stale, expired, `now() - interval '1 hour'`);
+          await insertSessions(client, live, 10, `now() + interval '1 hour'`);
+        });
+
+        const [onA, onB] = await Promise.all([a.app.get(ExpirySweeper).sweep(), b.app.get(ExpirySweeper).sweep()]);
+
+        expect(onA.ran || onB.ran).toBe(true);
+        expect(onA.deleted + onB.deleted).toBe(expired);
+        await withDatabase(async (client) => {
+          expect(await countWithPrefix(client, stale)).toBe(0);
+          expect(await countWithPrefix(client, live)).toBe(10);
+        });
+      }
+    });
+
+    it('keeps records inside the grace period after their expiry', async () => {
+      const recent = unique('recent');
+      await withDatabase((client) => insertSessions(client, recent, 5, `now() - interval '10 seconds'`));
+      const results = await Promise.all([a.app.get(ExpirySweeper).sweep(), b.app.get(ExpirySweeper).sweep()]);
+      expect(results.reduce((sum, result) => sum + result.deleted, 0)).toBe(0);
+      await withDatabase(async (client) => expect(await countWithPrefix(client, recent)).toBe(5));
+    });
+  });
+});

@@ -3,12 +3,16 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
 import type { AppConfig } from './config/config';
 import { CoreModule } from './core.module';
+import { EventsModule } from './events/events.module';
+import { QueueModule } from './queue/queue.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 import { AllErrorsFilter } from './common/exception.filter';
 import { createValidationPipe } from './common/validation';
 import { ApplicationsModule } from './applications/applications.module';
 import { AuthModule } from './auth/auth.module';
 import { HealthModule } from './health/health.module';
 import { MembershipsModule } from './memberships/memberships.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { RolesModule } from './roles/roles.module';
 import { SetupModule } from './setup/setup.module';
 import { TokensModule } from './tokens/tokens.module';
@@ -22,6 +26,8 @@ export class AppModule {
       module: AppModule,
       imports: [
         CoreModule.forRoot(config, logger),
+        QueueModule,
+        MetricsModule,
         AuthModule,
         MembershipsModule,
         RolesModule,
@@ -31,6 +37,8 @@ export class AppModule {
         TokenListingModule,
         SetupModule,
         HealthModule,
+        EventsModule,
+        WebhooksModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllErrorsFilter },

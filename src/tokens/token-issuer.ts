@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { Tx } from '../database/database';
 import type { UserRow } from '../database/schema';
 import { JwtCodec, type TokenClaims } from './jwt-codec';
-import { type SigningMembership, TokenSessionRepository } from './token-session.repository';
+import type { NewTokenSession, SigningMembership } from './token-session.repository';
 import type { SessionMetadata, TokenResponse } from './token.dto';
-
 
 /** The specification's default lifetime of a scoped token: 12 hours. */
 export const DEFAULT_SCOPED_TOKEN_LIFETIME = 43_200;
@@ -13,13 +11,16 @@ export const DEFAULT_SCOPED_TOKEN_LIFETIME = 43_200;
 const MAX_METADATA_LENGTH = 512;
 const clip = (value: string | undefined): string | null => (value ? value.slice(0, MAX_METADATA_LENGTH) : null);
 
-/** Creates token sessions and signs their JWTs. */
+/** A new token session and the signed tokens that name it; nothing is stored yet. */
+export interface IssuedTokens {
+  session: NewTokenSession;
+  response: TokenResponse;
+}
+
+/** Builds token sessions and signs their JWTs; the caller stores the session with its events. */
 @Injectable()
 export class TokenIssuer {
-  constructor(
-    private readonly sessions: TokenSessionRepository,
-    private readonly codec: JwtCodec,
-  ) {}
+  constructor(private readonly codec: JwtCodec) {}
 
   private baseClaims(membership: SigningMembership, user: UserRow, sessionId: string): Omit<TokenClaims, 'iat' | 'nbf' | 'exp' | 'jti'> {
     const claims: Omit<TokenClaims, 'iat' | 'nbf' | 'exp' | 'jti'> = {
@@ -37,20 +38,14 @@ export class TokenIssuer {
   }
 
   /** An access + refresh pair, carrying the given scopes (a refresh keeps the original's). */
-  async issuePair(
-    tx: Tx,
-    membership: SigningMembership,
-    user: UserRow,
-    metadata: SessionMetadata,
-    scopes: readonly string[] | null = null,
-  ): Promise<TokenResponse> {
+  pair(membership: SigningMembership, user: UserRow, metadata: SessionMetadata, scopes: readonly string[] | null = null): IssuedTokens {
     const issuedAt = Math.floor(Date.now() / 1000);
     const sessionId = randomUUID();
     const accessJti = randomUUID();
     const refreshJti = randomUUID();
     const accessExpiresAt = new Date((issuedAt + membership.expiresIn) * 1000);
     const refreshExpiresAt = new Date((issuedAt + membership.refreshTokenExpiresIn) * 1000);
-    await this.sessions.insert(tx, {
+    const session: NewTokenSession = {
       id: sessionId,
       membershipId: membership.id,
       userId: user.id,
@@ -64,43 +59,34 @@ export class TokenIssuer {
       ipAddress: clip(metadata.ipAddress),
       userAgent: clip(metadata.userAgent),
       createdAt: new Date(issuedAt * 1000),
-    });
+    };
     const base = this.baseClaims(membership, user, sessionId);
     const scopeClaim = scopes?.length ? { scope: scopes.join(' ') } : {};
-    const accessToken = this.codec.sign({ ...base, ...scopeClaim, jti: accessJti }, issuedAt, membership.expiresIn, membership.secretKey);
-    const refreshToken = this.codec.sign(
-      { ...base, ...scopeClaim, jti: refreshJti, refresh_token: true },
-      issuedAt,
-      membership.refreshTokenExpiresIn,
-      membership.secretKey,
-    );
     const response: TokenResponse = {
       token_type: 'Bearer',
-      access_token: accessToken,
+      access_token: this.codec.sign({ ...base, ...scopeClaim, jti: accessJti }, issuedAt, membership.expiresIn, membership.secretKey),
       expires_in: membership.expiresIn,
-      refresh_token: refreshToken,
+      refresh_token: this.codec.sign(
+        { ...base, ...scopeClaim, jti: refreshJti, refresh_token: true },
+        issuedAt,
+        membership.refreshTokenExpiresIn,
+        membership.secretKey,
+      ),
       refresh_token_expires_in: membership.refreshTokenExpiresIn,
-      created_at: new Date(issuedAt * 1000).toISOString(),
+      created_at: session.createdAt.toISOString(),
     };
     if (scopes?.length) response.scopes = [...scopes];
-    return response;
+    return { session, response };
   }
 
   /** A scoped access token without refresh token, tied to the sign-in session it came from. */
-  async issueScoped(
-    tx: Tx,
-    membership: SigningMembership,
-    user: UserRow,
-    rootSessionId: string,
-    scopes: readonly string[],
-    metadata: SessionMetadata,
-  ): Promise<TokenResponse> {
+  scoped(membership: SigningMembership, user: UserRow, rootSessionId: string, scopes: readonly string[], metadata: SessionMetadata): IssuedTokens {
     const issuedAt = Math.floor(Date.now() / 1000);
     const lifetime = membership.scopedTokenExpiresIn ?? DEFAULT_SCOPED_TOKEN_LIFETIME;
     const sessionId = randomUUID();
     const accessJti = randomUUID();
     const expiresAt = new Date((issuedAt + lifetime) * 1000);
-    await this.sessions.insert(tx, {
+    const session: NewTokenSession = {
       id: sessionId,
       membershipId: membership.id,
       userId: user.id,
@@ -113,7 +99,7 @@ export class TokenIssuer {
       ipAddress: clip(metadata.ipAddress),
       userAgent: clip(metadata.userAgent),
       createdAt: new Date(issuedAt * 1000),
-    });
+    };
     const accessToken = this.codec.sign(
       { ...this.baseClaims(membership, user, sessionId), scope: scopes.join(' '), jti: accessJti },
       issuedAt,
@@ -121,11 +107,14 @@ export class TokenIssuer {
       membership.secretKey,
     );
     return {
-      token_type: 'Bearer',
-      access_token: accessToken,
-      expires_in: lifetime,
-      created_at: new Date(issuedAt * 1000).toISOString(),
-      scopes: [...scopes],
+      session,
+      response: {
+        token_type: 'Bearer',
+        access_token: accessToken,
+        expires_in: lifetime,
+        created_at: session.createdAt.toISOString(),
+        scopes: [...scopes],
+      },
     };
   }
 }

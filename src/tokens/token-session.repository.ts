@@ -1,7 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, inArray, isNull, or, sql } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor } from '../database/database';
-import { memberships, tokenSessions, users, type MembershipRow, type TokenSessionRow, type UserRow } from '../database/schema';
+import { DATABASE, type Database, type Executor, queryRows } from '../database/database';
+import { eventInsertFrom } from '../events/event.repository';
+import { memberships, tokenSessions, users, type EventRow, type MembershipRow, type TokenSessionRow, type UserRow } from '../database/schema';
+
+export type NewTokenSession = typeof tokenSessions.$inferInsert & { createdAt: Date };
 import { runListQuery, type ListPage, type ListRequest } from '../common/query';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { TOKEN_LISTING_QUERY_SCHEMA, tokenListing, type TokenListingRow } from './token-listing.schema';
@@ -62,8 +65,42 @@ export class TokenSessionRepository {
     return row;
   }
 
-  async insert(executor: Executor, row: typeof tokenSessions.$inferInsert): Promise<void> {
-    await executor.insert(tokenSessions).values(row);
+  /**
+   * Creates a token session and writes its events in ONE statement, atomic without BEGIN and
+   * COMMIT round trips (sign-in and refresh run it on every call). With `consume`, the session
+   * being refreshed is marked used in the same statement and nothing is created unless it was
+   * still unused. Answers whether the session was created.
+   */
+  async issue(
+    session: NewTokenSession,
+    eventRows: readonly EventRow[],
+    consume?: { sessionId: string; revokedBy: string },
+  ): Promise<boolean> {
+    const consumed = consume
+      ? sql`consumed as (
+          update ${tokenSessions} set revoked_at = now(), revoked_by = ${consume.revokedBy}::text, revoke_reason = 'refreshed'
+          where membership_id = ${session.membershipId}::text and id = ${consume.sessionId}::text and revoked_at is null
+          returning id),`
+      : sql``;
+    const onlyIfConsumed = consume ? sql`where exists (select 1 from consumed)` : sql``;
+    const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
+    const [row] = await queryRows<{ created: number }>(
+      this.database.db,
+      sql`with ${consumed}
+        created as (
+          insert into ${tokenSessions} (id, membership_id, user_id, kind, parent_id, scopes, access_jti, refresh_jti,
+            access_expires_at, refresh_expires_at, expires_at, ip_address, user_agent, created_at)
+          select ${session.id}::text, ${session.membershipId}::text, ${session.userId}::text, ${session.kind}::text,
+            ${session.parentId ?? null}::text, ${session.scopes ? JSON.stringify(session.scopes) : null}::jsonb,
+            ${session.accessJti}::text, ${session.refreshJti ?? null}::text, ${iso(session.accessExpiresAt)}::timestamptz,
+            ${iso(session.refreshExpiresAt)}::timestamptz, ${iso(session.expiresAt)}::timestamptz,
+            ${session.ipAddress ?? null}::text, ${session.userAgent ?? null}::text, ${iso(session.createdAt)}::timestamptz
+          ${onlyIfConsumed}
+          returning id),
+        logged as (${eventInsertFrom(eventRows, sql`created`)})
+        select (select count(*) from created)::int as created`,
+    );
+    return (row?.created ?? 0) > 0;
   }
 
   /**
@@ -110,16 +147,6 @@ export class TokenSessionRepository {
         sql`${tokenSessions.membershipId} = ${membershipId} and ${tokenSessions.userId} = ${userId} and ${tokenSessions.revokedAt} is null ${spare}`,
       )
       .returning();
-  }
-
-  /** Marks a refresh pair used: succeeds only once, so two concurrent refreshes cannot both win. */
-  async consumeForRefresh(executor: Executor, membershipId: string, sessionId: string, revokedBy: string): Promise<TokenSessionRow | undefined> {
-    const [row] = await executor
-      .update(tokenSessions)
-      .set({ revokedAt: new Date(), revokedBy, revokeReason: 'refreshed' })
-      .where(and(eq(tokenSessions.membershipId, membershipId), eq(tokenSessions.id, sessionId), isNull(tokenSessions.revokedAt)))
-      .returning();
-    return row;
   }
 
   private listingScope(membershipId: string, state: SessionListingState) {

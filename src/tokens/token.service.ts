@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors';
-import { EventRecorder } from '../events/event-recorder';
+import { EventRecorder, type NewEvent } from '../events/event-recorder';
 import { MembershipRepository } from '../memberships/membership.repository';
 import { holdsScope, PermissionExpression } from '../permissions';
 import { PasswordHasher, MAX_PASSWORD_LENGTH } from '../users/password-hasher';
@@ -10,7 +10,7 @@ import type { UserRow } from '../database/schema';
 import { CallerPermissions } from '../auth/caller-permissions';
 import { Authenticator, toUserCaller } from '../auth/authenticator';
 import type { Credentials } from '../auth/authorization-header';
-import { TokenIssuer } from './token-issuer';
+import { type IssuedTokens, TokenIssuer } from './token-issuer';
 import { TokenRevoker } from './token-revoker';
 import { TokenSessionRepository } from './token-session.repository';
 import { TokenVerifier } from './token-verifier';
@@ -54,11 +54,9 @@ export class TokenService {
     if (!(await this.hasher.verify(user.passwordHash, password))) throw invalidCredentials();
     if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
 
-    return this.recorder.transaction(async (tx, record) => {
-      const response = await this.issuer.issuePair(tx, membership, user, metadata);
-      record(tokenGeneratedEvent(user, response));
-      return response;
-    });
+    const issued = this.issuer.pair(membership, user, metadata);
+    await this.store(issued, [tokenGeneratedEvent(user, issued.response)]);
+    return issued.response;
   }
 
   /** A narrower token from a valid access token: every rule of the specification's scoped tokens. */
@@ -74,11 +72,9 @@ export class TokenService {
       }
     }
     const rootSessionId = verified.session.kind === 'scoped' && verified.session.parentId ? verified.session.parentId : verified.session.id;
-    return this.recorder.transaction(async (tx, record) => {
-      const response = await this.issuer.issueScoped(tx, verified.membership, verified.user, rootSessionId, requested.map((s) => s.text), metadata);
-      record(tokenGeneratedEvent(verified.user, response));
-      return response;
-    });
+    const issued = this.issuer.scoped(verified.membership, verified.user, rootSessionId, requested.map((s) => s.text), metadata);
+    await this.store(issued, [tokenGeneratedEvent(verified.user, issued.response)]);
+    return issued.response;
   }
 
   /** A new pair for a valid refresh token; with `revoke` the used pair works only once. */
@@ -86,22 +82,17 @@ export class TokenService {
     if (!token) throw new DomainError('RefreshTokenRequired', 'A refresh token is required in the Authorization header or the body');
     const verified = await this.verifier.verify(token, 'refresh');
     const { user, session, membership } = verified;
-    return this.recorder.transaction(async (tx, record) => {
-      if (revoke && !(await this.sessions.consumeForRefresh(tx, membership.id, session.id, user.id))) {
-        // Another request used this refresh token first.
-        throw new DomainError('RefreshTokenWasRevoked', 'The refresh token has already been used');
-      }
-      const response = await this.issuer.issuePair(
-        tx,
-        membership,
-        user,
-        { ipAddress: metadata.ipAddress ?? session.ipAddress ?? undefined, userAgent: metadata.userAgent ?? session.userAgent ?? undefined },
-        session.scopes,
-      );
-      record({ ...tokenGeneratedEvent(user, response), eventType: 'TokenRefreshed' });
-      record(tokenGeneratedEvent(user, response));
-      return response;
-    });
+    const issued = this.issuer.pair(
+      membership,
+      user,
+      { ipAddress: metadata.ipAddress ?? session.ipAddress ?? undefined, userAgent: metadata.userAgent ?? session.userAgent ?? undefined },
+      session.scopes,
+    );
+    const generated = tokenGeneratedEvent(user, issued.response);
+    const stored = await this.store(issued, [{ ...generated, eventType: 'TokenRefreshed' }, generated], revoke ? { sessionId: session.id, revokedBy: user.id } : undefined);
+    // Another request used this refresh token first.
+    if (!stored) throw new DomainError('RefreshTokenWasRevoked', 'The refresh token has already been used');
+    return issued.response;
   }
 
   async verify(credentials: Credentials, presented: string): Promise<VerificationResponse> {
@@ -129,6 +120,14 @@ export class TokenService {
       token_kind: verified.isRefreshToken ? 'refresh_token' : 'access_token',
       remaining_time: Math.max(0, verified.claims.exp - Math.floor(Date.now() / 1000)),
     };
+  }
+
+  /** The new session and its events in one atomic write; events reach listeners after it. */
+  private async store(issued: IssuedTokens, events: NewEvent[], consume?: { sessionId: string; revokedBy: string }): Promise<boolean> {
+    const rows = this.recorder.prepare(events);
+    const stored = await this.sessions.issue(issued.session, rows, consume);
+    if (stored) this.recorder.publish(rows);
+    return stored;
   }
 
   /** Revokes the token's pair (and its scoped tokens), or every session of the user. */

@@ -449,15 +449,21 @@ describe('translateSort', () => {
     expect(render(translateSort(schema, null, fallback)).sql).toBe('"id" desc');
   });
 
-  it('sorts by a sortable field, with the fallback as tie-breaker', () => {
-    expect(render(translateSort(schema, 'event_time', fallback)).sql).toBe('"event_time" asc, "id" desc');
-    expect(render(translateSort(schema, 'event_time asc', fallback)).sql).toBe('"event_time" asc, "id" desc');
+  it('sorts by a sortable field, with _id in the same direction as tie-breaker', () => {
+    expect(render(translateSort(schema, 'event_time', fallback)).sql).toBe('"event_time" asc, "id" asc');
+    expect(render(translateSort(schema, 'event_time asc', fallback)).sql).toBe('"event_time" asc, "id" asc');
     expect(render(translateSort(schema, 'event_time desc', fallback)).sql).toBe('"event_time" desc, "id" desc');
     expect(render(translateSort(schema, ' event_time   DESC ', fallback)).sql).toBe('"event_time" desc, "id" desc');
+    expect(render(translateSort(schema, '_id desc', fallback)).sql).toBe('"id" desc');
     expect(render(translateSort(schema, 'sys.created_at desc', fallback))).toEqual({
       sql: '"created_at" desc, "id" desc',
       params: [],
     });
+  });
+
+  it('falls back to the given tie-breaker for a schema without _id', () => {
+    const noId = { fields: { event_time: schema.fields.event_time } };
+    expect(render(translateSort(noId, 'event_time asc', fallback)).sql).toBe('"event_time" asc, "id" desc');
   });
 
   it.each([

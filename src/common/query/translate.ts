@@ -383,6 +383,11 @@ export function translateSort(schema: QuerySchema, sort: unknown, fallback: SQL)
       `cannot sort by ${quote(path)}; sortable fields: ${sortable === '' ? '(none)' : sortable}`,
     );
   }
-  const order = dir === 'desc' ? sql`${target.field.sql} desc` : sql`${target.field.sql} asc`;
-  return sql`${order}, ${fallback}`;
+  const order = dir === 'desc' ? sql.raw('desc') : sql.raw('asc');
+  // Ties break on _id in the same direction, so pages never overlap and an index on
+  // (field, id) serves the order in one scan, forward or backward.
+  const id = schema.fields._id;
+  if (path === '_id') return sql`${target.field.sql} ${order}`;
+  if (id) return sql`${target.field.sql} ${order}, ${id.sql} ${order}`;
+  return sql`${target.field.sql} ${order}, ${fallback}`;
 }

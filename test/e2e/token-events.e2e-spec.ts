@@ -1,0 +1,130 @@
+import { startTestApp, type TestApp } from '../support/app';
+import { type Installation, setupInstallation, signIn } from '../support/factories';
+import { createApplication, createMembership } from '../support/resources';
+import { createSignedInUser } from '../support/users';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- event bodies are untyped JSON
+
+/** Every event of a membership, through the events API, oldest first. */
+async function allEvents(t: TestApp, auth: string, membershipId: string): Promise<Json[]> {
+  const items: Json[] = [];
+  for (let skip = 0; ; skip += 1000) {
+    const res = await t.http().get(`/memberships/${membershipId}/events`).query({ limit: 1000, skip, sort: 'event_time asc' }).set('Authorization', auth);
+    expect(res.status).toBe(200);
+    items.push(...(res.body.items as Json[]));
+    if (res.body.items.length < 1000) return items;
+  }
+}
+
+describe('token events: contents of the specification, and no secret in any event', () => {
+  let t: TestApp;
+  let inst: Installation;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    inst = await setupInstallation(t);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('records TokenGenerated, TokenRefreshed, TokenVerified and TokenRevoked with the specified documents', async () => {
+    const m = inst.membership._id as string;
+    const session = await signIn(t, m, inst.admin.username, inst.admin.password);
+    const refreshed = await t.http().post('/refresh-token').send({ token: session.refreshToken });
+    expect(refreshed.status).toBe(201);
+    await t.http().get('/verify-token').set('Authorization', `Bearer ${refreshed.body.access_token}`).expect(200);
+    await t.http().post('/verify-token').send({ token: `Bearer ${refreshed.body.refresh_token}` }).expect(200);
+    await t.http().get('/verify-token').set('Authorization', inst.application.basic).expect(200);
+    await t.http().get('/revoke-token').set('Authorization', `Bearer ${refreshed.body.access_token}`).expect(204);
+
+    const events = await allEvents(t, inst.admin.auth, m);
+    const ofType = (type: string) => events.filter((e) => e.event_type === type);
+
+    const generated = ofType('TokenGenerated').at(-1)!;
+    expect(generated).toMatchObject({ utilizer_id: inst.admin.userId, membership_id: m, prior: null });
+    expect(generated.event_time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(generated.document).toEqual({
+      user: expect.objectContaining({ _id: inst.admin.userId, username: inst.admin.username }),
+      token_type: 'Bearer',
+      expires_in: 3600,
+      refresh_token_expires_in: 86400,
+      created_at: refreshed.body.created_at,
+    });
+    const refreshedEvent = ofType('TokenRefreshed').at(-1)!;
+    expect(refreshedEvent.document).toEqual(generated.document);
+
+    const verified = ofType('TokenVerified');
+    expect(verified.map((e) => e.document)).toEqual(
+      expect.arrayContaining([
+        { token_type: 'Bearer', is_refresh_token: false, expires_at: expect.any(String) },
+        { token_type: 'Bearer', is_refresh_token: true, expires_at: expect.any(String) },
+        { token_type: 'Basic', application_id: inst.application.id },
+      ]),
+    );
+    const revoked = ofType('TokenRevoked');
+    expect(revoked).toHaveLength(1);
+    expect(revoked[0].document).toMatchObject({ token_type: 'Bearer', expire_time: expect.any(String) });
+    expect(new Date(revoked[0].document.expire_time).getTime()).toBe((JSON.parse(Buffer.from(refreshed.body.access_token.split('.')[1], 'base64url').toString()).exp as number) * 1000);
+  });
+
+  it('a scan of every event finds no token string, password, hash or secret', async () => {
+    const secrets: string[] = [inst.membership.secret_key, inst.application.secret, inst.admin.password, inst.admin.accessToken, inst.admin.refreshToken];
+    const tenant = await createMembership(t, inst.admin, { application: true });
+    secrets.push(tenant.membership.secret_key, tenant.admin.password, tenant.admin.accessToken, tenant.admin.refreshToken);
+    if (tenant.application) secrets.push(tenant.application.secret);
+
+    for (const caller of [inst.admin, tenant.admin]) {
+      const app = await createApplication(t, caller);
+      secrets.push(app.secret);
+      const rotated = await t.http().post(`/memberships/${caller.membershipId}/applications/${app.id}/secret`).set('Authorization', caller.auth);
+      expect(rotated.status).toBe(200);
+      secrets.push(rotated.body.secret);
+      await t.http().get('/me').set('Authorization', `Basic ${app.id}:${rotated.body.secret}`).expect(200);
+      await t.http().get('/verify-token').set('Authorization', `Basic ${app.id}:${rotated.body.secret}`).expect(200);
+
+      const { user, session } = await createSignedInUser(t, caller, { password: 'user password one', permissions: ['users.read'] });
+      secrets.push('user password one', session.accessToken, session.refreshToken);
+      const scoped = await t.http().post('/generate-token').set('Authorization', session.auth).send({ scopes: ['users.read'] });
+      secrets.push(scoped.body.access_token);
+      const refreshed = await t.http().get('/refresh-token').set('Authorization', `Bearer ${session.refreshToken}`);
+      secrets.push(refreshed.body.access_token, refreshed.body.refresh_token);
+      await t.http().post('/verify-token').send({ token: refreshed.body.access_token }).expect(200);
+      await t
+        .http()
+        .put(`/memberships/${caller.membershipId}/users/${user._id}/change-password`)
+        .set('Authorization', caller.auth)
+        .send({ password: 'user password two' })
+        .expect(204);
+      secrets.push('user password two');
+      const webhook = await t
+        .http()
+        .post(`/memberships/${caller.membershipId}/webhooks`)
+        .set('Authorization', caller.auth)
+        .send({ name: 'scan', event: 'UserUpdated', status: 'passive', try_count: 1, secret: 'webhook-signing-secret-xyz', request: { method: 'POST', url: 'http://127.0.0.1:9/x' } });
+      expect(webhook.status).toBe(201);
+      secrets.push('webhook-signing-secret-xyz');
+      await t.http().post(`/memberships/${caller.membershipId}/users/${user._id}/freeze`).set('Authorization', caller.auth).expect(200);
+      await t.http().get('/revoke-token').query({ 'logout-all': 'true' }).set('Authorization', caller.auth).expect(204);
+    }
+
+    const newAdmin = await signIn(t, inst.membership._id, inst.admin.username, inst.admin.password);
+    const tenantAdmin = await signIn(t, tenant.membershipId, tenant.admin.username, tenant.admin.password);
+    const everything = [
+      ...(await allEvents(t, newAdmin.auth, inst.membership._id)),
+      ...(await allEvents(t, tenantAdmin.auth, tenant.membershipId)),
+    ];
+    expect(everything.length).toBeGreaterThan(30);
+    const types = new Set(everything.map((e) => e.event_type));
+    for (const type of ['TokenGenerated', 'TokenRefreshed', 'TokenVerified', 'TokenRevoked', 'UserCreated', 'UserPasswordChanged', 'UserUpdated', 'ApplicationCreated', 'ApplicationUpdated', 'WebhookCreated']) {
+      expect(types).toContain(type);
+    }
+    const text = JSON.stringify(everything);
+    for (const [index, secret] of secrets.entries()) {
+      expect({ index, present: typeof secret === 'string' && secret.length > 0 }).toEqual({ index, present: true });
+      expect(text.includes(secret)).toBe(false);
+    }
+    expect(text).not.toMatch(/\$argon2/);
+    expect(text).not.toMatch(/"(password|password_hash|secret|secret_key|secret_digest|access_token|refresh_token)"/);
+  });
+});

@@ -44,9 +44,8 @@ describe('tenant isolation', () => {
         .replace(':membershipId', a.membershipId)
         .replace(/:[A-Za-z]+/g, ids[resource] ?? '00000000-0000-4000-8000-000000000000');
       for (const auth of [b.admin.auth, foreignApp.basic]) {
-        const res = await t
-          .http()
-          [route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete'](path)
+        const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+        const res = await t.http()[method](path)
           .set('Authorization', auth)
           .send({ ids: [ids.users ?? 'x'], where: {}, password: 'a long enough password', name: 'x' });
         expect({ route: `${route.method} ${route.path}`, status: res.status, code: res.body.errorCode }).toEqual({

@@ -56,13 +56,20 @@ export class EventRecorder {
     return result;
   }
 
-  /** An event that is itself the change (TokenVerified, webhook results): one insert, then publish. */
+  /**
+   * An event that is itself the change (TokenVerified, webhook results). Group commit: the events
+   * recorded while one INSERT is on its way go together in the next one, and each caller resumes
+   * only once its own event is stored. Under load one statement carries many events; alone, an
+   * event is written at once.
+   */
   async record(event: NewEvent): Promise<RecordedEvent> {
     const row = toRow(event);
-    await this.repository.insert(this.database.db, [row]);
+    await this.groupCommit.add(row);
     this.publish([row]);
     return row;
   }
+
+  private readonly groupCommit = new GroupCommit<RecordedEvent>((rows) => this.repository.insert(this.database.db, rows));
 
   /**
    * Rows (ids, sanitized documents, times) for events that a repository writes itself, in the
@@ -83,6 +90,35 @@ export class EventRecorder {
         this.logger.error({ err: error }, 'event listener failed');
       }
     }
+  }
+}
+
+/** Batches items into one write while the previous write is in flight; at most 500 per write. */
+class GroupCommit<T> {
+  private waiting: { item: T; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private writing = false;
+
+  constructor(private readonly write: (items: T[]) => Promise<void>) {}
+
+  add(item: T): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ item, resolve, reject });
+      if (!this.writing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.writing = true;
+    while (this.waiting.length) {
+      const batch = this.waiting.splice(0, 500);
+      try {
+        await this.write(batch.map((entry) => entry.item));
+        for (const entry of batch) entry.resolve();
+      } catch (error) {
+        for (const entry of batch) entry.reject(error);
+      }
+    }
+    this.writing = false;
   }
 }
 

@@ -1,4 +1,4 @@
-import type { ApplicationRow, UserRow } from '../database/schema';
+import type { ApplicationRow, UserRecord } from '../database/schema';
 
 /** Who is calling, resolved once per request from its token. */
 export type Caller = UserCaller | ApplicationCaller;
@@ -13,7 +13,7 @@ interface CallerBase {
 
 export interface UserCaller extends CallerBase {
   kind: 'user';
-  user: UserRow;
+  user: UserRecord;
   /** The token session (`sid`) of the access token used. */
   sessionId: string;
   /** Scopes of a scoped token; null for a full access token. */

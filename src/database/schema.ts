@@ -236,6 +236,8 @@ export type MembershipRow = typeof memberships.$inferSelect;
 export type RoleRow = typeof roles.$inferSelect;
 export type UserTypeRow = typeof userTypes.$inferSelect;
 export type UserRow = typeof users.$inferSelect;
+/** A user as anything outside sign-in and password changes sees it: without the hash. */
+export type UserRecord = Omit<UserRow, 'passwordHash'>;
 export type ApplicationRow = typeof applications.$inferSelect;
 export type TokenSessionRow = typeof tokenSessions.$inferSelect;
 export type EventRow = typeof events.$inferSelect;

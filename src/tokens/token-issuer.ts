@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { UserRow } from '../database/schema';
+import type { UserRecord } from '../database/schema';
 import { JwtCodec, type TokenClaims } from './jwt-codec';
 import type { NewTokenSession, SigningMembership } from './token-session.repository';
 import type { SessionMetadata, TokenResponse } from './token.dto';
@@ -22,7 +22,7 @@ export interface IssuedTokens {
 export class TokenIssuer {
   constructor(private readonly codec: JwtCodec) {}
 
-  private baseClaims(membership: SigningMembership, user: UserRow, sessionId: string): Omit<TokenClaims, 'iat' | 'nbf' | 'exp' | 'jti'> {
+  private baseClaims(membership: SigningMembership, user: UserRecord, sessionId: string): Omit<TokenClaims, 'iat' | 'nbf' | 'exp' | 'jti'> {
     const claims: Omit<TokenClaims, 'iat' | 'nbf' | 'exp' | 'jti'> = {
       sub: user.id,
       prn: membership.id,
@@ -38,7 +38,7 @@ export class TokenIssuer {
   }
 
   /** An access + refresh pair, carrying the given scopes (a refresh keeps the original's). */
-  pair(membership: SigningMembership, user: UserRow, metadata: SessionMetadata, scopes: readonly string[] | null = null): IssuedTokens {
+  pair(membership: SigningMembership, user: UserRecord, metadata: SessionMetadata, scopes: readonly string[] | null = null): IssuedTokens {
     const issuedAt = Math.floor(Date.now() / 1000);
     const sessionId = randomUUID();
     const accessJti = randomUUID();
@@ -80,7 +80,7 @@ export class TokenIssuer {
   }
 
   /** A scoped access token without refresh token, tied to the sign-in session it came from. */
-  scoped(membership: SigningMembership, user: UserRow, rootSessionId: string, scopes: readonly string[], metadata: SessionMetadata): IssuedTokens {
+  scoped(membership: SigningMembership, user: UserRecord, rootSessionId: string, scopes: readonly string[], metadata: SessionMetadata): IssuedTokens {
     const issuedAt = Math.floor(Date.now() / 1000);
     const lifetime = membership.scopedTokenExpiresIn ?? DEFAULT_SCOPED_TOKEN_LIFETIME;
     const sessionId = randomUUID();

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, isNull, or, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor, queryRows } from '../database/database';
 import { eventInsertFrom } from '../events/event.repository';
-import { memberships, tokenSessions, users, type EventRow, type MembershipRow, type TokenSessionRow, type UserRow } from '../database/schema';
+import { memberships, tokenSessions, users, type EventRow, type MembershipRow, type TokenSessionRow, type UserRecord } from '../database/schema';
 
 export type NewTokenSession = typeof tokenSessions.$inferInsert & { createdAt: Date };
 import { runListQuery, type ListPage, type ListRequest } from '../common/query';
@@ -18,11 +18,20 @@ export type SigningMembership = Pick<
   'id' | 'name' | 'slug' | 'secretKey' | 'expiresIn' | 'refreshTokenExpiresIn' | 'scopedTokenExpiresIn'
 >;
 
+/** What a token check needs of its session. */
+export type VerifiedSession = Pick<
+  TokenSessionRow,
+  'id' | 'userId' | 'kind' | 'parentId' | 'scopes' | 'accessJti' | 'refreshJti' | 'accessExpiresAt' | 'revokedAt' | 'ipAddress' | 'userAgent'
+>;
+
 export interface VerificationRecord {
   membership: SigningMembership;
-  session: TokenSessionRow | null;
-  user: UserRow | null;
+  session: VerifiedSession | null;
+  user: UserRecord | null;
 }
+
+/** Every user column but the password hash, which a token check never needs. */
+const { passwordHash: _passwordHash, ...userRecordColumns } = getTableColumns(users);
 
 /**
  * Everything a Bearer token's validity depends on, in one round trip of primary-key lookups: the
@@ -41,8 +50,20 @@ function prepareVerification(db: Database['db']) {
         refreshTokenExpiresIn: memberships.refreshTokenExpiresIn,
         scopedTokenExpiresIn: memberships.scopedTokenExpiresIn,
       },
-      session: tokenSessions,
-      user: users,
+      session: {
+        id: tokenSessions.id,
+        userId: tokenSessions.userId,
+        kind: tokenSessions.kind,
+        parentId: tokenSessions.parentId,
+        scopes: tokenSessions.scopes,
+        accessJti: tokenSessions.accessJti,
+        refreshJti: tokenSessions.refreshJti,
+        accessExpiresAt: tokenSessions.accessExpiresAt,
+        revokedAt: tokenSessions.revokedAt,
+        ipAddress: tokenSessions.ipAddress,
+        userAgent: tokenSessions.userAgent,
+      },
+      user: userRecordColumns,
     })
     .from(memberships)
     .leftJoin(tokenSessions, and(eq(tokenSessions.id, sql.placeholder('sessionId')), eq(tokenSessions.membershipId, memberships.id)))

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError, type ErrorCode } from '../common/errors';
-import type { TokenSessionRow, UserRow } from '../database/schema';
+import type { UserRecord } from '../database/schema';
+import type { VerifiedSession } from './token-session.repository';
 import { JwtCodec, type TokenClaims } from './jwt-codec';
 import { type SigningMembership, TokenSessionRepository } from './token-session.repository';
 
@@ -11,8 +12,8 @@ export interface VerifiedBearer {
   claims: TokenClaims;
   isRefreshToken: boolean;
   membership: SigningMembership;
-  session: TokenSessionRow;
-  user: UserRow;
+  session: VerifiedSession;
+  user: UserRecord;
 }
 
 const CODES: Record<TokenUse, { expired: ErrorCode; revoked: ErrorCode }> = {

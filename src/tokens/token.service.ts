@@ -6,7 +6,7 @@ import { holdsScope, PermissionExpression } from '../permissions';
 import { PasswordHasher, MAX_PASSWORD_LENGTH } from '../users/password-hasher';
 import { UserRepository } from '../users/user.repository';
 import { toUserResponse } from '../users/user.mapper';
-import type { UserRow } from '../database/schema';
+import type { UserRecord } from '../database/schema';
 import { CallerPermissions } from '../auth/caller-permissions';
 import { Authenticator, toUserCaller } from '../auth/authenticator';
 import type { Credentials } from '../auth/authorization-header';
@@ -144,7 +144,7 @@ export class TokenService {
 
 }
 
-function tokenGeneratedEvent(user: UserRow, response: TokenResponse) {
+function tokenGeneratedEvent(user: UserRecord, response: TokenResponse) {
   const document: Record<string, unknown> = {
     user: toUserResponse(user),
     token_type: response.token_type,

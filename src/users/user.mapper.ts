@@ -1,4 +1,4 @@
-import type { UserRow } from '../database/schema';
+import type { UserRecord } from '../database/schema';
 import { toSys, type Sys } from '../common/sys';
 
 export interface UserResponse {
@@ -19,7 +19,7 @@ export interface UserResponse {
 }
 
 /** Built field by field: the password hash has no path into a response. */
-export function toUserResponse(row: UserRow): UserResponse {
+export function toUserResponse(row: UserRecord): UserResponse {
   return {
     // Custom fields first, so a custom field can never shadow a built-in one.
     ...row.customFields,

@@ -86,12 +86,12 @@ export function installGracefulShutdown(app: NestExpressApplication, logger: Log
 
   async function shutdown(signal: NodeJS.Signals): Promise<void> {
     const started = Date.now();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     logger.info(
       { signal, inFlightRequests: inFlight.size, drainMs: options.drainMs },
       'shutdown: no longer accepting connections, finishing requests in flight',
     );
     inFlight.forEach(closeAfterAnswer);
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Keep-alive connections with no request in flight would hold the server open.
     server.closeIdleConnections();
     const idleSweeper = setInterval(() => server.closeIdleConnections(), 50);

@@ -5,7 +5,8 @@ import { ApiAuth, ApiErrors } from '../common/openapi';
 import type { ListPage } from '../common/query';
 import { EventsService } from './events.service';
 import type { EventResponse } from './event.mapper';
-import { ApiListParams, QueryBodyDto } from './query-body';
+import { ApiListParams } from '../common/api-docs';
+import { QueryBodyDto } from '../common/query/query-body';
 
 const EVENT_SCHEMA = {
   type: 'object',

@@ -3,7 +3,7 @@ import { DomainError } from '../common/errors';
 import type { ListPage } from '../common/query';
 import { EventRepository } from './event.repository';
 import { toEventResponse, type EventResponse } from './event.mapper';
-import { parseQueryBody } from './query-body';
+import { parseQueryBody } from '../common/query/query-body';
 
 /** The read-only event log of a membership. */
 @Injectable()

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { SysSchema } from './api-docs';
+import { SysSchema } from '../common/api-docs';
 
 /** OpenAPI description of a membership answer (built by toMembershipResponse). */
 export class MembershipSchema {

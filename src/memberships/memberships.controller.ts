@@ -4,13 +4,13 @@ import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import type { ListPage } from '../common/query';
-import { ApiListParams, ApiListResponse } from './api-docs';
+import { ApiListParams, ApiListResponse } from '../common/api-docs';
 import type { ProvisionedMembership } from './membership-provisioner';
 import { CreateMembershipDto, UpdateMembershipDto } from './membership.dto';
 import type { MembershipResponse } from './membership.mapper';
 import { MembershipSchema, ProvisionedMembershipSchema } from './membership.schemas';
 import { MembershipsService } from './memberships.service';
-import { QueryBodyDto } from './query-body.dto';
+import { QueryBodyDto } from '../common/query/query-body';
 
 const SORTABLE = '_id, name, slug, sys.created_at, sys.modified_at';
 

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { SysSchema } from '../memberships/api-docs';
+import { SysSchema } from '../common/api-docs';
 
 /*
  * Response shapes that no feature documents yet, for the OpenAPI document only (the mappers

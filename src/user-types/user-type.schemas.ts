@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { SysSchema } from '../memberships/api-docs';
+import { SysSchema } from '../common/api-docs';
 import { PROPERTY_TYPES } from './custom-fields';
 
 /** A property definition as stored and answered (for the API description only). */

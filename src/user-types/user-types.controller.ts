@@ -3,8 +3,8 @@ import { ApiBody, ApiExtraModels, ApiOperation, ApiResponse, ApiTags } from '@ne
 import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
-import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema } from '../memberships/api-docs';
-import { BulkDeleteBodyDto, QueryBodyDto } from '../memberships/query-body.dto';
+import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema } from '../common/api-docs';
+import { BulkDeleteBodyDto, QueryBodyDto } from '../common/query/query-body';
 import type { ListPage } from '../common/query';
 import { readQueryBody } from '../users/request-body';
 import type { UserTypeResponse } from './user-type.mapper';

@@ -3,8 +3,8 @@ import { ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/s
 import type { Caller } from '../auth/caller';
 import { CurrentCaller, CurrentDecision, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
-import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema } from '../memberships/api-docs';
-import { BulkDeleteBodyDto, QueryBodyDto } from '../memberships/query-body.dto';
+import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema } from '../common/api-docs';
+import { BulkDeleteBodyDto, QueryBodyDto } from '../common/query/query-body';
 import { UserResource } from '../openapi/resource-schemas';
 import type { ListPage } from '../common/query';
 import type { Decision } from '../permissions';

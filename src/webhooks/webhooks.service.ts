@@ -7,7 +7,7 @@ import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
 import type { WebhookRequestTemplate, WebhookRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf } from '../events/event-types';
-import { parseQueryBody } from '../events/query-body';
+import { parseQueryBody } from '../common/query/query-body';
 import type { WebhookBodyDto } from './webhook.dto';
 import { toWebhookResponse, type WebhookResponse } from './webhook.mapper';
 import { WebhookRepository, type WebhookChanges } from './webhook.repository';

@@ -2,7 +2,7 @@ import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 
 /**
- * OpenAPI pieces shared by the membership, role, application and token-listing routes: the `sys`
+ * OpenAPI pieces shared by every resource's routes: the `sys`
  * block, the list answer and the list query parameters.
  */
 export class SysSchema {

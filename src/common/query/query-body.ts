@@ -1,0 +1,54 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Allow, IsOptional } from 'class-validator';
+import { DomainError } from '../errors';
+
+/**
+ * The body of every `POST .../_query` route (contract, "Query language"). `where` and `select`
+ * are checked by the query-language translator (400 InvalidQuery), not by the validation pipe.
+ */
+export class QueryBodyDto {
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Filter: implicit equality, $eq, $ne, $in, $nin, $gt, $gte, $lt, $lte, $exists, $and, $or; dotted paths into JSON fields',
+    example: { event_type: { $in: ['UserCreated', 'UserUpdated'] }, event_time: { $gte: '2026-01-01T00:00:00Z' } },
+  })
+  @IsOptional()
+  @Allow()
+  where?: unknown;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Projection: field names or dotted paths to 1 (keep), or all to 0 (leave out); _id is always kept',
+    example: { event_type: 1, 'document.username': 1 },
+  })
+  @IsOptional()
+  @Allow()
+  select?: unknown;
+}
+
+/** Body of a bulk DELETE: checked by parseBulkIds (1..1000 id strings). */
+export class BulkDeleteBodyDto {
+  @ApiPropertyOptional({ type: [String], example: ['3f0c…', '9a1d…'] })
+  @IsOptional()
+  @Allow()
+  ids?: unknown;
+}
+
+/**
+ * Reads `{where?, select?}` from a raw `_query` body, for routes that take the body without the
+ * validation pipe so that every malformed query answers the same 400 InvalidQuery.
+ */
+export function parseQueryBody(body: unknown): { where?: unknown; select?: unknown } {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw new DomainError('InvalidQuery', 'The query body must be a JSON object such as {"where": {...}, "select": {...}}');
+  }
+  const unknownKeys = Object.keys(body).filter((key) => key !== 'where' && key !== 'select');
+  if (unknownKeys.length) {
+    throw new DomainError('InvalidQuery', `The query body takes only "where" and "select", not ${JSON.stringify(unknownKeys[0].slice(0, 64))}`);
+  }
+  const { where, select } = body as { where?: unknown; select?: unknown };
+  return { where, select };
+}

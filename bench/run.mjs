@@ -35,7 +35,7 @@ const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SETUP_TOKEN = randomBytes(24).toString('hex');
 // What src/main.ts gives the service when UV_THREADPOOL_SIZE is unset.
-const THREADS = Number(process.env.UV_THREADPOOL_SIZE ?? Math.max(4, availableParallelism()));
+const THREADS = Number(process.env.UV_THREADPOOL_SIZE ?? availableParallelism());
 const PASSWORD = 'bench password 0123';
 // Another build of the service may be measured instead of dist/ (e.g. a build kept elsewhere).
 const MAIN = process.env.BENCH_MAIN ?? join(ROOT, 'dist', 'main.js');

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, getTableColumns, inArray, isNull, or, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor, queryRows } from '../database/database';
 import { eventInsertFrom } from '../events/event.repository';
-import { memberships, tokenSessions, users, type EventRow, type MembershipRow, type TokenSessionRow, type UserRecord } from '../database/schema';
+import { memberships, tokenSessions, users, type EventRow, type MembershipRow, type TokenSessionRow, type UserRecord, type UserRow } from '../database/schema';
 
 export type NewTokenSession = typeof tokenSessions.$inferInsert & { createdAt: Date };
 import { runListQuery, type ListPage, type ListRequest } from '../common/query';
@@ -30,6 +30,17 @@ export interface VerificationRecord {
   user: UserRecord | null;
 }
 
+/** The membership columns that sign and verify tokens. */
+const signingColumns = {
+  id: memberships.id,
+  name: memberships.name,
+  slug: memberships.slug,
+  secretKey: memberships.secretKey,
+  expiresIn: memberships.expiresIn,
+  refreshTokenExpiresIn: memberships.refreshTokenExpiresIn,
+  scopedTokenExpiresIn: memberships.scopedTokenExpiresIn,
+};
+
 /** Every user column but the password hash, which a token check never needs. */
 const { passwordHash: _passwordHash, ...userRecordColumns } = getTableColumns(users);
 
@@ -41,15 +52,7 @@ const { passwordHash: _passwordHash, ...userRecordColumns } = getTableColumns(us
 function prepareVerification(db: Database['db']) {
   return db
     .select({
-      membership: {
-        id: memberships.id,
-        name: memberships.name,
-        slug: memberships.slug,
-        secretKey: memberships.secretKey,
-        expiresIn: memberships.expiresIn,
-        refreshTokenExpiresIn: memberships.refreshTokenExpiresIn,
-        scopedTokenExpiresIn: memberships.scopedTokenExpiresIn,
-      },
+      membership: signingColumns,
       session: {
         id: tokenSessions.id,
         userId: tokenSessions.userId,
@@ -73,12 +76,45 @@ function prepareVerification(db: Database['db']) {
     .prepare('token_verification');
 }
 
+/**
+ * Sign-in's lookup in one round trip: the membership (its signing fields) and the user whose
+ * username (case-insensitive) or e-mail address is the login, if any.
+ */
+function prepareSignIn(db: Database['db']) {
+  return db
+    .select({ membership: signingColumns, user: users })
+    .from(memberships)
+    .leftJoin(
+      users,
+      and(
+        eq(users.membershipId, memberships.id),
+        or(sql`lower(${users.username}) = ${sql.placeholder('login')}`, eq(users.emailAddress, sql.placeholder('login'))),
+      ),
+    )
+    .where(eq(memberships.id, sql.placeholder('membershipId')))
+    .limit(1)
+    .prepare('sign_in_lookup');
+}
+
+export interface SignInRecord {
+  membership: SigningMembership;
+  user: UserRow | null;
+}
+
 @Injectable()
 export class TokenSessionRepository {
   private readonly verificationQuery: ReturnType<typeof prepareVerification>;
+  private readonly signInQuery: ReturnType<typeof prepareSignIn>;
 
   constructor(@Inject(DATABASE) private readonly database: Database) {
     this.verificationQuery = prepareVerification(database.db);
+    this.signInQuery = prepareSignIn(database.db);
+  }
+
+  /** Undefined when the membership does not exist; `user` null when no user has that login. */
+  async findSignInRecord(membershipId: string, login: string): Promise<SignInRecord | undefined> {
+    const [row] = await this.signInQuery.execute({ membershipId, login: login.toLowerCase() });
+    return row;
   }
 
   async findForVerification(membershipId: string, sessionId: string): Promise<VerificationRecord | undefined> {

@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors';
 import { EventRecorder, type NewEvent } from '../events/event-recorder';
-import { MembershipRepository } from '../memberships/membership.repository';
 import { holdsScope, PermissionExpression } from '../permissions';
 import { PasswordHasher, MAX_PASSWORD_LENGTH } from '../users/password-hasher';
-import { UserRepository } from '../users/user.repository';
 import { toUserResponse } from '../users/user.mapper';
 import type { UserRecord } from '../database/schema';
 import { CallerPermissions } from '../auth/caller-permissions';
@@ -24,8 +22,6 @@ const invalidCredentials = (): DomainError =>
 @Injectable()
 export class TokenService {
   constructor(
-    private readonly memberships: MembershipRepository,
-    private readonly users: UserRepository,
     private readonly hasher: PasswordHasher,
     private readonly issuer: TokenIssuer,
     private readonly verifier: TokenVerifier,
@@ -43,10 +39,9 @@ export class TokenService {
       ...(!login ? [{ field: 'username', message: 'is required' }] : []),
       ...(!password ? [{ field: 'password', message: 'is required' }] : []),
     ]);
-    const membership = membershipId.length <= 64 ? await this.memberships.findById(membershipId) : undefined;
-    if (!membership) throw new DomainError('MembershipNotFound', 'The membership does not exist');
-
-    const user = await this.users.findByLogin(membership.id, login);
+    const record = membershipId.length <= 64 ? await this.sessions.findSignInRecord(membershipId, login) : undefined;
+    if (!record) throw new DomainError('MembershipNotFound', 'The membership does not exist');
+    const { membership, user } = record;
     if (!user || password.length > MAX_PASSWORD_LENGTH) {
       await this.hasher.verifyDecoy(password.slice(0, MAX_PASSWORD_LENGTH));
       throw invalidCredentials();

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { sameJson } from '../common/same-json';
 import type { Caller } from '../auth/caller';
 import { CallerPermissions } from '../auth/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
@@ -21,8 +22,6 @@ export type ApplicationWithSecret = ApplicationResponse & { secret: string };
 const MAX_KEYWORD_LENGTH = 128;
 
 const notFound = (): DomainError => new DomainError('ApplicationNotFound', 'The application does not exist');
-
-const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((item, i) => item === b[i]);
 
 /**
  * Applications of a membership. The secret is shown once (create, rotation) and stored only as a
@@ -159,7 +158,7 @@ function sameContent(current: ApplicationRow, next: ApplicationContent): boolean
     current.description === next.description &&
     current.role === next.role &&
     current.isActive === next.isActive &&
-    sameList(current.permissions, next.permissions) &&
-    sameList(current.forbidden, next.forbidden)
+    sameJson(current.permissions, next.permissions) &&
+    sameJson(current.forbidden, next.forbidden)
   );
 }

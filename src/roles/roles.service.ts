@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { sameJson } from '../common/same-json';
 import type { Caller } from '../auth/caller';
 import { CallerPermissions } from '../auth/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
@@ -15,8 +16,6 @@ import { RoleRepository, type RoleContent } from './role.repository';
 const MAX_KEYWORD_LENGTH = 128;
 
 const notFound = (): DomainError => new DomainError('RoleNotFound', 'The role does not exist');
-
-const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((item, i) => item === b[i]);
 
 /**
  * Roles of a membership. Rules beyond the contract:
@@ -84,8 +83,8 @@ export class RolesService {
       if (
         current.name === content.name &&
         current.description === content.description &&
-        sameList(current.permissions, content.permissions) &&
-        sameList(current.forbidden, content.forbidden)
+        sameJson(current.permissions, content.permissions) &&
+        sameJson(current.forbidden, content.forbidden)
       ) {
         throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
       }

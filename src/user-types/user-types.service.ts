@@ -6,7 +6,7 @@ import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
 import type { UserTypeRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { type QueryBody, validationFailure } from '../users/request-body';
-import { sameJson } from '../users/same-json';
+import { sameJson } from '../common/same-json';
 import { UserTypeCache } from './user-type-cache';
 import { toUserTypeResponse, type UserTypeResponse } from './user-type.mapper';
 import type { UserTypeInput } from './user-type.dto';

@@ -14,7 +14,7 @@ import { storedDefinitions, validateCustomFields, type CustomFieldSchema, type V
 import { UserTypeCache } from '../user-types/user-type-cache';
 import { PasswordHasher } from './password-hasher';
 import { type QueryBody, validationFailure } from './request-body';
-import { sameJson } from './same-json';
+import { sameJson } from '../common/same-json';
 import type { CreateUserFieldsDto, UserFieldsDto, UserInput } from './user.dto';
 import { toUserResponse, type UserResponse } from './user.mapper';
 import { UserRepository } from './user.repository';

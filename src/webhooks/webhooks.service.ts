@@ -8,6 +8,7 @@ import type { WebhookRequestTemplate, WebhookRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf } from '../events/event-types';
 import { parseQueryBody } from '../common/query/query-body';
+import { sameJson } from '../common/same-json';
 import type { WebhookBodyDto } from './webhook.dto';
 import { toWebhookResponse, type WebhookResponse } from './webhook.mapper';
 import { WebhookRepository, type WebhookChanges } from './webhook.repository';
@@ -44,18 +45,6 @@ function toFields(body: WebhookBodyDto): WebhookFields {
   };
 }
 
-/** JSON with object keys sorted: jsonb does not keep key order, so stored and sent compare by content. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, item: unknown) => {
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(item).sort()) {
-      Object.defineProperty(sorted, key, { value: (item as Record<string, unknown>)[key], enumerable: true, writable: true, configurable: true });
-    }
-    return sorted;
-  });
-}
-
 function sameFields(row: WebhookRow, fields: WebhookFields): boolean {
   return (
     row.name === fields.name &&
@@ -64,7 +53,7 @@ function sameFields(row: WebhookRow, fields: WebhookFields): boolean {
     row.event === fields.event &&
     row.status === fields.status &&
     row.tryCount === fields.tryCount &&
-    canonical(row.request) === canonical(fields.request)
+    sameJson(row.request, fields.request)
   );
 }
 

@@ -14,6 +14,15 @@ function flatten(errors: ValidationError[], parent = ''): FieldError[] {
   return out;
 }
 
+/** One 400 ModelValidationError for these field errors, its message naming the first three. */
+export function validationFailure(errors: FieldError[]): DomainError {
+  const summary = errors
+    .slice(0, 3)
+    .map((e) => `${e.field}: ${e.message}`)
+    .join('; ');
+  return new DomainError('ModelValidationError', summary || 'The request is not valid', errors);
+}
+
 /** Global validation: unknown fields are rejected, types are checked, every failure is one 400 body. */
 export function createValidationPipe(): ValidationPipe {
   return new ValidationPipe({
@@ -22,13 +31,6 @@ export function createValidationPipe(): ValidationPipe {
     transform: true,
     transformOptions: { enableImplicitConversion: false },
     validationError: { target: false, value: false },
-    exceptionFactory: (errors: ValidationError[]) => {
-      const fieldErrors = flatten(errors);
-      const summary = fieldErrors
-        .slice(0, 3)
-        .map((e) => `${e.field}: ${e.message}`)
-        .join('; ');
-      return new DomainError('ModelValidationError', summary || 'The request is not valid', fieldErrors);
-    },
+    exceptionFactory: (errors: ValidationError[]) => validationFailure(flatten(errors)),
   });
 }

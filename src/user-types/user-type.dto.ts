@@ -3,7 +3,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import type { FieldError } from '../common/errors';
 import { SLUG_PATTERN } from '../memberships/membership.dto';
-import { fieldErrorsOf, requireJsonObject, splitBody, validateDto, validationFailure } from '../users/request-body';
+import { fieldErrorsOf, requireJsonObject, splitBody, validateDto } from '../users/request-body';
+import { validationFailure } from '../common/validation';
 import { parsePropertyDefinitions, PROPERTY_TYPES, type PropertyDefinitions } from './custom-fields';
 
 /** The fixed fields of a user type body; `properties` is validated by parsePropertyDefinitions. */

@@ -1,6 +1,6 @@
 import type { ValidationPipe } from '@nestjs/common';
 import { DomainError, type FieldError } from '../common/errors';
-import { createValidationPipe } from '../common/validation';
+import { createValidationPipe, validationFailure } from '../common/validation';
 
 /*
  * Bodies that the global ValidationPipe cannot take whole: a user carries custom fields beside its
@@ -30,13 +30,6 @@ export function fieldErrorsOf(error: unknown): FieldError[] {
   throw error;
 }
 
-export function validationFailure(errors: FieldError[]): DomainError {
-  const summary = errors
-    .slice(0, 3)
-    .map((e) => `${e.field}: ${e.message}`)
-    .join('; ');
-  return new DomainError('ModelValidationError', summary || 'The request is not valid', errors);
-}
 
 export function isJsonObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;

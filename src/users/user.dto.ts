@@ -4,7 +4,8 @@ import { ArrayMaxSize, IsArray, IsBoolean, IsEmail, IsOptional, IsString, Length
 import type { FieldError } from '../common/errors';
 import { USERNAME_PATTERN } from '../memberships/membership.dto';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './password-hasher';
-import { fieldErrorsOf, requireJsonObject, splitBody, validateDto, validationFailure } from './request-body';
+import { fieldErrorsOf, requireJsonObject, splitBody, validateDto } from './request-body';
+import { validationFailure } from '../common/validation';
 
 /** Own permissions or forbidden entries a user may carry; each is checked as a permission expression. */
 export const MAX_USER_PERMISSIONS = 200;

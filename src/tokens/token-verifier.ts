@@ -33,7 +33,7 @@ const invalid = (): DomainError => new DomainError('InvalidToken', 'The token is
 export class TokenVerifier {
   constructor(
     private readonly sessions: TokenSessionRepository,
-    readonly codec: JwtCodec,
+    private readonly codec: JwtCodec,
   ) {}
 
   async verify(token: string, use: TokenUse): Promise<VerifiedBearer> {

@@ -129,22 +129,6 @@ export class UserRepository {
     return row;
   }
 
-  /** Sign-in accepts the username (case-insensitive) or the e-mail address. */
-  async findByLogin(membershipId: string, login: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
-    const lowered = login.toLowerCase();
-    const [row] = await executor
-      .select()
-      .from(users)
-      .where(
-        and(
-          eq(users.membershipId, membershipId),
-          or(sql`lower(${users.username}) = ${lowered}`, eq(users.emailAddress, lowered)),
-        ),
-      )
-      .limit(1);
-    return row;
-  }
-
   /**
    * Another user whose username or e-mail address equals either given one (case-insensitive).
    * Sign-in takes either, so a username may not be someone else's e-mail address and vice versa.

@@ -11,6 +11,7 @@ import {
   IS_PUBLIC,
   type PermissionRequirement,
   REQUIRED_PERMISSION,
+  USER_RECORD,
 } from './decorators';
 
 /** Route parameter that names the membership of every membership-scoped route. */
@@ -21,12 +22,23 @@ function routeParam(request: AuthenticatedRequest, name: string): string | undef
   return typeof value === 'string' ? value : undefined;
 }
 
+/** What a route declares about access, read from its decorators. */
+interface AccessRule {
+  isPublic: boolean;
+  requirement?: PermissionRequirement;
+  authenticatedOnly: boolean;
+  userRecord: boolean;
+}
+
 /**
  * Deny by default: a route is reachable only if it is @Public(), @Authenticated() or declares a
  * permission. Membership-scoped routes only serve callers of that membership.
  */
 @Injectable()
 export class AccessGuard implements CanActivate {
+  /** Decorators do not change at run time: each route's rule is read once (by class, then handler). */
+  private readonly rules = new WeakMap<object, WeakMap<object, AccessRule>>();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly authenticator: Authenticator,
@@ -34,18 +46,35 @@ export class AccessGuard implements CanActivate {
     private readonly memberships: MembershipCache,
   ) {}
 
+  private ruleOf(context: ExecutionContext): AccessRule {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    let ofController = this.rules.get(controller);
+    if (!ofController) this.rules.set(controller, (ofController = new WeakMap()));
+    let rule = ofController.get(handler);
+    if (!rule) {
+      const targets = [handler, controller];
+      rule = {
+        isPublic: this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets) ?? false,
+        requirement: this.reflector.getAllAndOverride<PermissionRequirement | undefined>(REQUIRED_PERMISSION, targets),
+        authenticatedOnly: this.reflector.getAllAndOverride<boolean>(AUTHENTICATED_ONLY, targets) ?? false,
+        userRecord: this.reflector.getAllAndOverride<boolean>(USER_RECORD, targets) ?? false,
+      };
+      ofController.set(handler, rule);
+    }
+    return rule;
+  }
+
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return false;
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
-    const requirement = this.reflector.getAllAndOverride<PermissionRequirement | undefined>(REQUIRED_PERMISSION, targets);
-    const authenticatedOnly = this.reflector.getAllAndOverride<boolean>(AUTHENTICATED_ONLY, targets);
+    const { isPublic, requirement, authenticatedOnly, userRecord } = this.ruleOf(context);
+    if (isPublic) return true;
     if (!requirement && !authenticatedOnly) {
       throw new DomainError('AccessDenied', 'This route declares no access rule');
     }
 
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const caller = await this.authenticator.authenticate(request.headers.authorization);
+    const caller = await this.authenticator.authenticate(request.headers.authorization, { userRecord });
     request.caller = caller;
 
     const membershipId = routeParam(request, MEMBERSHIP_PARAM);

@@ -2,10 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors';
 import { ApplicationRepository } from '../applications/application.repository';
 import { digestSecret, secretMatches } from '../applications/application-secret';
-import type { ApplicationRow } from '../database/schema';
-import { TokenVerifier, type VerifiedBearer } from '../tokens/token-verifier';
+import type { ApplicationRow, UserRecord } from '../database/schema';
+import { TokenVerifier, type VerifiedBearer, type VerifiedCaller } from '../tokens/token-verifier';
 import type { ApplicationCaller, Caller, UserCaller } from './caller';
-import { parseAuthorization, type Credentials } from './authorization-header';
+import { parseAuthorization } from './authorization-header';
 
 /** Compared against when the application does not exist, so a miss costs what a hit costs. */
 const DECOY_DIGEST = digestSecret('decoy-secret-for-unknown-applications');
@@ -19,21 +19,22 @@ export class Authenticator {
     private readonly applications: ApplicationRepository,
   ) {}
 
-  /** Resolves the caller of a request from its Authorization header, or throws a 401 error. */
-  async authenticate(authorization: unknown): Promise<Caller> {
+  /**
+   * Resolves the caller of a request from its Authorization header, or throws a 401 error. With
+   * `userRecord`, a user caller carries the whole user row.
+   */
+  async authenticate(authorization: unknown, options: { userRecord?: boolean } = {}): Promise<Caller> {
     if (authorization === undefined || authorization === '') {
       throw invalidToken('An Authorization header with a Bearer or Basic token is required');
     }
     const credentials = parseAuthorization(authorization);
     if (!credentials) throw invalidToken('The Authorization header must be "Bearer <token>" or "Basic <id>:<secret>"');
-    return this.authenticateCredentials(credentials);
-  }
-
-  async authenticateCredentials(credentials: Credentials): Promise<Caller> {
     if (credentials.scheme === 'basic') {
       return toApplicationCaller(await this.verifyBasic(credentials.applicationId, credentials.secret));
     }
-    return toUserCaller(await this.verifier.verify(credentials.token, 'access'));
+    if (!options.userRecord) return toUserCaller(await this.verifier.verifyCaller(credentials.token, 'access'));
+    const verified = await this.verifier.verify(credentials.token, 'access');
+    return toUserCaller(verified, verified.user);
   }
 
   /** Every Basic problem is the same InvalidToken, in about the same time. */
@@ -45,19 +46,20 @@ export class Authenticator {
   }
 }
 
-export function toUserCaller(verified: VerifiedBearer): UserCaller {
-  const { user, session } = verified;
+/** The caller of a verified token, with the whole user row when it was loaded. */
+export function toUserCaller(verified: VerifiedBearer | VerifiedCaller, record?: UserRecord): UserCaller {
+  const { claims, user, session } = verified;
   return {
     kind: 'user',
-    id: user.id,
-    membershipId: user.membershipId,
+    // Checked equal to the session's user and the membership whose key signed the token.
+    id: claims.sub,
+    membershipId: claims.prn,
     roleSlug: user.role,
     ownPermissions: user.permissions,
     ownForbidden: user.forbidden,
-    user,
-    sessionId: session.id,
+    user: record,
+    sessionId: claims.sid,
     scopes: session.scopes ?? null,
-    accessExpiresAt: session.accessExpiresAt,
   };
 }
 

@@ -13,12 +13,15 @@ interface CallerBase {
 
 export interface UserCaller extends CallerBase {
   kind: 'user';
-  user: UserRecord;
+  /**
+   * The whole user row, loaded only for routes that declare `@Authenticated({ userRecord: true })`:
+   * the others decide access from the fields above, with a narrower (cheaper) query.
+   */
+  user?: UserRecord;
   /** The token session (`sid`) of the access token used. */
   sessionId: string;
   /** Scopes of a scoped token; null for a full access token. */
   scopes: readonly string[] | null;
-  accessExpiresAt: Date;
 }
 
 export interface ApplicationCaller extends CallerBase {

@@ -1,4 +1,4 @@
-import { createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
 import type { Request } from 'express';
 import type { Caller } from './caller';
 import type { Decision } from '../permissions';
@@ -6,12 +6,17 @@ import type { Decision } from '../permissions';
 export const IS_PUBLIC = 'portcullis:public';
 export const AUTHENTICATED_ONLY = 'portcullis:authenticated';
 export const REQUIRED_PERMISSION = 'portcullis:permission';
+export const USER_RECORD = 'portcullis:user-record';
 
 /** No token needed. */
 export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
 
-/** Any valid Bearer or Basic token; the handler itself decides what the caller may see. */
-export const Authenticated = (): MethodDecorator & ClassDecorator => SetMetadata(AUTHENTICATED_ONLY, true);
+/**
+ * Any valid Bearer or Basic token; the handler itself decides what the caller may see. With
+ * `userRecord`, a user caller carries the whole user row (`caller.user`), which costs a wider query.
+ */
+export const Authenticated = (options: { userRecord?: boolean } = {}): MethodDecorator & ClassDecorator =>
+  options.userRecord ? applyDecorators(SetMetadata(AUTHENTICATED_ONLY, true), SetMetadata(USER_RECORD, true)) : SetMetadata(AUTHENTICATED_ONLY, true);
 
 export interface PermissionRequirement {
   resource: string;

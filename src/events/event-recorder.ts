@@ -69,7 +69,7 @@ export class EventRecorder {
     return row;
   }
 
-  private readonly groupCommit = new GroupCommit<RecordedEvent>((rows) => this.repository.insert(this.database.db, rows));
+  private readonly groupCommit = new GroupCommit<RecordedEvent>((rows) => this.repository.insertBatch(rows));
 
   /**
    * Rows (ids, sanitized documents, times) for events that a repository writes itself, in the

@@ -45,9 +45,44 @@ export function eventInsertFrom(rows: readonly EventRow[], source: SQL): SQL {
     where exists (select 1 from ${source})`;
 }
 
+/**
+ * Any number of events in ONE statement whose text never changes: seven arrays, unnested. It is
+ * parsed and planned once per connection, where a multi-row VALUES insert is a new statement for
+ * every batch size (group commit writes batches of every size) with seven parameters per row.
+ */
+function prepareBatchInsert(db: Database['db']) {
+  // Drizzle lists the insert's columns in the table's order; the arrays follow that order.
+  return db
+    .insert(events)
+    .select(
+      sql`select * from unnest(${sql.placeholder('ids')}::text[], ${sql.placeholder('membershipIds')}::text[],
+        ${sql.placeholder('eventTypes')}::text[], ${sql.placeholder('utilizerIds')}::text[], ${sql.placeholder('documents')}::jsonb[],
+        ${sql.placeholder('priors')}::jsonb[], ${sql.placeholder('eventTimes')}::timestamptz[])`,
+    )
+    .prepare('insert_events');
+}
+
 @Injectable()
 export class EventRepository {
-  constructor(@Inject(DATABASE) private readonly database: Database) {}
+  private readonly batchInsert: ReturnType<typeof prepareBatchInsert>;
+
+  constructor(@Inject(DATABASE) private readonly database: Database) {
+    this.batchInsert = prepareBatchInsert(database.db);
+  }
+
+  /** Events on their own (not part of another change): one prepared statement for the whole batch. */
+  async insertBatch(rows: readonly EventRow[]): Promise<void> {
+    if (!rows.length) return;
+    await this.batchInsert.execute({
+      ids: rows.map((row) => row.id),
+      membershipIds: rows.map((row) => row.membershipId),
+      eventTypes: rows.map((row) => row.eventType),
+      utilizerIds: rows.map((row) => row.utilizerId),
+      documents: rows.map((row) => JSON.stringify(row.document)),
+      priors: rows.map((row) => (row.prior === null ? null : JSON.stringify(row.prior))),
+      eventTimes: rows.map((row) => row.eventTime.toISOString()),
+    });
+  }
 
   async insert(executor: Executor, rows: EventRow[]): Promise<void> {
     if (rows.length) await executor.insert(events).values(rows);

@@ -30,6 +30,13 @@ export interface VerificationRecord {
   user: UserRecord | null;
 }
 
+/** What deciding a caller's access needs: the key that signed the token, the session, the user's grants. */
+export interface CallerVerificationRecord {
+  membership: Pick<MembershipRow, 'name' | 'slug' | 'secretKey'>;
+  session: Pick<TokenSessionRow, 'userId' | 'scopes' | 'accessJti' | 'refreshJti' | 'revokedAt'> | null;
+  user: Pick<UserRow, 'role' | 'permissions' | 'forbidden' | 'isActive'> | null;
+}
+
 /** The membership columns that sign and verify tokens. */
 const signingColumns = {
   id: memberships.id,
@@ -77,6 +84,33 @@ function prepareVerification(db: Database['db']) {
 }
 
 /**
+ * The same checks as `token_verification` with only the columns that decide access: 12 columns
+ * instead of 38. Most authenticated routes run this one; the driver's per-column work (row
+ * description, parsers, mapping) was a third of the Node time of a request with the wide row.
+ */
+function prepareCallerVerification(db: Database['db']) {
+  return db
+    .select({
+      membership: { name: memberships.name, slug: memberships.slug, secretKey: memberships.secretKey },
+      session: {
+        userId: tokenSessions.userId,
+        scopes: tokenSessions.scopes,
+        accessJti: tokenSessions.accessJti,
+        refreshJti: tokenSessions.refreshJti,
+        revokedAt: tokenSessions.revokedAt,
+      },
+      // Drizzle reads a left-joined object as absent when its FIRST column is null, so each
+      // object starts with a NOT NULL column (a user's role may be null).
+      user: { isActive: users.isActive, role: users.role, permissions: users.permissions, forbidden: users.forbidden },
+    })
+    .from(memberships)
+    .leftJoin(tokenSessions, and(eq(tokenSessions.id, sql.placeholder('sessionId')), eq(tokenSessions.membershipId, memberships.id)))
+    .leftJoin(users, and(eq(users.id, tokenSessions.userId), eq(users.membershipId, memberships.id)))
+    .where(eq(memberships.id, sql.placeholder('membershipId')))
+    .prepare('caller_verification');
+}
+
+/**
  * Sign-in's lookup in one round trip: the membership (its signing fields) and the user whose
  * username (case-insensitive) or e-mail address is the login, if any.
  */
@@ -104,10 +138,12 @@ export interface SignInRecord {
 @Injectable()
 export class TokenSessionRepository {
   private readonly verificationQuery: ReturnType<typeof prepareVerification>;
+  private readonly callerVerificationQuery: ReturnType<typeof prepareCallerVerification>;
   private readonly signInQuery: ReturnType<typeof prepareSignIn>;
 
   constructor(@Inject(DATABASE) private readonly database: Database) {
     this.verificationQuery = prepareVerification(database.db);
+    this.callerVerificationQuery = prepareCallerVerification(database.db);
     this.signInQuery = prepareSignIn(database.db);
   }
 
@@ -119,6 +155,11 @@ export class TokenSessionRepository {
 
   async findForVerification(membershipId: string, sessionId: string): Promise<VerificationRecord | undefined> {
     const [row] = await this.verificationQuery.execute({ membershipId, sessionId });
+    return row;
+  }
+
+  async findForCallerVerification(membershipId: string, sessionId: string): Promise<CallerVerificationRecord | undefined> {
+    const [row] = await this.callerVerificationQuery.execute({ membershipId, sessionId });
     return row;
   }
 

@@ -185,7 +185,7 @@ export class TokenController {
   }
 
   @Get(['me', 'whoami'])
-  @Authenticated()
+  @Authenticated({ userRecord: true })
   @ApiOperation({
     summary: 'The caller: the user (Bearer) or the application without its secret (Basic)',
     description: '/me and /whoami are the same endpoint.',
@@ -198,6 +198,8 @@ export class TokenController {
     schema: { oneOf: [{ $ref: getSchemaPath(UserResource) }, { $ref: getSchemaPath(ApplicationSchema) }] },
   })
   me(@CurrentCaller() caller: Caller): UserResponse | ApplicationResponse {
-    return caller.kind === 'user' ? toUserResponse(caller.user) : toApplicationResponse(caller.application);
+    if (caller.kind === 'application') return toApplicationResponse(caller.application);
+    if (!caller.user) throw new Error('/me must be declared with @Authenticated({ userRecord: true })');
+    return toUserResponse(caller.user);
   }
 }

@@ -58,7 +58,7 @@ export class TokenService {
   async issueScoped(authorization: Credentials, scopes: unknown, metadata: SessionMetadata): Promise<TokenResponse> {
     if (authorization.scheme !== 'bearer') throw new DomainError('InvalidToken', 'Scoped tokens are issued for Bearer access tokens only');
     const verified = await this.verifier.verify(authorization.token, 'access');
-    const caller = toUserCaller(verified);
+    const caller = toUserCaller(verified, verified.user);
     const requested = parseScopes(scopes);
     const holder = await this.permissions.holderOf(caller);
     for (const scope of requested) {
@@ -101,12 +101,12 @@ export class TokenService {
       });
       return { verified: true, token: presented };
     }
-    const verified = await this.verifier.verify(credentials.token, 'any');
+    const verified = await this.verifier.verifyCaller(credentials.token, 'any');
     const expiresAt = new Date(verified.claims.exp * 1000);
     await this.recorder.record({
-      membershipId: verified.membership.id,
+      membershipId: verified.claims.prn,
       eventType: 'TokenVerified',
-      utilizerId: verified.user.id,
+      utilizerId: verified.claims.sub,
       document: { token_type: 'Bearer', is_refresh_token: verified.isRefreshToken, expires_at: expiresAt.toISOString() },
     });
     return {

@@ -1,0 +1,62 @@
+import { asc, eq } from 'drizzle-orm';
+import { createServerDatabase, serverUrl } from '../../test/support/database';
+import { type Database, openDatabase } from '../database/database';
+import { events, type EventRow } from '../database/schema';
+import { EventRepository } from './event.repository';
+
+/**
+ * The group-commit insert sends every column as one array parameter. Documents must come back
+ * exactly as written, whatever characters they hold (array literals quote and escape them).
+ * Runs on the embedded database, or on the PostgreSQL server when TEST_DATABASE_URL is set.
+ */
+describe('EventRepository.insertBatch', () => {
+  let database: Database;
+  let drop: (() => Promise<void>) | undefined;
+  let repository: EventRepository;
+
+  beforeAll(async () => {
+    const server = serverUrl();
+    if (server) {
+      const created = await createServerDatabase(server);
+      drop = created.drop;
+      database = await openDatabase({ kind: 'server', url: created.url, poolSize: 2 });
+    } else {
+      database = await openDatabase({ kind: 'embedded', dataDir: null });
+    }
+    repository = new EventRepository(database);
+  });
+
+  afterAll(async () => {
+    await database?.close();
+    if (drop) await drop();
+  });
+
+  const row = (n: number, document: Record<string, unknown>, prior: Record<string, unknown> | null = null): EventRow => ({
+    id: `ev-${n}`,
+    membershipId: 'm-batch',
+    eventType: 'UserUpdated',
+    utilizerId: `u-"${n}"\\`,
+    document,
+    prior,
+    eventTime: new Date(Date.UTC(2026, 0, 1, 0, 0, n, 123)),
+  });
+
+  it('stores a batch of events with awkward documents exactly', async () => {
+    const rows = [
+      row(1, { quote: 'say "hi"', backslash: 'C:\\temp\\', braces: '{a,b}', comma: 'a,b', nul: 'x\u0001y' }, { before: null }),
+      row(2, { unicode: 'zoë ☃ 𝄞', nested: { list: [1, '2', null, { deep: ['{}', '""'] }] }, empty: '' }),
+      row(3, { sql: "'); drop table events; --", newline: 'a\nb\tc' }, { n: 1.5, t: true }),
+      row(4, {}),
+    ];
+    await repository.insertBatch(rows);
+    const stored = await database.db.select().from(events).where(eq(events.membershipId, 'm-batch')).orderBy(asc(events.id));
+    expect(stored).toEqual(rows);
+  });
+
+  it('stores a single event and does nothing for none', async () => {
+    await repository.insertBatch([]);
+    const one = { ...row(5, { only: 'one' }), membershipId: 'm-single' };
+    await repository.insertBatch([one]);
+    expect(await database.db.select().from(events).where(eq(events.membershipId, 'm-single'))).toEqual([one]);
+  });
+});

@@ -1,0 +1,68 @@
+import { JwtCodec, MAX_TOKEN_LENGTH } from './jwt-codec';
+
+const SECRET = 'a-membership-secret-key-of-some-length-0123456789';
+const expected = { issuer: 'Acme', audience: 'acme' };
+const claims = {
+  sub: 'usr_1',
+  prn: 'mbr_1',
+  jti: 'jti_1',
+  sid: 'ses_1',
+  iss: 'Acme',
+  aud: 'acme',
+  unique_name: 'ada',
+  email: 'ada@example.com',
+};
+const now = () => Math.floor(Date.now() / 1000);
+const segment = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+describe('JwtCodec', () => {
+  const codec = new JwtCodec();
+  const token = codec.sign(claims, now(), 3600, SECRET);
+
+  describe('peek', () => {
+    it('reads the membership and session of a token without checking it', () => {
+      expect(codec.peek(token)).toEqual({ prn: 'mbr_1', sid: 'ses_1' });
+      const [header, , signature] = token.split('.');
+      expect(codec.peek(`${header}.${segment({ prn: 'other', sid: 'x' })}.${signature}`)).toEqual({ prn: 'other', sid: 'x' });
+    });
+
+    it.each([
+      ['no dots', 'abc'],
+      ['two segments', 'abc.def'],
+      ['four segments', `${token}.extra`],
+      ['an empty payload', 'abc..def'],
+      ['a payload that is not JSON', `abc.${Buffer.from('not json').toString('base64url')}.def`],
+      ['a payload that is not an object', `abc.${segment('text')}.def`],
+      ['claims of the wrong type', `abc.${segment({ prn: 1, sid: 'x' })}.def`],
+      ['a missing sid', `abc.${segment({ prn: 'm' })}.def`],
+      ['overlong ids', `abc.${segment({ prn: 'm'.repeat(65), sid: 's' })}.def`],
+      ['an oversized token', `abc.${segment({ prn: 'm', sid: 's', pad: 'x'.repeat(MAX_TOKEN_LENGTH) })}.def`],
+    ])('answers null for %s', (_case, value) => {
+      expect(codec.peek(value)).toBeNull();
+    });
+  });
+
+  describe('verify', () => {
+    it('accepts its own token and answers the claims', () => {
+      const result = codec.verify(token, SECRET, expected);
+      expect(result).toMatchObject({ ok: true, claims: { sub: 'usr_1', sid: 'ses_1' } });
+    });
+
+    it('rejects another key, issuer or audience, a tampered payload and alg none', () => {
+      expect(codec.verify(token, `${SECRET}x`, expected)).toEqual({ ok: false, reason: 'invalid' });
+      expect(codec.verify(token, SECRET, { ...expected, issuer: 'Other' })).toEqual({ ok: false, reason: 'invalid' });
+      expect(codec.verify(token, SECRET, { ...expected, audience: 'other' })).toEqual({ ok: false, reason: 'invalid' });
+      const [header, , signature] = token.split('.');
+      const tampered = `${header}.${segment({ ...claims, sub: 'usr_2', iat: now(), exp: now() + 60 })}.${signature}`;
+      expect(codec.verify(tampered, SECRET, expected)).toEqual({ ok: false, reason: 'invalid' });
+      const unsigned = `${segment({ alg: 'none', typ: 'JWT' })}.${segment({ ...claims, iat: now(), exp: now() + 60 })}.`;
+      expect(codec.verify(unsigned, SECRET, expected)).toEqual({ ok: false, reason: 'invalid' });
+    });
+
+    it('says "expired" only for a good signature past its expiry', () => {
+      const expired = codec.sign(claims, now() - 120, 60, SECRET);
+      expect(codec.verify(expired, SECRET, expected)).toEqual({ ok: false, reason: 'expired' });
+      expect(codec.verify(expired, `${SECRET}x`, expected)).toEqual({ ok: false, reason: 'invalid' });
+    });
+  });
+});

@@ -17,8 +17,8 @@ const TICK_MS = 1;
 /**
  * @param {{ url: string, method?: string, headers?: Record<string, string>, body?: string,
  *   rate: number, duration: number, connections?: number }} options  rate in req/s, duration in s
- * @returns {Promise<{ rps: number, p50: number, p99: number, max: number, total: number, non2xx: number, errors: number }>}
- *   latencies in milliseconds
+ * @returns {Promise<{ rps: number, p50: number, p99: number, max: number, sendLagP99: number, total: number, non2xx: number, errors: number }>}
+ *   latencies in milliseconds; sendLagP99: how late this generator sent its requests (its own stalls)
  */
 export async function constantRate({ url, method = 'GET', headers = {}, body, rate, duration, connections = 16 }) {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
@@ -29,6 +29,8 @@ export async function constantRate({ url, method = 'GET', headers = {}, body, ra
   let errors = 0;
   let sent = 0;
   let finished = 0;
+  // How late the generator itself sent each request: its own stalls, not the server's.
+  const sendLags = [];
 
   const send = (dueAt) =>
     new Promise((resolve) => {
@@ -58,6 +60,7 @@ export async function constantRate({ url, method = 'GET', headers = {}, body, ra
       const due = Math.min(total, Math.floor(((now - started) / 1000) * rate) + 1);
       while (sent < due) {
         const dueAt = started + (sent * 1000) / rate;
+        sendLags.push(now - dueAt);
         sent++;
         inFlight.push(send(dueAt).then(() => finished++));
       }
@@ -70,7 +73,18 @@ export async function constantRate({ url, method = 'GET', headers = {}, body, ra
   const elapsed = (performance.now() - started) / 1000;
   agent.destroy();
 
-  latencies.sort((a, b) => a - b);
-  const at = (q) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] : Number.NaN);
-  return { rps: finished / elapsed, p50: at(0.5), p99: at(0.99), max: latencies.at(-1) ?? Number.NaN, total: finished, non2xx, errors };
+  const quantile = (values, q) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : Number.NaN;
+  };
+  return {
+    rps: finished / elapsed,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    max: Math.max(...latencies),
+    sendLagP99: quantile(sendLags, 0.99),
+    total: finished,
+    non2xx,
+    errors,
+  };
 }

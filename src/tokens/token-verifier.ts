@@ -96,6 +96,6 @@ export class TokenVerifier {
     if (session.revokedAt) throw new DomainError(CODES[use].revoked, 'The token has been revoked');
     if (!user) throw invalid();
     if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
-    return { claims, isRefreshToken, membership, session, user } as Checked<R>;
+    return { claims, isRefreshToken, membership, session, user };
   }
 }

@@ -26,6 +26,9 @@ export async function createApp(config: AppConfig, logger: Logger = createLogger
     abortOnError: false,
   });
   app.disable('x-powered-by');
+  // No ETags: answers about tokens, users and permissions are not for caching, and Express
+  // would hash every response body to make one.
+  app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
   // The specification: the service allows any CORS origin.
   app.enableCors({ origin: true, exposedHeaders: ['X-Request-Id', 'WWW-Authenticate'] });

@@ -3,7 +3,7 @@ import { DomainError } from '../common/errors';
 import { ApplicationRepository } from '../applications/application.repository';
 import { digestSecret, secretMatches } from '../applications/application-secret';
 import type { ApplicationRow, UserRecord } from '../database/schema';
-import { TokenVerifier, type VerifiedBearer, type VerifiedCaller } from '../tokens/token-verifier';
+import { TokenVerifier, type VerifiedBearer, type VerifiedCaller, type VerifiedWithUser } from '../tokens/token-verifier';
 import type { ApplicationCaller, Caller, UserCaller } from './caller';
 import { parseAuthorization } from './authorization-header';
 
@@ -33,7 +33,7 @@ export class Authenticator {
       return toApplicationCaller(await this.verifyBasic(credentials.applicationId, credentials.secret));
     }
     if (!options.userRecord) return toUserCaller(await this.verifier.verifyCaller(credentials.token, 'access'));
-    const verified = await this.verifier.verify(credentials.token, 'access');
+    const verified = await this.verifier.verifyWithUser(credentials.token, 'access');
     return toUserCaller(verified, verified.user);
   }
 
@@ -47,7 +47,7 @@ export class Authenticator {
 }
 
 /** The caller of a verified token, with the whole user row when it was loaded. */
-export function toUserCaller(verified: VerifiedBearer | VerifiedCaller, record?: UserRecord): UserCaller {
+export function toUserCaller(verified: VerifiedCaller | VerifiedWithUser | VerifiedBearer, record?: UserRecord): UserCaller {
   const { claims, user, session } = verified;
   return {
     kind: 'user',

@@ -6,7 +6,7 @@ import { memberships, tokenSessions, users, type EventRow, type MembershipRow, t
 
 export type NewTokenSession = typeof tokenSessions.$inferInsert & { createdAt: Date };
 import { runListQuery, type ListPage, type ListRequest } from '../common/query';
-import type { PgTable } from 'drizzle-orm/pg-core';
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { TOKEN_LISTING_QUERY_SCHEMA, tokenListing, type TokenListingRow } from './token-listing.schema';
 
 /** Which sessions a listing shows: live ones (not revoked, not yet expired) or revoked ones. */
@@ -35,6 +35,11 @@ export interface CallerVerificationRecord {
   membership: Pick<MembershipRow, 'name' | 'slug' | 'secretKey'>;
   session: Pick<TokenSessionRow, 'userId' | 'scopes' | 'accessJti' | 'refreshJti' | 'revokedAt'> | null;
   user: Pick<UserRow, 'role' | 'permissions' | 'forbidden' | 'isActive'> | null;
+}
+
+/** The caller's record with the whole user (for /me). */
+export interface UserVerificationRecord extends Omit<CallerVerificationRecord, 'user'> {
+  user: UserRecord | null;
 }
 
 /** The membership columns that sign and verify tokens. */
@@ -89,6 +94,22 @@ function prepareVerification(db: Database['db']) {
  * description, parsers, mapping) was a third of the Node time of a request with the wide row.
  */
 function prepareCallerVerification(db: Database['db']) {
+  return callerVerification(db, {
+    // Drizzle reads a left-joined object as absent when its FIRST column is null, so each
+    // object starts with a NOT NULL column (a user's role may be null).
+    isActive: users.isActive,
+    role: users.role,
+    permissions: users.permissions,
+    forbidden: users.forbidden,
+  }).prepare('caller_verification');
+}
+
+/** The caller's checks with every user column but the password hash: what /me answers. */
+function prepareUserVerification(db: Database['db']) {
+  return callerVerification(db, userRecordColumns).prepare('user_verification');
+}
+
+function callerVerification<TUser extends Record<string, PgColumn>>(db: Database['db'], userColumns: TUser) {
   return db
     .select({
       membership: { name: memberships.name, slug: memberships.slug, secretKey: memberships.secretKey },
@@ -99,15 +120,12 @@ function prepareCallerVerification(db: Database['db']) {
         refreshJti: tokenSessions.refreshJti,
         revokedAt: tokenSessions.revokedAt,
       },
-      // Drizzle reads a left-joined object as absent when its FIRST column is null, so each
-      // object starts with a NOT NULL column (a user's role may be null).
-      user: { isActive: users.isActive, role: users.role, permissions: users.permissions, forbidden: users.forbidden },
+      user: userColumns,
     })
     .from(memberships)
     .leftJoin(tokenSessions, and(eq(tokenSessions.id, sql.placeholder('sessionId')), eq(tokenSessions.membershipId, memberships.id)))
     .leftJoin(users, and(eq(users.id, tokenSessions.userId), eq(users.membershipId, memberships.id)))
-    .where(eq(memberships.id, sql.placeholder('membershipId')))
-    .prepare('caller_verification');
+    .where(eq(memberships.id, sql.placeholder('membershipId')));
 }
 
 /**
@@ -139,11 +157,13 @@ export interface SignInRecord {
 export class TokenSessionRepository {
   private readonly verificationQuery: ReturnType<typeof prepareVerification>;
   private readonly callerVerificationQuery: ReturnType<typeof prepareCallerVerification>;
+  private readonly userVerificationQuery: ReturnType<typeof prepareUserVerification>;
   private readonly signInQuery: ReturnType<typeof prepareSignIn>;
 
   constructor(@Inject(DATABASE) private readonly database: Database) {
     this.verificationQuery = prepareVerification(database.db);
     this.callerVerificationQuery = prepareCallerVerification(database.db);
+    this.userVerificationQuery = prepareUserVerification(database.db);
     this.signInQuery = prepareSignIn(database.db);
   }
 
@@ -160,6 +180,11 @@ export class TokenSessionRepository {
 
   async findForCallerVerification(membershipId: string, sessionId: string): Promise<CallerVerificationRecord | undefined> {
     const [row] = await this.callerVerificationQuery.execute({ membershipId, sessionId });
+    return row;
+  }
+
+  async findForUserVerification(membershipId: string, sessionId: string): Promise<UserVerificationRecord | undefined> {
+    const [row] = await this.userVerificationQuery.execute({ membershipId, sessionId });
     return row;
   }
 

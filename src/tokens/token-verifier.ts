@@ -6,6 +6,7 @@ import {
   type CallerVerificationRecord,
   type SigningMembership,
   TokenSessionRepository,
+  type UserVerificationRecord,
   type VerificationRecord,
   type VerifiedSession,
 } from './token-session.repository';
@@ -43,6 +44,9 @@ type Checked<R extends CheckedRecord> = {
 /** A verified Bearer token with what deciding access needs; `claims.sub` is the user, `claims.prn` the membership. */
 export type VerifiedCaller = Checked<CallerVerificationRecord>;
 
+/** A verified caller with the whole user row. */
+export type VerifiedWithUser = Checked<UserVerificationRecord>;
+
 /**
  * A Bearer token is valid only when its signature, expiry and revocation checks pass and its
  * user exists and is active. Checked against the database on every request, so a revocation
@@ -55,9 +59,14 @@ export class TokenVerifier {
     private readonly codec: JwtCodec,
   ) {}
 
-  /** Verifies and loads the whole user and session (for /me, refresh, scoped tokens, revocation). */
+  /** Verifies and loads the whole user, session and signing membership (refresh, scoped tokens, revocation). */
   verify(token: string, use: TokenUse): Promise<VerifiedBearer> {
     return this.check(token, use, (membershipId, sessionId) => this.sessions.findForVerification(membershipId, sessionId));
+  }
+
+  /** Verifies and loads what access decisions need plus the whole user (/me). */
+  verifyWithUser(token: string, use: TokenUse): Promise<VerifiedWithUser> {
+    return this.check(token, use, (membershipId, sessionId) => this.sessions.findForUserVerification(membershipId, sessionId));
   }
 
   /** Verifies and loads only what access decisions need: cheaper, for every other authenticated route. */

@@ -303,6 +303,14 @@ async function main() {
 
   const json = { 'content-type': 'application/json' };
   const floorResult = await scenario('floor', floor, { url: floorUrl, headers: { authorization: data.bearer } });
+  // The same latency measurement on the floor app: what this machine gives at half load anyway.
+  const floorHalfRate = Math.max(1, Math.floor(floorResult.rps / 2));
+  log(`floor at ${floorHalfRate} req/s ...`);
+  const floorHalfOptions = { url: floorUrl, headers: { authorization: data.bearer }, rate: floorHalfRate, connections: CONNECTIONS };
+  await constantRate({ ...floorHalfOptions, duration: WARMUP });
+  const floorHalfCpuBefore = cpuSecondsOf(floor.child.pid);
+  const floorHalf = await constantRate({ ...floorHalfOptions, duration: DURATION });
+  floorHalf.cpuUs = (1e6 * (cpuSecondsOf(floor.child.pid) - floorHalfCpuBefore)) / Math.max(1, floorHalf.total);
   await stop(floor);
 
   const bearer = { authorization: data.bearer };
@@ -392,7 +400,7 @@ async function main() {
   lines.push('cpu µs / pg µs: CPU time per request of the process under test / of the PostgreSQL server.');
   lines.push('');
   lines.push('At half of the measured maximum rate, requests evenly spaced (open loop; latency from each request\'s due time):');
-  for (const result of halfRate) {
+  for (const result of [{ name: 'floor app', rate: floorHalfRate, ...floorHalf }, ...halfRate]) {
     const notes = [result.non2xx ? `${result.non2xx} non-2xx!` : '', result.errors ? `${result.errors} errors!` : ''].filter(Boolean).join('; ');
     lines.push(
       `${pad(result.name, 24)} ${pad(`${result.rate} req/s offered`, 20)} got ${pad(fmt(result.rps), 6, true)} req/s  p50 ${pad(fmt(result.p50, 1), 5, true)} ms  p99 ${pad(fmt(result.p99, 1), 5, true)} ms  max ${pad(fmt(result.max), 4, true)} ms  cpu ${fmt(result.cpuUs)} µs  ${notes}`,

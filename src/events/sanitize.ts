@@ -87,6 +87,31 @@ function isMaskableHeaderKey(key: string): boolean {
   return CREDENTIAL_HEADERS.has(lower) || (HEADER_LIKE.test(key) && isCredentialHeader(key));
 }
 
+/** What a key means for its value: left out, masked, left out unless boolean, or kept. */
+type KeyKind = 'secret' | 'header' | 'secret-unless-boolean' | 'plain';
+
+/**
+ * The same few dozen keys come by in every event, and classifying one costs case folding and
+ * several regular expressions: each key's kind is worked out once. Keys come from callers too
+ * (custom fields), so the memo is bounded.
+ */
+const keyKinds = new Map<string, KeyKind>();
+const MAX_REMEMBERED_KEYS = 10_000;
+
+function kindOf(key: string): KeyKind {
+  let kind = keyKinds.get(key);
+  if (kind === undefined) {
+    const name = normalize(key);
+    if (SECRET_NAMES.has(name)) kind = 'secret';
+    else if (isMaskableHeaderKey(key)) kind = 'header';
+    else if (SECRET_SUFFIXES.some((suffix) => name.endsWith(suffix))) kind = 'secret-unless-boolean';
+    else kind = 'plain';
+    if (keyKinds.size >= MAX_REMEMBERED_KEYS) keyKinds.clear();
+    keyKinds.set(key, kind);
+  }
+  return kind;
+}
+
 function clean(value: unknown, depth: number, seen: WeakSet<object>): unknown {
   if (depth > MAX_DEPTH) return null;
   if (value === null) return null;
@@ -111,15 +136,16 @@ function clean(value: unknown, depth: number, seen: WeakSet<object>): unknown {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
       let cleaned: unknown;
+      const kind = kindOf(key);
       if (item === MASKED_VALUE) {
         cleaned = item; // already masked (a webhook result's request headers)
-      } else if (SECRET_NAMES.has(normalize(key))) {
+      } else if (kind === 'secret') {
         continue;
-      } else if (isMaskableHeaderKey(key)) {
+      } else if (kind === 'header') {
         // Keep the header visible (a receiver's configuration is useful to read), never its value.
         if (item === undefined || item === null) continue;
         cleaned = MASKED_VALUE;
-      } else if (isSecretKey(key, item)) {
+      } else if (kind === 'secret-unless-boolean' && typeof item !== 'boolean') {
         continue;
       } else if (typeof item === 'string' && isCredentialString(item)) {
         continue;

@@ -1,6 +1,6 @@
 import { asc, eq } from 'drizzle-orm';
-import { createServerDatabase, serverUrl } from '../../test/support/database';
-import { type Database, openDatabase } from '../database/database';
+import { openTestDatabase } from '../../test/support/database';
+import type { Database } from '../database/database';
 import { events, type EventRow } from '../database/schema';
 import { EventRepository } from './event.repository';
 
@@ -11,24 +11,16 @@ import { EventRepository } from './event.repository';
  */
 describe('EventRepository.insertBatch', () => {
   let database: Database;
-  let drop: (() => Promise<void>) | undefined;
+  let close: (() => Promise<void>) | undefined;
   let repository: EventRepository;
 
   beforeAll(async () => {
-    const server = serverUrl();
-    if (server) {
-      const created = await createServerDatabase(server);
-      drop = created.drop;
-      database = await openDatabase({ kind: 'server', url: created.url, poolSize: 2 });
-    } else {
-      database = await openDatabase({ kind: 'embedded', dataDir: null });
-    }
+    ({ database, close } = await openTestDatabase());
     repository = new EventRepository(database);
   });
 
   afterAll(async () => {
-    await database?.close();
-    if (drop) await drop();
+    await close?.();
   });
 
   const row = (n: number, document: Record<string, unknown>, prior: Record<string, unknown> | null = null): EventRow => ({

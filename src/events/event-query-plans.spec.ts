@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { and, sql } from 'drizzle-orm';
-import { createServerDatabase, serverUrl } from '../../test/support/database';
+import { openTestDatabase } from '../../test/support/database';
 import { translateSort, translateWhere } from '../common/query';
-import { type Database, openDatabase, queryRows } from '../database/database';
+import { type Database, queryRows } from '../database/database';
 import { events } from '../database/schema';
 import { EVENT_DEFAULT_SORT, EVENT_QUERY_SCHEMA, eventScope } from './event.repository';
 
@@ -22,19 +22,12 @@ const LIMIT = 100;
 
 describe('event query plans', () => {
   let database: Database;
-  let drop: (() => Promise<void>) | undefined;
+  let close: (() => Promise<void>) | undefined;
   const plans: { title: string; sql: string; plan: string }[] = [];
   const t0 = Date.parse('2026-01-01T00:00:00.000Z');
 
   beforeAll(async () => {
-    const server = serverUrl();
-    if (server) {
-      const created = await createServerDatabase(server);
-      drop = created.drop;
-      database = await openDatabase({ kind: 'server', url: created.url, poolSize: 2 });
-    } else {
-      database = await openDatabase({ kind: 'embedded', dataDir: null });
-    }
+    ({ database, close } = await openTestDatabase());
     // One event per minute, round-robin over memberships, types and 20 utilizers per membership.
     await database.db.execute(sql`
       insert into ${events} (id, membership_id, event_type, utilizer_id, document, prior, event_time)
@@ -52,8 +45,7 @@ describe('event query plans', () => {
       const text = plans.map((p) => `### ${p.title}\n\n\`\`\`sql\n${p.sql}\n\`\`\`\n\n\`\`\`\n${p.plan}\n\`\`\`\n`).join('\n');
       writeFileSync(process.env.EVENT_QUERY_PLANS_OUT, `## ${kind}\n\n${text}`);
     }
-    await database?.close();
-    if (drop) await drop();
+    await close?.();
   });
 
   async function explain(title: string, where: Record<string, unknown>, sort?: string): Promise<string> {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { type Database, openDatabase } from '../../src/database/database';
 
 /**
  * When TEST_DATABASE_URL points at a PostgreSQL server, every test app gets a database of its
@@ -35,6 +36,27 @@ export async function createServerDatabase(baseUrl: string): Promise<{ url: stri
       } finally {
         await client.end();
       }
+    },
+  };
+}
+
+/**
+ * A migrated database for a database-level spec: a fresh one on the server when
+ * TEST_DATABASE_URL is set, else an in-memory embedded one. `close` also drops the server's.
+ */
+export async function openTestDatabase(): Promise<{ database: Database; close: () => Promise<void> }> {
+  const server = serverUrl();
+  if (!server) {
+    const database = await openDatabase({ kind: 'embedded', dataDir: null });
+    return { database, close: () => database.close() };
+  }
+  const created = await createServerDatabase(server);
+  const database = await openDatabase({ kind: 'server', url: created.url, poolSize: 2 });
+  return {
+    database,
+    close: async () => {
+      await database.close();
+      await created.drop();
     },
   };
 }

@@ -28,38 +28,34 @@ export const EVENT_DEFAULT_SORT: SQL = sql`${desc(events.eventTime)}, ${desc(eve
 export const eventScope = (membershipId: string): SQL => eq(events.membershipId, membershipId);
 
 /**
- * An INSERT of prepared event rows (EventRecorder.prepare) for use inside a larger statement, e.g.
- * a data-modifying CTE: `with created as (insert ... returning id), logged as (${eventInsertFrom(rows, sql`created`)}) ...`.
- * The rows are written only when `source` (a CTE or table name) has at least one row, so the
- * events exist exactly when the change they describe does. Every value is a bound parameter.
+ * Event rows as one `select` over seven array parameters (placeholders named as in
+ * `eventArrays`): the statement text is the same for any number of events, so it can be prepared
+ * once. Drizzle lists an insert's columns in the table's order; the arrays follow that order.
  */
-export function eventInsertFrom(rows: readonly EventRow[], source: SQL): SQL {
-  if (!rows.length) return sql`select 1 where false`;
-  const values = rows.map(
-    (row) =>
-      sql`(${row.id}::text, ${row.membershipId}::text, ${row.eventType}::text, ${row.utilizerId}::text, ${JSON.stringify(row.document)}::jsonb, ${row.prior === null ? null : JSON.stringify(row.prior)}::jsonb, ${row.eventTime.toISOString()}::timestamptz)`,
-  );
-  return sql`insert into ${events} (id, membership_id, event_type, utilizer_id, document, prior, event_time)
-    select v.id, v.membership_id, v.event_type, v.utilizer_id, v.document, v.prior, v.event_time
-    from (values ${sql.join(values, sql`, `)}) as v(id, membership_id, event_type, utilizer_id, document, prior, event_time)
-    where exists (select 1 from ${source})`;
+export const eventsFromArrays: SQL = sql`select * from unnest(${sql.placeholder('eventIds')}::text[],
+  ${sql.placeholder('eventMembershipIds')}::text[], ${sql.placeholder('eventTypes')}::text[], ${sql.placeholder('eventUtilizerIds')}::text[],
+  ${sql.placeholder('eventDocuments')}::jsonb[], ${sql.placeholder('eventPriors')}::jsonb[], ${sql.placeholder('eventTimes')}::timestamptz[])`;
+
+/** The values of `eventsFromArrays`' placeholders. */
+export function eventArrays(rows: readonly EventRow[]) {
+  return {
+    eventIds: rows.map((row) => row.id),
+    eventMembershipIds: rows.map((row) => row.membershipId),
+    eventTypes: rows.map((row) => row.eventType),
+    eventUtilizerIds: rows.map((row) => row.utilizerId),
+    eventDocuments: rows.map((row) => JSON.stringify(row.document)),
+    eventPriors: rows.map((row) => (row.prior === null ? null : JSON.stringify(row.prior))),
+    eventTimes: rows.map((row) => row.eventTime.toISOString()),
+  };
 }
 
 /**
- * Any number of events in ONE statement whose text never changes: seven arrays, unnested. It is
- * parsed and planned once per connection, where a multi-row VALUES insert is a new statement for
- * every batch size (group commit writes batches of every size) with seven parameters per row.
+ * Any number of events in ONE statement whose text never changes. It is parsed and planned once
+ * per connection, where a multi-row VALUES insert is a new statement for every batch size (group
+ * commit writes batches of every size) with seven parameters per row.
  */
 function prepareBatchInsert(db: Database['db']) {
-  // Drizzle lists the insert's columns in the table's order; the arrays follow that order.
-  return db
-    .insert(events)
-    .select(
-      sql`select * from unnest(${sql.placeholder('ids')}::text[], ${sql.placeholder('membershipIds')}::text[],
-        ${sql.placeholder('eventTypes')}::text[], ${sql.placeholder('utilizerIds')}::text[], ${sql.placeholder('documents')}::jsonb[],
-        ${sql.placeholder('priors')}::jsonb[], ${sql.placeholder('eventTimes')}::timestamptz[])`,
-    )
-    .prepare('insert_events');
+  return db.insert(events).select(eventsFromArrays).prepare('insert_events');
 }
 
 @Injectable()
@@ -73,15 +69,7 @@ export class EventRepository {
   /** Events on their own (not part of another change): one prepared statement for the whole batch. */
   async insertBatch(rows: readonly EventRow[]): Promise<void> {
     if (!rows.length) return;
-    await this.batchInsert.execute({
-      ids: rows.map((row) => row.id),
-      membershipIds: rows.map((row) => row.membershipId),
-      eventTypes: rows.map((row) => row.eventType),
-      utilizerIds: rows.map((row) => row.utilizerId),
-      documents: rows.map((row) => JSON.stringify(row.document)),
-      priors: rows.map((row) => (row.prior === null ? null : JSON.stringify(row.prior))),
-      eventTimes: rows.map((row) => row.eventTime.toISOString()),
-    });
+    await this.batchInsert.execute(eventArrays(rows));
   }
 
   async insert(executor: Executor, rows: EventRow[]): Promise<void> {

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, getTableColumns, inArray, isNull, or, sql } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor, queryRows } from '../database/database';
-import { eventInsertFrom } from '../events/event.repository';
-import { memberships, tokenSessions, users, type EventRow, type MembershipRow, type TokenSessionRow, type UserRecord, type UserRow } from '../database/schema';
+import { DATABASE, type Database, type Executor } from '../database/database';
+import { eventArrays, eventsFromArrays } from '../events/event.repository';
+import { events, memberships, tokenSessions, users, type EventRow, type MembershipRow, type TokenSessionRow, type UserRecord, type UserRow } from '../database/schema';
 
 export type NewTokenSession = typeof tokenSessions.$inferInsert & { createdAt: Date };
 import { runListQuery, type ListPage, type ListRequest } from '../common/query';
@@ -148,6 +148,37 @@ function prepareSignIn(db: Database['db']) {
     .prepare('sign_in_lookup');
 }
 
+/**
+ * Issuance as one prepared statement whose text never changes (sign-in, scoped tokens and refresh
+ * all run it): mark the refreshed session used (only when `consume`, only if still unused),
+ * create the new session (unless a refresh lost the race), and write its events from arrays. The
+ * events inserted, returned, say whether the session was created.
+ */
+function prepareIssue(db: Database['db']) {
+  const p = (name: string) => sql.placeholder(name);
+  const consumed = db.$with('consumed', { id: sql<string>`id` }).as(
+    sql`update ${tokenSessions} set revoked_at = now(), revoked_by = ${p('revokedBy')}::text, revoke_reason = 'refreshed'
+      where ${p('consume')}::boolean and membership_id = ${p('membershipId')}::text and id = ${p('consumedId')}::text and revoked_at is null
+      returning id`,
+  );
+  const created = db.$with('created', { id: sql<string>`id` }).as(
+    sql`insert into ${tokenSessions} (id, membership_id, user_id, kind, parent_id, scopes, access_jti, refresh_jti,
+        access_expires_at, refresh_expires_at, expires_at, ip_address, user_agent, created_at)
+      select ${p('id')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('kind')}::text, ${p('parentId')}::text,
+        ${p('scopes')}::jsonb, ${p('accessJti')}::text, ${p('refreshJti')}::text, ${p('accessExpiresAt')}::timestamptz,
+        ${p('refreshExpiresAt')}::timestamptz, ${p('expiresAt')}::timestamptz, ${p('ipAddress')}::text, ${p('userAgent')}::text,
+        ${p('createdAt')}::timestamptz
+      where not ${p('consume')}::boolean or exists (select 1 from consumed)
+      returning id`,
+  );
+  return db
+    .with(consumed, created)
+    .insert(events)
+    .select(sql`${eventsFromArrays} where exists (select 1 from created)`)
+    .returning({ id: events.id })
+    .prepare('issue_token_session');
+}
+
 export interface SignInRecord {
   membership: SigningMembership;
   user: UserRow | null;
@@ -159,12 +190,14 @@ export class TokenSessionRepository {
   private readonly callerVerificationQuery: ReturnType<typeof prepareCallerVerification>;
   private readonly userVerificationQuery: ReturnType<typeof prepareUserVerification>;
   private readonly signInQuery: ReturnType<typeof prepareSignIn>;
+  private readonly issueStatement: ReturnType<typeof prepareIssue>;
 
   constructor(@Inject(DATABASE) private readonly database: Database) {
     this.verificationQuery = prepareVerification(database.db);
     this.callerVerificationQuery = prepareCallerVerification(database.db);
     this.userVerificationQuery = prepareUserVerification(database.db);
     this.signInQuery = prepareSignIn(database.db);
+    this.issueStatement = prepareIssue(database.db);
   }
 
   /** Undefined when the membership does not exist; `user` null when no user has that login. */
@@ -199,31 +232,30 @@ export class TokenSessionRepository {
     eventRows: readonly EventRow[],
     consume?: { sessionId: string; revokedBy: string },
   ): Promise<boolean> {
-    const consumed = consume
-      ? sql`consumed as (
-          update ${tokenSessions} set revoked_at = now(), revoked_by = ${consume.revokedBy}::text, revoke_reason = 'refreshed'
-          where membership_id = ${session.membershipId}::text and id = ${consume.sessionId}::text and revoked_at is null
-          returning id),`
-      : sql``;
-    const onlyIfConsumed = consume ? sql`where exists (select 1 from consumed)` : sql``;
+    // The events inserted say whether the session was: a session is never issued without one.
+    if (!eventRows.length) throw new Error('A token session is issued with at least one event');
     const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
-    const [row] = await queryRows<{ created: number }>(
-      this.database.db,
-      sql`with ${consumed}
-        created as (
-          insert into ${tokenSessions} (id, membership_id, user_id, kind, parent_id, scopes, access_jti, refresh_jti,
-            access_expires_at, refresh_expires_at, expires_at, ip_address, user_agent, created_at)
-          select ${session.id}::text, ${session.membershipId}::text, ${session.userId}::text, ${session.kind}::text,
-            ${session.parentId ?? null}::text, ${session.scopes ? JSON.stringify(session.scopes) : null}::jsonb,
-            ${session.accessJti}::text, ${session.refreshJti ?? null}::text, ${iso(session.accessExpiresAt)}::timestamptz,
-            ${iso(session.refreshExpiresAt)}::timestamptz, ${iso(session.expiresAt)}::timestamptz,
-            ${session.ipAddress ?? null}::text, ${session.userAgent ?? null}::text, ${iso(session.createdAt)}::timestamptz
-          ${onlyIfConsumed}
-          returning id),
-        logged as (${eventInsertFrom(eventRows, sql`created`)})
-        select (select count(*) from created)::int as created`,
-    );
-    return (row?.created ?? 0) > 0;
+    const logged = await this.issueStatement.execute({
+      consume: consume !== undefined,
+      consumedId: consume?.sessionId ?? null,
+      revokedBy: consume?.revokedBy ?? null,
+      id: session.id,
+      membershipId: session.membershipId,
+      userId: session.userId,
+      kind: session.kind,
+      parentId: session.parentId ?? null,
+      scopes: session.scopes ? JSON.stringify(session.scopes) : null,
+      accessJti: session.accessJti,
+      refreshJti: session.refreshJti ?? null,
+      accessExpiresAt: iso(session.accessExpiresAt),
+      refreshExpiresAt: iso(session.refreshExpiresAt),
+      expiresAt: iso(session.expiresAt),
+      ipAddress: session.ipAddress ?? null,
+      userAgent: session.userAgent ?? null,
+      createdAt: iso(session.createdAt),
+      ...eventArrays(eventRows),
+    });
+    return logged.length > 0;
   }
 
   /**

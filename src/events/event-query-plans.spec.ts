@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
-import { and, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { openTestDatabase } from '../../test/support/database';
-import { translateSort, translateWhere } from '../common/query';
+import { listSelect, parseListParams } from '../common/query';
 import { type Database, queryRows } from '../database/database';
 import { events } from '../database/schema';
-import { EVENT_DEFAULT_SORT, EVENT_QUERY_SCHEMA, eventScope } from './event.repository';
+import { eventListQuery } from './event.repository';
 
 /**
  * The events API's common queries use the indexes of the events table. The statements are built
@@ -49,12 +49,8 @@ describe('event query plans', () => {
   });
 
   async function explain(title: string, where: Record<string, unknown>, sort?: string): Promise<string> {
-    const query = database.db
-      .select()
-      .from(events)
-      .where(and(eventScope('m-7'), translateWhere(EVENT_QUERY_SCHEMA, where)))
-      .orderBy(translateSort(EVENT_QUERY_SCHEMA, sort, EVENT_DEFAULT_SORT))
-      .limit(LIMIT);
+    const request = { query: { limit: String(LIMIT), ...(sort ? { sort } : {}) }, where };
+    const query = listSelect(eventListQuery(database.db, 'm-7', request), parseListParams(request.query));
     const rows = await queryRows<Record<string, string>>(database.db, sql`explain ${query.getSQL()}`);
     const plan = rows.map((row) => Object.values(row)[0]).join('\n');
     plans.push({ title, sql: query.toSQL().sql, plan });
@@ -77,9 +73,9 @@ describe('event query plans', () => {
     expect(plan).not.toMatch(/Seq Scan/);
   });
 
-  it('by several types uses events_membership_type_time or events_membership_time', async () => {
+  it('by several types runs one events_membership_type_time scan per type', async () => {
     const plan = await explain('By several types ($in), newest first', { event_type: { $in: ['UserCreated', 'UserDeleted'] } });
-    expect(usesIndex(plan, 'events_membership_type_time') || usesIndex(plan, 'events_membership_time')).toBe(true);
+    expect(plan.match(/(Index Scan( Backward)? using|Bitmap Index Scan on) events_membership_type_time/g)).toHaveLength(2);
     expect(plan).not.toMatch(/Seq Scan/);
   });
 

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { events, type EventRow } from '../database/schema';
-import { runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
+import { runListQuery, type ListPage, type ListQuery, type ListRequest, type QuerySchema } from '../common/query';
 import { toEventResponse } from './event.mapper';
 
 /**
@@ -24,6 +24,9 @@ export const EVENT_QUERY_SCHEMA: QuerySchema = {
 
 /** Newest first; the id breaks ties so that pages never overlap (a backward scan of events_membership_time). */
 export const EVENT_DEFAULT_SORT: SQL = sql`${desc(events.eventTime)}, ${desc(events.id)}`;
+
+/** The default order by output column names, for sorting a union of per-value queries. */
+const EVENT_RESULT_ORDER: SQL = sql`${sql.identifier('event_time')} desc, ${sql.identifier('id')} desc`;
 
 export const eventScope = (membershipId: string): SQL => eq(events.membershipId, membershipId);
 
@@ -56,6 +59,21 @@ export function eventArrays(rows: readonly EventRow[]) {
  */
 function prepareBatchInsert(db: Database['db']) {
   return db.insert(events).select(eventsFromArrays).prepare('insert_events');
+}
+
+/** The events list of a membership, for runListQuery (and for explaining its plans). */
+export function eventListQuery(executor: Executor, membershipId: string, request: ListRequest): ListQuery<EventRow> {
+  return {
+    executor,
+    table: events,
+    scope: eventScope(membershipId),
+    schema: EVENT_QUERY_SCHEMA,
+    request,
+    defaultSort: EVENT_DEFAULT_SORT,
+    toResponse: toEventResponse,
+    // events_membership_type_time serves one type at a time in the default order.
+    inByIndex: { field: 'event_type', resultOrder: EVENT_RESULT_ORDER },
+  };
 }
 
 @Injectable()
@@ -91,15 +109,7 @@ export class EventRepository {
 
   /** List and `_query`: filters, sort, paging and projection of the contract, inside the membership. */
   list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return runListQuery<EventRow>({
-      executor: this.database.db,
-      table: events,
-      scope: eventScope(membershipId),
-      schema: EVENT_QUERY_SCHEMA,
-      request,
-      defaultSort: EVENT_DEFAULT_SORT,
-      toResponse: toEventResponse,
-    });
+    return runListQuery(eventListQuery(this.database.db, membershipId, request));
   }
 }
 

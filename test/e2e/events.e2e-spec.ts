@@ -191,6 +191,25 @@ describe('events', () => {
       expect(ids(await itemsOf({ where: where() }))).toEqual(ids(want));
     });
 
+    // $in on event_type in the default order runs as one indexed query per value (a UNION ALL).
+    it('answers $in on event_type newest first, page by page, with repeated values and other conditions', async () => {
+      const types = ['UserCreated', 'TokenVerified', 'UserCreated', 'WebhookRequestSent'];
+      const want = all.filter((e) => types.includes(e.event_type));
+      expect(new Set(want.map((e) => e.event_type)).size).toBe(3);
+      const paged: Event[] = [];
+      for (let skip = 0; skip < want.length + 2; skip += 2) {
+        paged.push(...(await itemsOf({ where: { event_type: { $in: types } } }, { skip: String(skip), limit: '2' })));
+      }
+      expect(paged.map((e) => e._id)).toEqual(want.map((e) => e._id));
+      const counted = await query({ where: { event_type: { $in: types } } }, { limit: '3', with_count: 'true' });
+      expect(counted.body.items.map((e: Event) => e._id)).toEqual(want.slice(0, 3).map((e) => e._id));
+      expect(counted.body.count).toBe(want.length);
+      const narrowed = await itemsOf({ where: { event_type: { $in: types }, utilizer_id: admin.userId } });
+      const narrowedWant = want.filter((e) => e.utilizer_id === admin.userId);
+      expect(narrowedWant.length).toBeGreaterThan(0);
+      expect(narrowed.map((e) => e._id)).toEqual(narrowedWant.map((e) => e._id));
+    });
+
     it('projects dotted select paths (include and exclude) and keeps _id', async () => {
       const items = await itemsOf({ where: { event_type: 'UserCreated', 'document.firstname': 'Ann' }, select: { event_type: 1, 'document.username': 1, 'document.sys.created_by': 1 } });
       expect(items).toEqual([{ _id: expect.any(String), event_type: 'UserCreated', document: { username: users[0].username, sys: { created_by: admin.userId } } }]);

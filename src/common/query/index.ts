@@ -13,6 +13,7 @@ export { LIST_LIMITS } from './list-params';
 export { normalizeIsoTimestamp } from './iso-timestamp';
 export {
   runListQuery,
+  listSelect,
   parseBulkIds,
   deleteByIds,
   bulkDeleteAnswer,

@@ -1,9 +1,10 @@
 import { and, inArray, sql, type SQL } from 'drizzle-orm';
-import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+import { type PgColumn, type PgTable, unionAll } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../database/database';
 import { DomainError } from '../errors';
 import type { QuerySchema } from './query-schema';
-import { applyProjection, parseListParams, parseSelect, translateSort, translateWhere } from './translate';
+import { isPlainObject } from './field-path';
+import { applyProjection, type ListParams, parseListParams, parseSelect, translateSort, translateWhere } from './translate';
 
 /** What a list or `_query` request carries: the query string, and for `_query` a body. */
 export interface ListRequest {
@@ -28,6 +29,55 @@ export interface ListQuery<TRow> {
   /** Order when the request gives no `sort`, and the tie-breaker when it does. */
   defaultSort: SQL;
   toResponse: (row: TRow) => object;
+  /**
+   * A field with an index on (scope, field, default order). In the default order, `$in` on it
+   * runs as a UNION ALL of one query per value, each an ordered index scan that reads at most
+   * the rows the page could take. One IN list cannot be read in that order from any index: the
+   * plain query scans the whole scope newest first and skips every row of the other values.
+   * `resultOrder` is the default order by output column names (it sorts the union).
+   */
+  inByIndex?: { field: string; resultOrder: SQL };
+}
+
+/** Beyond this many values, or a deeper page than this, the plain query is the better plan. */
+const MAX_SPLIT_VALUES = 20;
+const MAX_SPLIT_WINDOW = 10_000;
+
+/** The distinct values of a `{field: {$in: [...]}}` worth splitting, or undefined. */
+function valuesToSplit(query: ListQuery<unknown>, params: ListParams): string[] | undefined {
+  const where = query.request.where;
+  if (!query.inByIndex || params.sort !== undefined || !isPlainObject(where)) return undefined;
+  if (params.skip + params.limit > MAX_SPLIT_WINDOW) return undefined;
+  const filter = where[query.inByIndex.field];
+  if (!isPlainObject(filter) || Object.keys(filter).length !== 1 || !Array.isArray(filter.$in)) return undefined;
+  // Distinct, or a repeated value would return its rows twice.
+  const values = [...new Set<unknown>(filter.$in)];
+  if (values.length < 2 || values.length > MAX_SPLIT_VALUES || !values.every((value) => typeof value === 'string')) return undefined;
+  return values;
+}
+
+/**
+ * The page's SELECT, as `runListQuery` runs it (exported so that query plans can be explained
+ * from the very statement): the plain query, or the per-value UNION ALL of `inByIndex`.
+ */
+export function listSelect<TRow>(query: ListQuery<TRow>, params: ListParams) {
+  // Translated even when split below: the same validation and errors either way.
+  const condition = and(query.scope, translateWhere(query.schema, query.request.where));
+  const order = translateSort(query.schema, params.sort, query.defaultSort);
+  const split = valuesToSplit(query as ListQuery<unknown>, params);
+  if (!split || !query.inByIndex) {
+    return query.executor.select().from(query.table).where(condition).orderBy(order).limit(params.limit).offset(params.skip);
+  }
+  const { field, resultOrder } = query.inByIndex;
+  const [first, second, ...rest] = split.map((value) =>
+    query.executor
+      .select()
+      .from(query.table)
+      .where(and(query.scope, translateWhere(query.schema, { ...(query.request.where as object), [field]: value })))
+      .orderBy(order)
+      .limit(params.skip + params.limit),
+  );
+  return unionAll(first, second, ...rest).orderBy(resultOrder).limit(params.limit).offset(params.skip);
 }
 
 /**
@@ -37,18 +87,12 @@ export interface ListQuery<TRow> {
 export async function runListQuery<TRow>(query: ListQuery<TRow>): Promise<ListPage<Record<string, unknown>>> {
   const params = parseListParams(query.request.query);
   const projection = parseSelect(query.schema, query.request.select);
-  const condition = and(query.scope, translateWhere(query.schema, query.request.where));
-  const rows = (await query.executor
-    .select()
-    .from(query.table)
-    .where(condition)
-    .orderBy(translateSort(query.schema, params.sort, query.defaultSort))
-    .limit(params.limit)
-    .offset(params.skip)) as TRow[];
+  const rows = (await listSelect(query, params)) as TRow[];
   const page: ListPage<Record<string, unknown>> = {
     items: rows.map((row) => applyProjection(query.toResponse(row) as Record<string, unknown>, projection)),
   };
   if (params.withCount) {
+    const condition = and(query.scope, translateWhere(query.schema, query.request.where));
     const [{ count }] = await query.executor.select({ count: sql<number>`count(*)::int` }).from(query.table).where(condition);
     page.count = count;
   }

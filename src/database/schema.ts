@@ -191,7 +191,7 @@ export const events = pgTable(
   (t) => [
     // By time, by type, by utilizer within a membership; a backward scan serves "newest first".
     index('events_membership_time').on(t.membershipId, t.eventTime, t.id),
-    index('events_membership_type_time').on(t.membershipId, t.eventType, t.eventTime),
+    index('events_membership_type_time').on(t.membershipId, t.eventType, t.eventTime, t.id),
     index('events_membership_utilizer_time').on(t.membershipId, t.utilizerId, t.eventTime),
   ],
 );

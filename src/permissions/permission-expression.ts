@@ -49,6 +49,8 @@ function normalizeSegment(name: SegmentName, raw: string): Result<string> {
     };
   }
   const lower = CASE_INSENSITIVE.has(name);
+  // No escapes (nearly always): only case folding is left to do, without a callback per character.
+  if (!raw.includes('%')) return { ok: true, value: lower ? raw.toLowerCase() : raw };
   const value = raw.replace(SEGMENT_TOKEN, (token: string, hex: string | undefined) => {
     if (hex === undefined) return lower ? token.toLowerCase() : token;
     const decoded = String.fromCharCode(parseInt(hex, 16));

@@ -7,7 +7,7 @@ import { toEventResponse } from './event.mapper';
 
 /**
  * What `where`, `sort` and `select` may name. Sortable fields are those an index serves inside
- * one membership: (membership_id, event_time, id), (membership_id, event_type, event_time) and
+ * one membership: (membership_id, event_time, id), (membership_id, event_type, event_time, id) and
  * (membership_id, utilizer_id, event_time).
  */
 export const EVENT_QUERY_SCHEMA: QuerySchema = {

@@ -50,8 +50,10 @@ const PASSWORD = 'bench password 0123';
 const MAIN = process.env.BENCH_MAIN ?? join(ROOT, 'dist', 'main.js');
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((name) => name.trim())) : null;
 const nodeOptions = (value) => (value ?? '').split(/\s+/).filter(Boolean);
-const SERVICE_NODE_OPTIONS = nodeOptions(process.env.BENCH_NODE_OPTIONS);
-const FLOOR_NODE_OPTIONS = nodeOptions(process.env.BENCH_FLOOR_NODE_OPTIONS);
+// The runtime flags `npm start` and the Dockerfile give the service; the floor app gets the same.
+const RUNTIME_FLAGS = ['--max-semi-space-size=32'];
+const SERVICE_NODE_OPTIONS = [...RUNTIME_FLAGS, ...nodeOptions(process.env.BENCH_NODE_OPTIONS)];
+const FLOOR_NODE_OPTIONS = [...RUNTIME_FLAGS, ...nodeOptions(process.env.BENCH_FLOOR_NODE_OPTIONS)];
 const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 const children = new Set();

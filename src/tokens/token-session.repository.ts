@@ -56,76 +56,63 @@ const signingColumns = {
 /** Every user column but the password hash, which a token check never needs. */
 const { passwordHash: _passwordHash, ...userRecordColumns } = getTableColumns(users);
 
+/** The session columns every token check reads (their first is NOT NULL: see `verificationLookup`). */
+const checkedSessionColumns = {
+  userId: tokenSessions.userId,
+  scopes: tokenSessions.scopes,
+  accessJti: tokenSessions.accessJti,
+  refreshJti: tokenSessions.refreshJti,
+  revokedAt: tokenSessions.revokedAt,
+};
+const checkedMembershipColumns = { name: memberships.name, slug: memberships.slug, secretKey: memberships.secretKey };
+
+type Columns = Record<string, PgColumn>;
+
 /**
  * Everything a Bearer token's validity depends on, in one round trip of primary-key lookups: the
- * membership's key, the token session and its user. Prepared once: it runs on every
- * authenticated request.
+ * membership's key, the token session and its user. The three prepared variants below differ
+ * only in the columns they read, because the driver's per-column work (row description, parsers,
+ * mapping) was a third of a request's Node time when every route read the widest row.
+ * Drizzle reads a left-joined object as absent when its FIRST column is null, so each object
+ * must start with a NOT NULL column (a user's role, for one, may be null).
  */
-function prepareVerification(db: Database['db']) {
+function verificationLookup<TMembership extends Columns, TSession extends Columns, TUser extends Columns>(
+  db: Database['db'],
+  membership: TMembership,
+  session: TSession,
+  user: TUser,
+) {
   return db
-    .select({
-      membership: signingColumns,
-      session: {
-        id: tokenSessions.id,
-        userId: tokenSessions.userId,
-        kind: tokenSessions.kind,
-        parentId: tokenSessions.parentId,
-        scopes: tokenSessions.scopes,
-        accessJti: tokenSessions.accessJti,
-        refreshJti: tokenSessions.refreshJti,
-        accessExpiresAt: tokenSessions.accessExpiresAt,
-        revokedAt: tokenSessions.revokedAt,
-        ipAddress: tokenSessions.ipAddress,
-        userAgent: tokenSessions.userAgent,
-      },
-      user: userRecordColumns,
-    })
-    .from(memberships)
-    .leftJoin(tokenSessions, and(eq(tokenSessions.id, sql.placeholder('sessionId')), eq(tokenSessions.membershipId, memberships.id)))
-    .leftJoin(users, and(eq(users.id, tokenSessions.userId), eq(users.membershipId, memberships.id)))
-    .where(eq(memberships.id, sql.placeholder('membershipId')))
-    .limit(1)
-    .prepare('token_verification');
-}
-
-/**
- * The same checks as `token_verification` with only the columns that decide access: 12 columns
- * instead of 38. Most authenticated routes run this one; the driver's per-column work (row
- * description, parsers, mapping) was a third of the Node time of a request with the wide row.
- */
-function prepareCallerVerification(db: Database['db']) {
-  return callerVerification(db, {
-    // Drizzle reads a left-joined object as absent when its FIRST column is null, so each
-    // object starts with a NOT NULL column (a user's role may be null).
-    isActive: users.isActive,
-    role: users.role,
-    permissions: users.permissions,
-    forbidden: users.forbidden,
-  }).prepare('caller_verification');
-}
-
-/** The caller's checks with every user column but the password hash: what /me answers. */
-function prepareUserVerification(db: Database['db']) {
-  return callerVerification(db, userRecordColumns).prepare('user_verification');
-}
-
-function callerVerification<TUser extends Record<string, PgColumn>>(db: Database['db'], userColumns: TUser) {
-  return db
-    .select({
-      membership: { name: memberships.name, slug: memberships.slug, secretKey: memberships.secretKey },
-      session: {
-        userId: tokenSessions.userId,
-        scopes: tokenSessions.scopes,
-        accessJti: tokenSessions.accessJti,
-        refreshJti: tokenSessions.refreshJti,
-        revokedAt: tokenSessions.revokedAt,
-      },
-      user: userColumns,
-    })
+    .select({ membership, session, user })
     .from(memberships)
     .leftJoin(tokenSessions, and(eq(tokenSessions.id, sql.placeholder('sessionId')), eq(tokenSessions.membershipId, memberships.id)))
     .leftJoin(users, and(eq(users.id, tokenSessions.userId), eq(users.membershipId, memberships.id)))
     .where(eq(memberships.id, sql.placeholder('membershipId')));
+}
+
+/** All of it (35 columns): token operations sign new tokens and copy the session's details. */
+function prepareVerification(db: Database['db']) {
+  const session = {
+    ...checkedSessionColumns,
+    id: tokenSessions.id,
+    kind: tokenSessions.kind,
+    parentId: tokenSessions.parentId,
+    accessExpiresAt: tokenSessions.accessExpiresAt,
+    ipAddress: tokenSessions.ipAddress,
+    userAgent: tokenSessions.userAgent,
+  };
+  return verificationLookup(db, signingColumns, session, userRecordColumns).prepare('token_verification');
+}
+
+/** What access decisions need (12 columns): most authenticated routes run this one. */
+function prepareCallerVerification(db: Database['db']) {
+  const user = { isActive: users.isActive, role: users.role, permissions: users.permissions, forbidden: users.forbidden };
+  return verificationLookup(db, checkedMembershipColumns, checkedSessionColumns, user).prepare('caller_verification');
+}
+
+/** The caller's checks with every user column but the password hash (25 columns): what /me answers. */
+function prepareUserVerification(db: Database['db']) {
+  return verificationLookup(db, checkedMembershipColumns, checkedSessionColumns, userRecordColumns).prepare('user_verification');
 }
 
 /**

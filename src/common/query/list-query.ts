@@ -44,11 +44,10 @@ const MAX_SPLIT_VALUES = 20;
 const MAX_SPLIT_WINDOW = 10_000;
 
 /** The distinct values of a `{field: {$in: [...]}}` worth splitting, or undefined. */
-function valuesToSplit(query: ListQuery<unknown>, params: ListParams): string[] | undefined {
-  const where = query.request.where;
-  if (!query.inByIndex || params.sort !== undefined || !isPlainObject(where)) return undefined;
+function valuesToSplit(field: string, where: unknown, params: ListParams): string[] | undefined {
+  if (params.sort !== undefined || !isPlainObject(where)) return undefined;
   if (params.skip + params.limit > MAX_SPLIT_WINDOW) return undefined;
-  const filter = where[query.inByIndex.field];
+  const filter = where[field];
   if (!isPlainObject(filter) || Object.keys(filter).length !== 1 || !Array.isArray(filter.$in)) return undefined;
   // Distinct, or a repeated value would return its rows twice.
   const values = [...new Set<unknown>(filter.$in)];
@@ -64,8 +63,8 @@ export function listSelect<TRow>(query: ListQuery<TRow>, params: ListParams) {
   // Translated even when split below: the same validation and errors either way.
   const condition = and(query.scope, translateWhere(query.schema, query.request.where));
   const order = translateSort(query.schema, params.sort, query.defaultSort);
-  const split = valuesToSplit(query as ListQuery<unknown>, params);
-  if (!split || !query.inByIndex) {
+  const split = query.inByIndex && valuesToSplit(query.inByIndex.field, query.request.where, params);
+  if (!query.inByIndex || !split) {
     return query.executor.select().from(query.table).where(condition).orderBy(order).limit(params.limit).offset(params.skip);
   }
   const { field, resultOrder } = query.inByIndex;

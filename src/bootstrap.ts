@@ -1,10 +1,10 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express from 'express';
-import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { AppConfig } from './config/config';
 import { AppModule } from './app.module';
+import { PreshapedExpressAdapter } from './common/express-adapter';
 import { createLogger, NestPinoLogger } from './common/logger';
 import { expressErrorHandler, requestLogging, requireJsonBody } from './common/http';
 import { httpMetrics, ServiceMetrics } from './metrics';
@@ -20,7 +20,7 @@ export interface CreatedApp {
 
 /** Builds the whole service (used by main.ts and by the e2e tests, so both run the same thing). */
 export async function createApp(config: AppConfig, logger: Logger = createLogger(config.logLevel)): Promise<CreatedApp> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), new PreshapedExpressAdapter(MAX_HEADER_BYTES), {
     bodyParser: false,
     logger: new NestPinoLogger(logger),
     abortOnError: false,
@@ -40,7 +40,5 @@ export async function createApp(config: AppConfig, logger: Logger = createLogger
   app.use(expressErrorHandler(logger));
   serveApiDocs(app, config);
   await app.init();
-  // Node reads this property for every new connection.
-  (app.getHttpServer() as Server & { maxHeaderSize: number }).maxHeaderSize = MAX_HEADER_BYTES;
   return { app, logger };
 }

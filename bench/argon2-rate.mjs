@@ -2,7 +2,7 @@
 /**
  * The raw argon2id verify rate with the service's parameters (m=19456 KiB, t=2, p=1), as many
  * verifies in parallel as the thread pool has threads. Run with the service's UV_THREADPOOL_SIZE;
- * prints one JSON line {rate, p50, p99, threads, seconds}.
+ * prints one JSON line {rate, count, p50, p99, threads, seconds}.
  *   UV_THREADPOOL_SIZE=4 node bench/argon2-rate.mjs [seconds]
  */
 import argon2 from 'argon2';
@@ -26,4 +26,4 @@ await Promise.all(Array.from({ length: threads }, loop));
 const elapsed = (performance.now() - started) / 1000;
 latencies.sort((a, b) => a - b);
 const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-process.stdout.write(`${JSON.stringify({ rate: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), threads, seconds: elapsed })}\n`);
+process.stdout.write(`${JSON.stringify({ rate: latencies.length / elapsed, count: latencies.length, p50: at(0.5), p99: at(0.99), threads, seconds: elapsed })}\n`);

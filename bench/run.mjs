@@ -5,7 +5,9 @@
  * Starts `node dist/main.js` on a fresh database it creates on the PostgreSQL server
  * (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres; the embedded
  * database in a temporary directory when no server answers), prepares data over HTTP, and
- * measures each scenario with autocannon beside a floor measured in the same run:
+ * measures each scenario with autocannon beside a floor measured in the same minute: the
+ * scenario and its floor run in alternating slices (BENCH_ROUNDS of each), because these shared
+ * cores drift by ±15% within minutes and a floor measured once, at the start, moved every ratio:
  *  - bench/floor-app.mjs: a minimal Nest app that verifies the same JWT and does one
  *    primary-key lookup on the same server (the floor of every authenticated route);
  *  - bench/argon2-rate.mjs: raw argon2id verifies with the service's parameters and thread pool
@@ -19,7 +21,7 @@
  * where the time goes.
  *
  * Figures, not a gate: nothing here fails on a number. Environment: BENCH_DURATION (seconds per
- * scenario, 10), BENCH_WARMUP (2), BENCH_CONNECTIONS (16), BENCH_LOG_LEVEL (service LOG_LEVEL, info),
+ * scenario, 8, and as much again for its floor), BENCH_ROUNDS (slices the duration is cut into, 4), BENCH_WARMUP (2), BENCH_CONNECTIONS (16), BENCH_LOG_LEVEL (service LOG_LEVEL, info),
  * BENCH_MAIN (the service entry point, dist/main.js), BENCH_ONLY (comma-separated scenario names
  * to run, e.g. "/me Bearer,check-permission"; the floor always runs), BENCH_NODE_OPTIONS (extra
  * node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_FLOOR_NODE_OPTIONS
@@ -37,8 +39,9 @@ import { constantRate } from './constant-rate.mjs';
 import pg from 'pg';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 4));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -205,6 +208,7 @@ async function measure(options, process) {
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
     total: result.requests.total,
+    seconds: result.duration,
     cpuUs: process ? perRequestUs(cpuSecondsOf(process.child.pid) - cpuBefore) : Number.NaN,
     pgUs: perRequestUs(postgresCpuSeconds() - pgBefore),
   };
@@ -217,6 +221,46 @@ async function scenario(name, process, options) {
   if (WARMUP > 0) await measure({ ...options, duration: WARMUP });
   const result = await measure({ ...options, duration: DURATION }, process);
   return { name, ...result };
+}
+
+/**
+ * Slices of one measurement as one figure: rates and CPU per request over all requests, p50 the
+ * median slice's, p99 the worst slice's (percentiles of separate runs cannot be merged exactly;
+ * the worst one does not flatter).
+ */
+function combine(slices) {
+  const total = slices.reduce((sum, slice) => sum + slice.total, 0);
+  const seconds = slices.reduce((sum, slice) => sum + slice.seconds, 0);
+  const perRequest = (field) => slices.reduce((sum, slice) => sum + slice[field] * slice.total, 0) / Math.max(1, total);
+  const p50s = slices.map((slice) => slice.p50).sort((a, b) => a - b);
+  return {
+    rps: total / seconds,
+    p50: p50s[Math.floor(p50s.length / 2)],
+    p99: Math.max(...slices.map((slice) => slice.p99)),
+    non2xx: slices.reduce((sum, slice) => sum + (slice.non2xx ?? 0), 0),
+    errors: slices.reduce((sum, slice) => sum + (slice.errors ?? 0), 0),
+    total,
+    cpuUs: perRequest('cpuUs'),
+    pgUs: perRequest('pgUs'),
+  };
+}
+
+/**
+ * A warm-up run (discarded), then ROUNDS slices of the scenario, each right after a slice of its
+ * floor (`floorSlice(seconds)`): both see the machine as it is in that minute.
+ */
+async function pairedScenario(name, process, options, floorSlice) {
+  if (ONLY && !ONLY.has(name)) return null;
+  log(`${name} ...`);
+  if (WARMUP > 0) await measure({ ...options, duration: WARMUP });
+  const seconds = DURATION / ROUNDS;
+  const own = [];
+  const floor = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    floor.push(await floorSlice(seconds));
+    own.push(await measure({ ...options, duration: seconds }, process));
+  }
+  return { name, ...combine(own), floor: combine(floor) };
 }
 
 async function prepare(base) {
@@ -308,12 +352,6 @@ async function main() {
   const floorUrl = `http://127.0.0.1:${floorPort}/floor`;
   await waitFor(floorUrl, { headers: { authorization: data.bearer } }, 30_000, floor);
 
-  let argon2Rate = { rate: Number.NaN, p50: Number.NaN, p99: Number.NaN };
-  if (!ONLY || ONLY.has('sign-in')) {
-    log(`raw argon2 verify rate (${THREADS} threads) ...`);
-    argon2Rate = runArgon2Rate(5);
-  }
-
   const json = { 'content-type': 'application/json' };
   const floorResult = await scenario('floor', floor, { url: floorUrl, headers: { authorization: data.bearer } });
   // The same latency measurement on the floor app: what this machine gives at half load anyway.
@@ -324,7 +362,12 @@ async function main() {
   const floorHalfCpuBefore = cpuSecondsOf(floor.child.pid);
   const floorHalf = await constantRate({ ...floorHalfOptions, duration: DURATION });
   floorHalf.cpuUs = (1e6 * (cpuSecondsOf(floor.child.pid) - floorHalfCpuBefore)) / Math.max(1, floorHalf.total);
-  await stop(floor);
+
+  const floorSlice = (seconds) => measure({ url: floorUrl, headers: { authorization: data.bearer }, duration: seconds }, floor);
+  const argon2Slice = (seconds) => {
+    const raw = runArgon2Rate(seconds);
+    return { rps: raw.rate, p50: raw.p50, p99: raw.p99, total: raw.count, seconds: raw.seconds, cpuUs: Number.NaN, pgUs: Number.NaN };
+  };
 
   const bearer = { authorization: data.bearer };
   const checkUrl = `${base}/roles/check-permission?permission=users.read`;
@@ -365,9 +408,10 @@ async function main() {
     // than autovacuum's next look (a minute): give the planner the statistics a running
     // service would have, so this measures the steady state and not a just-grown table.
     if (name === 'events _query' && databaseUrl && (!ONLY || ONLY.has(name))) await analyze(databaseUrl, 'events');
-    const result = await scenario(name, service, options);
+    const result = await pairedScenario(name, service, options, name === 'sign-in' ? argon2Slice : floorSlice);
     if (result) results.push(result);
   }
+  await stop(floor);
 
   // The targets ask for p99 under 10 ms at half of the maximum rate of these three.
   const halfRate = [];
@@ -387,22 +431,19 @@ async function main() {
   lines.push(
     `Portcullis bench: node ${process.version}, ${availableParallelism()} cores (${cpu}), ` +
       `${databaseUrl ? 'PostgreSQL server 127.0.0.1:5432' : 'embedded PostgreSQL (PGlite)'}, UV_THREADPOOL_SIZE=${THREADS}, ` +
-      `LOG_LEVEL=${LOG_LEVEL}, ${CONNECTIONS} connections (sign-in ${THREADS * 2}), ${DURATION} s per scenario after ${WARMUP} s warm-up`,
+      `LOG_LEVEL=${LOG_LEVEL}, ${CONNECTIONS} connections (sign-in ${THREADS * 2}), ${DURATION} s per scenario and as much for its floor, after ${WARMUP} s warm-up`,
   );
   lines.push('');
   const header =
     `${pad('scenario', 24)} ${pad('req/s', 8, true)} ${pad('p50 ms', 7, true)} ${pad('p99 ms', 7, true)} ${pad('cpu µs', 7, true)} ${pad('pg µs', 6, true)}   ` +
-    `${pad('floor', 46)} ${pad('of floor', 9, true)}  notes`;
+    `${pad('its floor, in the same minute', 46)} ${pad('of floor', 9, true)}  notes`;
   lines.push(header, '-'.repeat(header.length + 10));
-  const floorText = `Nest+JWT+PK ${fmt(floorResult.rps)} req/s p50 ${fmt(floorResult.p50)} p99 ${fmt(floorResult.p99)}`;
   lines.push(
-    `${pad('floor app', 24)} ${pad(fmt(floorResult.rps), 8, true)} ${pad(fmt(floorResult.p50), 7, true)} ${pad(fmt(floorResult.p99), 7, true)} ` +
+    `${pad('floor app (alone)', 24)} ${pad(fmt(floorResult.rps), 8, true)} ${pad(fmt(floorResult.p50), 7, true)} ${pad(fmt(floorResult.p99), 7, true)} ` +
       `${pad(fmt(floorResult.cpuUs), 7, true)} ${pad(fmt(floorResult.pgUs), 6, true)}`,
   );
-  const argonText = `argon2 raw ${fmt(argon2Rate.rate)} /s p50 ${fmt(argon2Rate.p50)} p99 ${fmt(argon2Rate.p99)}`;
   for (const result of results) {
-    const isSignIn = result.name === 'sign-in';
-    const floorRate = isSignIn ? argon2Rate.rate : floorResult.rps;
+    const floorText = `${result.name === 'sign-in' ? 'argon2 raw' : 'Nest+JWT+PK'} ${fmt(result.floor.rps)} /s p50 ${fmt(result.floor.p50)} p99 ${fmt(result.floor.p99)}`;
     const notes = [];
     if (result.name.startsWith('refresh')) notes.push(`per core ${fmt(result.rps / 1)} req/s (one single-threaded process)`);
     if (result.non2xx) notes.push(`${result.non2xx} non-2xx!`);
@@ -410,11 +451,14 @@ async function main() {
     lines.push(
       `${pad(result.name, 24)} ${pad(fmt(result.rps), 8, true)} ${pad(fmt(result.p50), 7, true)} ${pad(fmt(result.p99), 7, true)} ` +
         `${pad(fmt(result.cpuUs), 7, true)} ${pad(fmt(result.pgUs), 6, true)}   ` +
-        `${pad(isSignIn ? argonText : floorText, 46)} ${pad(`${fmt((100 * result.rps) / floorRate)}%`, 9, true)}  ${notes.join('; ')}`,
+        `${pad(floorText, 46)} ${pad(`${fmt((100 * result.rps) / result.floor.rps)}%`, 9, true)}  ${notes.join('; ')}`,
     );
   }
   lines.push('');
   lines.push('cpu µs / pg µs: CPU time per request of the process under test / of the PostgreSQL server.');
+  lines.push(
+    `Each scenario and its floor ran in ${ROUNDS} alternating slices of ${fmt(DURATION / ROUNDS, 1)} s; p50 is the median slice's, p99 the worst slice's.`,
+  );
   lines.push('');
   lines.push('At half of the measured maximum rate, requests evenly spaced (open loop; latency from each request\'s due time):');
   for (const result of [{ name: 'floor app', rate: floorHalfRate, ...floorHalf }, ...halfRate]) {

@@ -44,7 +44,7 @@ describe('WebhookDispatcher', () => {
   });
 
   let counter = 0;
-  async function setup(webhookRequest: { url: string; method?: string }, options: { status?: 'active' | 'passive'; event?: string; tryCount?: number } = {}) {
+  async function setup(webhookRequest: { url: string; method?: string }, options: { status?: 'active' | 'passive'; event?: string; tryCount?: number; timeoutMs?: number } = {}) {
     const membershipId = `m-${++counter}`;
     await database.db.insert(memberships).values({ id: membershipId, name: membershipId, slug: membershipId, secretKey: 'k'.repeat(43), createdBy: 'system' });
     const eventRepository = new EventRepository(database);
@@ -52,7 +52,7 @@ describe('WebhookDispatcher', () => {
     const webhooks = new WebhookRepository(database);
     const registry = new QueueRegistry();
     const calls: OutgoingCall[] = [];
-    const config = loadConfig({ DATABASE_URL: 'memory://', WEBHOOK_TIMEOUT_MS: '300', SHUTDOWN_DRAIN_MS: '1000' });
+    const config = loadConfig({ DATABASE_URL: 'memory://', WEBHOOK_TIMEOUT_MS: String(options.timeoutMs ?? 300), SHUTDOWN_DRAIN_MS: '1000' });
     const dispatcher = new WebhookDispatcher(recorder, webhooks, config, logger, registry, { observe: (call) => calls.push(call) });
     const webhook = await database.db.transaction((tx) =>
       webhooks.insert(membershipId, tx, {
@@ -121,7 +121,9 @@ describe('WebhookDispatcher', () => {
 
   it('drops calls beyond capacity with a log line naming the webhook, never the payload', async () => {
     receiver.answer('hang');
-    const { membershipId, recorder, dispatcher, webhook } = await setup({ url: receiver.url('/full') });
+    // Calls must still hang when the queue is inspected: with the usual 300 ms timeout, a loaded
+    // machine let the first calls time out (and the queue move on) before the assertions ran.
+    const { membershipId, recorder, dispatcher, webhook } = await setup({ url: receiver.url('/full') }, { timeoutMs: 60_000 });
     const rows = recorder.prepare(
       Array.from({ length: WEBHOOK_QUEUE_CAPACITY + WEBHOOK_QUEUE_CONCURRENCY + 3 }, (_, i) => ({
         membershipId,

@@ -66,25 +66,33 @@ function log(message) {
   process.stderr.write(`[bench] ${message}\n`);
 }
 
-/** CPU seconds (user + system) a process has used so far; NaN where /proc is not there. */
-function cpuSecondsOf(pid) {
+/**
+ * CPU seconds (user + system) a process has used so far; NaN where /proc is not there. With
+ * `reapedChildren`, also what its children that have exited used (cutime + cstime).
+ */
+function cpuSecondsOf(pid, reapedChildren = false) {
   try {
     // Fields after the command name, which sits in parentheses and may contain spaces.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+    const ticks = Number(fields[11]) + Number(fields[12]) + (reapedChildren ? Number(fields[13]) + Number(fields[14]) : 0);
+    return ticks / CLOCK_TICKS_PER_SECOND;
   } catch {
     return Number.NaN;
   }
 }
 
-/** CPU seconds used so far by every PostgreSQL server process on this machine. */
+/**
+ * CPU seconds used so far by every PostgreSQL server process on this machine, those that ended
+ * included: a backend or autovacuum worker that exits hands its time to the postmaster's
+ * children counters (without them, one exiting worker made a scenario's figure negative).
+ */
 function postgresCpuSeconds() {
   let total = 0;
   try {
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       try {
-        if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuSecondsOf(entry);
+        if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuSecondsOf(entry, true);
       } catch {
         // the process ended meanwhile
       }

@@ -5,8 +5,8 @@ import { events, type EventRow } from '../database/schema';
 import { EventRepository } from './event.repository';
 
 /**
- * The group-commit insert sends every column as one array parameter. Documents must come back
- * exactly as written, whatever characters they hold (array literals quote and escape them).
+ * The group-commit insert sends the whole batch as one JSON parameter. Ids and documents must come
+ * back exactly as written, whatever characters they hold (quotes, backslashes, braces, unicode).
  * Runs on the embedded database, or on the PostgreSQL server when TEST_DATABASE_URL is set.
  */
 describe('EventRepository.insertBatch', () => {
@@ -39,6 +39,7 @@ describe('EventRepository.insertBatch', () => {
       row(2, { unicode: 'zoë ☃ 𝄞', nested: { list: [1, '2', null, { deep: ['{}', '""'] }] }, empty: '' }),
       row(3, { sql: "'); drop table events; --", newline: 'a\nb\tc' }, { n: 1.5, t: true }),
       row(4, {}),
+      { ...row(6, { key: 'value' }, null), id: 'ev-6 "quoted" \\ {brace}', eventType: 'User"Updated' },
     ];
     await repository.insertBatch(rows);
     const stored = await database.db.select().from(events).where(eq(events.membershipId, 'm-batch')).orderBy(asc(events.id));

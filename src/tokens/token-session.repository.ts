@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, getTableColumns, inArray, isNull, or, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
-import { eventArrays, eventsFromArrays } from '../events/event.repository';
+import { eventRecords, eventsFromJson } from '../events/event.repository';
 import { events, memberships, tokenSessions, users, type EventRow, type MembershipRow, type TokenSessionRow, type UserRecord, type UserRow } from '../database/schema';
 
 export type NewTokenSession = typeof tokenSessions.$inferInsert & { createdAt: Date };
@@ -161,7 +161,7 @@ function prepareIssue(db: Database['db']) {
   return db
     .with(consumed, created)
     .insert(events)
-    .select(sql`${eventsFromArrays} where exists (select 1 from created)`)
+    .select(sql`${eventsFromJson} where exists (select 1 from created)`)
     .returning({ id: events.id })
     .prepare('issue_token_session');
 }
@@ -240,7 +240,7 @@ export class TokenSessionRepository {
       ipAddress: session.ipAddress ?? null,
       userAgent: session.userAgent ?? null,
       createdAt: iso(session.createdAt),
-      ...eventArrays(eventRows),
+      ...eventRecords(eventRows),
     });
     return logged.length > 0;
   }

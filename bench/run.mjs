@@ -21,7 +21,8 @@
  * where the time goes.
  *
  * Figures, not a gate: nothing here fails on a number. Environment: BENCH_DURATION (seconds per
- * scenario, 8, and as much again for its floor), BENCH_ROUNDS (slices the duration is cut into, 4), BENCH_WARMUP (2), BENCH_CONNECTIONS (16), BENCH_LOG_LEVEL (service LOG_LEVEL, info),
+ * scenario, 8, and as much again for its floor), BENCH_ROUNDS (slices the duration is cut into,
+ * 4), BENCH_WARMUP (2), BENCH_CONNECTIONS (16), BENCH_LOG_LEVEL (service LOG_LEVEL, info),
  * BENCH_MAIN (the service entry point, dist/main.js), BENCH_ONLY (comma-separated scenario names
  * to run, e.g. "/me Bearer,check-permission"; the floor always runs), BENCH_NODE_OPTIONS (extra
  * node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_FLOOR_NODE_OPTIONS
@@ -222,13 +223,11 @@ async function measure(options, process) {
   };
 }
 
-/** A warm-up run (discarded), then the measured one. */
-async function scenario(name, process, options) {
-  if (ONLY && name !== 'floor' && !ONLY.has(name)) return null;
-  log(`${name} ...`);
+/** The floor app alone (its rate sets the half-load rate): a warm-up run, then the measured one. */
+async function measureAlone(process, options) {
+  log(`${process.name} alone ...`);
   if (WARMUP > 0) await measure({ ...options, duration: WARMUP });
-  const result = await measure({ ...options, duration: DURATION }, process);
-  return { name, ...result };
+  return measure({ ...options, duration: DURATION }, process);
 }
 
 /**
@@ -361,7 +360,7 @@ async function main() {
   await waitFor(floorUrl, { headers: { authorization: data.bearer } }, 30_000, floor);
 
   const json = { 'content-type': 'application/json' };
-  const floorResult = await scenario('floor', floor, { url: floorUrl, headers: { authorization: data.bearer } });
+  const floorResult = await measureAlone(floor, { url: floorUrl, headers: { authorization: data.bearer } });
   // The same latency measurement on the floor app: what this machine gives at half load anyway.
   const floorHalfRate = Math.max(1, Math.floor(floorResult.rps / 2));
   log(`floor at ${floorHalfRate} req/s ...`);

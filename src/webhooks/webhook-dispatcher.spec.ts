@@ -44,7 +44,7 @@ describe('WebhookDispatcher', () => {
   });
 
   let counter = 0;
-  async function setup(webhookRequest: { url: string; method?: string }, options: { status?: 'active' | 'passive'; event?: string; tryCount?: number; timeoutMs?: number } = {}) {
+  async function setup(webhookRequest: { url: string; method?: string }, options: { status?: 'active' | 'passive'; event?: string; tryCount?: number; timeoutMs?: number; drainMs?: number } = {}) {
     const membershipId = `m-${++counter}`;
     await database.db.insert(memberships).values({ id: membershipId, name: membershipId, slug: membershipId, secretKey: 'k'.repeat(43), createdBy: 'system' });
     const eventRepository = new EventRepository(database);
@@ -52,7 +52,7 @@ describe('WebhookDispatcher', () => {
     const webhooks = new WebhookRepository(database);
     const registry = new QueueRegistry();
     const calls: OutgoingCall[] = [];
-    const config = loadConfig({ DATABASE_URL: 'memory://', WEBHOOK_TIMEOUT_MS: String(options.timeoutMs ?? 300), SHUTDOWN_DRAIN_MS: '1000' });
+    const config = loadConfig({ DATABASE_URL: 'memory://', WEBHOOK_TIMEOUT_MS: String(options.timeoutMs ?? 300), SHUTDOWN_DRAIN_MS: String(options.drainMs ?? 1000) });
     const dispatcher = new WebhookDispatcher(recorder, webhooks, config, logger, registry, { observe: (call) => calls.push(call) });
     const webhook = await database.db.transaction((tx) =>
       webhooks.insert(membershipId, tx, {
@@ -156,7 +156,9 @@ describe('WebhookDispatcher', () => {
 
   it('drains on application shutdown within shutdownDrainMs, delivering what is queued', async () => {
     receiver.answer(200);
-    const { membershipId, recorder, dispatcher, resultEvents } = await setup({ url: receiver.url('/drain') });
+    // Generous limits: on a loaded CI machine 20 calls took longer than a 1 s drain and 3 were
+    // (correctly) counted lost. What is asserted here is that drain delivers, not how fast.
+    const { membershipId, recorder, dispatcher, resultEvents } = await setup({ url: receiver.url('/drain') }, { timeoutMs: 10_000, drainMs: 30_000 });
     recorder.publish(recorder.prepare(Array.from({ length: 20 }, () => ({ membershipId, eventType: 'UserCreated' as const, utilizerId: 'u', document: {} }))));
     await dispatcher.beforeApplicationShutdown();
     expect(receiver.received()).toHaveLength(20);

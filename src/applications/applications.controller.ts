@@ -1,11 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { parseBulkIds, type ListPage } from '../common/query';
 import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema, SysSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, QueryBodyDto } from '../common/query/query-body';
+import { BulkDeleteBodyDto, parseQueryBody, QueryBodyDto } from '../common/query/query-body';
 import { ApplicationBodyDto } from './application.dto';
 import type { ApplicationResponse } from './application.mapper';
 import { APPLICATION_SORTABLE_FIELDS } from './application.repository';
@@ -48,15 +48,16 @@ export class ApplicationsController {
   @HttpCode(200)
   @RequirePermission('applications.read')
   @ApiOperation({ summary: 'Query applications with where/select' })
+  @ApiBody({ type: QueryBodyDto })
   @ApiListParams(APPLICATION_SORTABLE_FIELDS)
   @ApiListResponse(ApplicationSchema)
   @ApiErrors(400, 403, 404)
   query(
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
-    @Body() body: QueryBodyDto,
+    @Body() body: unknown,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.applications.list(membershipId, { query, where: body.where, select: body.select });
+    return this.applications.list(membershipId, { query, ...parseQueryBody(body) });
   }
 
   // Declared before ':id' so that "search" is not taken for an id.

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
@@ -10,7 +10,7 @@ import { CreateMembershipDto, UpdateMembershipDto } from './membership.dto';
 import type { MembershipResponse } from './membership.mapper';
 import { MembershipSchema, ProvisionedMembershipSchema } from './membership.schemas';
 import { MembershipsService } from './memberships.service';
-import { QueryBodyDto } from '../common/query/query-body';
+import { parseQueryBody, QueryBodyDto } from '../common/query/query-body';
 
 const SORTABLE = '_id, name, slug, sys.created_at, sys.modified_at';
 
@@ -38,11 +38,12 @@ export class MembershipsController {
   @HttpCode(200)
   @RequirePermission('memberships.read')
   @ApiOperation({ summary: 'Query memberships with where/select (system membership callers only)' })
+  @ApiBody({ type: QueryBodyDto })
   @ApiListParams(SORTABLE)
   @ApiListResponse(MembershipSchema)
   @ApiErrors(400, 403)
-  query(@CurrentCaller() caller: Caller, @Query() query: Record<string, unknown>, @Body() body: QueryBodyDto): Promise<ListPage<Record<string, unknown>>> {
-    return this.memberships.list(caller, { query, where: body.where, select: body.select });
+  query(@CurrentCaller() caller: Caller, @Query() query: Record<string, unknown>, @Body() body: unknown): Promise<ListPage<Record<string, unknown>>> {
+    return this.memberships.list(caller, { query, ...parseQueryBody(body) });
   }
 
   @Get(':id')

@@ -1,11 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { parseBulkIds, type ListPage } from '../common/query';
 import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema, SysSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, QueryBodyDto } from '../common/query/query-body';
+import { BulkDeleteBodyDto, parseQueryBody, QueryBodyDto } from '../common/query/query-body';
 import { RoleBodyDto } from './role.dto';
 import type { RoleResponse } from './role.mapper';
 import { ROLE_SORTABLE_FIELDS } from './role.repository';
@@ -42,15 +42,16 @@ export class RolesController {
   @HttpCode(200)
   @RequirePermission('roles.read')
   @ApiOperation({ summary: 'Query roles with where/select' })
+  @ApiBody({ type: QueryBodyDto })
   @ApiListParams(ROLE_SORTABLE_FIELDS)
   @ApiListResponse(RoleSchema)
   @ApiErrors(400, 403, 404)
   query(
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
-    @Body() body: QueryBodyDto,
+    @Body() body: unknown,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.roles.list(membershipId, { query, where: body.where, select: body.select });
+    return this.roles.list(membershipId, { query, ...parseQueryBody(body) });
   }
 
   // Declared before ':id' so that "search" is not taken for an id.

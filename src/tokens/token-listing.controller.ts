@@ -1,11 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import type { ListPage } from '../common/query';
 import { ApiListParams, ApiListResponse } from '../common/api-docs';
-import { QueryBodyDto } from '../common/query/query-body';
+import { parseQueryBody, QueryBodyDto } from '../common/query/query-body';
 import type { TokenSessionResponse } from './token-listing.mapper';
 import { TOKEN_LISTING_SORTABLE_FIELDS } from './token-listing.schema';
 import { TokenListingService } from './token-listing.service';
@@ -51,15 +51,16 @@ export class TokenListingController {
   @HttpCode(200)
   @RequirePermission('tokens.read')
   @ApiOperation({ summary: 'Query live token sessions with where/select' })
+  @ApiBody({ type: QueryBodyDto })
   @ApiListParams(TOKEN_LISTING_SORTABLE_FIELDS)
   @ApiListResponse(TokenSessionSchema)
   @ApiErrors(400, 403, 404)
   queryActive(
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
-    @Body() body: QueryBodyDto,
+    @Body() body: unknown,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.listings.list(membershipId, 'active', { query, where: body.where, select: body.select });
+    return this.listings.list(membershipId, 'active', { query, ...parseQueryBody(body) });
   }
 
   @Get('active-tokens/:id')
@@ -95,14 +96,15 @@ export class TokenListingController {
   @HttpCode(200)
   @RequirePermission('tokens.read')
   @ApiOperation({ summary: 'Query revoked token sessions with where/select' })
+  @ApiBody({ type: QueryBodyDto })
   @ApiListParams(TOKEN_LISTING_SORTABLE_FIELDS)
   @ApiListResponse(TokenSessionSchema)
   @ApiErrors(400, 403, 404)
   queryRevoked(
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
-    @Body() body: QueryBodyDto,
+    @Body() body: unknown,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.listings.list(membershipId, 'revoked', { query, where: body.where, select: body.select });
+    return this.listings.list(membershipId, 'revoked', { query, ...parseQueryBody(body) });
   }
 }

@@ -4,9 +4,8 @@ import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, QueryBodyDto } from '../common/query/query-body';
+import { BulkDeleteBodyDto, parseQueryBody, QueryBodyDto } from '../common/query/query-body';
 import type { ListPage } from '../common/query';
-import { readQueryBody } from '../users/request-body';
 import type { UserTypeResponse } from './user-type.mapper';
 import { UserTypeBodyDto, UserTypeBodyPipe, type UserTypeInput } from './user-type.dto';
 import { UserTypePropertySchema, UserTypeSchema } from './user-type.schemas';
@@ -44,7 +43,7 @@ export class UserTypesController {
     @Query() query: Record<string, unknown>,
     @Body() body: unknown,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.userTypes.list(membershipId, query, readQueryBody(body));
+    return this.userTypes.list(membershipId, query, parseQueryBody(body));
   }
 
   @Post()

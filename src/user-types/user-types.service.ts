@@ -5,7 +5,7 @@ import { newId, slugify } from '../common/ids';
 import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
 import type { UserTypeRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
-import { type QueryBody } from '../users/request-body';
+import { type QueryBody } from '../common/query/query-body';
 import { validationFailure } from '../common/validation';
 import { sameJson } from '../common/same-json';
 import { UserTypeCache } from './user-type-cache';

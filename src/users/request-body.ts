@@ -59,18 +59,3 @@ export function splitBody(body: Record<string, unknown>, known: ReadonlySet<stri
   return { known: knownPart, rest };
 }
 
-export interface QueryBody {
-  where?: unknown;
-  select?: unknown;
-}
-
-/** The body of `POST .../_query`: `{where?, select?}`, or no body at all. */
-export function readQueryBody(body: unknown): QueryBody {
-  if (body === undefined || body === null) return {};
-  const object = requireJsonObject(body);
-  const unknown = Object.keys(object).filter((key) => key !== 'where' && key !== 'select');
-  if (unknown.length) {
-    throw validationFailure(unknown.slice(0, 10).map((key) => ({ field: key.slice(0, 64), message: 'should not exist (a query body has where and select)' })));
-  }
-  return { where: object.where, select: object.select };
-}

@@ -4,11 +4,10 @@ import type { Caller } from '../auth/caller';
 import { CurrentCaller, CurrentDecision, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, QueryBodyDto } from '../common/query/query-body';
+import { BulkDeleteBodyDto, parseQueryBody, QueryBodyDto } from '../common/query/query-body';
 import { UserResource } from '../openapi/resource-schemas';
 import type { ListPage } from '../common/query';
 import type { Decision } from '../permissions';
-import { readQueryBody } from './request-body';
 import {
   ChangePasswordDto,
   CreateUserBodyDto,
@@ -56,7 +55,7 @@ export class UsersController {
     @Query() query: Record<string, unknown>,
     @Body() body: unknown,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.users.list(membershipId, query, readQueryBody(body));
+    return this.users.list(membershipId, query, parseQueryBody(body));
   }
 
   @Get('search')

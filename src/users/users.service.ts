@@ -13,7 +13,7 @@ import { TokenRevoker } from '../tokens/token-revoker';
 import { storedDefinitions, validateCustomFields, type CustomFieldSchema, type ValidatedCustomFields } from '../user-types/custom-fields';
 import { UserTypeCache } from '../user-types/user-type-cache';
 import { PasswordHasher } from './password-hasher';
-import { type QueryBody } from './request-body';
+import { type QueryBody } from '../common/query/query-body';
 import { validationFailure } from '../common/validation';
 import { sameJson } from '../common/same-json';
 import type { CreateUserFieldsDto, UserFieldsDto, UserInput } from './user.dto';

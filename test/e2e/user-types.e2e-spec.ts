@@ -203,6 +203,9 @@ describe('user types API', () => {
       const bad = await t.http().post(`${base}/_query`).set(as(admin)).send({ where: { name: { $regex: '.*' } } });
       expect(bad.status).toBe(400);
       expect(bad.body.errorCode).toBe('InvalidQuery');
+      const stray = await t.http().post(`${base}/_query`).set(as(admin)).send({ filter: { name: 'x' } });
+      expect(stray.status).toBe(400);
+      expect(stray.body.errorCode).toBe('InvalidQuery');
       const badSort = await t.http().get(base).query({ sort: 'description' }).set(as(admin));
       expect(badSort.status).toBe(400);
     });

@@ -507,7 +507,7 @@ describe('users API', () => {
       expect(proto.body.errorCode).toBe('InvalidQuery');
       const extra = await t.http().post(`${base}/_query`).set(as(admin)).send({ filter: {} });
       expect(extra.status).toBe(400);
-      expect(extra.body.errorCode).toBe('ModelValidationError');
+      expect(extra.body.errorCode).toBe('InvalidQuery');
     });
   });
 

@@ -186,5 +186,6 @@ export function hostileQueries(field: string, hiddenField: string): { name: stri
     { name: 'select of a hidden field', body: { select: { [hiddenField]: 1 } } },
     { name: 'where that is not an object', body: { where: ['x'] } },
     { name: 'operator mixed with plain keys', body: { where: { [field]: { $eq: 'x', plain: 1 } } } },
+    { name: 'a body key besides where and select', body: { filter: { [field]: 'x' } } },
   ];
 }

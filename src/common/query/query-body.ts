@@ -36,11 +36,18 @@ export class BulkDeleteBodyDto {
   ids?: unknown;
 }
 
+/** What a `_query` body holds; the translator checks both parts. */
+export interface QueryBody {
+  where?: unknown;
+  select?: unknown;
+}
+
 /**
- * Reads `{where?, select?}` from a raw `_query` body, for routes that take the body without the
- * validation pipe so that every malformed query answers the same 400 InvalidQuery.
+ * Reads `{where?, select?}` from a raw `_query` body. Every `_query` route takes its body raw,
+ * without the validation pipe, so that every malformed query, a stray key included, answers the
+ * same 400 InvalidQuery (contract, "Query language").
  */
-export function parseQueryBody(body: unknown): { where?: unknown; select?: unknown } {
+export function parseQueryBody(body: unknown): QueryBody {
   if (body === undefined || body === null) return {};
   if (typeof body !== 'object' || Array.isArray(body)) {
     throw new DomainError('InvalidQuery', 'The query body must be a JSON object such as {"where": {...}, "select": {...}}');

@@ -138,8 +138,8 @@ function prepareSignIn(db: Database['db']) {
 /**
  * Issuance as one prepared statement whose text never changes (sign-in, scoped tokens and refresh
  * all run it): mark the refreshed session used (only when `consume`, only if still unused),
- * create the new session (unless a refresh lost the race), and write its events from arrays. The
- * events inserted, returned, say whether the session was created.
+ * create the new session (unless a refresh lost the race), and write its events from one JSON
+ * parameter. The events inserted, returned, say whether the session was created.
  */
 function prepareIssue(db: Database['db']) {
   const p = (name: string) => sql.placeholder(name);

@@ -11,9 +11,8 @@ import { createServer, IncomingMessage, ServerResponse } from 'node:http';
  * after that much of what a request allocates survives the next young-generation GC. (V8 must
  * re-shape an object whose prototype changes; we measured the effect, not V8's internals.)
  * Measured with --trace-gc-nvp on a bare Express app at 1,000 req/s: about 40% of what a
- * request allocated survived each
- * scavenge and was promoted, scavenges took 5 to 17 ms (0.7 ms without), and p99 latency was
- * 12 to 15 ms (4.5 ms without). When the prototype is already the one Express sets,
+ * request allocated survived each scavenge and was promoted, scavenges took 5 to 17 ms (0.7 ms
+ * without), and p99 latency was 12 to 15 ms (4.5 ms without). When the prototype is already the one Express sets,
  * `setPrototypeOf` is a no-op (the language says so: same prototype, nothing to do).
  *
  * Only the plain HTTP server is built here; options this service never passes (HTTPS, forced

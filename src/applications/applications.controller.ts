@@ -5,7 +5,7 @@ import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { parseBulkIds, type ListPage } from '../common/query';
 import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema, SysSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, parseQueryBody, QueryBodyDto } from '../common/query/query-body';
+import { BulkDeleteBodyDto, type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
 import { ApplicationBodyDto } from './application.dto';
 import type { ApplicationResponse } from './application.mapper';
 import { APPLICATION_SORTABLE_FIELDS } from './application.repository';
@@ -55,9 +55,9 @@ export class ApplicationsController {
   query(
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
-    @Body() body: unknown,
+    @QueryBodyParam() body: QueryBody,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.applications.list(membershipId, { query, ...parseQueryBody(body) });
+    return this.applications.list(membershipId, { query, ...body });
   }
 
   // Declared before ':id' so that "search" is not taken for an id.

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
@@ -6,7 +6,7 @@ import type { ListPage } from '../common/query';
 import { EventsService } from './events.service';
 import type { EventResponse } from './event.mapper';
 import { ApiListParams } from '../common/api-docs';
-import { QueryBodyDto } from '../common/query/query-body';
+import { type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
 
 const EVENT_SCHEMA = {
   type: 'object',
@@ -52,8 +52,7 @@ export class EventsController {
   query(
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
-    // Raw on purpose: every malformed query answers 400 InvalidQuery (see parseQueryBody).
-    @Body() body: unknown,
+    @QueryBodyParam() body: QueryBody,
   ): Promise<ListPage<Record<string, unknown>>> {
     return this.events.query(membershipId, query, body);
   }

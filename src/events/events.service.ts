@@ -3,7 +3,7 @@ import { DomainError } from '../common/errors';
 import type { ListPage } from '../common/query';
 import { EventRepository } from './event.repository';
 import { toEventResponse, type EventResponse } from './event.mapper';
-import { parseQueryBody } from '../common/query/query-body';
+import type { QueryBody } from '../common/query/query-body';
 
 /** The read-only event log of a membership. */
 @Injectable()
@@ -20,7 +20,7 @@ export class EventsService {
     return this.events.list(membershipId, { query });
   }
 
-  query(membershipId: string, query: Record<string, unknown>, body: unknown): Promise<ListPage<Record<string, unknown>>> {
-    return this.events.list(membershipId, { query, ...parseQueryBody(body) });
+  query(membershipId: string, query: Record<string, unknown>, body: QueryBody): Promise<ListPage<Record<string, unknown>>> {
+    return this.events.list(membershipId, { query, ...body });
   }
 }

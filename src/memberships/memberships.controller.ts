@@ -10,7 +10,7 @@ import { CreateMembershipDto, UpdateMembershipDto } from './membership.dto';
 import type { MembershipResponse } from './membership.mapper';
 import { MembershipSchema, ProvisionedMembershipSchema } from './membership.schemas';
 import { MembershipsService } from './memberships.service';
-import { parseQueryBody, QueryBodyDto } from '../common/query/query-body';
+import { type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
 
 const SORTABLE = '_id, name, slug, sys.created_at, sys.modified_at';
 
@@ -42,8 +42,8 @@ export class MembershipsController {
   @ApiListParams(SORTABLE)
   @ApiListResponse(MembershipSchema)
   @ApiErrors(400, 403)
-  query(@CurrentCaller() caller: Caller, @Query() query: Record<string, unknown>, @Body() body: unknown): Promise<ListPage<Record<string, unknown>>> {
-    return this.memberships.list(caller, { query, ...parseQueryBody(body) });
+  query(@CurrentCaller() caller: Caller, @Query() query: Record<string, unknown>, @QueryBodyParam() body: QueryBody): Promise<ListPage<Record<string, unknown>>> {
+    return this.memberships.list(caller, { query, ...body });
   }
 
   @Get(':id')

@@ -5,7 +5,7 @@ import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { parseBulkIds, type ListPage } from '../common/query';
 import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema, SysSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, parseQueryBody, QueryBodyDto } from '../common/query/query-body';
+import { BulkDeleteBodyDto, type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
 import { RoleBodyDto } from './role.dto';
 import type { RoleResponse } from './role.mapper';
 import { ROLE_SORTABLE_FIELDS } from './role.repository';
@@ -49,9 +49,9 @@ export class RolesController {
   query(
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
-    @Body() body: unknown,
+    @QueryBodyParam() body: QueryBody,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.roles.list(membershipId, { query, ...parseQueryBody(body) });
+    return this.roles.list(membershipId, { query, ...body });
   }
 
   // Declared before ':id' so that "search" is not taken for an id.

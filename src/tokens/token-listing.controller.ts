@@ -1,11 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import type { ListPage } from '../common/query';
 import { ApiListParams, ApiListResponse } from '../common/api-docs';
-import { parseQueryBody, QueryBodyDto } from '../common/query/query-body';
+import { type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
 import type { TokenSessionResponse } from './token-listing.mapper';
 import { TOKEN_LISTING_SORTABLE_FIELDS } from './token-listing.schema';
 import { TokenListingService } from './token-listing.service';
@@ -58,9 +58,9 @@ export class TokenListingController {
   queryActive(
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
-    @Body() body: unknown,
+    @QueryBodyParam() body: QueryBody,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.listings.list(membershipId, 'active', { query, ...parseQueryBody(body) });
+    return this.listings.list(membershipId, 'active', { query, ...body });
   }
 
   @Get('active-tokens/:id')
@@ -103,8 +103,8 @@ export class TokenListingController {
   queryRevoked(
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
-    @Body() body: unknown,
+    @QueryBodyParam() body: QueryBody,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.listings.list(membershipId, 'revoked', { query, ...parseQueryBody(body) });
+    return this.listings.list(membershipId, 'revoked', { query, ...body });
   }
 }

@@ -4,7 +4,7 @@ import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, parseQueryBody, QueryBodyDto } from '../common/query/query-body';
+import { BulkDeleteBodyDto, type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
 import type { ListPage } from '../common/query';
 import type { UserTypeResponse } from './user-type.mapper';
 import { UserTypeBodyDto, UserTypeBodyPipe, type UserTypeInput } from './user-type.dto';
@@ -41,9 +41,9 @@ export class UserTypesController {
   query(
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
-    @Body() body: unknown,
+    @QueryBodyParam() body: QueryBody,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.userTypes.list(membershipId, query, parseQueryBody(body));
+    return this.userTypes.list(membershipId, query, body);
   }
 
   @Post()

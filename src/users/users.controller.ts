@@ -4,7 +4,7 @@ import type { Caller } from '../auth/caller';
 import { CurrentCaller, CurrentDecision, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, parseQueryBody, QueryBodyDto } from '../common/query/query-body';
+import { BulkDeleteBodyDto, type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
 import { UserResource } from '../openapi/resource-schemas';
 import type { ListPage } from '../common/query';
 import type { Decision } from '../permissions';
@@ -53,9 +53,9 @@ export class UsersController {
   query(
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
-    @Body() body: unknown,
+    @QueryBodyParam() body: QueryBody,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.users.list(membershipId, query, parseQueryBody(body));
+    return this.users.list(membershipId, query, body);
   }
 
   @Get('search')

@@ -5,7 +5,7 @@ import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import type { ListPage } from '../common/query';
 import { ApiListParams } from '../common/api-docs';
-import { QueryBodyDto } from '../common/query/query-body';
+import { type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
 import { BulkDeleteAnswerDto, BulkDeleteDto, WebhookBodyDto, WebhookPageDto, WebhookResponseDto } from './webhook.dto';
 import type { WebhookResponse } from './webhook.mapper';
 import { WebhooksService } from './webhooks.service';
@@ -40,8 +40,7 @@ export class WebhooksController {
   query(
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
-    // Raw on purpose: every malformed query answers 400 InvalidQuery (see parseQueryBody).
-    @Body() body: unknown,
+    @QueryBodyParam() body: QueryBody,
   ): Promise<ListPage<Record<string, unknown>>> {
     return this.webhooks.query(membershipId, query, body);
   }

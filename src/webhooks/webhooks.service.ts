@@ -7,7 +7,7 @@ import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
 import type { WebhookRequestTemplate, WebhookRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf } from '../events/event-types';
-import { parseQueryBody } from '../common/query/query-body';
+import type { QueryBody } from '../common/query/query-body';
 import { sameJson } from '../common/same-json';
 import type { WebhookBodyDto } from './webhook.dto';
 import { toWebhookResponse, type WebhookResponse } from './webhook.mapper';
@@ -79,8 +79,8 @@ export class WebhooksService {
     return this.webhooks.list(membershipId, { query });
   }
 
-  query(membershipId: string, query: Record<string, unknown>, body: unknown): Promise<ListPage<Record<string, unknown>>> {
-    return this.webhooks.list(membershipId, { query, ...parseQueryBody(body) });
+  query(membershipId: string, query: Record<string, unknown>, body: QueryBody): Promise<ListPage<Record<string, unknown>>> {
+    return this.webhooks.list(membershipId, { query, ...body });
   }
 
   create(membershipId: string, caller: Caller, body: WebhookBodyDto): Promise<WebhookResponse> {

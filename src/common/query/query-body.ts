@@ -1,3 +1,4 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsOptional } from 'class-validator';
 import { DomainError } from '../errors';
@@ -43,9 +44,9 @@ export interface QueryBody {
 }
 
 /**
- * Reads `{where?, select?}` from a raw `_query` body. Every `_query` route takes its body raw,
- * without the validation pipe, so that every malformed query, a stray key included, answers the
- * same 400 InvalidQuery (contract, "Query language").
+ * Reads `{where?, select?}` from a raw `_query` body. Every `_query` route takes its body raw
+ * (`@QueryBodyParam()`), without the validation pipe, so that every malformed query, a stray key
+ * included, answers the same 400 InvalidQuery (contract, "Query language").
  */
 export function parseQueryBody(body: unknown): QueryBody {
   if (body === undefined || body === null) return {};
@@ -59,3 +60,8 @@ export function parseQueryBody(body: unknown): QueryBody {
   const { where, select } = body as { where?: unknown; select?: unknown };
   return { where, select };
 }
+
+/** The parameter decorator of every `_query` route: the request body, read by `parseQueryBody`. */
+export const QueryBodyParam = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): QueryBody => parseQueryBody(context.switchToHttp().getRequest<{ body?: unknown }>().body),
+);

@@ -270,6 +270,21 @@ async function pairedScenario(name, process, options, floorSlice) {
   return { name, ...combine(own), floor: combine(floor) };
 }
 
+/**
+ * The open-loop latency line: a warm-up, then DURATION seconds at half of `maxRps`, with the CPU
+ * time per request of the process under test.
+ */
+async function atHalfRate(name, process, options, maxRps) {
+  const rate = Math.max(1, Math.floor(maxRps / 2));
+  log(`${name} at ${rate} req/s ...`);
+  const steady = { ...options, rate, connections: CONNECTIONS };
+  await constantRate({ ...steady, duration: WARMUP });
+  const cpuBefore = cpuSecondsOf(process.child.pid);
+  const measured = await constantRate({ ...steady, duration: DURATION });
+  const cpuUs = (1e6 * (cpuSecondsOf(process.child.pid) - cpuBefore)) / Math.max(1, measured.total);
+  return { name, rate, cpuUs, ...measured };
+}
+
 async function prepare(base) {
   const setup = await call(base, 'POST', '/setup', {
     headers: { 'x-setup-token': SETUP_TOKEN },
@@ -362,13 +377,7 @@ async function main() {
   const json = { 'content-type': 'application/json' };
   const floorResult = await measureAlone(floor, { url: floorUrl, headers: { authorization: data.bearer } });
   // The same latency measurement on the floor app: what this machine gives at half load anyway.
-  const floorHalfRate = Math.max(1, Math.floor(floorResult.rps / 2));
-  log(`floor at ${floorHalfRate} req/s ...`);
-  const floorHalfOptions = { url: floorUrl, headers: { authorization: data.bearer }, rate: floorHalfRate, connections: CONNECTIONS };
-  await constantRate({ ...floorHalfOptions, duration: WARMUP });
-  const floorHalfCpuBefore = cpuSecondsOf(floor.child.pid);
-  const floorHalf = await constantRate({ ...floorHalfOptions, duration: DURATION });
-  floorHalf.cpuUs = (1e6 * (cpuSecondsOf(floor.child.pid) - floorHalfCpuBefore)) / Math.max(1, floorHalf.total);
+  const floorHalf = await atHalfRate('floor app', floor, { url: floorUrl, headers: { authorization: data.bearer } }, floorResult.rps);
 
   const floorSlice = (seconds) => measure({ url: floorUrl, headers: { authorization: data.bearer }, duration: seconds }, floor);
   const argon2Slice = (seconds) => {
@@ -427,14 +436,7 @@ async function main() {
   // The targets ask for p99 under 10 ms at half of the maximum rate of these three.
   const halfRate = [];
   for (const result of results.filter((r) => ['/me Bearer', 'verify-token Bearer', 'check-permission'].includes(r.name))) {
-    const rate = Math.max(1, Math.floor(result.rps / 2));
-    log(`${result.name} at ${rate} req/s ...`);
-    const options = optionsOf.get(result.name);
-    await constantRate({ ...options, rate, duration: WARMUP, connections: CONNECTIONS });
-    const cpuBefore = cpuSecondsOf(service.child.pid);
-    const measured = await constantRate({ ...options, rate, duration: DURATION, connections: CONNECTIONS });
-    const cpuUs = (1e6 * (cpuSecondsOf(service.child.pid) - cpuBefore)) / Math.max(1, measured.total);
-    halfRate.push({ name: result.name, rate, cpuUs, ...measured });
+    halfRate.push(await atHalfRate(result.name, service, optionsOf.get(result.name), result.rps));
   }
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
@@ -478,7 +480,7 @@ async function main() {
   );
   lines.push('');
   lines.push('At half of the measured maximum rate, requests evenly spaced (open loop; latency from each request\'s due time):');
-  for (const result of [{ name: 'floor app', rate: floorHalfRate, ...floorHalf }, ...halfRate]) {
+  for (const result of [floorHalf, ...halfRate]) {
     const notes = [result.non2xx ? `${result.non2xx} non-2xx!` : '', result.errors ? `${result.errors} errors!` : ''].filter(Boolean).join('; ');
     lines.push(
       `${pad(result.name, 24)} ${pad(`${result.rate} req/s offered`, 20)} got ${pad(fmt(result.rps), 6, true)} req/s  p50 ${pad(fmt(result.p50, 1), 5, true)} ms  p99 ${pad(fmt(result.p99, 1), 5, true)} ms  max ${pad(fmt(result.max), 4, true)} ms  cpu ${fmt(result.cpuUs)} µs  generator's own lag p99 ${fmt(result.sendLagP99, 1)} ms  ${notes}`,

@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
-import pino, { type Logger } from 'pino';
+import { DrizzleQueryError } from 'drizzle-orm/errors';
+import pino, { type Logger, type LoggerOptions } from 'pino';
 
 /** Log lines are written in batches of about this many bytes (some 25 request lines)... */
 const LOG_BATCH_BYTES = 4096;
@@ -17,10 +18,16 @@ export function createLogger(level: string): Logger {
   // unbuffered, 520 µs in 4 KB batches, 525 µs with no request lines at all.
   // A line waits at most LOG_FLUSH_MS; pino writes what is buffered when the process exits.
   const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS });
-  return pino({
+  return pino(loggerOptions(level), destination);
+}
+
+/** The logger's options, apart from where it writes (tests write to a stream of their own). */
+export function loggerOptions(level: string): LoggerOptions {
+  return {
     level,
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
+    serializers: { err: serializeError },
     redact: {
       paths: [
         'password',
@@ -41,7 +48,39 @@ export function createLogger(level: string): Logger {
       ],
       censor: '[redacted]',
     },
-  }, destination);
+  };
+}
+
+/**
+ * pino's error serializer, minus the values a failed statement was given. Drizzle puts a failed
+ * query's parameters in its error (as `params` and in the message and so the stack): a password
+ * hash, a token digest or a secret an INSERT carried would otherwise reach the log. The driver's
+ * `detail` goes too (for a unique violation it repeats the key's value), and so do the `params`
+ * that the embedded driver attaches to its own errors.
+ */
+export function serializeError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  if (error instanceof DrizzleQueryError) {
+    const frames = (error.stack ?? '').split('\n').filter((line) => line.startsWith('    at '));
+    return {
+      type: 'DrizzleQueryError',
+      message: `Failed query: ${error.query}`,
+      stack: [`DrizzleQueryError: Failed query (parameters not logged)`, ...frames].join('\n'),
+      query: error.query,
+      cause: error.cause === undefined ? undefined : serializeError(error.cause),
+    };
+  }
+  // Not pino's own serializer for the rest: it folds every cause's message and stack into the
+  // error's own, and a DrizzleQueryError among the causes would bring its parameters along.
+  // The embedded driver's errors carry the statement's `params` (and options) themselves.
+  const { detail: _detail, params: _params, queryOptions: _options, cause, ...fields } = error as Error & Record<string, unknown>;
+  return {
+    ...fields,
+    type: error.constructor.name,
+    message: error.message,
+    stack: error.stack,
+    ...(cause === undefined ? {} : { cause: serializeError(cause) }),
+  };
 }
 
 /** Nest's own framework messages, routed into the same JSON stream. */

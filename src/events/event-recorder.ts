@@ -57,16 +57,45 @@ export class EventRecorder {
   }
 
   /**
-   * An event that is itself the change (TokenVerified, webhook results). Group commit: the events
-   * recorded while one INSERT is on its way go together in the next one, and each caller resumes
-   * only once its own event is stored. Under load one statement carries many events; alone, an
-   * event is written at once.
+   * An event that is itself the change (webhook results). Group commit: the events recorded while
+   * one INSERT is on its way go together in the next one, and each caller resumes only once its
+   * own event is stored. Under load one statement carries many events; alone, an event is written
+   * at once.
    */
   async record(event: NewEvent): Promise<RecordedEvent> {
     const row = toRow(event);
     await this.groupCommit.add(row);
     this.publish([row]);
     return row;
+  }
+
+  /**
+   * An event that records a read (TokenVerified): the same group commit as `record`, but the
+   * caller answers without waiting for it. Nothing the answer says depends on this write, and a
+   * wait on it put the commit's latency, and its tail, into every verification (p99 at half load
+   * 10 to 21 ms waiting, 5 to 11 ms not). Reads of the event log on this instance wait for it
+   * (`settled`), and so does shutdown. A write that fails is logged; the answer has been given.
+   */
+  recordAfterAnswer(event: NewEvent): void {
+    const row = toRow(event);
+    this.groupCommit.add(row).then(
+      () => this.publish([row]),
+      (error: unknown) => this.logger.error({ err: error, eventType: row.eventType, membershipId: row.membershipId }, 'could not record an event'),
+    );
+  }
+
+  /**
+   * Resolves once every event handed to `record` or `recordAfterAnswer` before this call is
+   * written (or its write has failed). Events written after the call are not waited for, so a
+   * steady stream of verifications cannot hold a reader up.
+   */
+  settled(): Promise<void> {
+    return this.groupCommit.settled();
+  }
+
+  /** Shutdown: the events of answered requests are written before the database closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.settled();
   }
 
   private readonly groupCommit = new GroupCommit<RecordedEvent>((rows) => this.repository.insertBatch(rows));
@@ -93,18 +122,32 @@ export class EventRecorder {
   }
 }
 
-/** Batches items into one write while the previous write is in flight; at most 500 per write. */
+/**
+ * Batches items into one write while the previous write is in flight; at most 500 per write.
+ * Writes happen one at a time, in the order items were added.
+ */
 class GroupCommit<T> {
   private waiting: { item: T; resolve: () => void; reject: (error: unknown) => void }[] = [];
   private writing = false;
+  /** Items added so far, and items whose write has finished (stored or failed): a FIFO's positions. */
+  private added = 0;
+  private done = 0;
+  /** `settled` callers, each waiting for `done` to reach the `added` it saw; in order of `upTo`. */
+  private barriers: { upTo: number; resolve: () => void }[] = [];
 
   constructor(private readonly write: (items: T[]) => Promise<void>) {}
 
   add(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
+      this.added++;
       if (!this.writing) void this.flush();
     });
+  }
+
+  settled(): Promise<void> {
+    if (this.done === this.added) return Promise.resolve();
+    return new Promise<void>((resolve) => this.barriers.push({ upTo: this.added, resolve }));
   }
 
   private async flush(): Promise<void> {
@@ -117,6 +160,8 @@ class GroupCommit<T> {
       } catch (error) {
         for (const entry of batch) entry.reject(error);
       }
+      this.done += batch.length;
+      while (this.barriers.length && this.barriers[0].upTo <= this.done) this.barriers.shift()?.resolve();
     }
     this.writing = false;
   }

@@ -93,7 +93,7 @@ export class TokenService {
   async verify(credentials: Credentials, presented: string): Promise<VerificationResponse> {
     if (credentials.scheme === 'basic') {
       const application = await this.authenticator.verifyBasic(credentials.applicationId, credentials.secret);
-      await this.recorder.record({
+      this.recorder.recordAfterAnswer({
         membershipId: application.membershipId,
         eventType: 'TokenVerified',
         utilizerId: application.id,
@@ -103,7 +103,7 @@ export class TokenService {
     }
     const verified = await this.verifier.verifyCaller(credentials.token, 'any');
     const expiresAt = new Date(verified.claims.exp * 1000);
-    await this.recorder.record({
+    this.recorder.recordAfterAnswer({
       membershipId: verified.claims.prn,
       eventType: 'TokenVerified',
       utilizerId: verified.claims.sub,

@@ -1,4 +1,6 @@
+import { Client } from 'pg';
 import { startTestApp, type TestApp } from '../support/app';
+import { serverUrl } from '../support/database';
 import { type Installation, setupInstallation, signIn } from '../support/factories';
 import { createApplication, createMembership } from '../support/resources';
 import { createSignedInUser } from '../support/users';
@@ -66,6 +68,44 @@ describe('token events: contents of the specification, and no secret in any even
     expect(revoked).toHaveLength(1);
     expect(revoked[0].document).toMatchObject({ token_type: 'Bearer', expire_time: expect.any(String) });
     expect(new Date(revoked[0].document.expire_time).getTime()).toBe((JSON.parse(Buffer.from(refreshed.body.access_token.split('.')[1], 'base64url').toString()).exp as number) * 1000);
+  });
+
+  // TokenVerified is written after the answer (group commit); reads of the log on the same
+  // instance wait for what it is still writing. To see that wait, the test holds the events table
+  // locked against writes from a connection of its own (so: on the PostgreSQL server only).
+  (serverUrl() ? it : it.skip)('answers a verification before its event is written, and the log waits for that event', async () => {
+    const m = inst.membership._id as string;
+    const basic = `Basic ${inst.application.id}:${inst.application.secret}`;
+    const verifications = async (): Promise<number> => {
+      const res = await t
+        .http()
+        .post(`/memberships/${m}/events/_query`)
+        .query({ limit: 1000 })
+        .set('Authorization', inst.admin.auth)
+        .send({ where: { event_type: 'TokenVerified', utilizer_id: inst.application.id } });
+      expect(res.status).toBe(200);
+      return (res.body.items as Json[]).length;
+    };
+    const before = await verifications();
+
+    const locker = new Client({ connectionString: t.databaseUrl });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query('lock table events in exclusive mode'); // reads go on, inserts wait
+      await t.http().get('/verify-token').set('Authorization', basic).expect(200);
+      let answered = false;
+      const read = verifications().then((count) => {
+        answered = true;
+        return count;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(answered).toBe(false);
+      await locker.query('commit');
+      expect(await read).toBe(before + 1);
+    } finally {
+      await locker.end();
+    }
   });
 
   it('a scan of every event finds no token string, password, hash or secret', async () => {

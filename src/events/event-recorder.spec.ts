@@ -1,0 +1,155 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { eq } from 'drizzle-orm';
+import { openTestDatabase } from '../../test/support/database';
+import { loggerOptions } from '../common/logger';
+import type { Database } from '../database/database';
+import { events, type EventRow } from '../database/schema';
+import { EventRecorder, type NewEvent, type RecordedEvent } from './event-recorder';
+import { EventRepository } from './event.repository';
+
+/**
+ * Its writes are held at a gate, one release per group-commit write, so a test can see what is
+ * stored while a write is still on its way. The writes themselves are real.
+ */
+class GatedEventRepository extends EventRepository {
+  private readonly held: (() => void)[] = [];
+  private readonly arrivals: (() => void)[] = [];
+
+  override async insertBatch(rows: readonly EventRow[]): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.held.push(resolve);
+      this.arrivals.shift()?.(); // wake a test waiting in nextWrite()
+    });
+    await super.insertBatch(rows);
+  }
+
+  /** Resolves when a write is held at the gate. */
+  nextWrite(): Promise<void> {
+    if (this.held.length) return Promise.resolve();
+    return new Promise((resolve) => this.arrivals.push(resolve));
+  }
+
+  release(): void {
+    const next = this.held.shift();
+    if (!next) throw new Error('no write is held');
+    next();
+  }
+}
+
+describe('EventRecorder: events written after the answer', () => {
+  let database: Database;
+  let close: () => Promise<void>;
+  const logLines: Record<string, unknown>[] = [];
+  const logger = pino(
+    loggerOptions('info'),
+    new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
+        callback();
+      },
+    }),
+  );
+
+  beforeAll(async () => {
+    ({ database, close } = await openTestDatabase());
+  });
+  afterAll(async () => {
+    await close();
+  });
+  beforeEach(() => {
+    logLines.length = 0;
+  });
+
+  let counter = 0;
+  const verified = (): NewEvent => ({
+    membershipId: 'm-recorder',
+    eventType: 'TokenVerified',
+    utilizerId: `u-${++counter}`,
+    document: { token_type: 'Bearer', is_refresh_token: false, expires_at: '2026-01-01T00:00:00.000Z' },
+  });
+  const stored = async (utilizerId: string) => (await database.db.select().from(events).where(eq(events.utilizerId, utilizerId))).length;
+  const isPending = async (promise: Promise<void>) => {
+    let done = false;
+    void promise.then(() => (done = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return !done;
+  };
+
+  it('returns before the write, and settled() waits for it; listeners hear of it after the commit', async () => {
+    const repository = new GatedEventRepository(database);
+    const recorder = new EventRecorder(database, repository, logger);
+    const heard: RecordedEvent[] = [];
+    recorder.onCommitted((rows) => heard.push(...rows));
+
+    const event = verified();
+    recorder.recordAfterAnswer(event);
+    await repository.nextWrite();
+    const settled = recorder.settled();
+    expect(await isPending(settled)).toBe(true);
+    expect(await stored(event.utilizerId)).toBe(0);
+    expect(heard).toEqual([]);
+
+    repository.release();
+    await settled;
+    expect(await stored(event.utilizerId)).toBe(1);
+    expect(heard.map((row) => row.utilizerId)).toEqual([event.utilizerId]);
+  });
+
+  it('settled() does not wait for events recorded after it was called', async () => {
+    const repository = new GatedEventRepository(database);
+    const recorder = new EventRecorder(database, repository, logger);
+    const first = verified();
+    const second = verified();
+
+    recorder.recordAfterAnswer(first);
+    await repository.nextWrite();
+    const settled = recorder.settled();
+    recorder.recordAfterAnswer(second); // waits for the write in flight, then goes in the next one
+
+    repository.release();
+    await settled;
+    expect(await stored(first.utilizerId)).toBe(1);
+    await repository.nextWrite(); // the second write is held: settled() did not wait for it
+    expect(await stored(second.utilizerId)).toBe(0);
+
+    repository.release();
+    await recorder.settled();
+    expect(await stored(second.utilizerId)).toBe(1);
+  });
+
+  it('settles at once when nothing is being written', async () => {
+    const recorder = new EventRecorder(database, new EventRepository(database), logger);
+    expect(await isPending(recorder.settled())).toBe(false);
+  });
+
+  it('logs a write that fails, without the document, and still settles', async () => {
+    const broken = await openTestDatabase();
+    await broken.close();
+    const recorder = new EventRecorder(broken.database, new EventRepository(broken.database), logger);
+    const event = verified();
+
+    recorder.recordAfterAnswer(event);
+    await recorder.settled();
+
+    const failure = logLines.find((line) => line.msg === 'could not record an event');
+    expect(failure).toMatchObject({ level: 50, eventType: 'TokenVerified', membershipId: 'm-recorder', err: { type: 'DrizzleQueryError' } });
+    // The event's values travel as the statement's parameter; the log line names the statement only.
+    expect(JSON.stringify(logLines)).not.toContain('is_refresh_token');
+    expect(JSON.stringify(logLines)).not.toContain(event.utilizerId);
+  });
+
+  it('writes what is still pending before the application shuts down', async () => {
+    const repository = new GatedEventRepository(database);
+    const recorder = new EventRecorder(database, repository, logger);
+    const event = verified();
+    recorder.recordAfterAnswer(event);
+    await repository.nextWrite();
+
+    const shutdown = recorder.beforeApplicationShutdown();
+    expect(await isPending(shutdown)).toBe(true);
+    repository.release();
+    await shutdown;
+    expect(await stored(event.utilizerId)).toBe(1);
+  });
+});

@@ -34,6 +34,9 @@ import { TokenService } from './token.service';
 
 const MEMBERSHIP_HEADERS = ['x-service-alias', 'membership', 'membershipid'] as const;
 
+const VERIFY_RECORDS =
+  'Records TokenVerified. The event is written just after the answer, not before it; reads of the event log on the same instance wait for it.';
+
 function membershipHeader(request: Request): string | undefined {
   for (const name of MEMBERSHIP_HEADERS) {
     const value = request.headers[name];
@@ -133,7 +136,7 @@ export class TokenController {
 
   @Get('verify-token')
   @Public()
-  @ApiOperation({ summary: 'Verify the Bearer or Basic token in Authorization', description: 'Records TokenVerified.' })
+  @ApiOperation({ summary: 'Verify the Bearer or Basic token in Authorization', description: VERIFY_RECORDS })
   @ApiAuth()
   @ApiResponse({ status: 200, description: 'The token is valid', type: VerificationResponseSchema })
   verifyFromHeader(@Headers('authorization') authorization: string | undefined): Promise<VerificationResponse> {
@@ -143,7 +146,7 @@ export class TokenController {
   @Post('verify-token')
   @Public()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Verify the token in the body ("Bearer <jwt>", "Basic <id>:<secret>" or a bare JWT)', description: 'Records TokenVerified.' })
+  @ApiOperation({ summary: 'Verify the token in the body ("Bearer <jwt>", "Basic <id>:<secret>" or a bare JWT)', description: VERIFY_RECORDS })
   @ApiResponse({ status: 200, description: 'The token is valid', type: VerificationResponseSchema })
   @ApiErrors(400, 401, 413, 415)
   verifyFromBody(@Body() body: TokenBodyDto): Promise<VerificationResponse> {

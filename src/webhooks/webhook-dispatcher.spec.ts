@@ -166,4 +166,14 @@ describe('WebhookDispatcher', () => {
     const drained = logLines.find((line) => String(line.msg).startsWith('webhook queue drained'));
     expect(drained).toMatchObject({ queue: 'webhooks', completed: true, lost: 0 });
   });
+
+  it('calls the webhooks of an event that was answered but not yet written when the drain began', async () => {
+    receiver.answer(200);
+    const { membershipId, recorder, dispatcher, resultEvents } = await setup({ url: receiver.url('/late') }, { event: 'TokenVerified', timeoutMs: 10_000, drainMs: 30_000 });
+    // A verification answered just before SIGTERM: its event is still on its way to the database.
+    recorder.recordAfterAnswer({ membershipId, eventType: 'TokenVerified', utilizerId: 'u', document: { token_type: 'Bearer' } });
+    await dispatcher.beforeApplicationShutdown();
+    expect(receiver.received()).toHaveLength(1);
+    expect(await resultEvents()).toHaveLength(1);
+  });
 });

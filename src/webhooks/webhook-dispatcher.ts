@@ -109,9 +109,10 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
   }
 
   /**
-   * Stops taking new events, then waits until every queued and running call has finished or
-   * `timeoutMs` has passed; calls still running then are cancelled and counted as lost with the
-   * waiting ones. Idempotent: later calls answer the first drain's result.
+   * Takes the events still being written, stops taking new ones, then waits until every queued
+   * and running call has finished or `timeoutMs` has passed; calls still running then are
+   * cancelled and counted as lost with the waiting ones. Idempotent: later calls answer the first
+   * drain's result.
    */
   drain(timeoutMs: number): Promise<DrainResult> {
     this.draining ??= this.runDrain(timeoutMs);
@@ -206,8 +207,11 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
   }
 
   private async runDrain(timeoutMs: number): Promise<DrainResult> {
-    this.accepting = false;
     const deadline = Date.now() + Math.max(0, timeoutMs);
+    // Events of requests already answered may still be on their way to the database
+    // (TokenVerified is written after its answer): their webhooks are called like the others.
+    await settleWithin([this.recorder.settled()], timeoutMs);
+    this.accepting = false;
     // Events that committed just before: their lookups may still add calls to the queue.
     if (this.pendingLookups.size) await settleWithin([...this.pendingLookups], deadline - Date.now());
     const unfinishedLookups = this.pendingLookups.size;

@@ -52,35 +52,30 @@ export function loggerOptions(level: string): LoggerOptions {
 }
 
 /**
- * pino's error serializer, minus the values a failed statement was given. Drizzle puts a failed
- * query's parameters in its error (as `params` and in the message and so the stack): a password
- * hash, a token digest or a secret an INSERT carried would otherwise reach the log. The driver's
- * `detail` goes too (for a unique violation it repeats the key's value), and so do the `params`
- * that the embedded driver attaches to its own errors.
+ * How errors are logged: type, message, stack, their own fields and their causes, minus the values
+ * a failed statement was given. Drizzle puts a failed query's parameters in its error (as
+ * `params`, and in the message and so the first line of the stack), and the embedded driver
+ * attaches `params` to its own errors: a password hash, a token digest or a secret an INSERT
+ * carried would otherwise reach the log. The driver's `detail` goes too: for a unique violation
+ * it repeats the key's value. Not pino's own serializer: it folds every cause's message and
+ * stack into the error's, and a DrizzleQueryError among the causes would bring its parameters.
  */
 export function serializeError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
-  if (error instanceof DrizzleQueryError) {
-    const frames = (error.stack ?? '').split('\n').filter((line) => line.startsWith('    at '));
-    return {
-      type: 'DrizzleQueryError',
-      message: `Failed query: ${error.query}`,
-      stack: [`DrizzleQueryError: Failed query (parameters not logged)`, ...frames].join('\n'),
-      query: error.query,
-      cause: error.cause === undefined ? undefined : serializeError(error.cause),
-    };
-  }
-  // Not pino's own serializer for the rest: it folds every cause's message and stack into the
-  // error's own, and a DrizzleQueryError among the causes would bring its parameters along.
-  // The embedded driver's errors carry the statement's `params` (and options) themselves.
   const { detail: _detail, params: _params, queryOptions: _options, cause, ...fields } = error as Error & Record<string, unknown>;
-  return {
+  const serialized: Record<string, unknown> = {
     ...fields,
     type: error.constructor.name,
     message: error.message,
     stack: error.stack,
     ...(cause === undefined ? {} : { cause: serializeError(cause) }),
   };
+  if (error instanceof DrizzleQueryError) {
+    serialized.message = `Failed query: ${error.query}`;
+    const frames = (error.stack ?? '').split('\n').filter((line) => line.startsWith('    at '));
+    serialized.stack = ['DrizzleQueryError: Failed query (parameters not logged)', ...frames].join('\n');
+  }
+  return serialized;
 }
 
 /** Nest's own framework messages, routed into the same JSON stream. */

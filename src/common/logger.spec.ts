@@ -1,10 +1,8 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { openTestDatabase } from '../../test/support/database';
+import { captureLog } from '../../test/support/log-capture';
 import type { Database } from '../database/database';
 import type { EventRow } from '../database/schema';
 import { EventRepository } from '../events/event.repository';
-import { loggerOptions } from './logger';
 
 /**
  * A failed statement's error, logged: the statement and the driver's code, never the values it
@@ -21,21 +19,6 @@ describe('logger: errors of failed statements', () => {
   afterAll(async () => {
     await close();
   });
-
-  function capture(): { logger: pino.Logger; lines: () => Record<string, unknown>[]; text: () => string } {
-    const chunks: string[] = [];
-    const logger = pino(
-      loggerOptions('info'),
-      new Writable({
-        write(chunk: Buffer, _encoding, callback) {
-          chunks.push(chunk.toString());
-          callback();
-        },
-      }),
-    );
-    const text = () => chunks.join('');
-    return { logger, text, lines: () => text().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>) };
-  }
 
   let inserts = 0;
   async function failedInsert(): Promise<unknown> {
@@ -60,7 +43,7 @@ describe('logger: errors of failed statements', () => {
 
   it('logs the statement and the cause, without the parameters or the key in the detail', async () => {
     const error = await failedInsert();
-    const { logger, lines, text } = capture();
+    const { logger, lines, text } = captureLog();
     logger.error({ err: error }, 'insert failed');
 
     expect(text()).not.toContain('SECRET-');
@@ -75,7 +58,7 @@ describe('logger: errors of failed statements', () => {
 
   it('keeps the parameters out when the failed statement is the cause of another error', async () => {
     const wrapped = new Error('could not store the event', { cause: await failedInsert() });
-    const { logger, lines, text } = capture();
+    const { logger, lines, text } = captureLog();
     logger.error({ err: wrapped }, 'wrapped');
 
     expect(text()).not.toContain('SECRET-');

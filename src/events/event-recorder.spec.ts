@@ -1,8 +1,6 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { eq } from 'drizzle-orm';
 import { openTestDatabase } from '../../test/support/database';
-import { loggerOptions } from '../common/logger';
+import { captureLog } from '../../test/support/log-capture';
 import type { Database } from '../database/database';
 import { events, type EventRow } from '../database/schema';
 import { EventRecorder, type NewEvent, type RecordedEvent } from './event-recorder';
@@ -40,16 +38,8 @@ class GatedEventRepository extends EventRepository {
 describe('EventRecorder: events written after the answer', () => {
   let database: Database;
   let close: () => Promise<void>;
-  const logLines: Record<string, unknown>[] = [];
-  const logger = pino(
-    loggerOptions('info'),
-    new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
-        callback();
-      },
-    }),
-  );
+  const log = captureLog();
+  const logger = log.logger;
 
   beforeAll(async () => {
     ({ database, close } = await openTestDatabase());
@@ -58,7 +48,7 @@ describe('EventRecorder: events written after the answer', () => {
     await close();
   });
   beforeEach(() => {
-    logLines.length = 0;
+    log.clear();
   });
 
   let counter = 0;
@@ -132,11 +122,11 @@ describe('EventRecorder: events written after the answer', () => {
     recorder.recordAfterAnswer(event);
     await recorder.settled();
 
-    const failure = logLines.find((line) => line.msg === 'could not record an event');
+    const failure = log.lines().find((line) => line.msg === 'could not record an event');
     expect(failure).toMatchObject({ level: 50, eventType: 'TokenVerified', membershipId: 'm-recorder', err: { type: 'DrizzleQueryError' } });
     // The event's values travel as the statement's parameter; the log line names the statement only.
-    expect(JSON.stringify(logLines)).not.toContain('is_refresh_token');
-    expect(JSON.stringify(logLines)).not.toContain(event.utilizerId);
+    expect(log.text()).not.toContain('is_refresh_token');
+    expect(log.text()).not.toContain(event.utilizerId);
   });
 
   it('writes what is still pending before the application shuts down', async () => {

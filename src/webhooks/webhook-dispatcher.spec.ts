@@ -1,6 +1,5 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { and, eq } from 'drizzle-orm';
+import { captureLog } from '../../test/support/log-capture';
 import { WebhookReceiver } from '../../test/support/webhook-receiver';
 import { loadConfig } from '../config/config';
 import { type Database, openDatabase } from '../database/database';
@@ -19,16 +18,8 @@ import { WebhookRepository } from './webhook.repository';
 describe('WebhookDispatcher', () => {
   let database: Database;
   let receiver: WebhookReceiver;
-  const logLines: Record<string, unknown>[] = [];
-  const logger = pino(
-    { level: 'info' },
-    new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
-        callback();
-      },
-    }),
-  );
+  const log = captureLog();
+  const logger = log.logger;
 
   beforeAll(async () => {
     database = await openDatabase({ kind: 'embedded', dataDir: null });
@@ -40,7 +31,7 @@ describe('WebhookDispatcher', () => {
   });
   beforeEach(() => {
     receiver.reset();
-    logLines.length = 0;
+    log.clear();
   });
 
   let counter = 0;
@@ -98,7 +89,7 @@ describe('WebhookDispatcher', () => {
     expect(dispatcher.outgoingCallTotals()).toMatchObject({ success: 1, failure: 0, timeout: 0 });
     const results = await resultEvents();
     expect(results.map((e) => [e.eventType, (e.document as { webhook_id: string }).webhook_id])).toEqual([['WebhookRequestSent', webhook.id]]);
-    expect(logLines.find((line) => String(line.msg).startsWith('webhook queue drained'))).toMatchObject({ completed: true, lost: 0 });
+    expect(log.lines().find((line) => String(line.msg).startsWith('webhook queue drained'))).toMatchObject({ completed: true, lost: 0 });
   });
 
   it('ignores events that roll back, result events, passive webhooks and events after drain', async () => {
@@ -137,7 +128,7 @@ describe('WebhookDispatcher', () => {
     expect(dispatcher.queue.inFlight).toBe(WEBHOOK_QUEUE_CONCURRENCY);
     expect(dispatcher.queue.depth).toBe(WEBHOOK_QUEUE_CAPACITY);
     expect(dispatcher.queue.dropped).toBe(3);
-    const drops = logLines.filter((line) => String(line.msg).includes('dropped'));
+    const drops = log.lines().filter((line) => String(line.msg).includes('dropped'));
     expect(drops).toHaveLength(3);
     expect(drops[0]).toMatchObject({ webhookId: webhook.id, membershipId, eventType: 'UserCreated' });
     expect(JSON.stringify(drops)).not.toContain('PAYLOAD-MARKER');
@@ -163,7 +154,7 @@ describe('WebhookDispatcher', () => {
     await dispatcher.beforeApplicationShutdown();
     expect(receiver.received()).toHaveLength(20);
     expect(await resultEvents()).toHaveLength(20);
-    const drained = logLines.find((line) => String(line.msg).startsWith('webhook queue drained'));
+    const drained = log.lines().find((line) => String(line.msg).startsWith('webhook queue drained'));
     expect(drained).toMatchObject({ queue: 'webhooks', completed: true, lost: 0 });
   });
 

@@ -11,14 +11,20 @@
  */
 import { Agent, request } from 'node:http';
 
+/** The q-quantile of ascending `sorted` values (NaN when there are none). */
+export function quantile(sorted, q) {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : Number.NaN;
+}
+
 /** Timer slack: every tick sends what has fallen due since the last one. */
 const TICK_MS = 1;
 
 /**
  * @param {{ url: string, method?: string, headers?: Record<string, string>, body?: string,
  *   rate: number, duration: number, connections?: number }} options  rate in req/s, duration in s
- * @returns {Promise<{ rps: number, p50: number, p99: number, max: number, sendLagP99: number, total: number, non2xx: number, errors: number }>}
- *   latencies in milliseconds; sendLagP99: how late this generator sent its requests (its own stalls)
+ * @returns {Promise<{ rps: number, p50: number, p99: number, max: number, sendLagP99: number, latencies: number[], total: number, non2xx: number, errors: number }>}
+ *   latencies in milliseconds (`latencies`: every one, sorted, so that runs can be merged exactly);
+ *   sendLagP99: how late this generator sent its requests (its own stalls)
  */
 export async function constantRate({ url, method = 'GET', headers = {}, body, rate, duration, connections = 16 }) {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
@@ -73,16 +79,15 @@ export async function constantRate({ url, method = 'GET', headers = {}, body, ra
   const elapsed = (performance.now() - started) / 1000;
   agent.destroy();
 
-  const quantile = (values, q) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : Number.NaN;
-  };
+  latencies.sort((a, b) => a - b);
+  sendLags.sort((a, b) => a - b);
   return {
     rps: finished / elapsed,
     p50: quantile(latencies, 0.5),
     p99: quantile(latencies, 0.99),
-    max: Math.max(...latencies),
+    max: latencies.at(-1) ?? Number.NaN,
     sendLagP99: quantile(sendLags, 0.99),
+    latencies,
     total: finished,
     non2xx,
     errors,

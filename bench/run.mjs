@@ -14,7 +14,8 @@
  *    (the floor of sign-in).
  * Then the p99 latency at half of the measured maximum rate for /me, verify-token and
  * check-permission, under a steady open-loop load (bench/constant-rate.mjs says why not
- * autocannon's rate limit). Everything it starts is stopped, and its database dropped, at the end.
+ * autocannon's rate limit), each in slices alternating with the floor app's at half of its own
+ * maximum, so that every latency line carries what the machine gave the floor that minute. Everything it starts is stopped, and its database dropped, at the end.
  *
  * Beside each rate it prints the CPU time spent per request by the process under test and by
  * the PostgreSQL server (from /proc, on Linux): steadier than rates on shared cores, and it says
@@ -36,7 +37,7 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { constantRate } from './constant-rate.mjs';
+import { constantRate, quantile } from './constant-rate.mjs';
 import pg from 'pg';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -271,18 +272,49 @@ async function pairedScenario(name, process, options, floorSlice) {
 }
 
 /**
- * The open-loop latency line: a warm-up, then DURATION seconds at half of `maxRps`, with the CPU
+ * The open-loop latency line: a warm-up of each, then ROUNDS slices at half of `maxRps`, each
+ * right after a slice of the floor app at half of its own maximum, so that both see the machine
+ * of the same minute (on these shared cores the floor's p99 at half load moved from 16 to 36 ms
+ * between runs). Percentiles are over every request of the slices (merged exactly), with the CPU
  * time per request of the process under test.
  */
-async function atHalfRate(name, process, options, maxRps) {
+async function atHalfRate(name, process, options, maxRps, floor) {
   const rate = Math.max(1, Math.floor(maxRps / 2));
-  log(`${name} at ${rate} req/s ...`);
+  log(`${name} at ${rate} req/s, beside the floor at ${floor.rate} req/s ...`);
   const steady = { ...options, rate, connections: CONNECTIONS };
+  const floorSteady = { ...floor.options, rate: floor.rate, connections: CONNECTIONS };
+  await constantRate({ ...floorSteady, duration: WARMUP });
   await constantRate({ ...steady, duration: WARMUP });
-  const cpuBefore = cpuSecondsOf(process.child.pid);
-  const measured = await constantRate({ ...steady, duration: DURATION });
-  const cpuUs = (1e6 * (cpuSecondsOf(process.child.pid) - cpuBefore)) / Math.max(1, measured.total);
-  return { name, rate, cpuUs, ...measured };
+  const seconds = DURATION / ROUNDS;
+  const own = [];
+  const floorSlices = [];
+  let cpuSeconds = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    floorSlices.push(await constantRate({ ...floorSteady, duration: seconds }));
+    const cpuBefore = cpuSecondsOf(process.child.pid);
+    own.push(await constantRate({ ...steady, duration: seconds }));
+    cpuSeconds += cpuSecondsOf(process.child.pid) - cpuBefore;
+  }
+  const measured = mergeOpenLoop(own);
+  const cpuUs = (1e6 * cpuSeconds) / Math.max(1, measured.total);
+  return { name, rate, cpuUs, ...measured, floor: { rate: floor.rate, ...mergeOpenLoop(floorSlices) } };
+}
+
+/** Open-loop slices as one measurement: rates over all of them, percentiles over every request. */
+function mergeOpenLoop(slices) {
+  const latencies = slices.flatMap((slice) => slice.latencies).sort((a, b) => a - b);
+  const sum = (field) => slices.reduce((total, slice) => total + slice[field], 0);
+  return {
+    // Each slice's own elapsed time (its last answers may come after its nominal end).
+    rps: sum('total') / slices.reduce((seconds, slice) => seconds + slice.total / slice.rps, 0),
+    total: sum('total'),
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    max: latencies.at(-1) ?? Number.NaN,
+    sendLagP99: Math.max(...slices.map((slice) => slice.sendLagP99)),
+    non2xx: sum('non2xx'),
+    errors: sum('errors'),
+  };
 }
 
 async function prepare(base) {
@@ -376,8 +408,8 @@ async function main() {
 
   const json = { 'content-type': 'application/json' };
   const floorResult = await measureAlone(floor, { url: floorUrl, headers: { authorization: data.bearer } });
-  // The same latency measurement on the floor app: what this machine gives at half load anyway.
-  const floorHalf = await atHalfRate('floor app', floor, { url: floorUrl, headers: { authorization: data.bearer } }, floorResult.rps);
+  // The same latency measurement on the floor app, beside each route's: what this machine gives at half load anyway.
+  const floorAtHalf = { options: { url: floorUrl, headers: { authorization: data.bearer } }, rate: Math.max(1, Math.floor(floorResult.rps / 2)) };
 
   const floorSlice = (seconds) => measure({ url: floorUrl, headers: { authorization: data.bearer }, duration: seconds }, floor);
   const argon2Slice = (seconds) => {
@@ -431,13 +463,13 @@ async function main() {
     const result = await pairedScenario(name, service, options, name === 'sign-in' ? argon2Slice : floorSlice);
     if (result) results.push(result);
   }
-  await stop(floor);
 
   // The targets ask for p99 under 10 ms at half of the maximum rate of these three.
   const halfRate = [];
   for (const result of results.filter((r) => ['/me Bearer', 'verify-token Bearer', 'check-permission'].includes(r.name))) {
-    halfRate.push(await atHalfRate(result.name, service, optionsOf.get(result.name), result.rps));
+    halfRate.push(await atHalfRate(result.name, service, optionsOf.get(result.name), result.rps, floorAtHalf));
   }
+  await stop(floor);
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const lines = [];
@@ -479,11 +511,18 @@ async function main() {
     `Each scenario and its floor ran in ${ROUNDS} alternating slices of ${fmt(DURATION / ROUNDS, 1)} s; p50 is the median slice's, p99 the worst slice's.`,
   );
   lines.push('');
-  lines.push('At half of the measured maximum rate, requests evenly spaced (open loop; latency from each request\'s due time):');
-  for (const result of [floorHalf, ...halfRate]) {
+  lines.push(
+    `At half of the measured maximum rate, requests evenly spaced (open loop; latency from each request's due time), in ${ROUNDS} slices ` +
+      `of ${fmt(DURATION / ROUNDS, 1)} s, each after a slice of the floor app at half of its maximum; percentiles over every request:`,
+  );
+  for (const result of halfRate) {
     const notes = [result.non2xx ? `${result.non2xx} non-2xx!` : '', result.errors ? `${result.errors} errors!` : ''].filter(Boolean).join('; ');
+    const { floor } = result;
     lines.push(
-      `${pad(result.name, 24)} ${pad(`${result.rate} req/s offered`, 20)} got ${pad(fmt(result.rps), 6, true)} req/s  p50 ${pad(fmt(result.p50, 1), 5, true)} ms  p99 ${pad(fmt(result.p99, 1), 5, true)} ms  max ${pad(fmt(result.max), 4, true)} ms  cpu ${fmt(result.cpuUs)} µs  generator's own lag p99 ${fmt(result.sendLagP99, 1)} ms  ${notes}`,
+      `${pad(result.name, 20)} ${pad(`${result.rate} req/s`, 10, true)}  p50 ${pad(fmt(result.p50, 1), 4, true)} ms  p99 ${pad(fmt(result.p99, 1), 5, true)} ms  ` +
+        `max ${pad(fmt(result.max), 3, true)} ms  cpu ${pad(fmt(result.cpuUs), 4, true)} µs  |  floor app ${pad(`${floor.rate} req/s`, 10, true)}  ` +
+        `p50 ${pad(fmt(floor.p50, 1), 4, true)} ms  p99 ${pad(fmt(floor.p99, 1), 5, true)} ms  max ${pad(fmt(floor.max), 3, true)} ms  |  ` +
+        `generator's own lag p99 ${fmt(Math.max(result.sendLagP99, floor.sendLagP99), 1)} ms  ${notes}`,
     );
   }
   lines.push('');

@@ -15,7 +15,8 @@
  * Then the p99 latency at half of the measured maximum rate for /me, verify-token and
  * check-permission, under a steady open-loop load (bench/constant-rate.mjs says why not
  * autocannon's rate limit), each in slices alternating with the floor app's at half of its own
- * maximum, so that every latency line carries what the machine gave the floor that minute. Everything it starts is stopped, and its database dropped, at the end.
+ * maximum, so that every latency line carries what the machine gave the floor that minute.
+ * Everything it starts is stopped, and its database dropped, at the end.
  *
  * Beside each rate it prints the CPU time spent per request by the process under test and by
  * the PostgreSQL server (from /proc, on Linux): steadier than rates on shared cores, and it says
@@ -274,7 +275,7 @@ async function pairedScenario(name, process, options, floorSlice) {
 /**
  * The open-loop latency line: a warm-up of each, then ROUNDS slices at half of `maxRps`, each
  * right after a slice of the floor app at half of its own maximum, so that both see the machine
- * of the same minute (on these shared cores the floor's p99 at half load moved from 16 to 36 ms
+ * of the same minute (on these shared cores the floor's p99 at half load moved from 16 to 54 ms
  * between runs). Percentiles are over every request of the slices (merged exactly), with the CPU
  * time per request of the process under test.
  */
@@ -512,15 +513,17 @@ async function main() {
   );
   lines.push('');
   lines.push(
-    `At half of the measured maximum rate, requests evenly spaced (open loop; latency from each request's due time), in ${ROUNDS} slices ` +
-      `of ${fmt(DURATION / ROUNDS, 1)} s, each after a slice of the floor app at half of its maximum; percentiles over every request:`,
+    `At half of the measured maximum rate (offered, and got), requests evenly spaced (open loop; latency from each request's due time), ` +
+      `in ${ROUNDS} slices of ${fmt(DURATION / ROUNDS, 1)} s, each after a slice of the floor app at half of its maximum; percentiles over every request:`,
   );
   for (const result of halfRate) {
-    const notes = [result.non2xx ? `${result.non2xx} non-2xx!` : '', result.errors ? `${result.errors} errors!` : ''].filter(Boolean).join('; ');
     const { floor } = result;
+    const non2xx = result.non2xx + floor.non2xx;
+    const errors = result.errors + floor.errors;
+    const notes = [non2xx ? `${non2xx} non-2xx!` : '', errors ? `${errors} errors!` : ''].filter(Boolean).join('; ');
     lines.push(
-      `${pad(result.name, 20)} ${pad(`${result.rate} req/s`, 10, true)}  p50 ${pad(fmt(result.p50, 1), 4, true)} ms  p99 ${pad(fmt(result.p99, 1), 5, true)} ms  ` +
-        `max ${pad(fmt(result.max), 3, true)} ms  cpu ${pad(fmt(result.cpuUs), 4, true)} µs  |  floor app ${pad(`${floor.rate} req/s`, 10, true)}  ` +
+      `${pad(result.name, 20)} ${pad(`${result.rate} req/s`, 10, true)} got ${pad(fmt(result.rps), 5, true)}  p50 ${pad(fmt(result.p50, 1), 4, true)} ms  p99 ${pad(fmt(result.p99, 1), 5, true)} ms  ` +
+        `max ${pad(fmt(result.max), 3, true)} ms  cpu ${pad(fmt(result.cpuUs), 4, true)} µs  |  floor app ${pad(`${floor.rate} req/s`, 10, true)} got ${pad(fmt(floor.rps), 5, true)}  ` +
         `p50 ${pad(fmt(floor.p50, 1), 4, true)} ms  p99 ${pad(fmt(floor.p99, 1), 5, true)} ms  max ${pad(fmt(floor.max), 3, true)} ms  |  ` +
         `generator's own lag p99 ${fmt(Math.max(result.sendLagP99, floor.sendLagP99), 1)} ms  ${notes}`,
     );

@@ -110,6 +110,22 @@ describe('prepareDeliveryRequest', () => {
     expect(verifyWebhookSignature('whsec-0123456789abcdef', '', prepared.headers['X-Webhook-Signature'], 0, NOW)).toBe(true);
   });
 
+  it('bounds URL and headers together, and the rendered body, failing with TemplateOutputTooLarge before anything is sent', () => {
+    const half = 'h'.repeat(40_000);
+    const both = webhook({}, { url: 'https://example.com/?a={{document.half}}', headers: { 'X-Half': '{{document.half}}' } });
+    expect(() => prepareDeliveryRequest(both, event({ document: { half } }), NOW)).toThrow(
+      expect.objectContaining({ code: 'TemplateOutputTooLarge', message: expect.stringContaining('URL and headers') }),
+    );
+    const urlOnly = webhook({}, { url: 'https://example.com/?a={{document.half}}' });
+    expect(prepareDeliveryRequest(urlOnly, event({ document: { half } }), NOW).url).toContain(half);
+
+    const big = 'b'.repeat(60_000);
+    const amplified = webhook({}, { body: { blob: '{{document.big}}'.repeat(1000) } });
+    expect(() => prepareDeliveryRequest(amplified, event({ document: { big } }), NOW)).toThrow(
+      expect.objectContaining({ code: 'TemplateOutputTooLarge', message: expect.stringContaining('Body') }),
+    );
+  });
+
   it('throws TemplateError when the URL does not render to an absolute http(s) URL', () => {
     expect(() => prepareDeliveryRequest(webhook({}, { url: 'http://{{document.host}}.localhost/' }), event({ document: { host: 'a b' } }), NOW)).toThrow(TemplateError);
     expect(() => prepareDeliveryRequest(webhook({}, { url: 'http://127.0.0.1:{{document.port}}/' }), event({ document: { port: 'x' } }), NOW)).toThrow(TemplateError);

@@ -5,7 +5,7 @@
 import type { WebhookRequestTemplate } from '../database/schema';
 import { isCredentialHeader, MASKED_VALUE } from '../events/sanitize';
 import { signWebhookBody, WEBHOOK_SIGNATURE_HEADER } from './signature';
-import { type JsonValue, renderBody, renderHeaders, renderUrl, type TemplateContext } from './template';
+import { bodyBudget, type JsonValue, renderBody, renderHeaders, renderUrl, type TemplateContext, urlAndHeadersBudget } from './template';
 
 export interface DeliveryWebhook {
   id: string;
@@ -66,20 +66,23 @@ function hasHeader(headers: Record<string, string>, name: string): boolean {
 
 /**
  * Renders URL, headers and body. Throws TemplateError when the webhook cannot be called (the URL
- * does not render to an absolute http(s) URL, a template is over its limits): that attempt fails
- * without a request being sent.
+ * does not render to an absolute http(s) URL, a template is over its limits, URL and headers
+ * together or the configured body would render past their limits): that attempt fails without a
+ * request being sent. The body limit bounds what the template renders (the payload, or the whole
+ * body when uncovered); the event's document and prior around it are bounded by the event itself.
  */
 export function prepareDeliveryRequest(webhook: DeliveryWebhook, event: DeliveryEvent, nowSeconds: number): PreparedRequest {
   const ctx = templateContextOf(event);
   const template = webhook.request;
   const method = template.method.toUpperCase();
-  const url = renderUrl(template.url, ctx);
-  const rendered = renderHeaders(template.headers, ctx);
+  const urlAndHeaders = urlAndHeadersBudget();
+  const url = renderUrl(template.url, ctx, urlAndHeaders);
+  const rendered = renderHeaders(template.headers, ctx, urlAndHeaders);
   const headers: Record<string, string> = { ...rendered.headers };
 
   let body: string | undefined;
   if (!BODYLESS.has(method)) {
-    const payload = renderBody(template.body as JsonValue | undefined, ctx);
+    const payload = renderBody(template.body as JsonValue | undefined, ctx, bodyBudget());
     if (template.uncoveredBody) {
       if (payload !== undefined) body = JSON.stringify(payload);
     } else {

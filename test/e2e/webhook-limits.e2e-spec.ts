@@ -23,7 +23,9 @@ describe('webhook limits', () => {
   let systemAdmin: SignedIn;
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { WEBHOOK_TIMEOUT_MS: '5000' } });
+    // OUTBOUND_ALLOW (contract "Outbound calls"): the receivers are on loopback, which the outbound
+    // policy refuses unless allowed; a service without that policy ignores the variable.
+    t = await startTestApp({ env: { WEBHOOK_TIMEOUT_MS: '5000', OUTBOUND_ALLOW: '127.0.0.1/32,::1/128' } });
     receiver = await WebhookReceiver.start();
     systemAdmin = (await setupInstallation(t)).admin;
   });

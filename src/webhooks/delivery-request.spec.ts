@@ -110,6 +110,22 @@ describe('prepareDeliveryRequest', () => {
     expect(verifyWebhookSignature('whsec-0123456789abcdef', '', prepared.headers['X-Webhook-Signature'], 0, NOW)).toBe(true);
   });
 
+  it('bounds URL and headers together, and the rendered body, failing with TemplateOutputTooLarge before anything is sent', () => {
+    const half = 'h'.repeat(40_000);
+    const both = webhook({}, { url: 'https://example.com/?a={{document.half}}', headers: { 'X-Half': '{{document.half}}' } });
+    expect(() => prepareDeliveryRequest(both, event({ document: { half } }), NOW)).toThrow(
+      expect.objectContaining({ code: 'TemplateOutputTooLarge', message: expect.stringContaining('URL and headers') }),
+    );
+    const urlOnly = webhook({}, { url: 'https://example.com/?a={{document.half}}' });
+    expect(prepareDeliveryRequest(urlOnly, event({ document: { half } }), NOW).url).toContain(half);
+
+    const big = 'b'.repeat(60_000);
+    const amplified = webhook({}, { body: { blob: '{{document.big}}'.repeat(1000) } });
+    expect(() => prepareDeliveryRequest(amplified, event({ document: { big } }), NOW)).toThrow(
+      expect.objectContaining({ code: 'TemplateOutputTooLarge', message: expect.stringContaining('Body') }),
+    );
+  });
+
   it('throws TemplateError when the URL does not render to an absolute http(s) URL', () => {
     expect(() => prepareDeliveryRequest(webhook({}, { url: 'http://{{document.host}}.localhost/' }), event({ document: { host: 'a b' } }), NOW)).toThrow(TemplateError);
     expect(() => prepareDeliveryRequest(webhook({}, { url: 'http://127.0.0.1:{{document.port}}/' }), event({ document: { port: 'x' } }), NOW)).toThrow(TemplateError);
@@ -130,11 +146,44 @@ describe('maskHeaders / maskUrl', () => {
     });
   });
 
-  it('masks a URL password and credential-like query parameters', () => {
+  it('masks the whole user info and every query value, keeping the rest as written', () => {
     expect(maskUrl('https://user:pw@example.com/a?api_key=1&x=2&token=3&sig=4')).toBe(
-      'https://user:masked@example.com/a?api_key=%5Bmasked%5D&x=2&token=%5Bmasked%5D&sig=%5Bmasked%5D',
+      'https://masked:masked@example.com/a?api_key=%5Bmasked%5D&x=%5Bmasked%5D&token=%5Bmasked%5D&sig=%5Bmasked%5D',
     );
-    expect(maskUrl('https://example.com/a?x=2')).toBe('https://example.com/a?x=2');
+    expect(maskUrl('https://user:pass@host/path?token=abc')).toBe('https://masked:masked@host/path?token=%5Bmasked%5D');
+    // A key as the user name alone (`https://<key>@api...`), an empty password, a bare query item.
+    expect(maskUrl('https://sk_live_123@api.example.com/v1')).toBe('https://masked@api.example.com/v1');
+    expect(maskUrl('https://user:@example.com/')).toBe('https://masked:@example.com/');
+    expect(maskUrl('https://example.com/a?abcdef123&x=')).toBe('https://example.com/a?%5Bmasked%5D&x=%5Bmasked%5D');
+    expect(maskUrl('https://example.com/a?x=2')).toBe('https://example.com/a?x=%5Bmasked%5D');
+    expect(maskUrl('https://example.com/a#frag?x=1')).toBe('https://example.com/a#frag?x=1');
+    expect(maskUrl('https://example.com/a')).toBe('https://example.com/a');
     expect(maskUrl('not a url')).toBe('not a url');
+  });
+
+  it('keeps placeholders of a URL template as written while masking around them', () => {
+    expect(maskUrl('https://u:{{document.pw}}@{{document.tenant}}.example.com/{{event_type}}?id={{document._id}}#x')).toBe(
+      'https://masked:masked@{{document.tenant}}.example.com/{{event_type}}?id=%5Bmasked%5D#x',
+    );
+  });
+
+  it('uses the user info a URL parser sees: up to the last @, the password from the first colon', () => {
+    expect(maskUrl('https://a@b:c:d@example.com/')).toBe('https://masked:masked@example.com/');
+    expect(new URL(maskUrl('https://a@b:c:d@example.com/')).hostname).toBe('example.com');
+  });
+
+  it('still masks odd spellings a URL parser accepts', () => {
+    for (const url of ['  https://user:pass@example.com/?t=abc', 'https:user:pass@example.com/?t=abc', 'ht\ttps://user:pass@example.com/?t=abc', 'https:\\\\user:pass@example.com\\p?t=abc']) {
+      const masked = maskUrl(url);
+      expect(masked).not.toMatch(/user|pass|abc/);
+      const parsed = new URL(masked);
+      expect(parsed.hostname).toBe('example.com');
+      expect(parsed.searchParams.get('t')).toBe(MASKED_VALUE);
+    }
+  });
+
+  it('is idempotent', () => {
+    const once = maskUrl('https://user:pw@example.com/a?x=1&y');
+    expect(maskUrl(once)).toBe(once);
   });
 });

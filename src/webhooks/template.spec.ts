@@ -1,9 +1,15 @@
 import {
+  bodyBudget,
   findPlaceholders,
   isKnownPlaceholder,
+  jsonStringBytes,
   JsonValue,
+  OutputBudget,
+  RENDERED_BODY_MAX_BYTES,
+  RENDERED_URL_AND_HEADERS_MAX_BYTES,
   renderBody,
   renderHeaders,
+  renderText,
   renderUrl,
   resolvePlaceholder,
   TEMPLATE_MAX_BODY_DEPTH,
@@ -11,6 +17,8 @@ import {
   TEMPLATE_MAX_PLACEHOLDERS,
   TemplateContext,
   TemplateError,
+  urlAndHeadersBudget,
+  utf8Bytes,
 } from './template';
 
 function ctx(overrides: Partial<TemplateContext> = {}): TemplateContext {
@@ -444,5 +452,118 @@ describe('renderBody', () => {
     let ok: JsonValue = '{{event_type}}';
     for (let i = 0; i < TEMPLATE_MAX_BODY_DEPTH; i++) ok = { k: ok };
     expect(JSON.stringify(renderBody(ok, ctx()))).toContain('UserCreated');
+  });
+});
+
+describe('rendered output limits', () => {
+  const big = 'x'.repeat(60_000);
+  const withBig = (extra: Record<string, unknown> = {}): TemplateContext => ctx({ document: { big, ...extra } });
+  const identity = (value: string): string => value;
+
+  function tooLarge(render: () => unknown): TemplateError {
+    try {
+      render();
+    } catch (error) {
+      expect(error).toBeInstanceOf(TemplateError);
+      expect((error as TemplateError).code).toBe('TemplateOutputTooLarge');
+      return error as TemplateError;
+    }
+    throw new Error('expected TemplateOutputTooLarge');
+  }
+
+  it('are 64 KiB for URL and headers together and 1 MiB for a body', () => {
+    expect(RENDERED_URL_AND_HEADERS_MAX_BYTES).toBe(64 * 1024);
+    expect(RENDERED_BODY_MAX_BYTES).toBe(1024 * 1024);
+    expect(urlAndHeadersBudget().limit).toBe(RENDERED_URL_AND_HEADERS_MAX_BYTES);
+    expect(bodyBudget().limit).toBe(RENDERED_BODY_MAX_BYTES);
+  });
+
+  it('renderText stops at the first piece past the limit, before encoding or joining it', () => {
+    const encoded: string[] = [];
+    const encode = (value: string): string => {
+      encoded.push(value);
+      return value;
+    };
+    const budget = new OutputBudget(150_000, 'Text');
+    const error = tooLarge(() => renderText('{{document.big}}'.repeat(1000), withBig(), encode, budget));
+    // Two values fit; the third is refused on its length alone, never encoded.
+    expect(encoded).toHaveLength(2);
+    expect(budget.usedBytes).toBe(180_000);
+    expect(error.message).toBe('Text would render to more than 150000 bytes (the limit); rendering stopped');
+  });
+
+  it('renderText counts literal text, values and multi-byte characters, exactly up to the limit', () => {
+    const template = 'é-{{document.name}}-é';
+    const rendered = 'é-Ada Lovelace-é';
+    const exact = utf8Bytes(rendered);
+    expect(renderText(template, ctx(), identity, new OutputBudget(exact, 'Text'))).toBe(rendered);
+    tooLarge(() => renderText(template, ctx(), identity, new OutputBudget(exact - 1, 'Text')));
+  });
+
+  it('a body is counted as its JSON serialization: exactly at the limit renders, one byte less fails', () => {
+    const body: JsonValue = {
+      plain: '{{document.name}} says "hi"\n',
+      list: ['{{document.sys.tags}}', 1.5, true, null, { 'quoted "key"': '\u0001{{document.email}}' }],
+      empty: {},
+      none: [],
+      unicode: 'naïve 😀 {{document.with-dash}}',
+    };
+    const rendered = renderBody(body, ctx());
+    const exact = Buffer.byteLength(JSON.stringify(rendered), 'utf8');
+    const budget = new OutputBudget(exact, 'Body');
+    expect(renderBody(body, ctx(), budget)).toEqual(rendered);
+    expect(budget.usedBytes).toBe(exact);
+    tooLarge(() => renderBody(body, ctx(), new OutputBudget(exact - 1, 'Body')));
+  });
+
+  it('jsonStringBytes matches JSON.stringify for escaped and plain text', () => {
+    for (const text of ['plain', 'quote " and \\ backslash', 'control \u0000\u001f\n\t', 'é 😀', 'lone \ud800 surrogate']) {
+      expect(jsonStringBytes(text)).toBe(Buffer.byteLength(JSON.stringify(text), 'utf8') - 2);
+    }
+  });
+
+  it('the amplification case: 1000 placeholders of a 60 KB value stop the body past 1 MiB', () => {
+    const error = tooLarge(() => renderBody({ blob: '{{document.big}}'.repeat(1000) }, withBig()));
+    expect(error.message).toContain(`Body would render to more than ${RENDERED_BODY_MAX_BYTES} bytes`);
+  });
+
+  it('a body of exactly 1 MiB renders', () => {
+    const envelope = Buffer.byteLength(JSON.stringify({ blob: '' }));
+    const copies = Math.floor((RENDERED_BODY_MAX_BYTES - envelope) / big.length);
+    const padding = 'p'.repeat(RENDERED_BODY_MAX_BYTES - envelope - copies * big.length);
+    const body = renderBody({ blob: '{{document.big}}'.repeat(copies) + padding }, withBig());
+    expect(Buffer.byteLength(JSON.stringify(body))).toBe(RENDERED_BODY_MAX_BYTES);
+    tooLarge(() => renderBody({ blob: '{{document.big}}'.repeat(copies) + padding + 'p' }, withBig()));
+  });
+
+  it('URL and headers share one budget: each fits alone, together they do not', () => {
+    const url = 'https://example.com/?a={{document.half}}';
+    const half = 'h'.repeat(40_000);
+    const context = withBig({ half });
+    expect(renderUrl(url, context)).toContain(half);
+    expect(renderHeaders({ 'X-Half': '{{document.half}}' }, context).headers['X-Half']).toBe(half);
+    const shared = urlAndHeadersBudget();
+    renderUrl(url, context, shared);
+    const error = tooLarge(() => renderHeaders({ 'X-Half': '{{document.half}}' }, context, shared));
+    expect(error.message).toContain(`URL and headers would render to more than ${RENDERED_URL_AND_HEADERS_MAX_BYTES} bytes`);
+  });
+
+  it('counts the URL after encoding and header names with their values', () => {
+    // 30,000 spaces encode to 90,000 bytes.
+    tooLarge(() => renderUrl('https://example.com/?q={{document.spaces}}', ctx({ document: { spaces: ' '.repeat(30_000) } })));
+    const name = 'X-'.padEnd(200, 'n');
+    const budget = new OutputBudget(200 + 3, 'Headers');
+    expect(renderHeaders({ [name]: 'abc' }, ctx(), budget).headers[name]).toBe('abc');
+    tooLarge(() => renderHeaders({ [name]: 'abcd' }, ctx(), new OutputBudget(200 + 3, 'Headers')));
+  });
+
+  it('other template errors carry the TemplateInvalid code', () => {
+    try {
+      renderUrl('ftp://example.com/', ctx());
+      throw new Error('expected a TemplateError');
+    } catch (error) {
+      expect(error).toBeInstanceOf(TemplateError);
+      expect((error as TemplateError).code).toBe('TemplateInvalid');
+    }
   });
 });

@@ -1,5 +1,6 @@
 /**
- * Webhook placeholder substitution with context-specific escaping (spec "Webhook delivery" 5-6).
+ * Placeholder substitution with context-specific escaping (spec "Webhook delivery" 5-6), for
+ * webhooks now and mail hooks later: nothing here knows about webhooks.
  *
  * Placeholders: {{event_type}}, {{utilizer_id}}, {{event_time}}, {{membership_id}},
  * {{document.<path>}}, {{prior.<path>}}; paths are dotted (`document.sys.created_by`), segments
@@ -16,6 +17,10 @@
  * - Body: only string values are templated; each stays a string, so no value can add fields.
  * - Work is bounded: a template over 64 KiB (UTF-8) or with over 1000 placeholders, or a body
  *   nested deeper than 64 levels, throws TemplateError.
+ * - Output is bounded too (contract "Bounded work", Rendered templates): each render charges an
+ *   OutputBudget as it goes and stops with TemplateError `TemplateOutputTooLarge` as soon as the
+ *   limit is passed, so an over-long result is never built. URL and headers share one budget
+ *   (64 KiB), the body has its own (1 MiB, counted as its JSON serialization).
  *
  * Pure functions, no framework imports.
  */
@@ -31,8 +36,17 @@ export interface TemplateContext {
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
+/**
+ * TemplateOutputTooLarge: the rendered output would pass its OutputBudget.
+ * TemplateInvalid: anything else (template over its own limits, URL not absolute http(s), ...).
+ */
+export type TemplateErrorCode = 'TemplateInvalid' | 'TemplateOutputTooLarge';
+
 export class TemplateError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly code: TemplateErrorCode = 'TemplateInvalid',
+  ) {
     super(message);
     this.name = 'TemplateError';
   }
@@ -44,6 +58,51 @@ export const TEMPLATE_MAX_BYTES = 64 * 1024;
 export const TEMPLATE_MAX_PLACEHOLDERS = 1000;
 /** Maximum nesting depth of a body template. */
 export const TEMPLATE_MAX_BODY_DEPTH = 64;
+/** Maximum rendered size of URL and all headers (names and values) together, UTF-8 bytes. */
+export const RENDERED_URL_AND_HEADERS_MAX_BYTES = 64 * 1024;
+/** Maximum rendered size of a body, UTF-8 bytes (for a JSON body: of its serialization). */
+export const RENDERED_BODY_MAX_BYTES = 1024 * 1024;
+
+/**
+ * How many bytes of output one render may still produce. Several renders may share one budget
+ * (URL and headers do). Charged while rendering, before a piece joins the output, so a render
+ * that would pass the limit stops having built at most `limit` bytes.
+ */
+export class OutputBudget {
+  private used = 0;
+
+  constructor(
+    readonly limit: number,
+    /** Names the output in the error: "URL and headers", "Body". */
+    readonly label: string,
+  ) {}
+
+  get usedBytes(): number {
+    return this.used;
+  }
+
+  get remainingBytes(): number {
+    return Math.max(0, this.limit - this.used);
+  }
+
+  /** Counts `bytes` more output; throws TemplateOutputTooLarge once past the limit. */
+  spend(bytes: number): void {
+    this.used += bytes;
+    if (this.used > this.limit) {
+      throw new TemplateError(`${this.label} would render to more than ${this.limit} bytes (the limit); rendering stopped`, 'TemplateOutputTooLarge');
+    }
+  }
+}
+
+/** A fresh budget for URL and headers together. */
+export function urlAndHeadersBudget(): OutputBudget {
+  return new OutputBudget(RENDERED_URL_AND_HEADERS_MAX_BYTES, 'URL and headers');
+}
+
+/** A fresh budget for a body. */
+export function bodyBudget(): OutputBudget {
+  return new OutputBudget(RENDERED_BODY_MAX_BYTES, 'Body');
+}
 
 const SIMPLE_FIELDS = ['event_type', 'utilizer_id', 'event_time', 'membership_id'] as const;
 type SimpleField = (typeof SIMPLE_FIELDS)[number];
@@ -154,16 +213,17 @@ export function resolvePlaceholder(expression: string, ctx: TemplateContext): st
   return valueToText(ctx[parsed.root]);
 }
 
-interface Budget {
+/** What a template itself may hold (its size and placeholders), as opposed to its output. */
+interface TemplateSize {
   bytes: number;
   placeholders: number;
 }
 
-function newBudget(): Budget {
+function newTemplateSize(): TemplateSize {
   return { bytes: 0, placeholders: 0 };
 }
 
-function charge(budget: Budget, text: string, what: string): void {
+function charge(budget: TemplateSize, text: string, what: string): void {
   budget.bytes += Buffer.byteLength(text, 'utf8');
   if (budget.bytes > TEMPLATE_MAX_BYTES) {
     throw new TemplateError(`${what} template is larger than ${TEMPLATE_MAX_BYTES} bytes`);
@@ -177,9 +237,53 @@ function charge(budget: Budget, text: string, what: string): void {
   }
 }
 
-function substitute(text: string, ctx: TemplateContext, encode: (value: string) => string): string {
-  // A single replace pass: replacement text is never scanned again (no recursive expansion).
-  return text.replace(PLACEHOLDER, (_whole, expression: string) => encode(resolvePlaceholder(expression, ctx)));
+/** How many bytes a piece of text adds to the output. */
+export type OutputMeasure = (text: string) => number;
+
+export const utf8Bytes: OutputMeasure = (text) => Buffer.byteLength(text, 'utf8');
+
+/** Characters JSON.stringify escapes (or, for surrogates, may escape). */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what JSON escapes
+const JSON_ESCAPED = /["\\\u0000-\u001f\uD800-\uDFFF]/;
+
+/**
+ * The bytes a text takes inside a JSON string (without the quotes). Pieces measured one by one add
+ * up to the whole string's size, except a surrogate pair split between two pieces, which counts
+ * more: the budget errs on the safe side.
+ */
+export const jsonStringBytes: OutputMeasure = (text) =>
+  JSON_ESCAPED.test(text) ? Buffer.byteLength(JSON.stringify(text), 'utf8') - 2 : Buffer.byteLength(text, 'utf8');
+
+/**
+ * Renders one text: a single pass, so a value's own `{{...}}` is never expanded. Each literal
+ * piece and each encoded value is charged to `budget` before it joins the output, so rendering
+ * stops at the first piece past the limit. `encode` must never shorten a value (escaping only
+ * adds): then a value longer than what is left fails before it is even encoded.
+ */
+export function renderText(
+  text: string,
+  ctx: TemplateContext,
+  encode: (value: string) => string,
+  budget: OutputBudget,
+  measure: OutputMeasure = utf8Bytes,
+): string {
+  let out = '';
+  let last = 0;
+  for (const match of text.matchAll(PLACEHOLDER)) {
+    const literal = text.slice(last, match.index);
+    budget.spend(measure(literal));
+    out += literal;
+    const value = resolvePlaceholder(match[1], ctx);
+    // Each output byte stands for at least one UTF-16 unit of the value: too long already.
+    if (value.length > budget.remainingBytes) budget.spend(value.length);
+    const encoded = encode(value);
+    budget.spend(measure(encoded));
+    out += encoded;
+    last = match.index + match[0].length;
+  }
+  const tail = text.slice(last);
+  budget.spend(measure(tail));
+  return out + tail;
 }
 
 function encodeUrlValue(value: string): string {
@@ -191,13 +295,13 @@ const identity = (value: string): string => value;
 
 /**
  * Renders the URL template with URL-encoded values. Throws TemplateError when the template is too
- * large or the result is not an absolute http(s) URL. Returns the rendered text unchanged (the
+ * large, the output passes `budget`, or the result is not an absolute http(s) URL. Returns the rendered text unchanged (the
  * WHATWG parser used for the check is the one fetch uses).
  */
-export function renderUrl(template: string, ctx: TemplateContext): string {
+export function renderUrl(template: string, ctx: TemplateContext, budget: OutputBudget = urlAndHeadersBudget()): string {
   if (typeof template !== 'string') throw new TemplateError('URL template must be a string');
-  charge(newBudget(), template, 'URL');
-  const rendered = substitute(template, ctx, encodeUrlValue);
+  charge(newTemplateSize(), template, 'URL');
+  const rendered = renderText(template, ctx, encodeUrlValue, budget);
   let url: URL;
   try {
     url = new URL(rendered);
@@ -220,11 +324,13 @@ function defineOwn<V>(target: Record<string, V>, key: string, value: V): void {
  * Renders header values (raw values, no encoding). Headers that cannot be sent safely are left out
  * and their names listed in `skipped`: a value containing CR, LF or another control character
  * (tab is allowed) or a character above U+00FF, a non-string value, or a name that is not an HTTP
- * token. Throws TemplateError when all headers together exceed the template limits.
+ * token. Throws TemplateError when all headers together exceed the template limits, or when names
+ * and rendered values pass `budget` (shared with the URL by a caller that renders both).
  */
 export function renderHeaders(
   headers: Record<string, string> | undefined,
   ctx: TemplateContext,
+  budget: OutputBudget = urlAndHeadersBudget(),
 ): { headers: Record<string, string>; skipped: string[] } {
   const out: Record<string, string> = {};
   const skipped: string[] = [];
@@ -232,12 +338,12 @@ export function renderHeaders(
   if (typeof headers !== 'object' || Array.isArray(headers)) {
     throw new TemplateError('headers must be an object of name to string');
   }
-  const budget = newBudget();
+  const size = newTemplateSize();
   const names = Object.keys(headers);
   for (const name of names) {
     const value: unknown = headers[name];
-    charge(budget, name, 'Headers');
-    if (typeof value === 'string') charge(budget, value, 'Headers');
+    charge(size, name, 'Headers');
+    if (typeof value === 'string') charge(size, value, 'Headers');
   }
   for (const name of names) {
     const value: unknown = headers[name];
@@ -245,7 +351,8 @@ export function renderHeaders(
       skipped.push(name);
       continue;
     }
-    const rendered = substitute(value, ctx, identity);
+    budget.spend(utf8Bytes(name));
+    const rendered = renderText(value, ctx, identity, budget);
     if (isUnsendableHeaderValue(rendered)) {
       skipped.push(name);
       continue;
@@ -255,7 +362,7 @@ export function renderHeaders(
   return { headers: out, skipped };
 }
 
-function checkBody(value: unknown, depth: number, budget: Budget): void {
+function checkBody(value: unknown, depth: number, budget: TemplateSize): void {
   if (depth > TEMPLATE_MAX_BODY_DEPTH) {
     throw new TemplateError(`Body template is nested deeper than ${TEMPLATE_MAX_BODY_DEPTH} levels`);
   }
@@ -274,24 +381,38 @@ function checkBody(value: unknown, depth: number, budget: Budget): void {
   }
 }
 
-function renderBodyValue(value: JsonValue, ctx: TemplateContext): JsonValue {
-  if (typeof value === 'string') return substitute(value, ctx, identity);
-  if (Array.isArray(value)) return value.map((item) => renderBodyValue(item, ctx));
+/** Charges `budget` exactly what JSON.stringify of the rendered value will write. */
+function renderBodyValue(value: JsonValue, ctx: TemplateContext, budget: OutputBudget): JsonValue {
+  if (typeof value === 'string') {
+    budget.spend(2); // the quotes
+    return renderText(value, ctx, identity, budget, jsonStringBytes);
+  }
+  if (Array.isArray(value)) {
+    budget.spend(2 + Math.max(0, value.length - 1)); // brackets and commas
+    return value.map((item) => renderBodyValue(item, ctx, budget));
+  }
   if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value);
+    budget.spend(2 + Math.max(0, keys.length - 1)); // braces and commas
     const out: { [key: string]: JsonValue } = {};
-    for (const key of Object.keys(value)) defineOwn(out, key, renderBodyValue(value[key], ctx));
+    for (const key of keys) {
+      budget.spend(jsonStringBytes(key) + 3); // quotes and colon
+      defineOwn(out, key, renderBodyValue(value[key], ctx, budget));
+    }
     return out;
   }
+  budget.spend(utf8Bytes(JSON.stringify(value)));
   return value;
 }
 
 /**
  * Renders a body template: a new JSON value (the input is never mutated) in which only string
  * values are templated, with raw values that stay inside their string. Keys are not templated.
- * Serialize the result with JSON.stringify. Throws TemplateError when the body exceeds the limits.
+ * Serialize the result with JSON.stringify. Throws TemplateError when the template exceeds its
+ * limits or its serialization would pass `budget`.
  */
-export function renderBody(body: JsonValue | undefined, ctx: TemplateContext): JsonValue | undefined {
+export function renderBody(body: JsonValue | undefined, ctx: TemplateContext, budget: OutputBudget = bodyBudget()): JsonValue | undefined {
   if (body === undefined) return undefined;
-  checkBody(body, 0, newBudget());
-  return renderBodyValue(body, ctx);
+  checkBody(body, 0, newTemplateSize());
+  return renderBodyValue(body, ctx, budget);
 }

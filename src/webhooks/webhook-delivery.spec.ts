@@ -128,6 +128,19 @@ describe('deliverWebhook', () => {
     expect(recorded).toHaveLength(1);
     expect(recorded[0].outcome).toBe('not_sent');
     expect(recorded[0].document.error).toMatch(/could not be built/);
+    expect(recorded[0].document.error_code).toBe('TemplateInvalid');
+    expect(calls).toHaveLength(0);
+  });
+
+  it('records the template error code, sends nothing and does not retry when the body would render past its limit', async () => {
+    const big = { ...event, document: { big: 'b'.repeat(60_000) } };
+    const hook = webhook(receiver.url('/big'), 5, { body: { blob: '{{document.big}}'.repeat(1000) } });
+    const summary = await deliverWebhook(hook, big, context());
+    expect(summary).toEqual({ attempts: 1, delivered: false });
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]).toMatchObject({ sent: false, outcome: 'not_sent', document: { attempt: 1, response: null, error_code: 'TemplateOutputTooLarge' } });
+    expect(recorded[0].document.error).toMatch(/nothing was sent: Body would render to more than 1048576 bytes/);
+    expect(receiver.received()).toHaveLength(0);
     expect(calls).toHaveLength(0);
   });
 

@@ -1,13 +1,15 @@
 /**
  * One webhook call with its retries (spec "Webhook delivery" 3): attempts follow one another at
  * once until one answers 2xx or `tryCount` attempts were made (a request that cannot be built is
- * not retried: it would fail identically). Every attempt is reported as the
+ * not retried: rendering depends only on the webhook and the event, so every retry would fail
+ * identically, and an over-long template would only cost its rendering again). Every attempt is reported as the
  * document of a WebhookRequestSent (2xx) or WebhookRequestFailed event. No framework imports:
  * the dispatcher supplies time, recording and metrics.
  */
 import type { ReadableStreamDefaultReader, ReadableStreamReadResult } from 'node:stream/web';
 import { type DeliveryEvent, type DeliveryWebhook, maskHeaders, maskUrl, prepareDeliveryRequest, type PreparedRequest } from './delivery-request';
 import type { OutgoingCall, OutgoingCallOutcome } from './outgoing-calls';
+import { TemplateError } from './template';
 
 /** How much of a receiver's answer a result event keeps. */
 export const RESPONSE_BODY_LIMIT_BYTES = 4096;
@@ -22,6 +24,8 @@ export interface AttemptDocument {
   /** null when no answer arrived (network error, timeout, or the request could not be built). */
   response: { status: number; body: string } | null;
   error?: string;
+  /** For an attempt that failed before sending: why, as a code (TemplateOutputTooLarge, TemplateInvalid). */
+  error_code?: string;
   /** Configured headers left out because their value could not be sent safely. */
   skipped_headers?: string[];
   [key: string]: unknown;
@@ -106,6 +110,7 @@ async function attemptOnce(webhook: DeliveryWebhook, event: DeliveryEvent, attem
         request: requestShown({ method: webhook.request.method.toUpperCase(), url: webhook.request.url, headers: {} }),
         response: null,
         error: `The request could not be built, nothing was sent: ${errorText(error)}`,
+        ...(error instanceof TemplateError ? { error_code: error.code } : {}),
       },
     };
   }

@@ -1,5 +1,6 @@
 import type { WebhookRow } from '../database/schema';
 import { toSys, type Sys } from '../common/sys';
+import { maskHeaders, maskUrl } from './delivery-request';
 
 export interface WebhookRequestResponse {
   method: string;
@@ -45,4 +46,14 @@ export function toWebhookResponse(row: WebhookRow): WebhookResponse {
     membership_id: row.membershipId,
     sys: toSys(row),
   };
+}
+
+/**
+ * The webhook as its configuration events (WebhookCreated/Updated/Deleted) show it: URL user info,
+ * query values and credential headers masked exactly as in the result events (contract "Secrets in
+ * webhook URLs"). GET shows the webhook unmasked to `webhooks.read`.
+ */
+export function toWebhookEventDocument(row: WebhookRow): WebhookResponse {
+  const response = toWebhookResponse(row);
+  return { ...response, request: { ...response.request, url: maskUrl(response.request.url), headers: maskHeaders(response.request.headers) } };
 }

@@ -10,7 +10,7 @@ import { utilizerIdOf } from '../events/event-types';
 import type { QueryBody } from '../common/query/query-body';
 import { sameJson } from '../common/same-json';
 import type { WebhookBodyDto } from './webhook.dto';
-import { toWebhookResponse, type WebhookResponse } from './webhook.mapper';
+import { toWebhookEventDocument, toWebhookResponse, type WebhookResponse } from './webhook.mapper';
 import { WebhookRepository, type WebhookChanges } from './webhook.repository';
 
 /** The stored form of a create/replace body; equal bodies give equal values. */
@@ -93,9 +93,8 @@ export class WebhooksService {
         secret: body.secret ?? null,
         createdBy: utilizerId,
       });
-      const response = toWebhookResponse(row);
-      record({ membershipId, eventType: 'WebhookCreated', utilizerId, document: response });
-      return response;
+      record({ membershipId, eventType: 'WebhookCreated', utilizerId, document: toWebhookEventDocument(row) });
+      return toWebhookResponse(row);
     });
   }
 
@@ -111,9 +110,8 @@ export class WebhooksService {
       }
       const changes: WebhookChanges = { ...fields, secret, modifiedAt: new Date(), modifiedBy: utilizerId };
       const updated = await this.webhooks.replace(membershipId, tx, id, changes);
-      const response = toWebhookResponse(updated);
-      record({ membershipId, eventType: 'WebhookUpdated', utilizerId, document: response, prior: toWebhookResponse(current) });
-      return response;
+      record({ membershipId, eventType: 'WebhookUpdated', utilizerId, document: toWebhookEventDocument(updated), prior: toWebhookEventDocument(current) });
+      return toWebhookResponse(updated);
     });
   }
 
@@ -122,7 +120,7 @@ export class WebhooksService {
     await this.recorder.transaction(async (tx, record) => {
       const deleted = await this.webhooks.deleteById(membershipId, tx, id);
       if (!deleted) throw notFound();
-      record({ membershipId, eventType: 'WebhookDeleted', utilizerId, document: {}, prior: toWebhookResponse(deleted) });
+      record({ membershipId, eventType: 'WebhookDeleted', utilizerId, document: {}, prior: toWebhookEventDocument(deleted) });
     });
   }
 
@@ -132,7 +130,7 @@ export class WebhooksService {
     const deleted = await this.recorder.transaction(async (tx, record) => {
       const rows = await this.webhooks.deleteByIds(membershipId, tx, ids);
       for (const row of rows) {
-        record({ membershipId, eventType: 'WebhookDeleted', utilizerId, document: {}, prior: toWebhookResponse(row) });
+        record({ membershipId, eventType: 'WebhookDeleted', utilizerId, document: {}, prior: toWebhookEventDocument(row) });
       }
       return rows;
     });

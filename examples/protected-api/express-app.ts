@@ -2,10 +2,13 @@
  * The same protected API with Express middleware.
  *
  *   PORTCULLIS_URL=http://localhost:3000/ PORTCULLIS_MEMBERSHIP_ID=<membership id> \
- *     PORT=4001 npx tsx examples/protected-api/express-app.ts
+ *     PORT=4001 npx tsx --tsconfig examples/protected-api/tsconfig.json examples/protected-api/express-app.ts
+ *
+ * Listens on HOST (default 127.0.0.1: a development example stays off the network unless asked).
  *
  * A real API imports from 'portcullis/client'; this example imports the sources directly.
  */
+import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
 import { portcullis, PortcullisClient, type PortcullisSettings, principalOf } from '../../src/client';
 
@@ -61,8 +64,12 @@ export function main(): void {
     MembershipId: process.env['PORTCULLIS_MEMBERSHIP_ID'] ?? '',
     BasicTokenCacheTTL: Number(process.env['PORTCULLIS_BASIC_CACHE_TTL'] ?? 0),
   });
+  const host = process.env['HOST'] ?? '127.0.0.1';
   const port = Number(process.env['PORT'] ?? 4001);
-  app.listen(port, () => console.log(`Protected Express API on http://localhost:${port}`));
+  const server = app.listen(port, host, () => {
+    const bound = server.address() as AddressInfo;
+    console.log(`Protected Express API on http://${bound.address}:${bound.port}`);
+  });
 }
 
 if (require.main === module) {

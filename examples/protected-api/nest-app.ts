@@ -2,7 +2,9 @@
  * A third-party NestJS API protected by Portcullis: every mode and each placeholder source.
  *
  *   PORTCULLIS_URL=http://localhost:3000/ PORTCULLIS_MEMBERSHIP_ID=<membership id> \
- *     PORT=4000 npx tsx examples/protected-api/nest-app.ts
+ *     PORT=4000 npx tsx --tsconfig examples/protected-api/tsconfig.json examples/protected-api/nest-app.ts
+ *
+ * Listens on HOST (default 127.0.0.1: a development example stays off the network unless asked).
  *
  * A real API imports from 'portcullis/client'; this example imports the sources directly.
  */
@@ -18,6 +20,8 @@ import {
   Query,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   Authorized,
   Permission,
@@ -113,9 +117,11 @@ export async function main(): Promise<void> {
     MembershipId: process.env['PORTCULLIS_MEMBERSHIP_ID'] ?? '',
     BasicTokenCacheTTL: Number(process.env['PORTCULLIS_BASIC_CACHE_TTL'] ?? 0),
   });
+  const host = process.env['HOST'] ?? '127.0.0.1';
   const port = Number(process.env['PORT'] ?? 4000);
-  await app.listen(port);
-  console.log(`Protected Nest API on http://localhost:${port}`);
+  await app.listen(port, host);
+  const bound = (app.getHttpServer() as Server).address() as AddressInfo;
+  console.log(`Protected Nest API on http://${bound.address}:${bound.port}`);
 }
 
 if (require.main === module) {

@@ -6,8 +6,11 @@ import { type Database, openDatabase } from '../database/database';
 import { events, memberships } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { EventRepository } from '../events/event.repository';
+import { parseOutboundAllow } from '../config/outbound-allow';
+import { DestinationPolicy } from '../outbound/destination-policy';
+import { OutboundHttp } from '../outbound/outbound.module';
 import { QueueRegistry } from '../queue/queue-registry';
-import type { OutgoingCall } from './outgoing-calls';
+import type { OutgoingCall } from '../outbound/outgoing-calls';
 import { WEBHOOK_QUEUE_CAPACITY, WEBHOOK_QUEUE_CONCURRENCY, WEBHOOK_QUEUE_NAME, WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookRepository } from './webhook.repository';
 
@@ -18,6 +21,8 @@ import { WebhookRepository } from './webhook.repository';
 describe('WebhookDispatcher', () => {
   let database: Database;
   let receiver: WebhookReceiver;
+  // The receiver is on loopback, which the outbound policy refuses unless allowed.
+  const outbound = new OutboundHttp(new DestinationPolicy(parseOutboundAllow('127.0.0.1/32')));
   const log = captureLog();
   const logger = log.logger;
 
@@ -28,6 +33,7 @@ describe('WebhookDispatcher', () => {
   afterAll(async () => {
     await receiver.close();
     await database.close();
+    await outbound.onApplicationShutdown();
   });
   beforeEach(() => {
     receiver.reset();
@@ -44,7 +50,7 @@ describe('WebhookDispatcher', () => {
     const registry = new QueueRegistry();
     const calls: OutgoingCall[] = [];
     const config = loadConfig({ DATABASE_URL: 'memory://', WEBHOOK_TIMEOUT_MS: String(options.timeoutMs ?? 300), SHUTDOWN_DRAIN_MS: String(options.drainMs ?? 1000) });
-    const dispatcher = new WebhookDispatcher(recorder, webhooks, config, logger, registry, { observe: (call) => calls.push(call) });
+    const dispatcher = new WebhookDispatcher(recorder, webhooks, config, logger, registry, outbound, { observe: (call) => calls.push(call) });
     const webhook = await database.db.transaction((tx) =>
       webhooks.insert(membershipId, tx, {
         id: `wh-${counter}`,

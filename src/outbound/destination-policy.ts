@@ -133,6 +133,17 @@ export class DestinationPolicy {
     }
     return undefined;
   }
+
+  /** `configuredHostProblem` for the host of an absolute URL (an unparsable URL is left to its own validation). */
+  configuredUrlProblem(url: string): string | undefined {
+    let hostname: string;
+    try {
+      hostname = new URL(url).hostname;
+    } catch {
+      return undefined;
+    }
+    return this.configuredHostProblem(hostname);
+  }
 }
 
 /** The message every create/update check answers for a refused destination. */

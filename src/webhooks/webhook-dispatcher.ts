@@ -186,6 +186,10 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
   }
 
   private async recordAttempt(webhook: DeliveryWebhook, result: AttemptResult): Promise<void> {
+    if (result.outcome === 'blocked') {
+      // A tenant aiming at an internal destination (or a missing OUTBOUND_ALLOW entry): the operator should know.
+      this.logger.warn({ webhookId: webhook.id, membershipId: webhook.membershipId }, 'webhook call refused by the outbound destination policy');
+    }
     try {
       await this.recorder.record({
         membershipId: webhook.membershipId,

@@ -69,13 +69,14 @@ export function createOutboundLookup(policy: DestinationPolicy, resolveAll: Reso
       callback(null, usable[0].address, usable[0].family);
     };
 
+    // Answers that need no DNS still arrive asynchronously, as dns.lookup's do: callers rely on it.
     const literal = parseIpLiteral(hostname);
     if (literal) {
       const address = literal.toString();
-      return answer([{ address, family: familyOf(address) }]);
+      return process.nextTick(answer, [{ address, family: familyOf(address) }]);
     }
     if (isLocalhostName(hostname) && !policy.isAllowedName(hostname)) {
-      return answer(LOCALHOST_ADDRESSES.map((address) => ({ address, family: familyOf(address) })));
+      return process.nextTick(answer, LOCALHOST_ADDRESSES.map((address) => ({ address, family: familyOf(address) })));
     }
     resolveAll(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, options.all ? [] : '');

@@ -161,6 +161,8 @@ async function main() {
     SETUP_TOKEN,
     HOST: '127.0.0.1',
     PORT: '0',
+    // The receiver is on loopback, which the outbound policy refuses unless allowed.
+    OUTBOUND_ALLOW: '127.0.0.1/32,::1/128',
     DATABASE_URL: database.url,
   });
   const { app } = await createApp(config);

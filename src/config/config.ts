@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { type OutboundAllowList, parseOutboundAllow } from './outbound-allow';
 
 export type DatabaseTarget =
   | { kind: 'embedded'; dataDir: string | null } // null: in memory
@@ -18,6 +19,8 @@ export interface AppConfig {
   /** How long past its expiry a token record is kept before the sweeper deletes it. */
   sweepGraceSeconds: number;
   trustProxy: boolean;
+  /** OUTBOUND_ALLOW: destinations permitted although the outbound policy refuses their range. */
+  outboundAllow: OutboundAllowList;
 }
 
 export class ConfigError extends Error {
@@ -58,6 +61,14 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
 }
 
+function outboundAllow(env: Env): OutboundAllowList {
+  try {
+    return parseOutboundAllow(env.OUTBOUND_ALLOW);
+  } catch (error) {
+    throw new ConfigError('OUTBOUND_ALLOW', `must be comma-separated CIDRs, IP addresses and host names: ${(error as Error).message}`);
+  }
+}
+
 function databaseTarget(env: Env): DatabaseTarget {
   const url = env.DATABASE_URL;
   const poolSize = integer(env, 'DATABASE_POOL_SIZE', 10, 1, 500);
@@ -96,6 +107,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),
     sweepGraceSeconds: integer(env, 'SWEEP_GRACE_SECONDS', 300, 0, 86_400),
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    outboundAllow: outboundAllow(env),
   };
 }
 

@@ -1,12 +1,12 @@
 import { Global, Module } from '@nestjs/common';
 import { PrometheusModule } from '@willsoto/nestjs-prometheus';
 import { MetricsController } from './metrics.controller';
-import { OUTGOING_CALL_OBSERVER } from '../webhooks/outgoing-calls';
+import { OUTGOING_CALL_OBSERVER } from '../outbound/outgoing-calls';
 import { ServiceMetrics } from './service-metrics';
 
 /**
  * Global, so that every feature reaches it: outgoing HTTP calls are reported through
- * OUTGOING_CALL_OBSERVER (src/webhooks/outgoing-calls.ts); queues are read from the QueueRegistry.
+ * OUTGOING_CALL_OBSERVER (src/outbound/outgoing-calls.ts); queues are read from the QueueRegistry.
  * The library's own default-metrics collection is off: it would write into prom-client's
  * process-wide registry; ServiceMetrics collects them into its own.
  */

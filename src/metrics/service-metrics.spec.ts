@@ -1,6 +1,6 @@
 import { BoundedQueue } from '../queue/bounded-queue';
 import { QueueRegistry } from '../queue/queue-registry';
-import type { OutgoingCall } from '../webhooks/outgoing-calls';
+import type { OutgoingCall } from '../outbound/outgoing-calls';
 import { methodLabel, ServiceMetrics } from './service-metrics';
 
 /** `name{labels} value` lines of the exposition text, for exact assertions. */

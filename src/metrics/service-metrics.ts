@@ -2,7 +2,7 @@ import { Injectable, Optional } from '@nestjs/common';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { QueueRegistry } from '../queue/queue-registry';
-import type { OutgoingCall, OutgoingCallObserver } from '../webhooks/outgoing-calls';
+import type { OutgoingCall, OutgoingCallObserver } from '../outbound/outgoing-calls';
 
 /** What the metrics read from a bounded queue, at scrape time (so nothing is paid per item). */
 export interface MonitoredQueue {
@@ -118,7 +118,7 @@ export class ServiceMetrics implements OutgoingCallObserver {
   }
 
   /**
-   * One outgoing HTTP call that was sent (OUTGOING_CALL_OBSERVER, see src/webhooks/outgoing-calls.ts).
+   * One outgoing HTTP call that was sent (OUTGOING_CALL_OBSERVER, see src/outbound/outgoing-calls.ts).
    * Never throws: metrics must not break a delivery. Unknown kinds or outcomes are ignored, so
    * a caller's mistake cannot add label values.
    */

@@ -1,8 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebhookReceiver } from '../../test/support/webhook-receiver';
+import { parseOutboundAllow } from '../config/outbound-allow';
+import { DestinationPolicy } from '../outbound/destination-policy';
+import { createOutboundAgent, sendOutbound } from '../outbound/outbound-http';
 import type { DeliveryEvent, DeliveryWebhook } from './delivery-request';
-import type { OutgoingCall } from './outgoing-calls';
+import type { OutgoingCall } from '../outbound/outgoing-calls';
 import { type AttemptResult, deliverWebhook, type DeliveryContext, RESPONSE_BODY_LIMIT_BYTES } from './webhook-delivery';
 
 /** The attempt loop against a real HTTP receiver on 127.0.0.1 (no fetch mock). */
@@ -11,12 +14,16 @@ describe('deliverWebhook', () => {
   const recorded: AttemptResult[] = [];
   const calls: OutgoingCall[] = [];
   let stop: AbortController;
+  // The receiver is on loopback: allowed here, as OUTBOUND_ALLOW=127.0.0.1/32 would; `strict` allows nothing.
+  const allowingLoopback = createOutboundAgent(new DestinationPolicy(parseOutboundAllow('127.0.0.1/32')));
+  const strict = createOutboundAgent(new DestinationPolicy(parseOutboundAllow('')));
 
   beforeAll(async () => {
     receiver = await WebhookReceiver.start();
   });
   afterAll(async () => {
     await receiver.close();
+    await Promise.all([allowingLoopback.destroy(), strict.destroy()]);
   });
   beforeEach(() => {
     receiver.reset();
@@ -25,8 +32,9 @@ describe('deliverWebhook', () => {
     stop = new AbortController();
   });
 
-  function context(timeoutMs = 2000): DeliveryContext {
+  function context(timeoutMs = 2000, agent = allowingLoopback): DeliveryContext {
     return {
+      send: (call) => sendOutbound(agent, call),
       timeoutMs,
       stopSignal: stop.signal,
       nowSeconds: () => Math.floor(Date.now() / 1000),
@@ -151,5 +159,25 @@ describe('deliverWebhook', () => {
     stop.abort();
     expect(await delivery).toEqual({ attempts: 1, delivered: false });
     expect(recorded[0].document.error).toMatch(/stopped/);
+  });
+
+  it('ends with OutboundDestinationBlocked, without sending or retrying, when the policy refuses the resolved address', async () => {
+    // `localhost` stands for loopback without DNS; the strict policy allows no loopback address.
+    const summary = await deliverWebhook(webhook(`http://localhost:${receiver.port}/blocked`, 3), event, context(2000, strict));
+    expect(summary).toEqual({ attempts: 1, delivered: false });
+    expect(receiver.received()).toHaveLength(0);
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]).toMatchObject({
+      sent: false,
+      outcome: 'blocked',
+      document: { attempt: 1, response: null, error_code: 'OutboundDestinationBlocked', error: expect.stringMatching(/^OutboundDestinationBlocked: /) },
+    });
+    expect(calls).toHaveLength(0);
+  });
+
+  it('sends the same call once the policy allows loopback', async () => {
+    const summary = await deliverWebhook(webhook(`http://localhost:${receiver.port}/allowed`, 3), event, context());
+    expect(summary).toEqual({ attempts: 1, delivered: true });
+    expect(receiver.received().map((r) => r.url)).toEqual(['/allowed']);
   });
 });

@@ -1,19 +1,22 @@
 /**
  * One webhook call with its retries (spec "Webhook delivery" 3): attempts follow one another at
- * once until one answers 2xx or `tryCount` attempts were made (a request that cannot be built is
- * not retried: rendering depends only on the webhook and the event, so every retry would fail
- * identically, and an over-long template would only cost its rendering again). Every attempt is reported as the
- * document of a WebhookRequestSent (2xx) or WebhookRequestFailed event. No framework imports:
- * the dispatcher supplies time, recording and metrics.
+ * once until one answers 2xx or `tryCount` attempts were made. A request that cannot be built,
+ * or whose destination the outbound policy refuses, is not retried: it would fail identically
+ * (rendering depends only on the webhook and the event, and an over-long template would only cost
+ * its rendering again). Every attempt is reported as the document of a WebhookRequestSent (2xx) or
+ * WebhookRequestFailed event. No framework imports: the dispatcher supplies time, recording,
+ * metrics and the egress.
  */
-import type { ReadableStreamDefaultReader, ReadableStreamReadResult } from 'node:stream/web';
+import { outboundErrorText, type OutboundRequest, type OutboundResult } from '../outbound/outbound-http';
+import type { OutgoingCall, OutgoingCallOutcome } from '../outbound/outgoing-calls';
 import { type DeliveryEvent, type DeliveryWebhook, maskHeaders, maskUrl, prepareDeliveryRequest, type PreparedRequest } from './delivery-request';
-import type { OutgoingCall, OutgoingCallOutcome } from './outgoing-calls';
 import { TemplateError } from './template';
+
+/** The error code a result event carries when the outbound policy refused the destination. */
+export const DESTINATION_BLOCKED_CODE = 'OutboundDestinationBlocked';
 
 /** How much of a receiver's answer a result event keeps. */
 export const RESPONSE_BODY_LIMIT_BYTES = 4096;
-const MAX_ERROR_LENGTH = 500;
 
 /** The document of a WebhookRequestSent / WebhookRequestFailed event. */
 export interface AttemptDocument {
@@ -24,7 +27,10 @@ export interface AttemptDocument {
   /** null when no answer arrived (network error, timeout, or the request could not be built). */
   response: { status: number; body: string } | null;
   error?: string;
-  /** For an attempt that failed before sending: why, as a code (TemplateOutputTooLarge, TemplateInvalid). */
+  /**
+   * Why an attempt failed before anything was sent, as a code: OutboundDestinationBlocked (the
+   * outbound policy refused the destination), TemplateOutputTooLarge or TemplateInvalid.
+   */
   error_code?: string;
   /** Configured headers left out because their value could not be sent safely. */
   skipped_headers?: string[];
@@ -34,8 +40,8 @@ export interface AttemptDocument {
 export interface AttemptResult {
   /** True for a 2xx answer. */
   sent: boolean;
-  /** 'not_sent' when the request could not be built (no call was made). */
-  outcome: OutgoingCallOutcome | 'not_sent';
+  /** 'not_sent': the request could not be built; 'blocked': the policy refused the destination. No call was made for either. */
+  outcome: OutgoingCallOutcome | 'not_sent' | 'blocked';
   document: AttemptDocument;
 }
 
@@ -48,48 +54,13 @@ export interface DeliveryContext {
   recordAttempt: (webhook: DeliveryWebhook, result: AttemptResult) => Promise<void>;
   /** Reports a request that was actually sent; must not throw. */
   observeCall: (call: OutgoingCall) => void;
+  /** The egress (src/outbound): sends one request under the outbound policy; never throws. */
+  send: (call: OutboundRequest) => Promise<OutboundResult>;
 }
 
 export interface DeliverySummary {
   attempts: number;
   delivered: boolean;
-}
-
-function errorText(error: unknown): string {
-  let text: string;
-  if (error instanceof Error) {
-    // fetch reports network failures as "fetch failed" with the reason (ECONNREFUSED, ...) in `cause`.
-    const cause = (error as Error & { cause?: unknown }).cause;
-    let causeText: string | undefined;
-    if (cause instanceof Error) {
-      const code = (cause as Error & { code?: unknown }).code;
-      causeText = typeof code === 'string' ? code : cause.message;
-    }
-    text = causeText ? `${error.message}: ${causeText}` : error.message;
-  } else {
-    text = String(error);
-  }
-  return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH)}...` : text;
-}
-
-/** The start of the body as text; stops reading (and releases the connection) after the limit. */
-async function readBodyStart(response: Response): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader() as ReadableStreamDefaultReader<Uint8Array>;
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    while (total < RESPONSE_BODY_LIMIT_BYTES) {
-      const chunk: ReadableStreamReadResult<Uint8Array> = await reader.read();
-      if (chunk.done) break;
-      chunks.push(chunk.value);
-      total += chunk.value.byteLength;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  const bytes = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT_BYTES);
-  return new TextDecoder('utf-8', { fatal: false }).decode(bytes);
 }
 
 function requestShown(prepared: Pick<PreparedRequest, 'method' | 'url' | 'headers'>): AttemptDocument['request'] {
@@ -109,7 +80,7 @@ async function attemptOnce(webhook: DeliveryWebhook, event: DeliveryEvent, attem
         attempt,
         request: requestShown({ method: webhook.request.method.toUpperCase(), url: webhook.request.url, headers: {} }),
         response: null,
-        error: `The request could not be built, nothing was sent: ${errorText(error)}`,
+        error: `The request could not be built, nothing was sent: ${outboundErrorText(error)}`,
         ...(error instanceof TemplateError ? { error_code: error.code } : {}),
       },
     };
@@ -117,47 +88,44 @@ async function attemptOnce(webhook: DeliveryWebhook, event: DeliveryEvent, attem
 
   const document: AttemptDocument = { webhook_id: webhook.id, attempt, request: requestShown(prepared), response: null };
   if (prepared.skippedHeaders.length) document.skipped_headers = prepared.skippedHeaders;
-  const timeout = AbortSignal.timeout(ctx.timeoutMs);
-  const signal = AbortSignal.any([timeout, ctx.stopSignal]);
-  const started = performance.now();
+  const result = await ctx.send({
+    url: prepared.url,
+    method: prepared.method,
+    headers: prepared.headers,
+    body: prepared.body,
+    timeoutMs: ctx.timeoutMs,
+    signal: ctx.stopSignal,
+    bodyLimitBytes: RESPONSE_BODY_LIMIT_BYTES,
+  });
+  if (result.kind === 'blocked') {
+    document.error = `${DESTINATION_BLOCKED_CODE}: ${result.error}`;
+    document.error_code = DESTINATION_BLOCKED_CODE;
+    return { sent: false, outcome: 'blocked', document };
+  }
   let outcome: OutgoingCallOutcome;
   let status: number | undefined;
-  try {
-    const response = await fetch(prepared.url, {
-      method: prepared.method,
-      headers: prepared.headers,
-      body: prepared.body,
-      redirect: 'manual',
-      signal,
-    });
-    status = response.status;
-    let body = '';
-    try {
-      body = await readBodyStart(response);
-    } catch {
-      // The status decides the attempt; a body cut short by the timeout is only shown empty.
-    }
-    document.response = { status, body };
-    if (status >= 200 && status < 300) {
-      outcome = 'success';
-    } else {
-      outcome = 'failure';
-      document.error = `The receiver answered HTTP ${status}`;
-    }
-  } catch (error) {
-    if (timeout.aborted) {
+  switch (result.kind) {
+    case 'answered':
+      status = result.status;
+      // Only an allowed destination ever answers: its body start is what the event may show.
+      document.response = { status, body: result.body };
+      outcome = status >= 200 && status < 300 ? 'success' : 'failure';
+      if (outcome === 'failure') document.error = `The receiver answered HTTP ${status}`;
+      break;
+    case 'timeout':
       outcome = 'timeout';
       document.error = `No answer within ${ctx.timeoutMs} ms`;
-    } else if (ctx.stopSignal.aborted) {
+      break;
+    case 'cancelled':
       outcome = 'failure';
       document.error = 'Cancelled: the service stopped before the receiver answered';
-    } else {
+      break;
+    case 'failed':
       outcome = 'failure';
-      document.error = errorText(error);
-    }
+      document.error = result.error;
+      break;
   }
-  const durationSeconds = (performance.now() - started) / 1000;
-  ctx.observeCall({ kind: 'webhook', outcome, durationSeconds, status });
+  ctx.observeCall({ kind: 'webhook', outcome, durationSeconds: result.durationSeconds, status });
   return { sent: outcome === 'success', outcome, document };
 }
 
@@ -170,8 +138,8 @@ export async function deliverWebhook(webhook: DeliveryWebhook, event: DeliveryEv
     const result = await attemptOnce(webhook, event, attempt, ctx);
     await ctx.recordAttempt(webhook, result);
     if (result.sent) return { attempts, delivered: true };
-    // A request that cannot be built fails the same way every time; after shutdown, nobody waits.
-    if (result.outcome === 'not_sent' || ctx.stopSignal.aborted) break;
+    // A request that cannot be built or is refused fails the same way every time; after shutdown, nobody waits.
+    if (result.outcome === 'not_sent' || result.outcome === 'blocked' || ctx.stopSignal.aborted) break;
   }
   return { attempts, delivered: false };
 }

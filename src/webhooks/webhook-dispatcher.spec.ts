@@ -6,8 +6,11 @@ import { type Database, openDatabase } from '../database/database';
 import { events, memberships } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { EventRepository } from '../events/event.repository';
+import { parseOutboundAllow } from '../config/outbound-allow';
+import { DestinationPolicy } from '../outbound/destination-policy';
+import { OutboundHttp } from '../outbound/outbound.module';
 import { QueueRegistry } from '../queue/queue-registry';
-import type { OutgoingCall } from './outgoing-calls';
+import type { OutgoingCall } from '../outbound/outgoing-calls';
 import { WEBHOOK_QUEUE_CAPACITY, WEBHOOK_QUEUE_CONCURRENCY, WEBHOOK_QUEUE_NAME, WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookRepository } from './webhook.repository';
 
@@ -18,6 +21,9 @@ import { WebhookRepository } from './webhook.repository';
 describe('WebhookDispatcher', () => {
   let database: Database;
   let receiver: WebhookReceiver;
+  // The receiver is on loopback, which the outbound policy refuses unless allowed.
+  const outbound = new OutboundHttp(new DestinationPolicy(parseOutboundAllow('127.0.0.1/32')));
+  const strictOutbound = new OutboundHttp(new DestinationPolicy(parseOutboundAllow('')));
   const log = captureLog();
   const logger = log.logger;
 
@@ -28,6 +34,8 @@ describe('WebhookDispatcher', () => {
   afterAll(async () => {
     await receiver.close();
     await database.close();
+    await outbound.onApplicationShutdown();
+    await strictOutbound.onApplicationShutdown();
   });
   beforeEach(() => {
     receiver.reset();
@@ -35,7 +43,7 @@ describe('WebhookDispatcher', () => {
   });
 
   let counter = 0;
-  async function setup(webhookRequest: { url: string; method?: string }, options: { status?: 'active' | 'passive'; event?: string; tryCount?: number; timeoutMs?: number; drainMs?: number } = {}) {
+  async function setup(webhookRequest: { url: string; method?: string }, options: { status?: 'active' | 'passive'; event?: string; tryCount?: number; timeoutMs?: number; drainMs?: number; strict?: boolean } = {}) {
     const membershipId = `m-${++counter}`;
     await database.db.insert(memberships).values({ id: membershipId, name: membershipId, slug: membershipId, secretKey: 'k'.repeat(43), createdBy: 'system' });
     const eventRepository = new EventRepository(database);
@@ -44,7 +52,7 @@ describe('WebhookDispatcher', () => {
     const registry = new QueueRegistry();
     const calls: OutgoingCall[] = [];
     const config = loadConfig({ DATABASE_URL: 'memory://', WEBHOOK_TIMEOUT_MS: String(options.timeoutMs ?? 300), SHUTDOWN_DRAIN_MS: String(options.drainMs ?? 1000) });
-    const dispatcher = new WebhookDispatcher(recorder, webhooks, config, logger, registry, { observe: (call) => calls.push(call) });
+    const dispatcher = new WebhookDispatcher(recorder, webhooks, config, logger, registry, options.strict ? strictOutbound : outbound, { observe: (call) => calls.push(call) });
     const webhook = await database.db.transaction((tx) =>
       webhooks.insert(membershipId, tx, {
         id: `wh-${counter}`,
@@ -90,6 +98,19 @@ describe('WebhookDispatcher', () => {
     const results = await resultEvents();
     expect(results.map((e) => [e.eventType, (e.document as { webhook_id: string }).webhook_id])).toEqual([['WebhookRequestSent', webhook.id]]);
     expect(log.lines().find((line) => String(line.msg).startsWith('webhook queue drained'))).toMatchObject({ completed: true, lost: 0 });
+  });
+
+  it('records a refused destination once, reports no call, and logs a warning without the address', async () => {
+    const { membershipId, recorder, dispatcher, calls, resultEvents, webhook } = await setup({ url: `http://localhost:${receiver.port}/refused` }, { strict: true, tryCount: 3 });
+    await recorder.record({ membershipId, eventType: 'UserCreated', utilizerId: 'u-1', document: { _id: 'x' } });
+    expect(await dispatcher.drain(2000)).toMatchObject({ completed: true, lost: 0 });
+    const results = await resultEvents();
+    expect(results.map((e) => [e.eventType, (e.document as { error_code?: string }).error_code])).toEqual([['WebhookRequestFailed', 'OutboundDestinationBlocked']]);
+    expect(receiver.received()).toHaveLength(0);
+    expect(calls).toEqual([]);
+    const warning = log.lines().find((line) => String(line.msg).includes('outbound destination policy'));
+    expect(warning).toMatchObject({ webhookId: webhook.id, membershipId });
+    expect(JSON.stringify(warning)).not.toMatch(/127\.0\.0\.1|::1/);
   });
 
   it('ignores events that roll back, result events, passive webhooks and events after drain', async () => {

@@ -8,7 +8,8 @@ import { isResultEventType, SYSTEM_UTILIZER } from '../events/event-types';
 import { BoundedQueue, type DrainResult } from '../queue/bounded-queue';
 import { QueueRegistry } from '../queue/queue-registry';
 import type { DeliveryEvent, DeliveryWebhook } from './delivery-request';
-import { OUTGOING_CALL_OBSERVER, type OutgoingCall, type OutgoingCallObserver, type OutgoingCallTotals } from './outgoing-calls';
+import { OutboundHttp } from '../outbound/outbound.module';
+import { OUTGOING_CALL_OBSERVER, type OutgoingCall, type OutgoingCallObserver, type OutgoingCallTotals } from '../outbound/outgoing-calls';
 import { type AttemptResult, deliverWebhook } from './webhook-delivery';
 import { WebhookRepository } from './webhook.repository';
 
@@ -75,6 +76,7 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     registry: QueueRegistry,
+    private readonly outbound: OutboundHttp,
     @Optional() @Inject(OUTGOING_CALL_OBSERVER) private readonly observer?: OutgoingCallObserver,
   ) {
     this.deliveries = new BoundedQueue<DeliveryItem>({
@@ -179,10 +181,15 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
       nowSeconds: () => Math.floor(Date.now() / 1000),
       recordAttempt: (webhook, result) => this.recordAttempt(webhook, result),
       observeCall: (call) => this.observeCall(call),
+      send: (call) => this.outbound.send(call),
     });
   }
 
   private async recordAttempt(webhook: DeliveryWebhook, result: AttemptResult): Promise<void> {
+    if (result.outcome === 'blocked') {
+      // A tenant aiming at an internal destination (or a missing OUTBOUND_ALLOW entry): the operator should know.
+      this.logger.warn({ webhookId: webhook.id, membershipId: webhook.membershipId }, 'webhook call refused by the outbound destination policy');
+    }
     try {
       await this.recorder.record({
         membershipId: webhook.membershipId,

@@ -1,4 +1,4 @@
-import { bodyProblem, eventProblem, headersProblems, methodProblem, TRIGGER_EVENT_TYPES, urlProblem } from './webhook-template-rules';
+import { bodyProblem, eventProblem, headersProblems, methodProblem, TRIGGER_EVENT_TYPES, urlProblem, urlWithFixedHost } from './webhook-template-rules';
 
 describe('eventProblem', () => {
   it.each(['UserCreated', 'TokenGenerated', 'WebhookDeleted', 'TokenCodeDenied'])('accepts %s', (type) => {
@@ -98,4 +98,23 @@ describe('bodyProblem', () => {
     for (let i = 0; i < 70; i++) deep = { next: deep };
     expect(bodyProblem(deep)).toMatch(/nested deeper/);
   });
+});
+
+describe('urlWithFixedHost', () => {
+  it.each([
+    ['http://127.0.0.1:8080/{{event_type}}', 'http://127.0.0.1:8080/sample'],
+    ['https://example.com/a?x={{document._id}}', 'https://example.com/a?x=sample'],
+    // user-info placeholders cannot move the host: their values are URL-encoded
+    ['http://{{document._id}}@10.0.0.1/', 'http://sample@10.0.0.1/'],
+    ['HTTP://[::1]/', 'HTTP://[::1]/'],
+  ])('answers %s with the samples in place', (template, expected) => {
+    expect(urlWithFixedHost(template)).toBe(expected);
+  });
+
+  it.each(['http://{{document.host}}/', 'http://{{document.firstname}}:8080/x', 'https://{{membership_id}}.example.com/', 'http://a@{{document.host}}/', 'not a url', '{{document.url}}'])(
+    'leaves %s to the connect-time check (templated host, or no URL)',
+    (template) => {
+      expect(urlWithFixedHost(template)).toBeUndefined();
+    },
+  );
 });

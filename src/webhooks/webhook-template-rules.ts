@@ -86,6 +86,20 @@ export function urlProblem(value: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * The URL template with a sample in place of each placeholder, when no placeholder stands in the
+ * host (undefined otherwise, or when it is no URL): what the outbound policy can judge before any
+ * call. A templated host is judged when the call is made. The user-info part may be templated:
+ * substituted values are URL-encoded, so they cannot move the host.
+ */
+export function urlWithFixedHost(template: string): string | undefined {
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(template.trim())?.[1];
+  if (authority === undefined) return undefined;
+  const hostAndPort = authority.slice(authority.lastIndexOf('@') + 1);
+  if (hostAndPort.includes('{{')) return undefined;
+  return template.replace(PLACEHOLDER, 'sample');
+}
+
 /** Headers: an object of name to string; names are HTTP tokens the service does not set itself. */
 export function headersProblems(value: unknown): string[] {
   if (value === undefined || value === null) return [];

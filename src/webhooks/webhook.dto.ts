@@ -67,7 +67,7 @@ export class WebhookRequestDto {
 
   @ApiProperty({
     example: 'https://example.com/hooks/{{event_type}}?user={{document._id}}',
-    description: 'Absolute http(s) URL; placeholders in double braces, values URL-encoded',
+    description: 'Absolute http(s) URL; placeholders in double braces, values URL-encoded. A host that is an internal IP literal or localhost is refused (destination not allowed) unless OUTBOUND_ALLOW permits it; host names are checked when called',
   })
   @IsDefined({ message: 'is required' })
   @Validate(UrlTemplate)

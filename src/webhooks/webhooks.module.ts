@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { OutboundModule } from '../outbound/outbound.module';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookRepository } from './webhook.repository';
 import { WebhooksController } from './webhooks.controller';
@@ -6,6 +7,7 @@ import { WebhooksService } from './webhooks.service';
 
 /** Webhooks API and the dispatcher that calls them after events commit. */
 @Module({
+  imports: [OutboundModule],
   controllers: [WebhooksController],
   providers: [WebhookRepository, WebhooksService, WebhookDispatcher],
   exports: [WebhookDispatcher],

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
-import { DomainError } from '../common/errors';
+import { DomainError, validationError } from '../common/errors';
 import { slugify } from '../common/ids';
 import { newId } from '../common/ids';
 import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
@@ -9,9 +9,11 @@ import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf } from '../events/event-types';
 import type { QueryBody } from '../common/query/query-body';
 import { sameJson } from '../common/same-json';
+import { DESTINATION_NOT_ALLOWED, DestinationPolicy } from '../outbound/destination-policy';
 import type { WebhookBodyDto } from './webhook.dto';
 import { toWebhookEventDocument, toWebhookResponse, type WebhookResponse } from './webhook.mapper';
 import { WebhookRepository, type WebhookChanges } from './webhook.repository';
+import { urlWithFixedHost } from './webhook-template-rules';
 
 /** The stored form of a create/replace body; equal bodies give equal values. */
 interface WebhookFields {
@@ -67,7 +69,19 @@ export class WebhooksService {
   constructor(
     private readonly webhooks: WebhookRepository,
     private readonly recorder: EventRecorder,
+    private readonly destinations: DestinationPolicy,
   ) {}
+
+  /**
+   * A URL whose host is an IP literal or localhost name the outbound policy refuses is not stored
+   * (contract "Outbound calls"); other hosts are judged when they are resolved, at each call.
+   */
+  private checkDestination(fields: WebhookFields): void {
+    const url = urlWithFixedHost(fields.request.url);
+    if (url !== undefined && this.destinations.configuredUrlProblem(url) !== undefined) {
+      throw validationError('request.url', DESTINATION_NOT_ALLOWED);
+    }
+  }
 
   async get(membershipId: string, id: string): Promise<WebhookResponse> {
     const row = await this.webhooks.findById(membershipId, id);
@@ -85,6 +99,7 @@ export class WebhooksService {
 
   create(membershipId: string, caller: Caller, body: WebhookBodyDto): Promise<WebhookResponse> {
     const fields = toFields(body);
+    this.checkDestination(fields);
     const utilizerId = utilizerIdOf(caller);
     return this.recorder.transaction(async (tx, record) => {
       const row = await this.webhooks.insert(membershipId, tx, {
@@ -100,6 +115,7 @@ export class WebhooksService {
 
   replace(membershipId: string, id: string, caller: Caller, body: WebhookBodyDto): Promise<WebhookResponse> {
     const fields = toFields(body);
+    this.checkDestination(fields);
     const utilizerId = utilizerIdOf(caller);
     return this.recorder.transaction(async (tx, record) => {
       const current = await this.webhooks.findByIdForUpdate(membershipId, id, tx);

@@ -1,7 +1,7 @@
 import { startTestApp, type TestApp } from '../support/app';
 import { setupInstallation, signIn, type SignedIn } from '../support/factories';
 import { createApplication, createMembership, createRole, type CreatedMembership } from '../support/resources';
-import { WebhookReceiver } from '../support/webhook-receiver';
+import { ALLOW_LOOPBACK_RECEIVERS, WebhookReceiver } from '../support/webhook-receiver';
 import { createUser, createWebhook, eventsPath, type Json, waitForResults } from '../support/webhooks';
 
 type Event = Json;
@@ -35,7 +35,7 @@ describe('events', () => {
   const ids = (events: Event[]): string[] => events.map((e) => e._id).sort();
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { WEBHOOK_TIMEOUT_MS: '1000' } });
+    t = await startTestApp({ env: { WEBHOOK_TIMEOUT_MS: '1000', ...ALLOW_LOOPBACK_RECEIVERS } });
     receiver = await WebhookReceiver.start();
     systemAdmin = (await setupInstallation(t)).admin;
     tenant = await createMembership(t, systemAdmin);

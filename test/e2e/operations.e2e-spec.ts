@@ -5,6 +5,7 @@ import request from 'supertest';
 import { canonicalJson } from '../../src/openapi/openapi';
 import { startTestApp, TEST_SETUP_TOKEN, type TestApp } from '../support/app';
 import { type Installation, setupInstallation, unique } from '../support/factories';
+import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 import { buildServiceIntoTemp, parseMetrics, type RunningService, startReceiver, startService } from '../support/operations';
 import { routeTable } from '../support/route-table';
 
@@ -57,7 +58,8 @@ describe('GET /metrics', () => {
   let install: Installation;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    // The webhook test below calls a receiver on loopback.
+    t = await startTestApp({ env: { ...ALLOW_LOOPBACK_RECEIVERS } });
     install = await setupInstallation(t);
   });
   afterAll(async () => t?.close());
@@ -337,6 +339,7 @@ describe('graceful shutdown of the built service (node dist/main.js)', () => {
       NODE_ENV: 'production',
       LOG_LEVEL: 'info',
       SETUP_TOKEN: TEST_SETUP_TOKEN,
+      ...ALLOW_LOOPBACK_RECEIVERS,
       ...env,
     });
     running.push(service);

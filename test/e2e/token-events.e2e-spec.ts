@@ -141,7 +141,7 @@ describe('token events: contents of the specification, and no secret in any even
         .http()
         .post(`/memberships/${caller.membershipId}/webhooks`)
         .set('Authorization', caller.auth)
-        .send({ name: 'scan', event: 'UserUpdated', status: 'passive', try_count: 1, secret: 'webhook-signing-secret-xyz', request: { method: 'POST', url: 'http://127.0.0.1:9/x' } });
+        .send({ name: 'scan', event: 'UserUpdated', status: 'passive', try_count: 1, secret: 'webhook-signing-secret-xyz', request: { method: 'POST', url: 'https://hooks.example.com/x' } });
       expect(webhook.status).toBe(201);
       secrets.push('webhook-signing-secret-xyz');
       await t.http().post(`/memberships/${caller.membershipId}/users/${user._id}/freeze`).set('Authorization', caller.auth).expect(200);

@@ -2,7 +2,7 @@ import { verifyWebhookSignature } from '../../src/webhooks/signature';
 import { startTestApp, type TestApp } from '../support/app';
 import { setupInstallation, type SignedIn, unique } from '../support/factories';
 import { createApplication, createMembership, createRole, type CreatedMembership } from '../support/resources';
-import { WebhookReceiver } from '../support/webhook-receiver';
+import { ALLOW_LOOPBACK_RECEIVERS, WebhookReceiver } from '../support/webhook-receiver';
 import { createUser, createWebhook, eventsPath, eventually, type Json, queryEvents, waitForResults, webhookBody, webhooksPath } from '../support/webhooks';
 
 const TIMEOUT_MS = 500;
@@ -13,7 +13,7 @@ describe('webhooks', () => {
   let systemAdmin: SignedIn;
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) } });
+    t = await startTestApp({ env: { WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), ...ALLOW_LOOPBACK_RECEIVERS } });
     receiver = await WebhookReceiver.start();
     systemAdmin = (await setupInstallation(t)).admin;
   });

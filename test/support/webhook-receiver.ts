@@ -1,6 +1,12 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
+/**
+ * The environment an app needs to call receivers on loopback: the outbound policy refuses
+ * 127.0.0.0/8 and ::1 unless OUTBOUND_ALLOW permits them, exactly as an operator would in development.
+ */
+export const ALLOW_LOOPBACK_RECEIVERS: Readonly<Record<string, string>> = { OUTBOUND_ALLOW: '127.0.0.1/32,::1/128' };
+
 /** One request as the receiver got it: the raw body is kept for signature checks. */
 export interface ReceivedRequest {
   method: string;

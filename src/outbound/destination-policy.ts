@@ -1,0 +1,150 @@
+/**
+ * Which destinations the service may call (contract "Outbound calls"): pure functions, nothing
+ * here connects or resolves. IP literals are parsed by ipaddr.js in every notation it knows
+ * (decimal `2130706433`, hex `0x7f.1`, octal `0177.0.0.1`, short `127.1`), the same forms the
+ * system resolver would turn into an address, so that no spelling of a refused address passes.
+ */
+import ipaddr from 'ipaddr.js';
+import { type IpAddress, normalizeHostName, type OutboundAllowList } from '../config/outbound-allow';
+
+/** The refused ranges, by the name a log line or test shows. */
+const REFUSED_IPV4: ReadonlyArray<readonly [string, string]> = [
+  // 0.0.0.0 itself reaches this host on Linux; the rest of 0/8 is "this network".
+  ['unspecified', '0.0.0.0/8'],
+  ['loopback', '127.0.0.0/8'],
+  ['private', '10.0.0.0/8'],
+  ['private', '172.16.0.0/12'],
+  ['private', '192.168.0.0/16'],
+  ['link-local', '169.254.0.0/16'],
+  ['carrier-grade NAT', '100.64.0.0/10'],
+  ['multicast', '224.0.0.0/4'],
+  // 240/4 is reserved and unroutable; it includes the broadcast address 255.255.255.255.
+  ['broadcast', '255.255.255.255/32'],
+  ['reserved', '240.0.0.0/4'],
+];
+
+const REFUSED_IPV6: ReadonlyArray<readonly [string, string]> = [
+  ['unspecified', '::/128'],
+  ['loopback', '::1/128'],
+  // The deprecated IPv4-compatible form (::a.b.c.d); nothing public lives there.
+  ['IPv4-compatible', '::/96'],
+  ['private', 'fc00::/7'],
+  ['link-local', 'fe80::/10'],
+  ['site-local', 'fec0::/10'],
+  ['multicast', 'ff00::/8'],
+];
+
+function parsedRanges(ranges: ReadonlyArray<readonly [string, string]>): ReadonlyArray<readonly [string, [IpAddress, number]]> {
+  return ranges.map(([name, cidr]) => [name, ipaddr.parseCIDR(cidr)] as const);
+}
+
+const REFUSED_RANGES = [...parsedRanges(REFUSED_IPV4), ...parsedRanges(REFUSED_IPV6)];
+
+/** IPv6 prefixes that carry an IPv4 address in their last 32 bits and reach it through a translator. */
+const NAT64_PREFIX = ipaddr.parseCIDR('64:ff9b::/96');
+
+/** Parses an IP literal in any notation (also bracketed IPv6); undefined for a host name. */
+export function parseIpLiteral(host: string): IpAddress | undefined {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (!ipaddr.isValid(bare)) return undefined;
+  try {
+    return ipaddr.parse(bare);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The IPv4 address an IPv6 address stands for, when it does: IPv4-mapped (::ffff:a.b.c.d), which
+ * the kernel connects to as IPv4, and NAT64 (64:ff9b::a.b.c.d), which a translator forwards.
+ */
+function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  if (address.isIPv4MappedAddress()) return address.toIPv4Address();
+  if (address.match(NAT64_PREFIX)) {
+    const bytes = address.toByteArray().slice(12);
+    return ipaddr.fromByteArray(bytes) as ipaddr.IPv4;
+  }
+  return undefined;
+}
+
+/** The address as it is matched: an IPv6 form of an IPv4 address becomes that IPv4 address. */
+function effectiveAddress(address: IpAddress): IpAddress {
+  if (address.kind() === 'ipv6') return embeddedIpv4(address as ipaddr.IPv6) ?? address;
+  return address;
+}
+
+/** The name of the refused range the address lies in, or undefined when the policy lets it through. */
+export function refusedRange(address: IpAddress): string | undefined {
+  const effective = effectiveAddress(address);
+  for (const [name, range] of REFUSED_RANGES) {
+    if (effective.kind() === range[0].kind() && effective.match(range)) return name;
+  }
+  return undefined;
+}
+
+/** `localhost` and every name under it (RFC 6761: they always mean this host). */
+export function isLocalhostName(host: string): boolean {
+  const name = normalizeHostName(host);
+  return name === 'localhost' || name.endsWith('.localhost');
+}
+
+/** The loopback addresses a `localhost` name stands for, answered without asking DNS (RFC 6761 6.3). */
+export const LOCALHOST_ADDRESSES: readonly string[] = ['127.0.0.1', '::1'];
+
+/**
+ * The policy with the operator's OUTBOUND_ALLOW applied. Every outbound caller asks it twice: at
+ * create time about the configured host (IP literals and localhost names only; other names are
+ * unknown until resolved), and at connect time about each address actually resolved.
+ */
+export class DestinationPolicy {
+  private readonly allowedNames: ReadonlySet<string>;
+
+  constructor(private readonly allow: OutboundAllowList) {
+    this.allowedNames = new Set(allow.hostNames);
+  }
+
+  /** A host name the operator allowed: called whatever it resolves to. */
+  isAllowedName(host: string): boolean {
+    return this.allowedNames.has(normalizeHostName(host));
+  }
+
+  /** Whether the service may connect to this address (an allowed range wins over a refused one). */
+  isAllowedAddress(address: IpAddress): boolean {
+    const effective = effectiveAddress(address);
+    for (const range of this.allow.cidrs) {
+      if (effective.kind() === range[0].kind() && effective.match(range as [IpAddress, number])) return true;
+      // An IPv4-mapped range in the allowlist (::ffff:10.0.0.0/104) covers the IPv4 form too.
+      if (address.kind() === range[0].kind() && address.match(range as [IpAddress, number])) return true;
+    }
+    return refusedRange(address) === undefined;
+  }
+
+  /**
+   * The check a configured host can have before any call: undefined when it may be stored, else
+   * why not. An IP literal must be an allowed address; a localhost name must be allowed by name or
+   * stand for an allowed loopback address; any other name is decided when it is resolved.
+   */
+  configuredHostProblem(host: string): string | undefined {
+    if (this.isAllowedName(host)) return undefined;
+    const literal = parseIpLiteral(host);
+    if (literal) return this.isAllowedAddress(literal) ? undefined : (refusedRange(literal) ?? 'refused');
+    if (isLocalhostName(host)) {
+      return LOCALHOST_ADDRESSES.some((address) => this.isAllowedAddress(ipaddr.parse(address))) ? undefined : 'loopback';
+    }
+    return undefined;
+  }
+
+  /** `configuredHostProblem` for the host of an absolute URL (an unparsable URL is left to its own validation). */
+  configuredUrlProblem(url: string): string | undefined {
+    let hostname: string;
+    try {
+      hostname = new URL(url).hostname;
+    } catch {
+      return undefined;
+    }
+    return this.configuredHostProblem(hostname);
+  }
+}
+
+/** The message every create/update check answers for a refused destination. */
+export const DESTINATION_NOT_ALLOWED = 'destination not allowed';

@@ -1,0 +1,71 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseOutboundAllow } from '../config/outbound-allow';
+import { DestinationPolicy } from './destination-policy';
+import { createOutboundAgent, type OutboundRequest, sendOutbound } from './outbound-http';
+
+/** The egress against a real HTTP server on 127.0.0.1 that counts every connection it accepts. */
+describe('sendOutbound', () => {
+  let server: Server;
+  let port: number;
+  let connections = 0;
+  const paths: string[] = [];
+  const strict = createOutboundAgent(new DestinationPolicy(parseOutboundAllow('')));
+  const allowing = createOutboundAgent(new DestinationPolicy(parseOutboundAllow('127.0.0.1/32')));
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      paths.push(request.url ?? '');
+      if (request.url === '/redirect') response.writeHead(302, { Location: '/target' }).end('moved');
+      else if (request.url === '/large') response.end('y'.repeat(64 * 1024));
+      else response.end('hello');
+    });
+    server.on('connection', () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await Promise.all([strict.destroy(), allowing.destroy()]);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  beforeEach(() => {
+    connections = 0;
+    paths.length = 0;
+  });
+
+  const call = (url: string): OutboundRequest => ({ url, method: 'GET', headers: {}, timeoutMs: 2000, bodyLimitBytes: 4096 });
+
+  it.each(['127.0.0.1', '[::ffff:127.0.0.1]', 'localhost', '2130706433', '0x7f.1', '127.1'])(
+    'refuses http://%s:<port> before connecting when loopback is not allowed',
+    async (host) => {
+      const result = await sendOutbound(strict, call(`http://${host}:${port}/`));
+      expect(result).toMatchObject({ kind: 'blocked', error: expect.stringContaining('not allowed by the outbound policy') });
+      expect(connections).toBe(0);
+    },
+  );
+
+  it('calls the same destinations once OUTBOUND_ALLOW names loopback', async () => {
+    for (const host of ['127.0.0.1', 'localhost', '2130706433']) {
+      expect(await sendOutbound(allowing, call(`http://${host}:${port}/ok`))).toMatchObject({ kind: 'answered', status: 200, body: 'hello' });
+    }
+  });
+
+  it('does not follow a redirect: the 3xx is the answer', async () => {
+    expect(await sendOutbound(allowing, call(`http://127.0.0.1:${port}/redirect`))).toMatchObject({ kind: 'answered', status: 302, body: 'moved' });
+    expect(paths).toEqual(['/redirect']);
+  });
+
+  it('reads only the start of a long answer', async () => {
+    const result = await sendOutbound(allowing, call(`http://127.0.0.1:${port}/large`));
+    expect(result).toMatchObject({ kind: 'answered', status: 200 });
+    expect(result.kind === 'answered' && result.body).toHaveLength(4096);
+  });
+
+  it('reports a refused connection as failed with the system code', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    expect(await sendOutbound(allowing, call(`http://127.0.0.1:${closedPort}/`))).toMatchObject({ kind: 'failed', error: expect.stringContaining('ECONNREFUSED') });
+  });
+});

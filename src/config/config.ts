@@ -18,6 +18,8 @@ export interface AppConfig {
   /** How long past its expiry a token record is kept before the sweeper deletes it. */
   sweepGraceSeconds: number;
   trustProxy: boolean;
+  /** Most entries of each in-process cache (memberships, user types, roles, webhook lookups). */
+  cacheMaxEntries: number;
 }
 
 export class ConfigError extends Error {
@@ -96,6 +98,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),
     sweepGraceSeconds: integer(env, 'SWEEP_GRACE_SECONDS', 300, 0, 86_400),
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
   };
 }
 

@@ -1,6 +1,6 @@
-import { jsonBudgetProblem, JSON_BODY_LIMITS } from './json-budget';
+import { jsonBudgetProblem, JSON_BODY_LIMITS, type JsonBudgetLimits } from './json-budget';
 
-const scan = (text: string, limits = JSON_BODY_LIMITS) => jsonBudgetProblem(Buffer.from(text, 'utf8'), limits);
+const scan = (text: string, limits: JsonBudgetLimits = JSON_BODY_LIMITS) => jsonBudgetProblem(Buffer.from(text, 'utf8'), limits);
 const keys = (count: number): string => `{${Array.from({ length: count }, (_, i) => `"k${i}":1`).join(',')}}`;
 const depth = (levels: number): string => `${'['.repeat(levels)}${']'.repeat(levels)}`;
 

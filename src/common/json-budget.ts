@@ -8,7 +8,12 @@ import { validationFailure } from './validation';
  * Class transformation de-duplicates keys in quadratic time and recurses once per level, so
  * both are checked on the raw text, before JSON.parse and before any transformation.
  */
-export const JSON_BODY_LIMITS = { maxKeys: 1000, maxDepth: 32 } as const;
+export interface JsonBudgetLimits {
+  maxKeys: number;
+  maxDepth: number;
+}
+
+export const JSON_BODY_LIMITS: Readonly<JsonBudgetLimits> = { maxKeys: 1000, maxDepth: 32 };
 
 const QUOTE = 0x22; // "
 const BACKSLASH = 0x5c; // \
@@ -19,7 +24,7 @@ const CLOSE_BRACE = 0x7d; // }
 const CLOSE_BRACKET = 0x5d; // ]
 
 /** Where a body broke the budget, or null when it keeps to it. */
-export function jsonBudgetProblem(bytes: Uint8Array, limits: { maxKeys: number; maxDepth: number } = JSON_BODY_LIMITS): FieldError | null {
+export function jsonBudgetProblem(bytes: Uint8Array, limits: JsonBudgetLimits = JSON_BODY_LIMITS): FieldError | null {
   let depth = 0;
   let keys = 0;
   let inString = false;

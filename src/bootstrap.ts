@@ -7,6 +7,7 @@ import { AppModule } from './app.module';
 import { PreshapedExpressAdapter } from './common/express-adapter';
 import { createLogger, NestPinoLogger } from './common/logger';
 import { expressErrorHandler, requestLogging, requireJsonBody } from './common/http';
+import { verifyJsonBudget } from './common/json-budget';
 import { httpMetrics, ServiceMetrics } from './metrics';
 import { serveApiDocs } from './openapi/openapi';
 
@@ -36,7 +37,8 @@ export async function createApp(config: AppConfig, logger: Logger = createLogger
   app.use(httpMetrics(app.get(ServiceMetrics)));
   app.use(requestLogging(logger));
   app.use(requireJsonBody);
-  app.use(express.json({ limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+  // The key and depth budget is checked on the raw bytes before JSON.parse (json-budget.ts says why there).
+  app.use(express.json({ limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'], verify: verifyJsonBudget }));
   app.use(expressErrorHandler(logger));
   serveApiDocs(app, config);
   await app.init();

@@ -1,5 +1,4 @@
 import { type DynamicModule, Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { CacheModule } from '@nestjs/cache-manager';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from './config/config';
 import { LOGGER } from './common/logger';
@@ -18,14 +17,13 @@ class DatabaseCloser implements OnApplicationShutdown {
   }
 }
 
-/** Infrastructure every feature uses: configuration, logger, database, event recorder, caches. */
+/** Infrastructure every feature uses: configuration, logger, database, event recorder. Caches are BoundedCache instances owned by their feature. */
 @Global()
 @Module({})
 export class CoreModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: CoreModule,
-      imports: [CacheModule.register({ isGlobal: true })],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },

@@ -1,6 +1,7 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DomainError } from '../common/errors';
+import { isWellFormedId } from '../common/ids';
 import { MembershipCache } from '../memberships/membership-cache';
 import { escapePermissionSegment, PermissionExpression } from '../permissions';
 import { Authenticator } from './authenticator';
@@ -16,6 +17,8 @@ import {
 
 /** Route parameter that names the membership of every membership-scoped route. */
 export const MEMBERSHIP_PARAM = 'membershipId';
+/** Route parameter that names the resource of single-resource routes (`/users/:id`, ...). */
+export const ID_PARAM = 'id';
 
 function routeParam(request: AuthenticatedRequest, name: string): string | undefined {
   const value: unknown = request.params?.[name];
@@ -77,7 +80,15 @@ export class AccessGuard implements CanActivate {
     const caller = await this.authenticator.authenticate(request.headers.authorization, { userRecord });
     request.caller = caller;
 
+    // Ids that cannot exist end here, before any cache or database lookup (contract, "Bounded work").
     const membershipId = routeParam(request, MEMBERSHIP_PARAM);
+    if (membershipId !== undefined && !isWellFormedId(membershipId)) {
+      throw new DomainError('MembershipNotFound', 'The membership does not exist');
+    }
+    const resourceId = routeParam(request, ID_PARAM);
+    if (resourceId !== undefined && !isWellFormedId(resourceId)) {
+      throw new DomainError('NotFound', 'Nothing has this id');
+    }
     if (membershipId !== undefined && membershipId !== caller.membershipId) {
       if (!(await this.memberships.get(membershipId))) {
         throw new DomainError('MembershipNotFound', 'The membership does not exist');

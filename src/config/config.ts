@@ -21,6 +21,8 @@ export interface AppConfig {
   trustProxy: boolean;
   /** OUTBOUND_ALLOW: destinations permitted although the outbound policy refuses their range. */
   outboundAllow: OutboundAllowList;
+  /** Most entries of each in-process cache (memberships, user types, roles, webhook lookups). */
+  cacheMaxEntries: number;
 }
 
 export class ConfigError extends Error {
@@ -108,6 +110,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     sweepGraceSeconds: integer(env, 'SWEEP_GRACE_SECONDS', 300, 0, 86_400),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     outboundAllow: outboundAllow(env),
+    cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
   };
 }
 

@@ -80,7 +80,7 @@ export class MembershipsService {
       if (sameSettings(current, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
       return this.memberships.updateSettings(tx, id, next, caller.id);
     });
-    await this.cache.invalidate(id);
+    this.cache.invalidate(id);
     return this.respond(caller, row);
   }
 
@@ -92,7 +92,7 @@ export class MembershipsService {
       if (!current) throw notFound();
       return this.memberships.replaceSecretKey(tx, id, newSecret(32), caller.id);
     });
-    await this.cache.invalidate(id);
+    this.cache.invalidate(id);
     return this.respond(caller, row);
   }
 
@@ -108,7 +108,7 @@ export class MembershipsService {
       }
       await this.memberships.deleteById(tx, id);
     });
-    await this.cache.invalidate(id);
+    this.cache.invalidate(id);
   }
 
   // ----- tenancy ----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-import { CACHE_MANAGER } from '@nestjs/cache-manager';
-import { Inject, Injectable } from '@nestjs/common';
-import type { Cache } from 'cache-manager';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { BoundedCache } from '../common/bounded-cache';
+import { APP_CONFIG, type AppConfig } from '../config/config';
 import { PermissionExpression } from '../permissions';
 import { RoleRepository } from './role.repository';
 
@@ -25,31 +25,45 @@ export function parseStored(expressions: readonly string[]): PermissionExpressio
 }
 
 @Injectable()
-export class RoleCache {
-  constructor(
-    @Inject(CACHE_MANAGER) private readonly cache: Cache,
-    private readonly roles: RoleRepository,
-  ) {}
+export class RoleCache implements OnModuleDestroy {
+  private readonly entries: BoundedCache<RolePermissions>;
 
-  private key(membershipId: string, slug: string): string {
-    return `role:${membershipId}:${slug}`;
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly roles: RoleRepository,
+  ) {
+    this.entries = new BoundedCache({ maxEntries: config.cacheMaxEntries, ttlMs: ROLE_CACHE_TTL_MS });
   }
 
+  private key(membershipId: string, slug: string): string {
+    return `${membershipId}:${slug}`;
+  }
+
+  /** Role slugs come from stored users and applications, not from request text. */
   async permissionsOf(membershipId: string, slug: string | null): Promise<RolePermissions> {
     if (!slug) return NO_ROLE;
     const key = this.key(membershipId, slug);
-    const cached = await this.cache.get<RolePermissions>(key);
+    const cached = this.entries.get(key);
     if (cached) return cached;
     const role = await this.roles.findBySlug(membershipId, slug);
     const value: RolePermissions = role
       ? { permissions: parseStored(role.permissions), forbidden: parseStored(role.forbidden) }
       : NO_ROLE;
-    await this.cache.set(key, value, ROLE_CACHE_TTL_MS);
+    this.entries.set(key, value);
     return value;
   }
 
   /** Called by the instance that changed the role, so the change is visible there at once. */
-  async invalidate(membershipId: string, slug: string): Promise<void> {
-    await this.cache.del(this.key(membershipId, slug));
+  invalidate(membershipId: string, slug: string): void {
+    this.entries.delete(this.key(membershipId, slug));
+  }
+
+  /** Entries held now. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  onModuleDestroy(): void {
+    this.entries.close();
   }
 }

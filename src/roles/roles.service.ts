@@ -65,7 +65,7 @@ export class RolesService {
       return response;
     });
     // A miss for this slug may be cached (users can name a role before it exists).
-    await this.cache.invalidate(membershipId, slug);
+    this.cache.invalidate(membershipId, slug);
     return role;
   }
 
@@ -93,7 +93,7 @@ export class RolesService {
       record({ membershipId, eventType: 'RoleUpdated', utilizerId: caller.id, document: response, prior: toRoleResponse(current) });
       return response;
     });
-    await this.cache.invalidate(membershipId, role.slug);
+    this.cache.invalidate(membershipId, role.slug);
     return role;
   }
 
@@ -121,7 +121,7 @@ export class RolesService {
       }
       return rows;
     });
-    for (const row of deleted) await this.cache.invalidate(membershipId, row.slug);
+    for (const row of deleted) this.cache.invalidate(membershipId, row.slug);
     return deleted.map((row) => row.id);
   }
 }

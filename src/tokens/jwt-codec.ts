@@ -1,5 +1,6 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
+import { isWellFormedId } from '../common/ids';
 
 /** Claims of the service's access and refresh tokens (the specification's list plus `sid`). */
 export interface TokenClaims {
@@ -70,7 +71,8 @@ export class JwtCodec {
     }
     if (!claims || typeof claims !== 'object') return null;
     const { prn, sid } = claims as { prn?: unknown; sid?: unknown };
-    if (typeof prn !== 'string' || typeof sid !== 'string' || prn.length > 64 || sid.length > 64) return null;
+    // Both are looked up next: ids that cannot exist stop here (contract, "Bounded work").
+    if (typeof prn !== 'string' || typeof sid !== 'string' || !isWellFormedId(prn) || !isWellFormedId(sid)) return null;
     return { prn, sid };
   }
 

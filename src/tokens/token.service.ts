@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors';
+import { isWellFormedId } from '../common/ids';
 import { EventRecorder, type NewEvent } from '../events/event-recorder';
 import { holdsScope, PermissionExpression } from '../permissions';
 import { PasswordHasher, MAX_PASSWORD_LENGTH } from '../users/password-hasher';
@@ -39,7 +40,8 @@ export class TokenService {
       ...(!login ? [{ field: 'username', message: 'is required' }] : []),
       ...(!password ? [{ field: 'password', message: 'is required' }] : []),
     ]);
-    const record = membershipId.length <= 64 ? await this.sessions.findSignInRecord(membershipId, login) : undefined;
+    // A membership id that cannot exist is not looked up (contract, "Bounded work").
+    const record = isWellFormedId(membershipId) ? await this.sessions.findSignInRecord(membershipId, login) : undefined;
     if (!record) throw new DomainError('MembershipNotFound', 'The membership does not exist');
     const { membership, user } = record;
     if (!user || password.length > MAX_PASSWORD_LENGTH) {

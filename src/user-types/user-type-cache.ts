@@ -1,7 +1,8 @@
-import { CACHE_MANAGER } from '@nestjs/cache-manager';
-import { Inject, Injectable } from '@nestjs/common';
-import type { Cache } from 'cache-manager';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { BoundedCache } from '../common/bounded-cache';
+import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { UserTypeRow } from '../database/schema';
+import { SLUG_PATTERN } from '../memberships/membership.dto';
 import { UserTypeRepository } from './user-type.repository';
 
 /** User types are read on every user write: cached per instance for up to an hour (the specification's limit). */
@@ -9,28 +10,46 @@ export const USER_TYPE_CACHE_TTL_MS = 60 * 60 * 1000;
 /** A miss is remembered briefly: long enough to spare the database, short enough that a type created on another instance appears soon. */
 export const USER_TYPE_MISS_TTL_MS = 10_000;
 
-@Injectable()
-export class UserTypeCache {
-  constructor(
-    @Inject(CACHE_MANAGER) private readonly cache: Cache,
-    private readonly userTypes: UserTypeRepository,
-  ) {}
+/** Stands for "no such user type" in the cache (the cache holds no undefined or null). */
+const MISSING = Symbol('missing user type');
 
-  private key(membershipId: string, slug: string): string {
-    return `user-type:${membershipId}:${slug}`;
+@Injectable()
+export class UserTypeCache implements OnModuleDestroy {
+  private readonly entries: BoundedCache<UserTypeRow | typeof MISSING>;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly userTypes: UserTypeRepository,
+  ) {
+    this.entries = new BoundedCache({ maxEntries: config.cacheMaxEntries, ttlMs: USER_TYPE_CACHE_TTL_MS });
   }
 
+  private key(membershipId: string, slug: string): string {
+    return `${membershipId}:${slug}`;
+  }
+
+  /** The user type, or undefined; a slug that cannot exist (the request's `user_type`) is answered without a lookup and never cached. */
   async getBySlug(membershipId: string, slug: string): Promise<UserTypeRow | undefined> {
+    if (!SLUG_PATTERN.test(slug)) return undefined;
     const key = this.key(membershipId, slug);
-    const cached = await this.cache.get<UserTypeRow | null>(key);
-    if (cached !== undefined) return cached ?? undefined;
+    const cached = this.entries.get(key);
+    if (cached !== undefined) return cached === MISSING ? undefined : cached;
     const row = await this.userTypes.findBySlug(membershipId, slug);
-    await this.cache.set(key, row ?? null, row ? USER_TYPE_CACHE_TTL_MS : USER_TYPE_MISS_TTL_MS);
+    this.entries.set(key, row ?? MISSING, row ? USER_TYPE_CACHE_TTL_MS : USER_TYPE_MISS_TTL_MS);
     return row;
   }
 
   /** Called by the instance that changed the type, so the change is visible there at once. */
-  async invalidate(membershipId: string, slug: string): Promise<void> {
-    await this.cache.del(this.key(membershipId, slug));
+  invalidate(membershipId: string, slug: string): void {
+    this.entries.delete(this.key(membershipId, slug));
+  }
+
+  /** Entries held now (hits and remembered misses). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  onModuleDestroy(): void {
+    this.entries.close();
   }
 }

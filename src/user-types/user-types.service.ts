@@ -58,7 +58,7 @@ export class UserTypesService {
       return row;
     });
     // Forget a cached miss, so users of the new type can be written here at once.
-    await this.cache.invalidate(membershipId, slug);
+    this.cache.invalidate(membershipId, slug);
     return toUserTypeResponse(created);
   }
 
@@ -89,7 +89,7 @@ export class UserTypesService {
       });
       return row;
     });
-    await this.cache.invalidate(membershipId, updated.slug);
+    this.cache.invalidate(membershipId, updated.slug);
     return toUserTypeResponse(updated);
   }
 
@@ -115,7 +115,7 @@ export class UserTypesService {
       }
       return rows;
     });
-    for (const row of deleted) await this.cache.invalidate(membershipId, row.slug);
+    for (const row of deleted) this.cache.invalidate(membershipId, row.slug);
     return deleted;
   }
 }

@@ -1,6 +1,7 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { BoundedCache } from '../common/bounded-cache';
 import { LOGGER } from '../common/logger';
 import type { WebhookRow } from '../database/schema';
 import { EventRecorder, type RecordedEvent } from '../events/event-recorder';
@@ -24,7 +25,6 @@ export const WEBHOOK_QUEUE_CONCURRENCY = 8;
  * it); other instances see a change within this time.
  */
 export const WEBHOOK_LOOKUP_TTL_MS = 5_000;
-const MAX_CACHED_MEMBERSHIPS = 10_000;
 const WEBHOOK_CHANGE_EVENTS = new Set(['WebhookCreated', 'WebhookUpdated', 'WebhookDeleted']);
 
 export interface DeliveryItem {
@@ -65,7 +65,11 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
   /** Aborted when the drain deadline passes: calls still running end at once. */
   private readonly stop = new AbortController();
   private readonly pendingLookups = new Set<Promise<void>>();
-  private readonly lookups = new Map<string, Map<string, CachedLookup>>();
+  /**
+   * Webhook lists per membership, then per event type. Bounded and swept like every cache; an
+   * entry also expires with the membership's entry, at most WEBHOOK_LOOKUP_TTL_MS after it was made.
+   */
+  private readonly lookups: BoundedCache<Map<string, CachedLookup>>;
   private readonly totals: OutgoingCallTotals = { success: 0, failure: 0, timeout: 0, durationSecondsSum: 0 };
   private accepting = true;
   private draining?: Promise<DrainResult>;
@@ -79,6 +83,7 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
     private readonly outbound: OutboundHttp,
     @Optional() @Inject(OUTGOING_CALL_OBSERVER) private readonly observer?: OutgoingCallObserver,
   ) {
+    this.lookups = new BoundedCache({ maxEntries: config.cacheMaxEntries, ttlMs: WEBHOOK_LOOKUP_TTL_MS });
     this.deliveries = new BoundedQueue<DeliveryItem>({
       name: WEBHOOK_QUEUE_NAME,
       capacity: WEBHOOK_QUEUE_CAPACITY,
@@ -127,6 +132,7 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
    */
   async beforeApplicationShutdown(): Promise<void> {
     await this.drain(this.config.shutdownDrainMs);
+    this.lookups.close();
   }
 
   private onCommitted(events: readonly RecordedEvent[]): void {
@@ -160,7 +166,6 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
     const cached = byType?.get(eventType);
     if (cached && cached.expiresAt > now) return cached.webhooks;
     if (!byType) {
-      if (this.lookups.size >= MAX_CACHED_MEMBERSHIPS) this.lookups.clear();
       byType = new Map();
       this.lookups.set(membershipId, byType);
     }

@@ -147,7 +147,7 @@ describe('user types API', () => {
         .http()
         .post(base)
         .set(as(admin))
-        .send(typeBody({ properties: { a: { type: 'object', default: JSON.parse(`${'{"a":'.repeat(40)}1${'}'.repeat(40)}`) as object } } }));
+        .send(typeBody({ properties: { a: { type: 'object', default: JSON.parse(`${'{"a":'.repeat(10)}1${'}'.repeat(10)}`) as object } } }));
       expect(deepDefault.status).toBe(400);
       expect(deepDefault.body.errors).toEqual([{ field: 'properties.a.default', message: expect.stringMatching(/nested/) }]);
     });

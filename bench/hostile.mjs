@@ -1,0 +1,285 @@
+#!/usr/bin/env node
+/**
+ * Hostile-input figures of the built service (`npm run bench:hostile`; builds first when
+ * dist/main.js is missing). Contract, "Bounded work and per-object rules". Two parts, each well
+ * under 60 s:
+ *
+ *  1. Work per request: a body of 90,000 keys (~1 MB, under the body limit) and a body nested
+ *     10,000 deep, each sent once to POST /generate-token (no token needed) while a second client
+ *     calls GET /ping every 10 ms. Prints the hostile request's status and time, the slowest /ping
+ *     answer meanwhile, and the service's CPU time spent (from /proc, Linux).
+ *  2. Memory: BENCH_HOSTILE_REQUESTS (20,000) requests with a valid token for distinct unknown,
+ *     well-formed membership ids (GET /memberships/<uuid>/roles, each a 404), or as many as
+ *     BENCH_HOSTILE_SECONDS (30) allow; the line says how many were sent. Prints the heap used
+ *     before, right after, and 15 s later, each read from /metrics (nodejs_heap_size_used_bytes)
+ *     after a full garbage collection: the service runs with bench/gc-on-signal.cjs preloaded,
+ *     which collects on SIGUSR2 (bench only; the service has no such route).
+ *
+ * The service runs on a fresh database on the PostgreSQL server (BENCH_DATABASE_URL, default
+ * postgres://postgres@127.0.0.1:5432/postgres), or in memory when no server answers. Everything
+ * it starts is stopped, and its database dropped, at the end. Figures, not a gate.
+ * Environment: BENCH_MAIN (entry point, dist/main.js), BENCH_HOSTILE_REQUESTS (20000), BENCH_HOSTILE_SECONDS (30),
+ * BENCH_HOSTILE_CONNECTIONS (16), BENCH_HOSTILE_ONLY (`work` or `memory`).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const MAIN = process.env.BENCH_MAIN ?? join(ROOT, 'dist', 'main.js');
+const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REQUESTS = Number(process.env.BENCH_HOSTILE_REQUESTS ?? 20_000);
+// The memory part stops sending at this point even if REQUESTS were not all sent (shared cores).
+const SEND_SECONDS = Number(process.env.BENCH_HOSTILE_SECONDS ?? 30);
+const CONNECTIONS = Number(process.env.BENCH_HOSTILE_CONNECTIONS ?? 16);
+const ONLY = process.env.BENCH_HOSTILE_ONLY ?? '';
+const SETUP_TOKEN = randomBytes(24).toString('hex');
+const PASSWORD = 'bench password 0123';
+const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
+const PING_EVERY_MS = 10;
+const LATER_MS = 15_000;
+
+const cleanups = [];
+const log = (message) => process.stderr.write(`[hostile] ${message}\n`);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+function cpuSecondsOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function createDatabase() {
+  const admin = new pg.Client({ connectionString: SERVER_URL, connectionTimeoutMillis: 2_000 });
+  try {
+    await admin.connect();
+  } catch (error) {
+    log(`no PostgreSQL server at ${SERVER_URL} (${error.message}); using an in-memory database`);
+    return 'memory://';
+  }
+  const name = `portcullis_hostile_${randomBytes(5).toString('hex')}`;
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  cleanups.push(async () => {
+    const client = new pg.Client({ connectionString: SERVER_URL });
+    await client.connect();
+    try {
+      await client.query(`drop database if exists ${name} with (force)`);
+    } finally {
+      await client.end();
+    }
+  });
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+function startService(port, databaseUrl) {
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', '--expose-gc', '--require', join(ROOT, 'bench', 'gc-on-signal.cjs'), MAIN], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), NODE_ENV: 'production', LOG_LEVEL: 'warn', SETUP_TOKEN, DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-4000);
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  cleanups.push(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  });
+  return { child, stderr: () => stderr };
+}
+
+async function waitUp(base, service) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (service.child.exitCode !== null) throw new Error(`the service exited early:\n${service.stderr()}`);
+    try {
+      if ((await fetch(`${base}/ping`)).ok) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error('the service did not answer /ping within 60 s');
+    await sleep(200);
+  }
+}
+
+async function call(base, method, path, { auth, body, headers = {} } = {}) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(auth ? { authorization: auth } : {}), ...headers },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+async function prepare(base) {
+  const setup = await call(base, 'POST', '/setup', {
+    headers: { 'x-setup-token': SETUP_TOKEN },
+    body: { membership: { name: 'Hostile' }, user: { username: 'bench-admin', email_address: 'bench-admin@example.com', password: PASSWORD } },
+  });
+  const m = setup.membership._id;
+  const admin = await call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': m }, body: { username: 'bench-admin', password: PASSWORD } });
+  return { m, bearer: `Bearer ${admin.access_token}` };
+}
+
+/** One hostile body to /generate-token while /ping is called every PING_EVERY_MS. */
+async function hostileRequest(base, service, m, name, body) {
+  let pinging = true;
+  let slowestPingMs = 0;
+  let pings = 0;
+  let failedPings = 0;
+  const pinger = (async () => {
+    while (pinging) {
+      const started = performance.now();
+      try {
+        await (await fetch(`${base}/ping`)).arrayBuffer();
+      } catch {
+        // A keep-alive connection the stalled service closed late: counted, and the time still shows.
+        failedPings++;
+      }
+      slowestPingMs = Math.max(slowestPingMs, performance.now() - started);
+      pings++;
+      await sleep(PING_EVERY_MS);
+    }
+  })();
+  await sleep(100);
+  const cpuBefore = cpuSecondsOf(service.child.pid);
+  const started = performance.now();
+  let status = 'failed';
+  let answer = '';
+  try {
+    const res = await fetch(`${base}/generate-token`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-alias': m }, body });
+    status = String(res.status);
+    answer = await res.text();
+  } catch (error) {
+    answer = JSON.stringify({ errorCode: error.cause?.code ?? error.message });
+  }
+  const tookMs = performance.now() - started;
+  const cpuSeconds = cpuSecondsOf(service.child.pid) - cpuBefore;
+  await sleep(100);
+  pinging = false;
+  await pinger;
+  let errorCode = '-';
+  try {
+    errorCode = JSON.parse(answer).errorCode ?? '-';
+  } catch {
+    // not JSON
+  }
+  console.log(
+    `${name.padEnd(26)} ${(body.length / 1024).toFixed(0).padStart(5)} KB  -> ${status} ${errorCode.padEnd(22)} in ${tookMs.toFixed(0).padStart(5)} ms; ` +
+      `service CPU ${(cpuSeconds * 1000).toFixed(0).padStart(5)} ms; slowest /ping meanwhile ${slowestPingMs.toFixed(0).padStart(5)} ms (${pings} pings, ${failedPings} failed)`,
+  );
+}
+
+async function heapUsed(base, service) {
+  service.child.kill('SIGUSR2');
+  await sleep(500);
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('nodejs_heap_size_used_bytes'));
+  return line ? Number(line.split(' ').at(-1)) : Number.NaN;
+}
+
+async function unknownMemberships(base, bearer) {
+  let next = 0;
+  const statuses = new Map();
+  const deadline = performance.now() + SEND_SECONDS * 1000;
+  const worker = async () => {
+    while (next < REQUESTS && performance.now() < deadline) {
+      next++;
+      const res = await fetch(`${base}/memberships/${randomUUID()}/roles`, { headers: { authorization: bearer } });
+      await res.arrayBuffer();
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  return { sent: next, seconds: (performance.now() - started) / 1000, statuses: [...statuses].map(([status, count]) => `${count} x ${status}`).join(', ') };
+}
+
+async function main() {
+  if (!existsSync(MAIN)) {
+    log('dist/main.js is missing: npm run build');
+    const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('npm run build failed');
+  }
+  const databaseUrl = await createDatabase();
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const service = startService(port, databaseUrl);
+  await waitUp(base, service);
+  const { m, bearer } = await prepare(base);
+  log(`service up on ${base}`);
+
+  if (ONLY !== 'memory') {
+    const manyKeys = `{${Array.from({ length: 90_000 }, (_, i) => `"k${i}":1`).join(',')}}`;
+    const deep = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
+    await hostileRequest(base, service, m, 'warm-up (valid sign-in)', JSON.stringify({ username: 'bench-admin', password: PASSWORD }));
+    await hostileRequest(base, service, m, '90,000 keys', manyKeys);
+    await hostileRequest(base, service, m, 'depth 10,000', deep);
+  }
+
+  if (ONLY !== 'work') {
+    const before = await heapUsed(base, service);
+    const run = await unknownMemberships(base, bearer);
+    const after = await heapUsed(base, service);
+    log(`waiting ${LATER_MS / 1000} s ...`);
+    await sleep(LATER_MS);
+    const later = await heapUsed(base, service);
+    console.log(`${run.sent} unknown membership ids in ${run.seconds.toFixed(1)} s (${run.statuses})`);
+    console.log(`heap used after a full GC: before ${mb(before)}, right after ${mb(after)} (+${mb(after - before)}), ${LATER_MS / 1000} s later ${mb(later)} (+${mb(later - before)})`);
+  }
+}
+
+async function cleanup() {
+  for (const step of cleanups.reverse()) {
+    try {
+      await step();
+    } catch (error) {
+      log(`cleanup: ${error.message}`);
+    }
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    void cleanup().finally(() => process.exit(1));
+  });
+}
+
+main()
+  .then(cleanup)
+  .catch(async (error) => {
+    log(error.stack ?? String(error));
+    await cleanup();
+    process.exit(1);
+  });

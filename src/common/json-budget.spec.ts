@@ -1,0 +1,33 @@
+import { jsonBudgetProblem, JSON_BODY_LIMITS, type JsonBudgetLimits } from './json-budget';
+
+const scan = (text: string, limits: JsonBudgetLimits = JSON_BODY_LIMITS) => jsonBudgetProblem(Buffer.from(text, 'utf8'), limits);
+const keys = (count: number): string => `{${Array.from({ length: count }, (_, i) => `"k${i}":1`).join(',')}}`;
+const depth = (levels: number): string => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+
+describe('jsonBudgetProblem', () => {
+  it('lets exactly 1000 keys and depth 32 through, and stops at one more', () => {
+    expect(scan(keys(1000))).toBeNull();
+    expect(scan(keys(1001))).toEqual({ field: 'request.body', message: 'must have at most 1000 keys in all' });
+    expect(scan(depth(32))).toBeNull();
+    expect(scan(depth(33))).toEqual({ field: 'request.body', message: 'must be nested at most 32 levels deep' });
+  });
+
+  it('counts keys of every object, nested ones included', () => {
+    expect(scan('{"a":{"b":1,"c":[{"d":2}]}}', { maxKeys: 4, maxDepth: 32 })).toBeNull();
+    expect(scan('{"a":{"b":1,"c":[{"d":2}]},"e":3}', { maxKeys: 4, maxDepth: 32 })).not.toBeNull();
+  });
+
+  it('sees depth again after a level closes', () => {
+    expect(scan('[[[]],[[]],[[]]]', { maxKeys: 10, maxDepth: 3 })).toBeNull();
+    expect(scan('[[[[]]]]', { maxKeys: 10, maxDepth: 3 })).not.toBeNull();
+  });
+
+  it('ignores colons, braces and brackets inside strings, escaped quotes included', () => {
+    expect(scan(JSON.stringify({ a: '"x":{[[{"y":1' }), { maxKeys: 1, maxDepth: 1 })).toBeNull();
+    expect(scan(JSON.stringify({ a: 'ends in a backslash \\', b: 1 }), { maxKeys: 1, maxDepth: 1 })).not.toBeNull();
+  });
+
+  it('is not confused by multi-byte UTF-8 characters', () => {
+    expect(scan(JSON.stringify({ 'ключ': 'значение: {[', '鍵': '値' }), { maxKeys: 2, maxDepth: 1 })).toBeNull();
+  });
+});

@@ -56,6 +56,7 @@ describe('starting the service', () => {
     ['DATABASE_URL', 'mysql://x', /DATABASE_URL must use postgres:\/\/ or memory:\/\//],
     ['SETUP_TOKEN', 'short', /SETUP_TOKEN must be at least 32 characters/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of/],
+    ['OUTBOUND_ALLOW', '127.0.0.1/32,10.0.0.0/33', /OUTBOUND_ALLOW must be comma-separated CIDRs, IP addresses and host names: entry "10\.0\.0\.0\/33"/],
   ])('a bad %s stops the start with one line naming it', async (name, value, message) => {
     const service = startServiceProcess({ DATABASE_URL: 'memory://', [name]: value });
     expect(await service.exited).toBe(1);

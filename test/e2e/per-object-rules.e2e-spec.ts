@@ -64,7 +64,25 @@ describe('per-object rules', () => {
     });
   });
 
-  describe.each(resources)('list and _query of $name', (resource) => {
+  const listed: Resource[] = [
+    ...resources,
+    {
+      name: 'events',
+      path: () => `/memberships/${admin.membershipId}/events`,
+      // The UserCreated event of a new user.
+      create: async () => {
+        const user = await createUser(t, admin);
+        const res = await t
+          .http()
+          .post(`/memberships/${admin.membershipId}/events/_query`)
+          .set('Authorization', admin.auth)
+          .send({ where: { event_type: 'UserCreated', 'document._id': user._id } });
+        return res.body.items[0]._id as string;
+      },
+    },
+  ];
+
+  describe.each(listed)('list and _query of $name', (resource) => {
     it('leave out the items whose read the caller is denied by a forbidden entry', async () => {
       const hidden = await resource.create();
       const shown = await resource.create();

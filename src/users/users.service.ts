@@ -224,7 +224,7 @@ export class UsersService {
       throw validationFailure([{ field: 'current_password', message: 'is required to change your own password' }]);
     }
     if (!self && body.current_password !== undefined) {
-      throw validationFailure([{ field: 'current_password', message: "is sent only by users changing their own password" }]);
+      throw validationFailure([{ field: 'current_password', message: 'is sent only by users changing their own password' }]);
     }
     const user = await this.repository.findById(membershipId, id);
     if (!user) throw notFound();

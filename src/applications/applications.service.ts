@@ -61,11 +61,11 @@ export class ApplicationsService {
     const lists = listsOf(input);
     const { secret, digest } = newApplicationSecret();
     // Read before the transaction: the role cache may query the database.
-    const holder = await this.permissions.holderOf(caller);
+    const granter = await this.permissions.granterOf(caller);
     const application = await this.recorder.transaction(async (tx, record) => {
       await this.assertRoleExists(membershipId, input.role, tx);
       const granted = await loadAssignment(this.roles, membershipId, { role: input.role ?? null, ...lists }, tx);
-      assertHoldsGrants(holder, grantedByAssignment(null, granted));
+      assertHoldsGrants(granter, grantedByAssignment(null, granted));
       const row = await this.applications.insert(tx, {
         id: newId(),
         membershipId,
@@ -88,7 +88,7 @@ export class ApplicationsService {
   /** Replaces the mutable fields; an omitted slug is kept, other omitted fields return to their defaults. */
   async update(caller: Caller, membershipId: string, id: string, input: ApplicationBodyDto): Promise<ApplicationResponse> {
     const lists = listsOf(input);
-    const holder = await this.permissions.holderOf(caller);
+    const granter = await this.permissions.granterOf(caller);
     return this.recorder.transaction(async (tx, record) => {
       const current = await this.applications.lockById(membershipId, id, tx);
       if (!current) throw notFound();
@@ -103,7 +103,7 @@ export class ApplicationsService {
       if (sameContent(current, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
       if (next.role !== current.role) await this.assertRoleExists(membershipId, next.role, tx);
       const before = await loadAssignment(this.roles, membershipId, current, tx);
-      assertHoldsGrants(holder, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, next, tx)));
+      assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, next, tx)));
       const row = await this.applications.update(membershipId, id, next, caller.id, tx);
       const response = toApplicationResponse(row);
       record({ membershipId, eventType: 'ApplicationUpdated', utilizerId: caller.id, document: response, prior: toApplicationResponse(current) });

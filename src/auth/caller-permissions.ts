@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors';
-import { decide, type Decision, firstDeniedObject, forbiddenObjectIds, type PermissionExpression, type PermissionHolder } from '../permissions';
+import { decide, type Decision, firstDeniedObject, forbiddenObjectIds, type Granter, type PermissionExpression, type PermissionHolder } from '../permissions';
+import { ADMIN_ROLE_SLUG, SERVICE_RESOURCES } from '../roles/role.mapper';
 import { parseStored, RoleCache } from '../roles/role-cache';
 import type { Caller } from './caller';
 
@@ -20,6 +21,17 @@ export class CallerPermissions {
       roleForbidden: role.forbidden,
       scopes: caller.kind === 'user' && caller.scopes ? parseStored(caller.scopes) : null,
     };
+  }
+
+  /**
+   * The caller as a granter (Grants). A holder of the membership's admin role may also grant the
+   * resources of third-party APIs (any resource the service does not have), as it always could:
+   * setting up the roles a protected API checks is an admin's job.
+   */
+  async granterOf(caller: Caller): Promise<Granter> {
+    const holder = await this.holderOf(caller);
+    if (caller.roleSlug !== ADMIN_ROLE_SLUG) return { holder };
+    return { holder, grantsUnheld: (resource) => !SERVICE_RESOURCES.has(resource) };
   }
 
   async decide(caller: Caller, required: PermissionExpression): Promise<Decision> {

@@ -64,7 +64,7 @@ describe('holdsGrant', () => {
     ['scope naming the holder', { role: ['*'], scopes: [`${ALICE}.users.read.*`] }, 'users.read', true],
     ['scope naming another subject', { role: ['*'], scopes: [`${BOB}.users.read.*`] }, 'users.read', false],
   ])('%s', (_label, spec, granted, expected) => {
-    expect(holdsGrant(holder(spec), p(granted))).toBe(expected);
+    expect(holdsGrant({ holder: holder(spec) }, p(granted))).toBe(expected);
   });
 
   it('agrees with the matcher on coverage for a holder without forbidden entries or scopes', () => {
@@ -72,13 +72,28 @@ describe('holdsGrant', () => {
     for (const have of expressions) {
       for (const granted of expressions) {
         const asHolder = p(granted).withSubject(ALICE);
-        expect(holdsGrant(holder({ role: [have] }), p(granted))).toBe(p(have).covers(asHolder));
+        expect(holdsGrant({ holder: holder({ role: [have] }) }, p(granted))).toBe(p(have).covers(asHolder));
       }
     }
   });
 
+  describe('resources granted without holding them (the admin role and third-party APIs)', () => {
+    const foreign = (resource: string): boolean => resource === 'orders';
+    it.each<[string, HolderSpec, string, boolean]>([
+      ['a foreign resource', { role: ['users.*'] }, 'orders.read', true],
+      ['a foreign resource, any action and object', { role: ['users.*'] }, 'orders', true],
+      ['a service resource still needs a permission', { role: ['users.*'] }, 'roles.read', false],
+      ['every resource is never granted unheld', { role: ['users.*'] }, '*', false],
+      ['every resource for one action is never granted unheld', { role: ['users.*'] }, '*.read', false],
+      ['forbidden entries still apply', { role: ['users.*'], ownForbidden: ['orders.delete'] }, 'orders', false],
+      ['scopes still apply', { role: ['users.*'], scopes: ['users.read'] }, 'orders.read', false],
+    ])('%s', (_label, spec, granted, expected) => {
+      expect(holdsGrant({ holder: holder(spec), grantsUnheld: foreign }, p(granted))).toBe(expected);
+    });
+  });
+
   it('never counts the own-record rule as a held permission', () => {
-    expect(holdsGrant(holder(), p(`users.update.${ALICE}`))).toBe(false);
+    expect(holdsGrant({ holder: holder() }, p(`users.update.${ALICE}`))).toBe(false);
   });
 });
 
@@ -147,7 +162,7 @@ describe('assertHoldsGrants', () => {
   it('answers 403 AccessDenied naming the first expression not held', () => {
     let thrown: unknown;
     try {
-      assertHoldsGrants(holder({ role: ['users.read'] }), list('users.read.abc', 'events.read', 'roles'));
+      assertHoldsGrants({ holder: holder({ role: ['users.read'] }) }, list('users.read.abc', 'events.read', 'roles'));
     } catch (error) {
       thrown = error;
     }
@@ -156,7 +171,7 @@ describe('assertHoldsGrants', () => {
   });
 
   it('passes when everything is held, and for nothing granted', () => {
-    expect(() => assertHoldsGrants(holder({ role: ['users'] }), list('users.read', 'users.delete.x'))).not.toThrow();
-    expect(() => assertHoldsGrants(holder(), [])).not.toThrow();
+    expect(() => assertHoldsGrants({ holder: holder({ role: ['users'] }) }, list('users.read', 'users.delete.x'))).not.toThrow();
+    expect(() => assertHoldsGrants({ holder: holder() }, [])).not.toThrow();
   });
 });

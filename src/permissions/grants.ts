@@ -8,24 +8,38 @@ export function segmentsOverlap(a: PermissionSegments, b: PermissionSegments): b
   return meet(a.subject, b.subject) && meet(a.resource, b.resource) && meet(a.action, b.action) && meet(a.object, b.object);
 }
 
+/** Who grants: its permissions, and the resources it may grant without holding them. */
+export interface Granter {
+  holder: PermissionHolder;
+  /**
+   * Resources (never `*`) it may grant without a permission covering them, still within its
+   * forbidden entries and scopes. The service sets this for the membership's admin role, whose
+   * "every resource" reaches the resources of third-party APIs (checked through the client
+   * library), which no role of the service can list.
+   */
+  grantsUnheld?: (resource: string) => boolean;
+}
+
 /**
- * Whether `holder` may grant `granted` to a user, role or application: whatever the grantee could
+ * Whether `granter` may grant `granted` to a user, role or application: whatever the grantee could
  * then do, the holder must be able to do itself. So, read for the holder (the granted subject names
  * the grantee, not the granter):
  * - some role or own permission covers it (wildcard-aware: `users.read` covers `users.read.abc`,
- *   not `users.*`);
+ *   not `users.*`), or its resource is one the granter `grantsUnheld`;
  * - no forbidden entry of the holder overlaps it: the effective permissions are the permissions
  *   minus the forbidden ones, so `users.read` is not held by a holder denied `users.read.x1`;
  * - a scoped token's scopes cover it (scopes never grant, so they never let a holder grant either).
  * The own-record rule is about one's own record, not a permission: it never makes a grant held.
  */
-export function holdsGrant(holder: PermissionHolder, granted: PermissionSegments): boolean {
+export function holdsGrant(granter: Granter, granted: PermissionSegments): boolean {
+  const { holder } = granter;
   const self = escapePermissionSegment(holder.id);
   const asHolder: PermissionSegments = { ...segmentsOf(granted), subject: self };
   const forbidden = [...holder.ownForbidden, ...holder.roleForbidden];
   if (forbidden.some((entry) => segmentsOverlap(entry, asHolder))) return false;
   const permissions = [...holder.rolePermissions, ...holder.ownPermissions];
-  if (!permissions.some((have) => segmentsCover(have, asHolder))) return false;
+  const grantsUnheld = granted.resource !== WILDCARD && (granter.grantsUnheld?.(granted.resource) ?? false);
+  if (!grantsUnheld && !permissions.some((have) => segmentsCover(have, asHolder))) return false;
   const scopes = holder.scopes;
   if (scopes == null) return true;
   // A scope's subject `*` stands for the holder itself.
@@ -60,8 +74,8 @@ export function grantedBy(before: GrantedLists | null, after: GrantedLists): Per
 }
 
 /** 403 AccessDenied naming the first granted expression the holder does not hold itself. */
-export function assertHoldsGrants(holder: PermissionHolder, granted: readonly PermissionExpression[]): void {
-  const missing = granted.find((expression) => !holdsGrant(holder, expression));
+export function assertHoldsGrants(granter: Granter, granted: readonly PermissionExpression[]): void {
+  const missing = granted.find((expression) => !holdsGrant(granter, expression));
   if (missing) {
     throw new DomainError('AccessDenied', `Granting ${missing.toString()} needs it among the caller's own effective permissions`);
   }

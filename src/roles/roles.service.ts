@@ -60,7 +60,7 @@ export class RolesService {
     const slug = input.slug ?? slugify(input.name);
     if (slug === ADMIN_ROLE_SLUG) throw new DomainError('ReservedRole', `The slug "${ADMIN_ROLE_SLUG}" is reserved for the service's admin role`);
     const content = contentOf(input);
-    assertHoldsGrants(await this.permissions.holderOf(caller), grantedBy(null, listsOf(content)));
+    assertHoldsGrants(await this.permissions.granterOf(caller), grantedBy(null, listsOf(content)));
     const role = await this.recorder.transaction(async (tx, record) => {
       const row = await this.roles.insert(tx, { id: newId(), membershipId, slug, ...content, createdBy: caller.id });
       const response = toRoleResponse(row);
@@ -75,7 +75,7 @@ export class RolesService {
   async update(caller: Caller, membershipId: string, id: string, input: RoleBodyDto): Promise<RoleResponse> {
     const content = contentOf(input);
     // Read before the transaction: the role cache may query the database.
-    const holder = await this.permissions.holderOf(caller);
+    const granter = await this.permissions.granterOf(caller);
     const role = await this.recorder.transaction(async (tx, record) => {
       const current = await this.roles.lockById(membershipId, id, tx);
       if (!current) throw notFound();
@@ -93,7 +93,7 @@ export class RolesService {
       ) {
         throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
       }
-      assertHoldsGrants(holder, grantedBy(listsOf(current), listsOf(content)));
+      assertHoldsGrants(granter, grantedBy(listsOf(current), listsOf(content)));
       const row = await this.roles.update(membershipId, id, content, caller.id, tx);
       const response = toRoleResponse(row);
       record({ membershipId, eventType: 'RoleUpdated', utilizerId: caller.id, document: response, prior: toRoleResponse(current) });

@@ -8,7 +8,7 @@ import type { Executor, Tx } from '../database/database';
 import type { UserRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
-import { assertHoldsGrants, grantedByAssignment, PermissionExpression, type Decision, type PermissionHolder } from '../permissions';
+import { assertHoldsGrants, grantedByAssignment, PermissionExpression, type Decision, type Granter } from '../permissions';
 import { loadAssignment } from '../roles/assignment';
 import { RoleRepository } from '../roles/role.repository';
 import { TokenRevoker } from '../tokens/token-revoker';
@@ -146,14 +146,14 @@ export class UsersService {
     const isActive = fields.is_active ?? (await this.activeByDefault(membershipId));
     // Checked before hashing too, so that a request bound to fail costs no hash.
     await this.requireRole(membershipId, state.next.role, null);
-    const holder = await this.permissions.holderOf(caller);
-    await this.requireHeldGrants(holder, membershipId, null, state.next);
+    const granter = await this.permissions.granterOf(caller);
+    await this.requireHeldGrants(granter, membershipId, null, state.next);
     await this.requireFreeLogin(membershipId, state.next);
     const passwordHash = await this.hasher.hash(fields.password);
 
     const created = await this.events.transaction(async (tx, record) => {
       // Again in the transaction: the role may have changed while the password was hashed.
-      await this.requireHeldGrants(holder, membershipId, null, state.next, tx);
+      await this.requireHeldGrants(granter, membershipId, null, state.next, tx);
       await this.requireFreeLogin(membershipId, state.next, { executor: tx });
       await this.requireUniqueCustomFields(tx, membershipId, state.next.userType, state.custom);
       const row = await this.repository.insert(tx, {
@@ -181,7 +181,7 @@ export class UsersService {
     if (!current) throw notFound();
     const state = await this.validatedState(membershipId, input.fields, input.customFields, current);
     // Read before the transaction: the role cache may query the database.
-    const holder = await this.permissions.holderOf(caller);
+    const granter = await this.permissions.granterOf(caller);
 
     const updated = await this.events.transaction(async (tx, record) => {
       const locked = await this.repository.findByIdForUpdate(tx, membershipId, id);
@@ -193,7 +193,7 @@ export class UsersService {
       }
       if (isUnchanged(locked, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
       await this.requireRole(membershipId, next.role, locked.role, tx);
-      await this.requireHeldGrants(holder, membershipId, locked, next, tx);
+      await this.requireHeldGrants(granter, membershipId, locked, next, tx);
       if (privileged.includes('username') || privileged.includes('email_address')) {
         await this.requireFreeLogin(membershipId, next, { exceptId: id, executor: tx });
       }
@@ -373,7 +373,7 @@ export class UsersService {
    * one, permissions added, forbidden entries removed), also when it updates its own record.
    */
   private async requireHeldGrants(
-    holder: PermissionHolder,
+    granter: Granter,
     membershipId: string,
     current: UserRow | null,
     next: Pick<UserState, 'role' | 'permissions' | 'forbidden'>,
@@ -383,7 +383,7 @@ export class UsersService {
       current !== null && current.role === next.role && sameJson(current.permissions, next.permissions) && sameJson(current.forbidden, next.forbidden);
     if (keepsGrants) return;
     const before = current && (await loadAssignment(this.roles, membershipId, current, executor));
-    assertHoldsGrants(holder, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, next, executor)));
+    assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, next, executor)));
   }
 
   /** `role` must name a role of the membership; a role the user already has is kept even if it was deleted since. */

@@ -138,8 +138,15 @@ describe('grants', () => {
       const res = await put(admin, `${usersBase}/${user._id}`, putBodyOf(user, { role: 'admin', permissions: ['users.*', 'memberships.read'], forbidden: [] }));
       expect(res.status).toBe(200);
       expect((await post(admin, rolesBase, { name: 'everything listed', permissions: ['users', 'x.webhooks.read.y', 'tokens.delete.abc'] })).status).toBe(201);
-      // `*` would also cover resources the service does not have, which the admin role does not list.
+      // `*` would also cover memberships of others, which the admin role does not hold.
       expectDeniedGrant(await post(admin, rolesBase, { name: 'everything', permissions: ['*'] }), '*');
+    });
+
+    it("lets the admin grant a third-party API's permissions; anyone else must hold them", async () => {
+      expect((await post(admin, rolesBase, { name: 'order clerks', permissions: ['orders.read', 'orders.update.o-1'] })).status).toBe(201);
+      const manager = await createApplicationWithPermissions(t, admin, [...MANAGER, 'orders.read']);
+      expect((await post(manager, rolesBase, { name: 'order readers', permissions: ['orders.read.o-2'] })).status).toBe(201);
+      expectDeniedGrant(await post(manager, rolesBase, { name: 'order writers', permissions: ['orders.update'] }), 'orders.update');
     });
   });
 });

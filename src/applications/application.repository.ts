@@ -110,6 +110,7 @@ export class ApplicationRepository {
     return runListQuery<ApplicationRow>({
       executor: this.database.db,
       table: applications,
+      idColumn: applications.id,
       scope: scope ?? sql`false`,
       schema: APPLICATION_QUERY_SCHEMA,
       request,

@@ -40,8 +40,12 @@ export class ApplicationsController {
   @ApiListParams(APPLICATION_SORTABLE_FIELDS)
   @ApiListResponse(ApplicationSchema)
   @ApiErrors(400, 403, 404)
-  list(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    return this.applications.list(membershipId, { query });
+  list(
+    @CurrentCaller() caller: Caller,
+    @Param('membershipId') membershipId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<ListPage<Record<string, unknown>>> {
+    return this.applications.list(caller, membershipId, { query });
   }
 
   @Post('_query')
@@ -53,11 +57,12 @@ export class ApplicationsController {
   @ApiListResponse(ApplicationSchema)
   @ApiErrors(400, 403, 404)
   query(
+    @CurrentCaller() caller: Caller,
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
     @QueryBodyParam() body: QueryBody,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.applications.list(membershipId, { query, ...body });
+    return this.applications.list(caller, membershipId, { query, ...body });
   }
 
   // Declared before ':id' so that "search" is not taken for an id.
@@ -68,9 +73,13 @@ export class ApplicationsController {
   @ApiListParams(APPLICATION_SORTABLE_FIELDS)
   @ApiListResponse(ApplicationSchema)
   @ApiErrors(400, 403, 404)
-  search(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+  search(
+    @CurrentCaller() caller: Caller,
+    @Param('membershipId') membershipId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<ListPage<Record<string, unknown>>> {
     const { keyword, ...rest } = query;
-    return this.applications.search(membershipId, keyword, rest);
+    return this.applications.search(caller, membershipId, keyword, rest);
   }
 
   @Get(':id')

@@ -9,7 +9,8 @@ import type { Executor } from '../database/database';
 import type { ApplicationRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { validatePermissionList } from '../roles/permission-list';
-import { assertMayActOnEach } from '../roles/resource-access';
+import { assertHoldsGrants, grantedByAssignment } from '../permissions';
+import { loadAssignment } from '../roles/assignment';
 import { RoleRepository } from '../roles/role.repository';
 import { newApplicationSecret } from './application-secret';
 import type { ApplicationBodyDto } from './application.dto';
@@ -43,22 +44,28 @@ export class ApplicationsService {
     return toApplicationResponse(row);
   }
 
-  list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return this.applications.list(membershipId, request, toApplicationResponse);
+  async list(caller: Caller, membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'applications');
+    return this.applications.list(membershipId, { ...request, hiddenIds }, toApplicationResponse);
   }
 
-  search(membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+  async search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
     if (typeof keyword !== 'string' || keyword.trim() === '' || keyword.length > MAX_KEYWORD_LENGTH) {
       throw validationError('keyword', `must be a non-empty string of at most ${MAX_KEYWORD_LENGTH} characters`);
     }
-    return this.applications.list(membershipId, { query }, toApplicationResponse, keyword.trim());
+    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'applications');
+    return this.applications.list(membershipId, { query, hiddenIds }, toApplicationResponse, keyword.trim());
   }
 
   async create(caller: Caller, membershipId: string, input: ApplicationBodyDto): Promise<ApplicationWithSecret> {
     const lists = listsOf(input);
     const { secret, digest } = newApplicationSecret();
+    // Read before the transaction: the role cache may query the database.
+    const granter = await this.permissions.granterOf(caller);
     const application = await this.recorder.transaction(async (tx, record) => {
       await this.assertRoleExists(membershipId, input.role, tx);
+      const granted = await loadAssignment(this.roles, membershipId, { role: input.role ?? null, ...lists }, tx);
+      assertHoldsGrants(granter, grantedByAssignment(null, granted));
       const row = await this.applications.insert(tx, {
         id: newId(),
         membershipId,
@@ -81,6 +88,7 @@ export class ApplicationsService {
   /** Replaces the mutable fields; an omitted slug is kept, other omitted fields return to their defaults. */
   async update(caller: Caller, membershipId: string, id: string, input: ApplicationBodyDto): Promise<ApplicationResponse> {
     const lists = listsOf(input);
+    const granter = await this.permissions.granterOf(caller);
     return this.recorder.transaction(async (tx, record) => {
       const current = await this.applications.lockById(membershipId, id, tx);
       if (!current) throw notFound();
@@ -94,6 +102,8 @@ export class ApplicationsService {
       };
       if (sameContent(current, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
       if (next.role !== current.role) await this.assertRoleExists(membershipId, next.role, tx);
+      const before = await loadAssignment(this.roles, membershipId, current, tx);
+      assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, next, tx)));
       const row = await this.applications.update(membershipId, id, next, caller.id, tx);
       const response = toApplicationResponse(row);
       record({ membershipId, eventType: 'ApplicationUpdated', utilizerId: caller.id, document: response, prior: toApplicationResponse(current) });
@@ -121,7 +131,7 @@ export class ApplicationsService {
   }
 
   async bulkDelete(caller: Caller, membershipId: string, ids: string[]): Promise<{ deleted: string[]; not_found: string[] }> {
-    await assertMayActOnEach(this.permissions, caller, 'applications', 'delete', ids);
+    await this.permissions.assertMayActOnEach(caller, 'applications', 'delete', ids);
     return bulkDeleteAnswer(ids, await this.deleteMany(caller, membershipId, ids));
   }
 

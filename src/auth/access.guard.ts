@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { DomainError } from '../common/errors';
 import { isWellFormedId } from '../common/ids';
 import { MembershipCache } from '../memberships/membership-cache';
-import { escapePermissionSegment, PermissionExpression } from '../permissions';
+import { objectPermission } from '../permissions';
 import { Authenticator } from './authenticator';
 import { CallerPermissions } from './caller-permissions';
 import {
@@ -98,12 +98,7 @@ export class AccessGuard implements CanActivate {
 
     if (requirement) {
       const objectValue = requirement.objectParam ? routeParam(request, requirement.objectParam) : undefined;
-      const required = PermissionExpression.of({
-        subject: escapePermissionSegment(caller.id),
-        resource: requirement.resource,
-        action: requirement.action,
-        object: objectValue ? escapePermissionSegment(objectValue) : '*',
-      });
+      const required = objectPermission(caller.id, requirement.resource, requirement.action, objectValue);
       const decision = await this.permissions.decide(caller, required);
       request.decision = decision;
       if (!decision.allowed) {

@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   InvalidPermission: 400,
   PermissionRequired: 400,
   MalformedJson: 400,
+  InvalidCurrentPassword: 400,
   // 401
   InvalidCredentials: 401,
   UserInactive: 401,

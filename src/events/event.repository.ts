@@ -79,6 +79,7 @@ export function eventListQuery(executor: Executor, membershipId: string, request
     request,
     defaultSort: EVENT_DEFAULT_SORT,
     toResponse: toEventResponse,
+    idColumn: events.id,
     // events_membership_type_time serves one type at a time in the default order.
     inByIndex: { field: 'event_type', resultOrder: EVENT_RESULT_ORDER },
   };

@@ -1,6 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { RequirePermission } from '../auth/decorators';
+import type { Caller } from '../auth/caller';
+import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import type { ListPage } from '../common/query';
 import { EventsService } from './events.service';
@@ -37,8 +38,12 @@ export class EventsController {
   @ApiListParams(EVENT_SORT)
   @ApiOkResponse({ schema: PAGE_SCHEMA })
   @ApiErrors(400, 403, 404)
-  list(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    return this.events.list(membershipId, query);
+  list(
+    @CurrentCaller() caller: Caller,
+    @Param('membershipId') membershipId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<ListPage<Record<string, unknown>>> {
+    return this.events.list(caller, membershipId, query);
   }
 
   @Post('_query')
@@ -50,11 +55,12 @@ export class EventsController {
   @ApiOkResponse({ schema: PAGE_SCHEMA })
   @ApiErrors(400, 403, 404)
   query(
+    @CurrentCaller() caller: Caller,
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
     @QueryBodyParam() body: QueryBody,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.events.query(membershipId, query, body);
+    return this.events.list(caller, membershipId, query, body);
   }
 
   @Get(':id')

@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import type { Caller } from '../auth/caller';
+import { CallerPermissions } from '../auth/caller-permissions';
 import { DomainError } from '../common/errors';
 import type { ListPage } from '../common/query';
 import { EventRecorder } from './event-recorder';
@@ -16,6 +18,7 @@ export class EventsService {
   constructor(
     private readonly events: EventRepository,
     private readonly recorder: EventRecorder,
+    private readonly permissions: CallerPermissions,
   ) {}
 
   async get(membershipId: string, id: string): Promise<EventResponse> {
@@ -25,13 +28,10 @@ export class EventsService {
     return toEventResponse(row);
   }
 
-  async list(membershipId: string, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+  /** List and `_query`: without the events a forbidden entry denies the caller reading. */
+  async list(caller: Caller, membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
+    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'events');
     await this.recorder.settled();
-    return this.events.list(membershipId, { query });
-  }
-
-  async query(membershipId: string, query: Record<string, unknown>, body: QueryBody): Promise<ListPage<Record<string, unknown>>> {
-    await this.recorder.settled();
-    return this.events.list(membershipId, { query, ...body });
+    return this.events.list(membershipId, { query, ...body, hiddenIds });
   }
 }

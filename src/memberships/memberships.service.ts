@@ -6,7 +6,7 @@ import { newSecret } from '../common/ids';
 import type { ListPage, ListRequest } from '../common/query';
 import type { MembershipRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
-import { holderMay } from '../roles/resource-access';
+import { objectDecision } from '../permissions';
 import { MembershipCache } from './membership-cache';
 import { MembershipProvisioner, type ProvisionedMembership } from './membership-provisioner';
 import { MEMBERSHIP_DEFAULTS, type CreateMembershipDto, type UpdateMembershipDto } from './membership.dto';
@@ -43,7 +43,7 @@ export class MembershipsService {
     await this.assertSystemCaller(caller, 'list memberships');
     const holder = await this.permissions.holderOf(caller);
     return this.memberships.list(request, (row) =>
-      toMembershipResponse(row, { includeSecretKey: holderMay(holder, caller, 'memberships', 'read', row.id) }),
+      toMembershipResponse(row, { includeSecretKey: objectDecision(holder, 'memberships', 'read', row.id).allowed }),
     );
   }
 
@@ -135,7 +135,7 @@ export class MembershipsService {
 
   private async maySeeSecretKey(caller: Caller, id: string): Promise<boolean> {
     const holder = await this.permissions.holderOf(caller);
-    return holderMay(holder, caller, 'memberships', 'read', id);
+    return objectDecision(holder, 'memberships', 'read', id).allowed;
   }
 
   private async respond(caller: Caller, row: MembershipRow): Promise<MembershipResponse> {

@@ -36,6 +36,9 @@ export const MEMBERSHIP_RESOURCES = [
   'tokens',
 ] as const;
 
+/** Every resource of the service; any other resource in a permission belongs to a third-party API. */
+export const SERVICE_RESOURCES: ReadonlySet<string> = new Set<string>([...MEMBERSHIP_RESOURCES, 'memberships']);
+
 export const ADMIN_ROLE_SLUG = 'admin';
 
 /** The admin role's permissions: everything inside the membership; system admins also manage memberships. */

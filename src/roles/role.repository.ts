@@ -104,6 +104,7 @@ export class RoleRepository {
     return runListQuery<RoleRow>({
       executor: this.database.db,
       table: roles,
+      idColumn: roles.id,
       scope: scope ?? sql`false`,
       schema: ROLE_QUERY_SCHEMA,
       request,

@@ -34,8 +34,12 @@ export class RolesController {
   @ApiListParams(ROLE_SORTABLE_FIELDS)
   @ApiListResponse(RoleSchema)
   @ApiErrors(400, 403, 404)
-  list(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    return this.roles.list(membershipId, { query });
+  list(
+    @CurrentCaller() caller: Caller,
+    @Param('membershipId') membershipId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<ListPage<Record<string, unknown>>> {
+    return this.roles.list(caller, membershipId, { query });
   }
 
   @Post('_query')
@@ -47,11 +51,12 @@ export class RolesController {
   @ApiListResponse(RoleSchema)
   @ApiErrors(400, 403, 404)
   query(
+    @CurrentCaller() caller: Caller,
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
     @QueryBodyParam() body: QueryBody,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.roles.list(membershipId, { query, ...body });
+    return this.roles.list(caller, membershipId, { query, ...body });
   }
 
   // Declared before ':id' so that "search" is not taken for an id.
@@ -62,9 +67,13 @@ export class RolesController {
   @ApiListParams(ROLE_SORTABLE_FIELDS)
   @ApiListResponse(RoleSchema)
   @ApiErrors(400, 403, 404)
-  search(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+  search(
+    @CurrentCaller() caller: Caller,
+    @Param('membershipId') membershipId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<ListPage<Record<string, unknown>>> {
     const { keyword, ...rest } = query;
-    return this.roles.search(membershipId, keyword, rest);
+    return this.roles.search(caller, membershipId, keyword, rest);
   }
 
   @Get(':id')

@@ -7,8 +7,8 @@ import { newId, slugify } from '../common/ids';
 import { bulkDeleteAnswer, type ListPage, type ListRequest } from '../common/query';
 import { EventRecorder } from '../events/event-recorder';
 import { validatePermissionList } from './permission-list';
-import { assertMayActOnEach } from './resource-access';
-import { RoleCache } from './role-cache';
+import { assertHoldsGrants, grantedBy, type GrantedLists } from '../permissions';
+import { parseStored, RoleCache } from './role-cache';
 import type { RoleBodyDto } from './role.dto';
 import { ADMIN_ROLE_SLUG, toRoleResponse, type RoleResponse } from './role.mapper';
 import { RoleRepository, type RoleContent } from './role.repository';
@@ -43,21 +43,24 @@ export class RolesService {
     return toRoleResponse(row);
   }
 
-  list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return this.roles.list(membershipId, request, toRoleResponse);
+  async list(caller: Caller, membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'roles');
+    return this.roles.list(membershipId, { ...request, hiddenIds }, toRoleResponse);
   }
 
-  search(membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+  async search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
     if (typeof keyword !== 'string' || keyword.trim() === '' || keyword.length > MAX_KEYWORD_LENGTH) {
       throw validationError('keyword', `must be a non-empty string of at most ${MAX_KEYWORD_LENGTH} characters`);
     }
-    return this.roles.list(membershipId, { query }, toRoleResponse, keyword.trim());
+    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'roles');
+    return this.roles.list(membershipId, { query, hiddenIds }, toRoleResponse, keyword.trim());
   }
 
   async create(caller: Caller, membershipId: string, input: RoleBodyDto): Promise<RoleResponse> {
     const slug = input.slug ?? slugify(input.name);
     if (slug === ADMIN_ROLE_SLUG) throw new DomainError('ReservedRole', `The slug "${ADMIN_ROLE_SLUG}" is reserved for the service's admin role`);
     const content = contentOf(input);
+    assertHoldsGrants(await this.permissions.granterOf(caller), grantedBy(null, listsOf(content)));
     const role = await this.recorder.transaction(async (tx, record) => {
       const row = await this.roles.insert(tx, { id: newId(), membershipId, slug, ...content, createdBy: caller.id });
       const response = toRoleResponse(row);
@@ -71,6 +74,8 @@ export class RolesService {
 
   async update(caller: Caller, membershipId: string, id: string, input: RoleBodyDto): Promise<RoleResponse> {
     const content = contentOf(input);
+    // Read before the transaction: the role cache may query the database.
+    const granter = await this.permissions.granterOf(caller);
     const role = await this.recorder.transaction(async (tx, record) => {
       const current = await this.roles.lockById(membershipId, id, tx);
       if (!current) throw notFound();
@@ -88,6 +93,7 @@ export class RolesService {
       ) {
         throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
       }
+      assertHoldsGrants(granter, grantedBy(listsOf(current), listsOf(content)));
       const row = await this.roles.update(membershipId, id, content, caller.id, tx);
       const response = toRoleResponse(row);
       record({ membershipId, eventType: 'RoleUpdated', utilizerId: caller.id, document: response, prior: toRoleResponse(current) });
@@ -103,7 +109,7 @@ export class RolesService {
   }
 
   async bulkDelete(caller: Caller, membershipId: string, ids: string[]): Promise<{ deleted: string[]; not_found: string[] }> {
-    await assertMayActOnEach(this.permissions, caller, 'roles', 'delete', ids);
+    await this.permissions.assertMayActOnEach(caller, 'roles', 'delete', ids);
     const deleted = await this.deleteMany(caller, membershipId, ids);
     return bulkDeleteAnswer(ids, deleted);
   }
@@ -124,6 +130,10 @@ export class RolesService {
     for (const row of deleted) this.cache.invalidate(membershipId, row.slug);
     return deleted.map((row) => row.id);
   }
+}
+
+function listsOf(role: { permissions: readonly string[]; forbidden: readonly string[] }): GrantedLists {
+  return { permissions: parseStored(role.permissions), forbidden: parseStored(role.forbidden) };
 }
 
 function contentOf(input: RoleBodyDto): RoleContent {

@@ -57,6 +57,7 @@ export class UserTypeRepository {
     return runListQuery<UserTypeRow>({
       executor: this.database.db,
       table: userTypes,
+      idColumn: userTypes.id,
       scope: this.scope(membershipId),
       schema: USER_TYPE_QUERY_SCHEMA,
       request,

@@ -26,8 +26,12 @@ export class UserTypesController {
   @ApiListParams(SORTABLE)
   @ApiListResponse(UserTypeSchema)
   @ApiErrors(400, 403, 404)
-  list(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    return this.userTypes.list(membershipId, query);
+  list(
+    @CurrentCaller() caller: Caller,
+    @Param('membershipId') membershipId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<ListPage<Record<string, unknown>>> {
+    return this.userTypes.list(caller, membershipId, query);
   }
 
   @Post('_query')
@@ -39,11 +43,12 @@ export class UserTypesController {
   @ApiListResponse(UserTypeSchema)
   @ApiErrors(400, 403, 404)
   query(
+    @CurrentCaller() caller: Caller,
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
     @QueryBodyParam() body: QueryBody,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.userTypes.list(membershipId, query, body);
+    return this.userTypes.list(caller, membershipId, query, body);
   }
 
   @Post()

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
+import { CallerPermissions } from '../auth/caller-permissions';
 import { DomainError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
@@ -29,10 +30,12 @@ export class UserTypesService {
     private readonly repository: UserTypeRepository,
     private readonly cache: UserTypeCache,
     private readonly events: EventRecorder,
+    private readonly permissions: CallerPermissions,
   ) {}
 
-  list(membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
-    return this.repository.list(membershipId, { query, where: body.where, select: body.select });
+  async list(caller: Caller, membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
+    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'user-types');
+    return this.repository.list(membershipId, { query, where: body.where, select: body.select, hiddenIds });
   }
 
   async get(membershipId: string, id: string): Promise<UserTypeResponse> {
@@ -100,6 +103,7 @@ export class UserTypesService {
 
   async removeMany(membershipId: string, body: unknown, caller: Caller): Promise<{ deleted: string[]; not_found: string[] }> {
     const ids = parseBulkIds(body);
+    await this.permissions.assertMayActOnEach(caller, 'user-types', 'delete', ids);
     const deleted = await this.deleteAndRecord(membershipId, ids, caller);
     return bulkDeleteAnswer(
       ids,

@@ -79,6 +79,15 @@ export class CreateUserBodyDto extends CreateUserFieldsDto {}
 export class UpdateUserBodyDto extends UserFieldsDto {}
 
 export class ChangePasswordDto {
+  @ApiPropertyOptional({
+    maxLength: MAX_PASSWORD_LENGTH,
+    description: 'Required when users change their own password; not accepted from another caller',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_PASSWORD_LENGTH)
+  current_password?: string;
+
   @ApiProperty({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH })
   @IsString()
   @Length(MIN_PASSWORD_LENGTH, MAX_PASSWORD_LENGTH)

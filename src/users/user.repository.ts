@@ -158,6 +158,7 @@ export class UserRepository {
     return runListQuery<UserRow>({
       executor: this.database.db,
       table: users,
+      idColumn: users.id,
       scope: condition ? sql`(${this.scope(membershipId)} and ${condition})` : this.scope(membershipId),
       schema: userQuerySchema(request),
       request,

@@ -38,8 +38,12 @@ export class UsersController {
   @ApiListParams(SORTABLE)
   @ApiListResponse(UserResource)
   @ApiErrors(400, 403, 404)
-  list(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    return this.users.list(membershipId, query);
+  list(
+    @CurrentCaller() caller: Caller,
+    @Param('membershipId') membershipId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<ListPage<Record<string, unknown>>> {
+    return this.users.list(caller, membershipId, query);
   }
 
   @Post('_query')
@@ -51,11 +55,12 @@ export class UsersController {
   @ApiListResponse(UserResource)
   @ApiErrors(400, 403, 404)
   query(
+    @CurrentCaller() caller: Caller,
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
     @QueryBodyParam() body: QueryBody,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.users.list(membershipId, query, body);
+    return this.users.list(caller, membershipId, query, body);
   }
 
   @Get('search')
@@ -66,11 +71,12 @@ export class UsersController {
   @ApiListResponse(UserResource)
   @ApiErrors(400, 403, 404)
   search(
+    @CurrentCaller() caller: Caller,
     @Param('membershipId') membershipId: string,
     @Query('keyword') keyword: unknown,
     @Query() query: Record<string, unknown>,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.users.search(membershipId, keyword, query);
+    return this.users.search(caller, membershipId, keyword, query);
   }
 
   @Post()
@@ -117,10 +123,13 @@ export class UsersController {
 
   @Put(':id/change-password')
   @HttpCode(204)
-  @RequirePermission('users.change-password', { object: 'id' })
+  @RequirePermission('users.update', { object: 'id' })
   @ApiOperation({
-    summary: "Set a user's password",
-    description: "Revokes the user's sessions: all of them, or all but the caller's own when users change their own password.",
+    summary: "Change a user's password",
+    description:
+      'The user itself sends {current_password, password} (a wrong current password is 400 InvalidCurrentPassword); ' +
+      'another caller holding users.update.{id} sends {password} alone. The new password may not equal the current one. ' +
+      "Revokes the user's sessions: all of them, or all but the caller's own when users change their own password.",
   })
   @ApiResponse({ status: 204, description: 'Changed' })
   @ApiErrors(400, 403, 404)
@@ -130,7 +139,7 @@ export class UsersController {
     @CurrentCaller() caller: Caller,
     @Body() body: ChangePasswordDto,
   ): Promise<void> {
-    await this.users.changePassword(membershipId, id, caller, body.password);
+    await this.users.changePassword(membershipId, id, caller, body);
   }
 
   @Post(':id/activate')

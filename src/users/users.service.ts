@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
+import { CallerPermissions } from '../auth/caller-permissions';
 import { DomainError, type FieldError } from '../common/errors';
 import { newId } from '../common/ids';
 import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
@@ -7,7 +8,8 @@ import type { Executor, Tx } from '../database/database';
 import type { UserRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
-import { PermissionExpression, type Decision } from '../permissions';
+import { assertHoldsGrants, grantedByAssignment, PermissionExpression, type Decision, type Granter } from '../permissions';
+import { loadAssignment } from '../roles/assignment';
 import { RoleRepository } from '../roles/role.repository';
 import { TokenRevoker } from '../tokens/token-revoker';
 import { storedDefinitions, validateCustomFields, type CustomFieldSchema, type ValidatedCustomFields } from '../user-types/custom-fields';
@@ -16,17 +18,23 @@ import { PasswordHasher } from './password-hasher';
 import { type QueryBody } from '../common/query/query-body';
 import { validationFailure } from '../common/validation';
 import { sameJson } from '../common/same-json';
-import type { CreateUserFieldsDto, UserFieldsDto, UserInput } from './user.dto';
+import type { ChangePasswordDto, CreateUserFieldsDto, UserFieldsDto, UserInput } from './user.dto';
 import { toUserResponse, type UserResponse } from './user.mapper';
 import { UserRepository } from './user.repository';
 
 const notFound = (): DomainError => new DomainError('UserNotFound', 'The user does not exist');
 
+const samePassword = (): DomainError => validationFailure([{ field: 'password', message: 'must differ from the current password' }]);
+
 /** Longest search keyword. */
 export const MAX_KEYWORD_LENGTH = 128;
 
-/** Fields of a user that only a real `users.update` permission may change, by their API names. */
-type PrivilegedField = 'username' | 'email_address' | 'role' | 'user_type' | 'permissions' | 'forbidden' | 'is_active';
+/**
+ * Fields of a user that only a real `users.update` permission may change, by their API names.
+ * Unique custom fields join them under their own names: a uniqueness answer (409) would tell a
+ * caller what another user holds.
+ */
+type PrivilegedField = 'username' | 'email_address' | 'role' | 'user_type' | 'permissions' | 'forbidden' | 'is_active' | `custom field ${string}`;
 
 /** A user's state as PUT replaces it, in row terms. */
 interface UserState {
@@ -65,7 +73,7 @@ function checkPermissionList(field: 'permissions' | 'forbidden', entries: readon
   return list as string[];
 }
 
-function changedPrivilegedFields(current: UserRow, next: UserState): PrivilegedField[] {
+function changedPrivilegedFields(current: UserRow, next: UserState, uniqueFields: readonly string[] = []): PrivilegedField[] {
   const changed: PrivilegedField[] = [];
   if (next.username !== current.username) changed.push('username');
   if (next.emailAddress !== current.emailAddress) changed.push('email_address');
@@ -74,6 +82,9 @@ function changedPrivilegedFields(current: UserRow, next: UserState): PrivilegedF
   if (!sameJson(next.permissions, current.permissions)) changed.push('permissions');
   if (!sameJson(next.forbidden, current.forbidden)) changed.push('forbidden');
   if (next.isActive !== current.isActive) changed.push('is_active');
+  for (const name of uniqueFields) {
+    if (!sameJson(next.customFields[name], current.customFields[name])) changed.push(`custom field ${name}`);
+  }
   return changed;
 }
 
@@ -106,18 +117,21 @@ export class UsersService {
     private readonly roles: RoleRepository,
     private readonly memberships: MembershipCache,
     private readonly userTypes: UserTypeCache,
+    private readonly permissions: CallerPermissions,
   ) {}
 
-  list(membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
-    return this.repository.list(membershipId, { query, where: body.where, select: body.select });
+  async list(caller: Caller, membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
+    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'users');
+    return this.repository.list(membershipId, { query, where: body.where, select: body.select, hiddenIds });
   }
 
-  search(membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+  async search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
     if (typeof keyword !== 'string' || keyword.length === 0 || keyword.length > MAX_KEYWORD_LENGTH) {
       throw validationFailure([{ field: 'keyword', message: `must be one string of 1 to ${MAX_KEYWORD_LENGTH} characters` }]);
     }
     const { keyword: _keyword, ...listParams } = query;
-    return this.repository.search(membershipId, keyword, { query: listParams });
+    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'users');
+    return this.repository.search(membershipId, keyword, { query: listParams, hiddenIds });
   }
 
   async get(membershipId: string, id: string): Promise<UserResponse> {
@@ -132,10 +146,14 @@ export class UsersService {
     const isActive = fields.is_active ?? (await this.activeByDefault(membershipId));
     // Checked before hashing too, so that a request bound to fail costs no hash.
     await this.requireRole(membershipId, state.next.role, null);
+    const granter = await this.permissions.granterOf(caller);
+    await this.requireHeldGrants(granter, membershipId, null, state.next);
     await this.requireFreeLogin(membershipId, state.next);
     const passwordHash = await this.hasher.hash(fields.password);
 
     const created = await this.events.transaction(async (tx, record) => {
+      // Again in the transaction: the role may have changed while the password was hashed.
+      await this.requireHeldGrants(granter, membershipId, null, state.next, tx);
       await this.requireFreeLogin(membershipId, state.next, { executor: tx });
       await this.requireUniqueCustomFields(tx, membershipId, state.next.userType, state.custom);
       const row = await this.repository.insert(tx, {
@@ -155,23 +173,27 @@ export class UsersService {
   /**
    * PUT: replaces the mutable fields (left-out optional fields are cleared; `is_active` left out
    * is kept). A caller let through only by the own-record rule may change its names and custom
-   * fields, nothing else (403).
+   * fields other than unique ones, nothing else (403, before any uniqueness check). Whatever the
+   * change grants (Grants), the caller must hold.
    */
   async update(membershipId: string, id: string, caller: Caller, decision: Decision | undefined, input: UserInput<UserFieldsDto>): Promise<UserResponse> {
     const current = await this.repository.findById(membershipId, id);
     if (!current) throw notFound();
     const state = await this.validatedState(membershipId, input.fields, input.customFields, current);
+    // Read before the transaction: the role cache may query the database.
+    const granter = await this.permissions.granterOf(caller);
 
     const updated = await this.events.transaction(async (tx, record) => {
       const locked = await this.repository.findByIdForUpdate(tx, membershipId, id);
       if (!locked) throw notFound();
       const next: UserState = { ...state.next, isActive: input.fields.is_active ?? locked.isActive };
-      const privileged = changedPrivilegedFields(locked, next);
+      const privileged = changedPrivilegedFields(locked, next, state.uniqueFields);
       if (onlyOwnRecord(decision) && privileged.length) {
         throw new DomainError('AccessDenied', `Changing ${privileged.join(', ')} needs the users.update permission`);
       }
       if (isUnchanged(locked, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
       await this.requireRole(membershipId, next.role, locked.role, tx);
+      await this.requireHeldGrants(granter, membershipId, locked, next, tx);
       if (privileged.includes('username') || privileged.includes('email_address')) {
         await this.requireFreeLogin(membershipId, next, { exceptId: id, executor: tx });
       }
@@ -192,12 +214,31 @@ export class UsersService {
 
   /**
    * Sets a new password and revokes the user's sessions: all of them when someone else changes
-   * it, all but the caller's own session when users change their own.
+   * it, all but the caller's own session when users change their own. Users changing their own
+   * prove the current password, so a stolen access token alone cannot take the account over; the
+   * guard lets anyone else through only with `users.update.{id}`. A refused change revokes nothing.
    */
-  async changePassword(membershipId: string, id: string, caller: Caller, password: string): Promise<void> {
-    if (!(await this.repository.findById(membershipId, id))) throw notFound();
-    const passwordHash = await this.hasher.hash(password);
-    const ownSession = caller.kind === 'user' && caller.id === id ? caller.sessionId : undefined;
+  async changePassword(membershipId: string, id: string, caller: Caller, body: ChangePasswordDto): Promise<void> {
+    const self = caller.kind === 'user' && caller.id === id;
+    if (self && body.current_password === undefined) {
+      throw validationFailure([{ field: 'current_password', message: 'is required to change your own password' }]);
+    }
+    if (!self && body.current_password !== undefined) {
+      throw validationFailure([{ field: 'current_password', message: 'is sent only by users changing their own password' }]);
+    }
+    const user = await this.repository.findById(membershipId, id);
+    if (!user) throw notFound();
+    if (self) {
+      // Equal strings need no hash to compare; the current one is verified once, below.
+      if (body.current_password === body.password) throw samePassword();
+      if (!(await this.hasher.verify(user.passwordHash, body.current_password ?? ''))) {
+        throw new DomainError('InvalidCurrentPassword', 'The current password is not correct');
+      }
+    } else if (await this.hasher.verify(user.passwordHash, body.password)) {
+      throw samePassword();
+    }
+    const passwordHash = await this.hasher.hash(body.password);
+    const ownSession = self && caller.kind === 'user' ? caller.sessionId : undefined;
     await this.events.transaction(async (tx, record) => {
       const row = await this.repository.update(tx, membershipId, id, { passwordHash, modifiedAt: new Date(), modifiedBy: caller.id });
       if (!row) throw notFound();
@@ -247,6 +288,7 @@ export class UsersService {
 
   async removeMany(membershipId: string, body: unknown, caller: Caller): Promise<{ deleted: string[]; not_found: string[] }> {
     const ids = parseBulkIds(body);
+    await this.permissions.assertMayActOnEach(caller, 'users', 'delete', ids);
     const deleted = await this.deleteAndRecord(membershipId, ids, caller);
     return bulkDeleteAnswer(
       ids,
@@ -285,13 +327,17 @@ export class UsersService {
     fields: UserFieldsDto,
     customFields: Record<string, unknown>,
     current: UserRow | null,
-  ): Promise<{ next: Omit<UserState, 'isActive'>; custom: ValidatedCustomFields }> {
+  ): Promise<{ next: Omit<UserState, 'isActive'>; custom: ValidatedCustomFields; uniqueFields: string[] }> {
     const permissions = checkPermissionList('permissions', fields.permissions);
     const forbidden = checkPermissionList('forbidden', fields.forbidden);
     const userType = fields.user_type ?? null;
     const schema = await this.customFieldSchema(membershipId, userType, current?.userType ?? null);
     const custom = validateCustomFields(customFields, schema);
+    const uniqueFields = Object.entries(schema?.properties ?? {})
+      .filter(([, definition]) => definition.unique)
+      .map(([name]) => name);
     return {
+      uniqueFields,
       next: {
         username: fields.username,
         emailAddress: fields.email_address.toLowerCase(),
@@ -320,6 +366,24 @@ export class UsersService {
     }
     if (slug === currentSlug) return { typeSlug: slug, properties: {}, allowAdditionalProperties: true };
     throw validationFailure([{ field: 'user_type', message: 'no user type with this slug exists in the membership' }]);
+  }
+
+  /**
+   * Grants: the caller must hold whatever the write grants (the role's permissions when it assigns
+   * one, permissions added, forbidden entries removed), also when it updates its own record.
+   */
+  private async requireHeldGrants(
+    granter: Granter,
+    membershipId: string,
+    current: UserRow | null,
+    next: Pick<UserState, 'role' | 'permissions' | 'forbidden'>,
+    executor?: Executor,
+  ): Promise<void> {
+    const keepsGrants =
+      current !== null && current.role === next.role && sameJson(current.permissions, next.permissions) && sameJson(current.forbidden, next.forbidden);
+    if (keepsGrants) return;
+    const before = current && (await loadAssignment(this.roles, membershipId, current, executor));
+    assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, next, executor)));
   }
 
   /** `role` must name a role of the membership; a role the user already has is kept even if it was deleted since. */

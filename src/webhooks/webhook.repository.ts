@@ -69,6 +69,7 @@ export class WebhookRepository {
     return runListQuery<WebhookRow>({
       executor: this.database.db,
       table: webhooks,
+      idColumn: webhooks.id,
       scope: scope(membershipId),
       schema: WEBHOOK_QUERY_SCHEMA,
       request,

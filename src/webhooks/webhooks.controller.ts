@@ -25,8 +25,12 @@ export class WebhooksController {
   @ApiListParams(WEBHOOK_SORT)
   @ApiResponse({ status: 200, type: WebhookPageDto })
   @ApiErrors(400, 403, 404)
-  list(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    return this.webhooks.list(membershipId, query);
+  list(
+    @CurrentCaller() caller: Caller,
+    @Param('membershipId') membershipId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<ListPage<Record<string, unknown>>> {
+    return this.webhooks.list(caller, membershipId, query);
   }
 
   @Post('_query')
@@ -38,11 +42,12 @@ export class WebhooksController {
   @ApiResponse({ status: 200, type: WebhookPageDto })
   @ApiErrors(400, 403, 404)
   query(
+    @CurrentCaller() caller: Caller,
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
     @QueryBodyParam() body: QueryBody,
   ): Promise<ListPage<Record<string, unknown>>> {
-    return this.webhooks.query(membershipId, query, body);
+    return this.webhooks.list(caller, membershipId, query, body);
   }
 
   @Get(':id')

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
+import { CallerPermissions } from '../auth/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { slugify } from '../common/ids';
 import { newId } from '../common/ids';
@@ -70,6 +71,7 @@ export class WebhooksService {
     private readonly webhooks: WebhookRepository,
     private readonly recorder: EventRecorder,
     private readonly destinations: DestinationPolicy,
+    private readonly permissions: CallerPermissions,
   ) {}
 
   /**
@@ -89,12 +91,10 @@ export class WebhooksService {
     return toWebhookResponse(row);
   }
 
-  list(membershipId: string, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    return this.webhooks.list(membershipId, { query });
-  }
-
-  query(membershipId: string, query: Record<string, unknown>, body: QueryBody): Promise<ListPage<Record<string, unknown>>> {
-    return this.webhooks.list(membershipId, { query, ...body });
+  /** List and `_query`: without the webhooks a forbidden entry denies the caller reading. */
+  async list(caller: Caller, membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
+    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'webhooks');
+    return this.webhooks.list(membershipId, { query, ...body, hiddenIds });
   }
 
   create(membershipId: string, caller: Caller, body: WebhookBodyDto): Promise<WebhookResponse> {
@@ -142,6 +142,7 @@ export class WebhooksService {
 
   async deleteMany(membershipId: string, caller: Caller, body: unknown): Promise<{ deleted: string[]; not_found: string[] }> {
     const ids = parseBulkIds(body);
+    await this.permissions.assertMayActOnEach(caller, 'webhooks', 'delete', ids);
     const utilizerId = utilizerIdOf(caller);
     const deleted = await this.recorder.transaction(async (tx, record) => {
       const rows = await this.webhooks.deleteByIds(membershipId, tx, ids);

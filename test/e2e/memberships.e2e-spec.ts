@@ -1,3 +1,6 @@
+import { eq } from 'drizzle-orm';
+import { DATABASE, type Database } from '../../src/database/database';
+import { roles } from '../../src/database/schema';
 import { startTestApp, type TestApp } from '../support/app';
 import { setupInstallation, signIn, unique, type Installation } from '../support/factories';
 import {
@@ -164,7 +167,12 @@ describe('memberships API', () => {
 
     it('a tenant role granting memberships.* still cannot list, create or read other memberships', async () => {
       const a = await createMembership(t, inst.admin);
-      const wide = await createApplicationWithPermissions(t, a.admin, ['memberships.*']);
+      // A tenant admin cannot grant memberships.* (Grants); a role that holds it anyway, written
+      // straight into the database, still does not reach beyond the tenant.
+      expectErrorBody(await post(a.admin.auth, `/memberships/${a.membershipId}/roles`, { name: unique('Wide'), permissions: ['memberships.*'] }), 403, 'AccessDenied');
+      const wide = await createApplicationWithPermissions(t, a.admin, []);
+      const { db } = t.app.get<Database>(DATABASE);
+      await db.update(roles).set({ permissions: ['memberships.*'] }).where(eq(roles.id, wide.role._id as string));
       expectErrorBody(await get(wide.auth, '/memberships'), 403, 'AccessDenied');
       expectErrorBody(await post(wide.auth, '/memberships', { membership: { name: unique('Nope') } }), 403, 'AccessDenied');
       expectErrorBody(await get(wide.auth, `/memberships/${systemId()}`), 403, 'AccessDenied');

@@ -61,7 +61,7 @@ DELETE /memberships/:membershipId/users/:id                 permission users.del
 GET    /memberships/:membershipId/users/:id                 permission users.read.:id
 PUT    /memberships/:membershipId/users/:id                 permission users.update.:id
 POST   /memberships/:membershipId/users/:id/activate        permission users.update.:id
-PUT    /memberships/:membershipId/users/:id/change-password permission users.change-password.:id
+PUT    /memberships/:membershipId/users/:id/change-password permission users.update.:id
 POST   /memberships/:membershipId/users/:id/freeze          permission users.update.:id
 POST   /memberships/:membershipId/users/_query              permission users.read
 GET    /memberships/:membershipId/users/search              permission users.read

@@ -692,7 +692,7 @@ describe('users API', () => {
     it('lets users change their own password: this session survives, the others are revoked', async () => {
       const { user, session: current } = await createSignedInUser(t, admin);
       const otherDevice = await signIn(t, admin.membershipId, user.username, user.password);
-      const res = await t.http().put(`${base}/${user._id}/change-password`).set(as(current)).send({ password: 'my brand new password' });
+      const res = await t.http().put(`${base}/${user._id}/change-password`).set(as(current)).send({ current_password: user.password, password: 'my brand new password' });
       expect(res.status).toBe(204);
 
       expect((await t.http().get(`${base}/${user._id}`).set(as(current))).status).toBe(200);

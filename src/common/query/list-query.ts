@@ -1,4 +1,4 @@
-import { and, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, inArray, notInArray, sql, type SQL } from 'drizzle-orm';
 import { type PgColumn, type PgTable, unionAll } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../database/database';
 import { DomainError } from '../errors';
@@ -11,6 +11,8 @@ export interface ListRequest {
   query: Record<string, unknown>;
   where?: unknown;
   select?: unknown;
+  /** Ids left out of the page and the count: those the caller is denied reading by a forbidden entry. */
+  hiddenIds?: readonly string[];
 }
 
 /** The contract's list answer: `count` only when `with_count=true`. */
@@ -37,6 +39,16 @@ export interface ListQuery<TRow> {
    * `resultOrder` is the default order by output column names (it sorts the union).
    */
   inByIndex?: { field: string; resultOrder: SQL };
+  /** The id column, needed when the request carries `hiddenIds`. */
+  idColumn?: PgColumn;
+}
+
+/** The tenant condition with the request's hidden ids taken out. */
+function visibleScope<TRow>(query: ListQuery<TRow>): SQL {
+  const hidden = query.request.hiddenIds ?? [];
+  if (!hidden.length) return query.scope;
+  if (!query.idColumn) throw new Error('A list that hides ids needs the id column');
+  return and(query.scope, notInArray(query.idColumn, [...hidden])) ?? query.scope;
 }
 
 /** Beyond this many values, or a deeper page than this, the plain query is the better plan. */
@@ -61,7 +73,8 @@ function valuesToSplit(field: string, where: unknown, params: ListParams): strin
  */
 export function listSelect<TRow>(query: ListQuery<TRow>, params: ListParams) {
   // Translated even when split below: the same validation and errors either way.
-  const condition = and(query.scope, translateWhere(query.schema, query.request.where));
+  const scope = visibleScope(query);
+  const condition = and(scope, translateWhere(query.schema, query.request.where));
   const order = translateSort(query.schema, params.sort, query.defaultSort);
   const split = query.inByIndex && valuesToSplit(query.inByIndex.field, query.request.where, params);
   if (!query.inByIndex || !split) {
@@ -72,7 +85,7 @@ export function listSelect<TRow>(query: ListQuery<TRow>, params: ListParams) {
     query.executor
       .select()
       .from(query.table)
-      .where(and(query.scope, translateWhere(query.schema, { ...(query.request.where as object), [field]: value })))
+      .where(and(scope, translateWhere(query.schema, { ...(query.request.where as object), [field]: value })))
       .orderBy(order)
       .limit(params.skip + params.limit),
   );
@@ -91,7 +104,7 @@ export async function runListQuery<TRow>(query: ListQuery<TRow>): Promise<ListPa
     items: rows.map((row) => applyProjection(query.toResponse(row) as Record<string, unknown>, projection)),
   };
   if (params.withCount) {
-    const condition = and(query.scope, translateWhere(query.schema, query.request.where));
+    const condition = and(visibleScope(query), translateWhere(query.schema, query.request.where));
     const [{ count }] = await query.executor.select({ count: sql<number>`count(*)::int` }).from(query.table).where(condition);
     page.count = count;
   }

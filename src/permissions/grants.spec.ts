@@ -1,0 +1,177 @@
+import { DomainError } from '../common/errors';
+import type { PermissionHolder } from './decide';
+import { assertHoldsGrants, grantedBy, grantedByAssignment, holdsGrant, segmentsOverlap, type Assignment } from './grants';
+import { PermissionExpression } from './permission-expression';
+
+const ALICE = 'u-alice';
+const BOB = 'u-bob';
+const p = (text: string): PermissionExpression => PermissionExpression.parse(text);
+const list = (...texts: string[]): PermissionExpression[] => texts.map(p);
+const texts = (expressions: readonly PermissionExpression[]): string[] => expressions.map(String);
+
+interface HolderSpec {
+  own?: string[];
+  ownForbidden?: string[];
+  role?: string[];
+  roleForbidden?: string[];
+  scopes?: string[];
+}
+
+function holder(spec: HolderSpec = {}): PermissionHolder {
+  return {
+    id: ALICE,
+    kind: 'user',
+    ownPermissions: list(...(spec.own ?? [])),
+    ownForbidden: list(...(spec.ownForbidden ?? [])),
+    rolePermissions: list(...(spec.role ?? [])),
+    roleForbidden: list(...(spec.roleForbidden ?? [])),
+    scopes: spec.scopes ? list(...spec.scopes) : null,
+  };
+}
+
+describe('holdsGrant', () => {
+  it.each<[string, HolderSpec, string, boolean]>([
+    // coverage is the matcher's: wildcard-aware
+    ['the same permission', { role: ['users.read'] }, 'users.read', true],
+    ['a narrower object (the contract example)', { role: ['users.read'] }, 'users.read.abc', true],
+    ['a wider action (the contract example)', { role: ['users.read'] }, 'users.*', false],
+    ['a wider object', { role: ['users.read.abc'] }, 'users.read', false],
+    ['another resource', { role: ['users.read'] }, 'events.read', false],
+    ['everything, held as *', { role: ['*'] }, '*', true],
+    ['everything, held as a list of resources', { role: ['users.*', 'roles.*'] }, '*', false],
+    ['case-insensitive resource and action', { role: ['USERS.Read'] }, 'users.READ.abc', true],
+    ['own permissions count', { own: ['events.read'] }, 'events.read', true],
+    ['nothing held', {}, 'users.read', false],
+    // the granted subject names the grantee: what matters is what the holder itself may do
+    ['granted to a named subject', { role: ['users.read'] }, `${BOB}.users.read.*`, true],
+    ['held for the holder by name', { own: [`${ALICE}.users.read.*`] }, 'users.read', true],
+    ['held only for another subject', { own: [`${BOB}.users.read.*`] }, 'users.read', false],
+    // forbidden entries: the effective permissions are the permissions minus the forbidden ones
+    ['forbidden exactly', { role: ['users'], ownForbidden: ['users.read'] }, 'users.read', false],
+    ['forbidden wider', { role: ['users'], roleForbidden: ['users'] }, 'users.read.abc', false],
+    ['forbidden on one object denies the whole action', { role: ['users.read'], ownForbidden: ['users.read.x1'] }, 'users.read', false],
+    ['forbidden on one object denies that object', { role: ['users.read'], ownForbidden: ['users.read.x1'] }, 'users.read.x1', false],
+    ['forbidden on one object leaves another object', { role: ['users.read'], ownForbidden: ['users.read.x1'] }, 'users.read.x2', true],
+    ['forbidden on another action', { role: ['users'], ownForbidden: ['users.delete'] }, 'users.read', true],
+    ['forbidden action denies the wildcard action', { role: ['users'], ownForbidden: ['users.delete'] }, 'users.*', false],
+    ['forbidden for another subject does not apply', { role: ['users'], ownForbidden: [`${BOB}.users.read.*`] }, 'users.read', true],
+    ['forbidden for the holder applies', { role: ['users'], ownForbidden: [`${ALICE}.users.read.*`] }, 'users.read', false],
+    // scopes of the token
+    ['within the scopes', { role: ['*'], scopes: ['users.read'] }, 'users.read.abc', true],
+    ['outside the scopes', { role: ['*'], scopes: ['users.read'] }, 'roles.read', false],
+    ['wider than the scopes', { role: ['*'], scopes: ['users.read'] }, 'users.*', false],
+    ['scopes never grant', { scopes: ['users.read'] }, 'users.read', false],
+    ['scope naming the holder', { role: ['*'], scopes: [`${ALICE}.users.read.*`] }, 'users.read', true],
+    ['scope naming another subject', { role: ['*'], scopes: [`${BOB}.users.read.*`] }, 'users.read', false],
+  ])('%s', (_label, spec, granted, expected) => {
+    expect(holdsGrant({ holder: holder(spec) }, p(granted))).toBe(expected);
+  });
+
+  it('agrees with the matcher on coverage for a holder without forbidden entries or scopes', () => {
+    const expressions = ['*', 'users', 'users.read', 'users.read.abc', 'users.*', 'users.*.abc', 'roles.read', `${ALICE}.users.read.*`];
+    for (const have of expressions) {
+      for (const granted of expressions) {
+        const asHolder = p(granted).withSubject(ALICE);
+        expect(holdsGrant({ holder: holder({ role: [have] }) }, p(granted))).toBe(p(have).covers(asHolder));
+      }
+    }
+  });
+
+  describe('resources granted without holding them (the admin role and third-party APIs)', () => {
+    const foreign = (resource: string): boolean => resource === 'orders';
+    it.each<[string, HolderSpec, string, boolean]>([
+      ['a foreign resource', { role: ['users.*'] }, 'orders.read', true],
+      ['a foreign resource, any action and object', { role: ['users.*'] }, 'orders', true],
+      ['a service resource still needs a permission', { role: ['users.*'] }, 'roles.read', false],
+      ['every resource is never granted unheld', { role: ['users.*'] }, '*', false],
+      ['every resource for one action is never granted unheld', { role: ['users.*'] }, '*.read', false],
+      ['forbidden entries still apply', { role: ['users.*'], ownForbidden: ['orders.delete'] }, 'orders', false],
+      ['scopes still apply', { role: ['users.*'], scopes: ['users.read'] }, 'orders.read', false],
+    ])('%s', (_label, spec, granted, expected) => {
+      expect(holdsGrant({ holder: holder(spec), grantsUnheld: foreign }, p(granted))).toBe(expected);
+    });
+  });
+
+  it('never counts the own-record rule as a held permission', () => {
+    expect(holdsGrant({ holder: holder() }, p(`users.update.${ALICE}`))).toBe(false);
+  });
+});
+
+describe('segmentsOverlap', () => {
+  it.each<[string, string, boolean]>([
+    ['users.read', 'users.read.x1', true],
+    ['users.read.x1', 'users.read', true],
+    ['users.read.x1', 'users.read.x2', false],
+    ['users.*', 'users.read', true],
+    ['users.read', 'roles.read', false],
+    [`${ALICE}.users.read.*`, `${BOB}.users.read.*`, false],
+    ['*', 'a.b.c.d', true],
+  ])('%s and %s: %s', (a, b, expected) => {
+    expect(segmentsOverlap(p(a), p(b))).toBe(expected);
+    expect(segmentsOverlap(p(b), p(a))).toBe(expected);
+  });
+});
+
+describe('grantedBy', () => {
+  it('counts every permission of a create', () => {
+    expect(texts(grantedBy(null, { permissions: list('users.read', 'roles'), forbidden: list('events') }))).toEqual(['*.users.read.*', '*.roles.*.*']);
+  });
+
+  it('counts added permissions and removed forbidden entries only', () => {
+    const before = { permissions: list('users.read', 'events.read'), forbidden: list('tokens.read', 'users.delete') };
+    const after = { permissions: list('USERS.read', 'roles.read'), forbidden: list('users.delete', 'webhooks') };
+    expect(texts(grantedBy(before, after))).toEqual(['*.roles.read.*', '*.tokens.read.*']);
+  });
+
+  it('grants nothing when only removing permissions, adding forbidden entries or reordering', () => {
+    const before = { permissions: list('users.read', 'events.read'), forbidden: list('tokens.read') };
+    expect(grantedBy(before, { permissions: list('events.read'), forbidden: list('tokens.read', 'users') })).toEqual([]);
+    expect(grantedBy(before, { permissions: list('events.read', 'users.read'), forbidden: list('tokens.read') })).toEqual([]);
+  });
+});
+
+describe('grantedByAssignment', () => {
+  const role = (slug: string, permissions: string[], forbidden: string[] = []): Assignment['role'] => ({ slug, permissions: list(...permissions), forbidden: list(...forbidden) });
+  const assignment = (r: Assignment['role'], permissions: string[] = [], forbidden: string[] = []): Assignment => ({ role: r, permissions: list(...permissions), forbidden: list(...forbidden) });
+
+  it("counts each permission of an assigned role, even one the grantee has otherwise", () => {
+    const before = assignment(null, ['users.read']);
+    const after = assignment(role('readers', ['users.read', 'events.read']), ['users.read']);
+    expect(texts(grantedByAssignment(before, after))).toEqual(['*.users.read.*', '*.events.read.*']);
+    expect(texts(grantedByAssignment(null, after))).toEqual(['*.users.read.*', '*.events.read.*']);
+  });
+
+  it('counts nothing of a role that stays', () => {
+    const readers = role('readers', ['users.read', 'events.read'], ['events.read.x']);
+    expect(grantedByAssignment(assignment(readers), assignment(readers, [], ['tokens']))).toEqual([]);
+  });
+
+  it("counts the former role's forbidden entries the grantee loses", () => {
+    const guarded = role('guarded', ['users'], ['users.delete']);
+    const plain = role('plain', []);
+    expect(texts(grantedByAssignment(assignment(guarded, ['users.delete']), assignment(plain, ['users.delete'])))).toEqual(['*.users.delete.*']);
+    expect(grantedByAssignment(assignment(guarded), assignment(plain, [], ['users.delete']))).toEqual([]);
+  });
+
+  it('counts own forbidden entries removed', () => {
+    expect(texts(grantedByAssignment(assignment(null, ['events.read'], ['events.read']), assignment(null, ['events.read'])))).toEqual(['*.events.read.*']);
+  });
+});
+
+describe('assertHoldsGrants', () => {
+  it('answers 403 AccessDenied naming the first expression not held', () => {
+    let thrown: unknown;
+    try {
+      assertHoldsGrants({ holder: holder({ role: ['users.read'] }) }, list('users.read.abc', 'events.read', 'roles'));
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(DomainError);
+    expect(thrown).toMatchObject({ code: 'AccessDenied', status: 403, message: expect.stringContaining('*.events.read.*') });
+  });
+
+  it('passes when everything is held, and for nothing granted', () => {
+    expect(() => assertHoldsGrants({ holder: holder({ role: ['users'] }) }, list('users.read', 'users.delete.x'))).not.toThrow();
+    expect(() => assertHoldsGrants({ holder: holder() }, [])).not.toThrow();
+  });
+});

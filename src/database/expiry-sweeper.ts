@@ -6,7 +6,11 @@ import { LOGGER } from '../common/logger';
 import { DATABASE, type Database, queryRows } from './database';
 
 /** Tables whose rows die at a time in a column; later features (codes, OTPs) add theirs here. */
-const SWEPT_TABLES = [{ table: 'token_sessions', expiresColumn: 'expires_at' }] as const;
+const SWEPT_TABLES = [
+  { table: 'token_sessions', expiresColumn: 'expires_at' },
+  // A session expires with its last token (its expiry is raised by each issuance); its token records go with it.
+  { table: 'sessions', expiresColumn: 'expires_at' },
+] as const;
 
 const BATCH_SIZE = 1_000;
 /** One run never holds the database longer than this many batches; the next run continues. */

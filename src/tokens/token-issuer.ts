@@ -22,11 +22,16 @@ export interface IssuedTokens {
 export class TokenIssuer {
   constructor(private readonly codec: JwtCodec) {}
 
-  private baseClaims(membership: SigningMembership, user: UserRecord, sessionId: string): Omit<TokenClaims, 'iat' | 'nbf' | 'exp' | 'jti'> {
+  private baseClaims(
+    membership: SigningMembership,
+    user: UserRecord,
+    session: Pick<NewTokenSession, 'id' | 'sessionId'>,
+  ): Omit<TokenClaims, 'iat' | 'nbf' | 'exp' | 'jti'> {
     const claims: Omit<TokenClaims, 'iat' | 'nbf' | 'exp' | 'jti'> = {
       sub: user.id,
       prn: membership.id,
-      sid: sessionId,
+      sid: session.sessionId,
+      tid: session.id,
       iss: membership.name,
       aud: membership.slug,
       unique_name: user.username,
@@ -37,16 +42,27 @@ export class TokenIssuer {
     return claims;
   }
 
-  /** An access + refresh pair, carrying the given scopes (a refresh keeps the original's). */
-  pair(membership: SigningMembership, user: UserRecord, metadata: SessionMetadata, scopes: readonly string[] | null = null): IssuedTokens {
+  /**
+   * An access + refresh pair, carrying the given scopes (a refresh keeps the original's). Without
+   * `refreshed` it starts a sign-in session whose id its record shares; a refresh continues the
+   * session of the pair it refreshes.
+   */
+  pair(
+    membership: SigningMembership,
+    user: UserRecord,
+    metadata: SessionMetadata,
+    refreshed: { sessionId: string; scopes: readonly string[] | null } | null = null,
+  ): IssuedTokens {
     const issuedAt = Math.floor(Date.now() / 1000);
-    const sessionId = randomUUID();
+    const tokenId = randomUUID();
+    const scopes = refreshed?.scopes ?? null;
     const accessJti = randomUUID();
     const refreshJti = randomUUID();
     const accessExpiresAt = new Date((issuedAt + membership.expiresIn) * 1000);
     const refreshExpiresAt = new Date((issuedAt + membership.refreshTokenExpiresIn) * 1000);
     const session: NewTokenSession = {
-      id: sessionId,
+      id: tokenId,
+      sessionId: refreshed?.sessionId ?? tokenId,
       membershipId: membership.id,
       userId: user.id,
       kind: 'pair',
@@ -60,7 +76,7 @@ export class TokenIssuer {
       userAgent: clip(metadata.userAgent),
       createdAt: new Date(issuedAt * 1000),
     };
-    const base = this.baseClaims(membership, user, sessionId);
+    const base = this.baseClaims(membership, user, session);
     const scopeClaim = scopes?.length ? { scope: scopes.join(' ') } : {};
     const response: TokenResponse = {
       token_type: 'Bearer',
@@ -79,19 +95,25 @@ export class TokenIssuer {
     return { session, response };
   }
 
-  /** A scoped access token without refresh token, tied to the sign-in session it came from. */
-  scoped(membership: SigningMembership, user: UserRecord, rootSessionId: string, scopes: readonly string[], metadata: SessionMetadata): IssuedTokens {
+  /** A scoped access token without refresh token, in the sign-in session of the token it came from. */
+  scoped(
+    membership: SigningMembership,
+    user: UserRecord,
+    origin: { sessionId: string; parentId: string },
+    scopes: readonly string[],
+    metadata: SessionMetadata,
+  ): IssuedTokens {
     const issuedAt = Math.floor(Date.now() / 1000);
     const lifetime = membership.scopedTokenExpiresIn ?? DEFAULT_SCOPED_TOKEN_LIFETIME;
-    const sessionId = randomUUID();
     const accessJti = randomUUID();
     const expiresAt = new Date((issuedAt + lifetime) * 1000);
     const session: NewTokenSession = {
-      id: sessionId,
+      id: randomUUID(),
+      sessionId: origin.sessionId,
       membershipId: membership.id,
       userId: user.id,
       kind: 'scoped',
-      parentId: rootSessionId,
+      parentId: origin.parentId,
       scopes: [...scopes],
       accessJti,
       accessExpiresAt: expiresAt,
@@ -101,7 +123,7 @@ export class TokenIssuer {
       createdAt: new Date(issuedAt * 1000),
     };
     const accessToken = this.codec.sign(
-      { ...this.baseClaims(membership, user, sessionId), scope: scopes.join(' '), jti: accessJti },
+      { ...this.baseClaims(membership, user, session), scope: scopes.join(' '), jti: accessJti },
       issuedAt,
       lifetime,
       membership.secretKey,

@@ -152,11 +152,15 @@ describeWithServer(`two instances on one database${serverConfigured ? '' : ' (sk
       }
     }
 
+    // Token records of one sign-in session that outlives them, so that only the records are due.
     const insertSessions = (client: Client, prefix: string, count: number, expiresAt: string) =>
       client.query(
-        `insert into token_sessions (id, membership_id, user_id, kind, access_jti, access_expires_at, expires_at)
-         select $1 || g, $2, $3, 'pair', $1 || 'jti-' || g, ${expiresAt}, ${expiresAt}
-         from generate_series(1, $4) as g`,
+        `with family as (
+           insert into sessions (id, membership_id, user_id, expires_at) values ($1 || 'session', $2, $3, now() + interval '1 day') returning id
+         )
+         insert into token_sessions (id, session_id, membership_id, user_id, kind, access_jti, access_expires_at, expires_at)
+         select $1 || g, family.id, $2, $3, 'pair', $1 || 'jti-' || g, ${expiresAt}, ${expiresAt}
+         from generate_series(1, $4) as g, family`,
         [prefix, membershipId, install.admin.userId, count],
       );
 

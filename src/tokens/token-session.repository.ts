@@ -174,9 +174,13 @@ export const ROTATED_REASON = 'refreshed';
 /**
  * Issuance as one prepared statement whose text never changes (sign-in, scoped tokens and refresh
  * all run it): mark the refreshed token record used (only when `consume`, only if still unused),
- * create the new record (unless a refresh lost the race) and its sign-in session, or raise that
- * session's expiry to the new record's, and write its events from one JSON parameter. The events
- * inserted, returned, say whether the record was created.
+ * create the sign-in session or raise its expiry to the new record's (only while it is not
+ * revoked), create the new record (only if that happened) and write its events from one JSON
+ * parameter. The events inserted, returned, say whether the record was created.
+ *
+ * The upsert locks the session row, and `on conflict do update ... where` reads its latest
+ * version: a revocation committed while this statement waited is seen, so no token is ever
+ * added to a revoked session, and a revocation that waits for this statement sees its record.
  */
 function prepareIssue(db: Database['db']) {
   const p = (name: string) => sql.placeholder(name);
@@ -191,7 +195,7 @@ function prepareIssue(db: Database['db']) {
       select ${p('sessionId')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('createdAt')}::timestamptz,
         ${p('expiresAt')}::timestamptz
       where not ${p('consume')}::boolean or exists (select 1 from consumed)
-      on conflict (id) do update set expires_at = greatest(s.expires_at, excluded.expires_at)
+      on conflict (id) do update set expires_at = greatest(s.expires_at, excluded.expires_at) where s.revoked_at is null
       returning id`,
   );
   const created = db.$with('created', { id: sql<string>`id` }).as(
@@ -202,7 +206,7 @@ function prepareIssue(db: Database['db']) {
         ${p('scopes')}::jsonb, ${p('accessJti')}::text, ${p('refreshJti')}::text, ${p('accessExpiresAt')}::timestamptz,
         ${p('refreshExpiresAt')}::timestamptz, ${p('expiresAt')}::timestamptz, ${p('ipAddress')}::text, ${p('userAgent')}::text,
         ${p('createdAt')}::timestamptz
-      where not ${p('consume')}::boolean or exists (select 1 from consumed)
+      where exists (select 1 from family)
       returning id`,
   );
   return db
@@ -256,22 +260,23 @@ export class TokenSessionRepository {
   }
 
   /**
-   * Creates a token session and writes its events in ONE statement, atomic without BEGIN and
-   * COMMIT round trips (sign-in and refresh run it on every call). With `consume`, the session
-   * being refreshed is marked used in the same statement and nothing is created unless it was
-   * still unused. Answers whether the session was created.
+   * Creates a token record (and its sign-in session, or raises that session's expiry) and writes
+   * its events in ONE statement, atomic without BEGIN and COMMIT round trips (sign-in and refresh
+   * run it on every call). With `consume`, the record being refreshed is marked used in the same
+   * statement and nothing is created unless it was still unused. Nothing is created in a revoked
+   * session either. Answers whether the record was created.
    */
   async issue(
     session: NewTokenSession,
     eventRows: readonly EventRow[],
-    consume?: { sessionId: string; revokedBy: string },
+    consume?: { tokenId: string; revokedBy: string },
   ): Promise<boolean> {
     // The events inserted say whether the session was: a session is never issued without one.
     if (!eventRows.length) throw new Error('A token session is issued with at least one event');
     const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
     const logged = await this.issueStatement.execute({
       consume: consume !== undefined,
-      consumedId: consume?.sessionId ?? null,
+      consumedId: consume?.tokenId ?? null,
       revokedBy: consume?.revokedBy ?? null,
       id: session.id,
       sessionId: session.sessionId,

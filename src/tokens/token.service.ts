@@ -72,7 +72,10 @@ export class TokenService {
     const parentId = verified.session.kind === 'scoped' && verified.session.parentId ? verified.session.parentId : verified.session.id;
     const origin = { sessionId: verified.family.id, parentId };
     const issued = this.issuer.scoped(verified.membership, verified.user, origin, requested.map((s) => s.text), metadata);
-    await this.store(issued, [tokenGeneratedEvent(verified.user, issued.response)]);
+    // Its session revoked between the check and the write: nothing was issued.
+    if (!(await this.store(issued, [tokenGeneratedEvent(verified.user, issued.response)]))) {
+      throw new DomainError('TokenWasRevoked', 'The token has been revoked');
+    }
     return issued.response;
   }
 
@@ -92,9 +95,10 @@ export class TokenService {
       { sessionId: family.id, scopes: session.scopes },
     );
     const generated = tokenGeneratedEvent(user, issued.response);
-    const stored = await this.store(issued, [{ ...generated, eventType: 'TokenRefreshed' }, generated], revoke ? { sessionId: session.id, revokedBy: user.id } : undefined);
+    const stored = await this.store(issued, [{ ...generated, eventType: 'TokenRefreshed' }, generated], revoke ? { tokenId: session.id, revokedBy: user.id } : undefined);
     if (!stored) {
-      // Another request rotated this refresh token first: a reuse as well, only a concurrent one.
+      // Another request rotated this refresh token first (a reuse as well, only a concurrent one),
+      // or the session was revoked meanwhile (then this revokes nothing more).
       await this.endReusedSession({ membershipId: user.membershipId, sessionId: family.id, userId: user.id });
       throw new DomainError('RefreshTokenWasRevoked', 'The refresh token has already been used');
     }
@@ -145,7 +149,7 @@ export class TokenService {
   }
 
   /** The new session and its events in one atomic write; events reach listeners after it. */
-  private async store(issued: IssuedTokens, events: NewEvent[], consume?: { sessionId: string; revokedBy: string }): Promise<boolean> {
+  private async store(issued: IssuedTokens, events: NewEvent[], consume?: { tokenId: string; revokedBy: string }): Promise<boolean> {
     const rows = this.recorder.prepare(events);
     const stored = await this.sessions.issue(issued.session, rows, consume);
     if (stored) this.recorder.publish(rows);

@@ -1,3 +1,9 @@
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { DATABASE, type Database } from '../../src/database/database';
+import { tokenSessions } from '../../src/database/schema';
+import { EventRecorder } from '../../src/events/event-recorder';
+import { TokenSessionRepository } from '../../src/tokens/token-session.repository';
 import { startTestApp, type TestApp } from '../support/app';
 import { type Installation, type SignedIn, setupInstallation, signIn } from '../support/factories';
 import { createSignedInUser, eventsAbout, putBodyOf, usersPath } from '../support/users';
@@ -189,6 +195,27 @@ describe('sessions, revocation triggers and token families', () => {
     });
   });
 
+  describe('issuance into a revoked session', () => {
+    // What a refresh meets when the session is revoked between its check and its write.
+    it('adds no token record to a revoked session', async () => {
+      const { user, session } = await newUser();
+      const claims = JSON.parse(Buffer.from(session.accessToken.split('.')[1], 'base64url').toString('utf8')) as { sid: string };
+      await t.http().post('/revoke-token').send({ token: session.accessToken }).expect(204);
+      const tokenId = randomUUID();
+      const now = new Date();
+      const later = new Date(now.getTime() + 3_600_000);
+      const recorder = t.app.get(EventRecorder);
+      const rows = recorder.prepare([{ membershipId: admin.membershipId, eventType: 'TokenGenerated', utilizerId: user._id, document: {} }]);
+      const stored = await t.app.get(TokenSessionRepository).issue(
+        { id: tokenId, sessionId: claims.sid, membershipId: admin.membershipId, userId: user._id, kind: 'pair', accessJti: randomUUID(), accessExpiresAt: later, expiresAt: later, createdAt: now },
+        rows,
+      );
+      expect(stored).toBe(false);
+      const { db } = t.app.get<Database>(DATABASE);
+      expect(await db.select().from(tokenSessions).where(eq(tokenSessions.id, tokenId))).toEqual([]);
+    });
+  });
+
   describe('password change by another caller', () => {
     it('revokes every session of the user, refreshed pairs and scoped tokens included', async () => {
       const { user, session } = await newUser();
@@ -203,6 +230,24 @@ describe('sessions, revocation triggers and token families', () => {
         .expect(204);
       for (const token of [next.accessToken, scoped, other.accessToken]) await expectRevoked(token);
       await expectWorking(admin.accessToken);
+    });
+  });
+
+  describe('password change by the user itself', () => {
+    it("spares the caller's own session across refreshes, its scoped tokens included, and ends every other", async () => {
+      const { user, session } = await newUser();
+      const scoped = await scopedFrom(session.accessToken, ['events.read']);
+      const next = await refresh(session.refreshToken);
+      const other = await signIn(t, admin.membershipId, user.username, user.password);
+      await t
+        .http()
+        .put(`${usersPath(admin.membershipId)}/${user._id}/change-password`)
+        .set('Authorization', bearer(next.accessToken))
+        .send({ password: 'my own new long password' })
+        .expect(204);
+      await expectWorking(next.accessToken);
+      await expectWorking(scoped);
+      await expectRevoked(other.accessToken);
     });
   });
 });

@@ -112,6 +112,16 @@ describe('sessions, revocation triggers and token families', () => {
       expect(left.body.items).toEqual([]);
     });
 
+    it("DELETE active-tokens/{id} of a scoped token's record ends that token only", async () => {
+      const { user, session } = await newUser();
+      const scoped = await scopedFrom(session.accessToken, ['events.read']);
+      const listing = await activeTokens({ user_id: user._id, kind: 'scoped' });
+      expect(listing.body.items).toHaveLength(1);
+      await t.http().delete(`/memberships/${admin.membershipId}/active-tokens/${listing.body.items[0]._id}`).set('Authorization', admin.auth).expect(204);
+      await expectRevoked(scoped);
+      await expectWorking(session.accessToken);
+    });
+
     it('a scoped token revokes itself and only itself', async () => {
       const { session } = await newUser();
       const scoped = await scopedFrom(session.accessToken, ['events.read']);

@@ -139,10 +139,10 @@ export const applications = pgTable(
 
 /**
  * A sign-in session: its token pair, every pair refreshed from it and every scoped token made
- * from any of its access tokens. Revoking it ends all of them, also a pair a concurrent refresh
- * adds afterwards: a token is valid only while its session is not revoked. Revocation is a
- * durable record here, never derived from the user's `is_active`. `expires_at` is the latest
- * expiry of its tokens (raised by each issuance); the sweeper deletes it a few minutes later.
+ * from any of its access tokens. Revoking it ends all of them: a token is valid only while its
+ * session is not revoked. Revocation is a durable record here, never derived from the user's
+ * `is_active`. A session lives as long as it has token records: the sweeper deletes it with its
+ * last one (no expiry column, so that issuing a token never writes the session row).
  */
 export const sessions = pgTable(
   'sessions',
@@ -155,12 +155,11 @@ export const sessions = pgTable(
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
     createdAt: ts('created_at').notNull().defaultNow(),
-    expiresAt: ts('expires_at').notNull(),
     revokedAt: ts('revoked_at'),
     revokedBy: text('revoked_by'),
     revokeReason: text('revoke_reason'),
   },
-  (t) => [index('sessions_user').on(t.membershipId, t.userId), index('sessions_expires').on(t.expiresAt)],
+  (t) => [index('sessions_user').on(t.membershipId, t.userId)],
 );
 
 /**

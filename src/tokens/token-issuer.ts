@@ -11,9 +11,11 @@ export const DEFAULT_SCOPED_TOKEN_LIFETIME = 43_200;
 const MAX_METADATA_LENGTH = 512;
 const clip = (value: string | undefined): string | null => (value ? value.slice(0, MAX_METADATA_LENGTH) : null);
 
-/** A new token session and the signed tokens that name it; nothing is stored yet. */
+/** A new token record and the signed tokens that name it; nothing is stored yet. */
 export interface IssuedTokens {
   session: NewTokenSession;
+  /** True for a sign-in: storing the record opens its sign-in session too. */
+  opensSession: boolean;
   response: TokenResponse;
 }
 
@@ -92,7 +94,7 @@ export class TokenIssuer {
       created_at: session.createdAt.toISOString(),
     };
     if (scopes?.length) response.scopes = [...scopes];
-    return { session, response };
+    return { session, opensSession: refreshed === null, response };
   }
 
   /** A scoped access token without refresh token, in the sign-in session of the token it came from. */
@@ -130,6 +132,7 @@ export class TokenIssuer {
     );
     return {
       session,
+      opensSession: false,
       response: {
         token_type: 'Bearer',
         access_token: accessToken,

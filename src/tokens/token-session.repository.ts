@@ -174,13 +174,14 @@ export const ROTATED_REASON = 'refreshed';
 /**
  * Issuance as one prepared statement whose text never changes (sign-in, scoped tokens and refresh
  * all run it): mark the refreshed token record used (only when `consume`, only if still unused),
- * create the sign-in session or raise its expiry to the new record's (only while it is not
- * revoked), create the new record (only if that happened) and write its events from one JSON
- * parameter. The events inserted, returned, say whether the record was created.
+ * open the sign-in session (sign-in) or join it (only while it is not revoked), create the new
+ * record (only if both held) and write its events from one JSON parameter. The events inserted,
+ * returned, say whether the record was created.
  *
- * The upsert locks the session row, and `on conflict do update ... where` reads its latest
- * version: a revocation committed while this statement waited is seen, so no token is ever
- * added to a revoked session, and a revocation that waits for this statement sees its record.
+ * Joining takes a share lock on the session row, whose check reads its latest version: a
+ * revocation committed while this statement waited is seen, so no token is ever added to a
+ * revoked session, and a revocation waiting for this statement sees its record. Share locks do
+ * not wait for each other, so concurrent refreshes of one session do not queue on its row.
  */
 function prepareIssue(db: Database['db']) {
   const p = (name: string) => sql.placeholder(name);
@@ -190,13 +191,17 @@ function prepareIssue(db: Database['db']) {
       returning id`,
   );
   // Parent and child rows in one statement: the foreign key is checked at its end.
-  const family = db.$with('family', { id: sql<string>`id` }).as(
-    sql`insert into ${sessions} as s (id, membership_id, user_id, created_at, expires_at)
-      select ${p('sessionId')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('createdAt')}::timestamptz,
-        ${p('expiresAt')}::timestamptz
-      where not ${p('consume')}::boolean or exists (select 1 from consumed)
-      on conflict (id) do update set expires_at = greatest(s.expires_at, excluded.expires_at) where s.revoked_at is null
+  const opened = db.$with('opened', { id: sql<string>`id` }).as(
+    sql`insert into ${sessions} (id, membership_id, user_id, created_at)
+      select ${p('sessionId')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('createdAt')}::timestamptz
+      where ${p('opensSession')}::boolean
       returning id`,
+  );
+  const joined = db.$with('joined', { id: sql<string>`id` }).as(
+    sql`select id from ${sessions}
+      where not ${p('opensSession')}::boolean and id = ${p('sessionId')}::text and membership_id = ${p('membershipId')}::text
+        and revoked_at is null
+      for share`,
   );
   const created = db.$with('created', { id: sql<string>`id` }).as(
     sql`insert into ${tokenSessions} (id, session_id, membership_id, user_id, kind, parent_id, scopes, access_jti, refresh_jti,
@@ -206,11 +211,12 @@ function prepareIssue(db: Database['db']) {
         ${p('scopes')}::jsonb, ${p('accessJti')}::text, ${p('refreshJti')}::text, ${p('accessExpiresAt')}::timestamptz,
         ${p('refreshExpiresAt')}::timestamptz, ${p('expiresAt')}::timestamptz, ${p('ipAddress')}::text, ${p('userAgent')}::text,
         ${p('createdAt')}::timestamptz
-      where exists (select 1 from family)
+      where (exists (select 1 from opened) or exists (select 1 from joined))
+        and (not ${p('consume')}::boolean or exists (select 1 from consumed))
       returning id`,
   );
   return db
-    .with(consumed, family, created)
+    .with(consumed, opened, joined, created)
     .insert(events)
     .select(sql`${eventsFromJson} where exists (select 1 from created)`)
     .returning({ id: events.id })
@@ -260,15 +266,16 @@ export class TokenSessionRepository {
   }
 
   /**
-   * Creates a token record (and its sign-in session, or raises that session's expiry) and writes
-   * its events in ONE statement, atomic without BEGIN and COMMIT round trips (sign-in and refresh
-   * run it on every call). With `consume`, the record being refreshed is marked used in the same
-   * statement and nothing is created unless it was still unused. Nothing is created in a revoked
-   * session either. Answers whether the record was created.
+   * Creates a token record (and, with `opensSession`, its sign-in session) and writes its events
+   * in ONE statement, atomic without BEGIN and COMMIT round trips (sign-in and refresh run it on
+   * every call). With `consume`, the record being refreshed is marked used in the same statement
+   * and nothing is created unless it was still unused. Nothing is created in a revoked session
+   * either. Answers whether the record was created.
    */
   async issue(
     session: NewTokenSession,
     eventRows: readonly EventRow[],
+    opensSession: boolean,
     consume?: { tokenId: string; revokedBy: string },
   ): Promise<boolean> {
     // The events inserted say whether the session was: a session is never issued without one.
@@ -276,6 +283,7 @@ export class TokenSessionRepository {
     const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
     const logged = await this.issueStatement.execute({
       consume: consume !== undefined,
+      opensSession,
       consumedId: consume?.tokenId ?? null,
       revokedBy: consume?.revokedBy ?? null,
       id: session.id,

@@ -151,7 +151,7 @@ export class TokenService {
   /** The new session and its events in one atomic write; events reach listeners after it. */
   private async store(issued: IssuedTokens, events: NewEvent[], consume?: { tokenId: string; revokedBy: string }): Promise<boolean> {
     const rows = this.recorder.prepare(events);
-    const stored = await this.sessions.issue(issued.session, rows, consume);
+    const stored = await this.sessions.issue(issued.session, rows, issued.opensSession, consume);
     if (stored) this.recorder.publish(rows);
     return stored;
   }

@@ -181,6 +181,18 @@ describe('sessions, revocation triggers and token families', () => {
     });
   });
 
+  describe('concurrent issuance in one session', () => {
+    it('refreshes with revoke=false and scoped tokens of one session all succeed side by side', async () => {
+      const { session } = await newUser();
+      const results = await Promise.all([
+        ...[1, 2, 3, 4, 5, 6].map(() => t.http().post('/refresh-token').query({ revoke: false }).send({ token: session.refreshToken })),
+        ...[1, 2, 3].map(() => t.http().post('/generate-token').set('Authorization', bearer(session.accessToken)).send({ scopes: ['events.read'] })),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(results.map(() => 201));
+      for (const r of results) await expectWorking(r.body.access_token);
+    });
+  });
+
   describe('logout-all', () => {
     it('a scoped token cannot sign its user out everywhere: 403 AccessDenied, every session stays (issue 21.6)', async () => {
       const { session } = await newUser();
@@ -219,6 +231,7 @@ describe('sessions, revocation triggers and token families', () => {
       const stored = await t.app.get(TokenSessionRepository).issue(
         { id: tokenId, sessionId: claims.sid, membershipId: admin.membershipId, userId: user._id, kind: 'pair', accessJti: randomUUID(), accessExpiresAt: later, expiresAt: later, createdAt: now },
         rows,
+        false,
       );
       expect(stored).toBe(false);
       const { db } = t.app.get<Database>(DATABASE);

@@ -65,8 +65,8 @@ export type VerifiedWithUser = Checked<UserVerificationRecord>;
 
 /**
  * A Bearer token is valid only when its signature, expiry and revocation checks pass (its own
- * record's and its sign-in session's) and its user exists and is active. Checked against the database on every request, so a revocation
- * or a frozen user on another instance is seen at once.
+ * record's and its sign-in session's) and its user exists and is active. Checked against the
+ * database on every request, so a revocation or a frozen user on another instance is seen at once.
  */
 @Injectable()
 export class TokenVerifier {

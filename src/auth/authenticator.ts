@@ -48,7 +48,7 @@ export class Authenticator {
 
 /** The caller of a verified token, with the whole user row when it was loaded. */
 export function toUserCaller(verified: VerifiedCaller | VerifiedWithUser | VerifiedBearer, record?: UserRecord): UserCaller {
-  const { claims, user, session } = verified;
+  const { claims, user, session, family } = verified;
   return {
     kind: 'user',
     // Checked equal to the session's user and the membership whose key signed the token.
@@ -58,7 +58,7 @@ export function toUserCaller(verified: VerifiedCaller | VerifiedWithUser | Verif
     ownPermissions: user.permissions,
     ownForbidden: user.forbidden,
     user: record,
-    sessionId: claims.sid,
+    sessionId: family.id,
     scopes: session.scopes ?? null,
   };
 }

@@ -18,7 +18,7 @@ export interface UserCaller extends CallerBase {
    * the others decide access from the fields above, with a narrower (cheaper) query.
    */
   user?: UserRecord;
-  /** The token session (`sid`) of the access token used. */
+  /** The sign-in session (`sid`) of the access token used. */
   sessionId: string;
   /** Scopes of a scoped token; null for a full access token. */
   scopes: readonly string[] | null;

@@ -5,8 +5,12 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { LOGGER } from '../common/logger';
 import { DATABASE, type Database, queryRows } from './database';
 
-/** Tables whose rows die at a time in a column; later features (codes, OTPs) add theirs here. */
-const SWEPT_TABLES = [{ table: 'token_sessions', expiresColumn: 'expires_at' }] as const;
+/**
+ * Tables whose rows die at a time in a column; later features (codes, OTPs) add theirs here.
+ * `alsoEnds` deletes what the deleted rows leave empty: a sign-in session ends with its last
+ * token record (no token can join it then: joining needs a live token of the session).
+ */
+const SWEPT_TABLES = [{ table: 'token_sessions', expiresColumn: 'expires_at', alsoEnds: { table: 'sessions', via: 'session_id' } }] as const;
 
 const BATCH_SIZE = 1_000;
 /** One run never holds the database longer than this many batches; the next run continues. */
@@ -56,9 +60,9 @@ export class ExpirySweeper implements OnApplicationBootstrap, OnApplicationShutd
   private async runOnce(): Promise<SweepResult> {
     let deleted = 0;
     try {
-      for (const { table, expiresColumn } of SWEPT_TABLES) {
+      for (const swept of SWEPT_TABLES) {
         for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
-          const outcome = await this.deleteBatch(table, expiresColumn);
+          const outcome = await this.deleteBatch(swept);
           if (outcome === null) return { ran: false, deleted };
           deleted += outcome;
           if (outcome < BATCH_SIZE) break;
@@ -72,19 +76,31 @@ export class ExpirySweeper implements OnApplicationBootstrap, OnApplicationShutd
     }
   }
 
-  /** Deleted row count, or null when another instance holds the lock. */
-  private deleteBatch(table: string, expiresColumn: string): Promise<number | null> {
+  /** Deleted row count (of the swept table), or null when another instance holds the lock. */
+  private deleteBatch({ table, expiresColumn, alsoEnds }: (typeof SWEPT_TABLES)[number]): Promise<number | null> {
     const grace = this.config.sweepGraceSeconds;
     return this.database.db.transaction(async (tx) => {
       const [lock] = await queryRows<{ locked: boolean }>(tx, sql`select pg_try_advisory_xact_lock(${SWEEP_LOCK_KEY}) as locked`);
       if (!lock?.locked) return null;
+      const swept = sql.identifier(table);
+      const owners = sql.identifier(alsoEnds.table);
+      const via = sql.identifier(alsoEnds.via);
+      // One statement; its `not exists` reads the rows as they were before it, so the rows it
+      // deletes are left out by hand.
       const rows = await queryRows<{ id: string }>(
         tx,
-        sql`delete from ${sql.identifier(table)} where id in (
-              select id from ${sql.identifier(table)}
-              where ${sql.identifier(expiresColumn)} < now() - make_interval(secs => ${grace})
-              limit ${BATCH_SIZE})
-            returning id`,
+        sql`with gone as (
+              delete from ${swept} where id in (
+                select id from ${swept}
+                where ${sql.identifier(expiresColumn)} < now() - make_interval(secs => ${grace})
+                limit ${BATCH_SIZE})
+              returning id, ${via} as owner
+            ), ended as (
+              delete from ${owners} o where o.id in (select owner from gone)
+                and not exists (select 1 from ${swept} r where r.${via} = o.id and r.id not in (select id from gone))
+              returning o.id
+            )
+            select id from gone`,
       );
       return rows.length;
     });

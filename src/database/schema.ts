@@ -138,9 +138,35 @@ export const applications = pgTable(
 );
 
 /**
- * One row per issued token session: a sign-in pair (access + refresh) or a scoped token.
- * Tokens carry the row id as `sid`; validity is one primary-key lookup of this row.
- * Revocation sets `revoked_at`; the sweeper deletes rows a few minutes after `expires_at`.
+ * A sign-in session: its token pair, every pair refreshed from it and every scoped token made
+ * from any of its access tokens. Revoking it ends all of them: a token is valid only while its
+ * session is not revoked. Revocation is a durable record here, never derived from the user's
+ * `is_active`. A session lives as long as it has token records: the sweeper deletes it with its
+ * last one (no expiry column, so that issuing a token never writes the session row).
+ */
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    revokedAt: ts('revoked_at'),
+    revokedBy: text('revoked_by'),
+    revokeReason: text('revoke_reason'),
+  },
+  (t) => [index('sessions_user').on(t.membershipId, t.userId)],
+);
+
+/**
+ * One row per issued token record: a token pair (access + refresh) or a scoped token, each in
+ * one session. Tokens carry the row id as `tid` and the session id as `sid`; validity is one
+ * primary-key lookup of this row joined with its session. Revocation sets `revoked_at` (here and,
+ * for a whole session, on the session); the sweeper deletes rows a few minutes after `expires_at`.
  */
 export const tokenSessions = pgTable(
   'token_sessions',
@@ -152,8 +178,12 @@ export const tokenSessions = pgTable(
     userId: text('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
+    /** The sign-in session the token belongs to; a sign-in's first pair has the session's id. */
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
     kind: text('kind').$type<'pair' | 'scoped'>().notNull(),
-    /** The session a scoped token was derived from; revoking the parent revokes it too. */
+    /** The pair a scoped token was made from (informative: its session is what revocation follows). */
     parentId: text('parent_id'),
     scopes: jsonb('scopes').$type<string[] | null>(),
     accessJti: text('access_jti').notNull(),
@@ -171,6 +201,7 @@ export const tokenSessions = pgTable(
   },
   (t) => [
     index('token_sessions_user').on(t.membershipId, t.userId),
+    index('token_sessions_session').on(t.sessionId),
     index('token_sessions_parent').on(t.parentId),
     index('token_sessions_expires').on(t.expiresAt),
     index('token_sessions_membership_created').on(t.membershipId, t.createdAt),
@@ -229,7 +260,7 @@ export const webhooks = pgTable(
   ],
 );
 
-export const schema = { memberships, roles, userTypes, users, applications, tokenSessions, events, webhooks };
+export const schema = { memberships, roles, userTypes, users, applications, sessions, tokenSessions, events, webhooks };
 export type Schema = typeof schema;
 
 export type MembershipRow = typeof memberships.$inferSelect;
@@ -239,6 +270,7 @@ export type UserRow = typeof users.$inferSelect;
 /** A user as anything outside sign-in and password changes sees it: without the hash. */
 export type UserRecord = Omit<UserRow, 'passwordHash'>;
 export type ApplicationRow = typeof applications.$inferSelect;
+export type SessionRow = typeof sessions.$inferSelect;
 export type TokenSessionRow = typeof tokenSessions.$inferSelect;
 export type EventRow = typeof events.$inferSelect;
 export type WebhookRow = typeof webhooks.$inferSelect;

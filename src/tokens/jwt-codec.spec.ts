@@ -20,10 +20,14 @@ describe('JwtCodec', () => {
   const token = codec.sign(claims, now(), 3600, SECRET);
 
   describe('peek', () => {
-    it('reads the membership and session of a token without checking it', () => {
-      expect(codec.peek(token)).toEqual({ prn: 'mbr_1', sid: 'ses_1' });
+    it('reads the membership and token record of a token without checking it', () => {
+      expect(codec.peek(codec.sign({ ...claims, tid: 'tok_1' }, now(), 3600, SECRET))).toEqual({ prn: 'mbr_1', tokenId: 'tok_1' });
       const [header, , signature] = token.split('.');
-      expect(codec.peek(`${header}.${segment({ prn: 'other', sid: 'x' })}.${signature}`)).toEqual({ prn: 'other', sid: 'x' });
+      expect(codec.peek(`${header}.${segment({ prn: 'other', sid: 'x', tid: 'y' })}.${signature}`)).toEqual({ prn: 'other', tokenId: 'y' });
+    });
+
+    it('reads the session id as the record of a token issued before sessions (no tid)', () => {
+      expect(codec.peek(token)).toEqual({ prn: 'mbr_1', tokenId: 'ses_1' });
     });
 
     it.each([
@@ -35,6 +39,7 @@ describe('JwtCodec', () => {
       ['a payload that is not an object', `abc.${segment('text')}.def`],
       ['claims of the wrong type', `abc.${segment({ prn: 1, sid: 'x' })}.def`],
       ['a missing sid', `abc.${segment({ prn: 'm' })}.def`],
+      ['a tid of the wrong type', `abc.${segment({ prn: 'm', sid: 's', tid: 5 })}.def`],
       ['overlong ids', `abc.${segment({ prn: 'm'.repeat(65), sid: 's' })}.def`],
       ['an oversized token', `abc.${segment({ prn: 'm', sid: 's', pad: 'x'.repeat(MAX_TOKEN_LENGTH) })}.def`],
     ])('answers null for %s', (_case, value) => {

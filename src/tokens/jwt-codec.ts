@@ -8,8 +8,13 @@ export interface TokenClaims {
   /** Membership id. */
   prn: string;
   jti: string;
-  /** Token session id: the row that says whether this token is still valid. */
+  /** The sign-in session the token belongs to (every pair refreshed from it, every scoped token made from it). */
   sid: string;
+  /**
+   * The token record: the row that says whether this token is still valid. Tokens issued before
+   * sessions existed have none; their `sid` names their record (see `peek`).
+   */
+  tid?: string;
   iss: string;
   aud: string;
   given_name?: string;
@@ -53,10 +58,10 @@ export class JwtCodec {
   }
 
   /**
-   * Reads the claims without checking anything, only to find which membership and session to
-   * load. Nothing read here decides anything before `verify` has checked the signature.
+   * Reads the claims without checking anything, only to find which membership and token record
+   * to load. Nothing read here decides anything before `verify` has checked the signature.
    */
-  peek(token: string): { prn: string; sid: string } | null {
+  peek(token: string): { prn: string; tokenId: string } | null {
     if (token.length > MAX_TOKEN_LENGTH) return null;
     // Only the payload segment, decoded by hand: jwt.decode also parses the header and costs three
     // times as much, and `verify` parses everything again anyway.
@@ -70,10 +75,12 @@ export class JwtCodec {
       return null;
     }
     if (!claims || typeof claims !== 'object') return null;
-    const { prn, sid } = claims as { prn?: unknown; sid?: unknown };
+    const { prn, sid, tid } = claims as { prn?: unknown; sid?: unknown; tid?: unknown };
+    // Tokens issued before sessions were records name their record by sid alone.
+    const tokenId = tid ?? sid;
     // Both are looked up next: ids that cannot exist stop here (contract, "Bounded work").
-    if (typeof prn !== 'string' || typeof sid !== 'string' || !isWellFormedId(prn) || !isWellFormedId(sid)) return null;
-    return { prn, sid };
+    if (typeof prn !== 'string' || typeof tokenId !== 'string' || !isWellFormedId(prn) || !isWellFormedId(tokenId)) return null;
+    return { prn, tokenId };
   }
 
   /** 'expired' only when the signature is good and the only problem is the expiry. */
@@ -104,6 +111,7 @@ function isTokenClaims(payload: unknown): payload is TokenClaims {
     typeof claims.sub === 'string' &&
     typeof claims.jti === 'string' &&
     typeof claims.sid === 'string' &&
+    (claims.tid === undefined || typeof claims.tid === 'string') &&
     typeof claims.prn === 'string' &&
     typeof claims.iat === 'number' &&
     typeof claims.exp === 'number'

@@ -11,9 +11,11 @@ export const DEFAULT_SCOPED_TOKEN_LIFETIME = 43_200;
 const MAX_METADATA_LENGTH = 512;
 const clip = (value: string | undefined): string | null => (value ? value.slice(0, MAX_METADATA_LENGTH) : null);
 
-/** A new token session and the signed tokens that name it; nothing is stored yet. */
+/** A new token record and the signed tokens that name it; nothing is stored yet. */
 export interface IssuedTokens {
   session: NewTokenSession;
+  /** True for a sign-in: storing the record opens its sign-in session too. */
+  opensSession: boolean;
   response: TokenResponse;
 }
 
@@ -22,11 +24,16 @@ export interface IssuedTokens {
 export class TokenIssuer {
   constructor(private readonly codec: JwtCodec) {}
 
-  private baseClaims(membership: SigningMembership, user: UserRecord, sessionId: string): Omit<TokenClaims, 'iat' | 'nbf' | 'exp' | 'jti'> {
+  private baseClaims(
+    membership: SigningMembership,
+    user: UserRecord,
+    session: Pick<NewTokenSession, 'id' | 'sessionId'>,
+  ): Omit<TokenClaims, 'iat' | 'nbf' | 'exp' | 'jti'> {
     const claims: Omit<TokenClaims, 'iat' | 'nbf' | 'exp' | 'jti'> = {
       sub: user.id,
       prn: membership.id,
-      sid: sessionId,
+      sid: session.sessionId,
+      tid: session.id,
       iss: membership.name,
       aud: membership.slug,
       unique_name: user.username,
@@ -37,16 +44,27 @@ export class TokenIssuer {
     return claims;
   }
 
-  /** An access + refresh pair, carrying the given scopes (a refresh keeps the original's). */
-  pair(membership: SigningMembership, user: UserRecord, metadata: SessionMetadata, scopes: readonly string[] | null = null): IssuedTokens {
+  /**
+   * An access + refresh pair, carrying the given scopes (a refresh keeps the original's). Without
+   * `refreshed` it starts a sign-in session whose id its record shares; a refresh continues the
+   * session of the pair it refreshes.
+   */
+  pair(
+    membership: SigningMembership,
+    user: UserRecord,
+    metadata: SessionMetadata,
+    refreshed: { sessionId: string; scopes: readonly string[] | null } | null = null,
+  ): IssuedTokens {
     const issuedAt = Math.floor(Date.now() / 1000);
-    const sessionId = randomUUID();
+    const tokenId = randomUUID();
+    const scopes = refreshed?.scopes ?? null;
     const accessJti = randomUUID();
     const refreshJti = randomUUID();
     const accessExpiresAt = new Date((issuedAt + membership.expiresIn) * 1000);
     const refreshExpiresAt = new Date((issuedAt + membership.refreshTokenExpiresIn) * 1000);
     const session: NewTokenSession = {
-      id: sessionId,
+      id: tokenId,
+      sessionId: refreshed?.sessionId ?? tokenId,
       membershipId: membership.id,
       userId: user.id,
       kind: 'pair',
@@ -60,7 +78,7 @@ export class TokenIssuer {
       userAgent: clip(metadata.userAgent),
       createdAt: new Date(issuedAt * 1000),
     };
-    const base = this.baseClaims(membership, user, sessionId);
+    const base = this.baseClaims(membership, user, session);
     const scopeClaim = scopes?.length ? { scope: scopes.join(' ') } : {};
     const response: TokenResponse = {
       token_type: 'Bearer',
@@ -76,22 +94,28 @@ export class TokenIssuer {
       created_at: session.createdAt.toISOString(),
     };
     if (scopes?.length) response.scopes = [...scopes];
-    return { session, response };
+    return { session, opensSession: refreshed === null, response };
   }
 
-  /** A scoped access token without refresh token, tied to the sign-in session it came from. */
-  scoped(membership: SigningMembership, user: UserRecord, rootSessionId: string, scopes: readonly string[], metadata: SessionMetadata): IssuedTokens {
+  /** A scoped access token without refresh token, in the sign-in session of the token it came from. */
+  scoped(
+    membership: SigningMembership,
+    user: UserRecord,
+    origin: { sessionId: string; parentId: string },
+    scopes: readonly string[],
+    metadata: SessionMetadata,
+  ): IssuedTokens {
     const issuedAt = Math.floor(Date.now() / 1000);
     const lifetime = membership.scopedTokenExpiresIn ?? DEFAULT_SCOPED_TOKEN_LIFETIME;
-    const sessionId = randomUUID();
     const accessJti = randomUUID();
     const expiresAt = new Date((issuedAt + lifetime) * 1000);
     const session: NewTokenSession = {
-      id: sessionId,
+      id: randomUUID(),
+      sessionId: origin.sessionId,
       membershipId: membership.id,
       userId: user.id,
       kind: 'scoped',
-      parentId: rootSessionId,
+      parentId: origin.parentId,
       scopes: [...scopes],
       accessJti,
       accessExpiresAt: expiresAt,
@@ -101,13 +125,14 @@ export class TokenIssuer {
       createdAt: new Date(issuedAt * 1000),
     };
     const accessToken = this.codec.sign(
-      { ...this.baseClaims(membership, user, sessionId), scope: scopes.join(' '), jti: accessJti },
+      { ...this.baseClaims(membership, user, session), scope: scopes.join(' '), jti: accessJti },
       issuedAt,
       lifetime,
       membership.secretKey,
     );
     return {
       session,
+      opensSession: false,
       response: {
         token_type: 'Bearer',
         access_token: accessToken,

@@ -75,7 +75,12 @@ export class TokenListingController {
   @Delete('active-tokens/:id')
   @HttpCode(204)
   @RequirePermission('tokens.delete', { object: 'id' })
-  @ApiOperation({ summary: 'Revoke a token session (its pair and the scoped tokens derived from it); records TokenRevoked' })
+  @ApiOperation({
+    summary: 'Revoke a token session; records TokenRevoked',
+    description:
+      "A pair's record ends its whole sign-in session: every pair refreshed in it and every scoped token made from it. " +
+      "A scoped token's record ends that token only.",
+  })
   @ApiResponse({ status: 204, description: 'Revoked' })
   @ApiErrors(403, 404)
   revoke(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('id') id: string): Promise<void> {

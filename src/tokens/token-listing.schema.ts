@@ -12,6 +12,7 @@ import { tokenSessions, users } from '../database/schema';
 export const tokenListing = new QueryBuilder()
   .select({
     id: tokenSessions.id,
+    sessionId: tokenSessions.sessionId,
     membershipId: tokenSessions.membershipId,
     userId: tokenSessions.userId,
     username: users.username,
@@ -34,6 +35,8 @@ export const tokenListing = new QueryBuilder()
 
 export interface TokenListingRow {
   id: string;
+  /** The sign-in session the record belongs to: what revoking it ends (not shown in answers). */
+  sessionId: string;
   membershipId: string;
   userId: string;
   username: string | null;

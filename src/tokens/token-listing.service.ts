@@ -7,12 +7,16 @@ import { toTokenSessionResponse, type TokenSessionResponse } from './token-listi
 import { TokenRevoker } from './token-revoker';
 import { TokenSessionRepository, type SessionListingState } from './token-session.repository';
 
+const REVOKED_BY_ADMINISTRATOR = 'revoked-by-administrator';
+
 const notFound = (): DomainError => new DomainError('TokenNotFound', 'No active token session with this id');
 
 /**
- * The active- and revoked-token listings of a membership: session metadata only (the service
- * never stores token strings). Revoking one session here works like /revoke-token: the pair and
- * the scoped tokens derived from it stop at once, each with a TokenRevoked event.
+ * The active- and revoked-token listings of a membership: token record metadata only (the
+ * service never stores token strings). Revoking one here works like /revoke-token with its
+ * token: a pair's record ends its whole sign-in session (every pair refreshed in it and every
+ * scoped token made from it), a scoped token's record ends that token only; each revoked record
+ * records a TokenRevoked event.
  */
 @Injectable()
 export class TokenListingService {
@@ -34,10 +38,13 @@ export class TokenListingService {
 
   async revoke(caller: Caller, membershipId: string, sessionId: string): Promise<void> {
     // Only a live session can be revoked here; an expired one is already dead and soon swept.
-    if (!(await this.sessions.findListedSession(membershipId, 'active', sessionId))) throw notFound();
+    const listed = await this.sessions.findListedSession(membershipId, 'active', sessionId);
+    if (!listed) throw notFound();
     // Revoked by someone else between the check and this update: zero rows, and the outcome the caller wanted.
     await this.recorder.transaction((tx, record) =>
-      this.revoker.revokeSession(tx, record, membershipId, sessionId, caller.id, 'revoked-by-administrator'),
+      listed.kind === 'scoped'
+        ? this.revoker.revokeTokenRecord(tx, record, membershipId, listed.id, caller.id, REVOKED_BY_ADMINISTRATOR)
+        : this.revoker.revokeSession(tx, record, membershipId, listed.sessionId, caller.id, REVOKED_BY_ADMINISTRATOR),
     );
   }
 }

@@ -6,12 +6,14 @@ import { TokenSessionRepository } from './token-session.repository';
 
 /**
  * The revocation entry points other features call (logout-all, password change, password reset,
- * freeze, delete, a single session). Each revoked session records one TokenRevoked event.
+ * freeze, delete, a single session, a single scoped token). Each revoked token record records
+ * one TokenRevoked event with the reason; no token string or digest is in it.
  */
 @Injectable()
 export class TokenRevoker {
   constructor(private readonly sessions: TokenSessionRepository) {}
 
+  /** Every sign-in session of the user, optionally sparing one (`exceptSessionId`). */
   async revokeAllOfUser(
     tx: Tx,
     record: RecordEvent,
@@ -22,27 +24,37 @@ export class TokenRevoker {
     options: { exceptSessionId?: string } = {},
   ): Promise<number> {
     const revoked = await this.sessions.revokeAllOfUser(tx, membershipId, userId, utilizerId, reason, options.exceptSessionId);
-    this.recordRevocations(record, revoked, utilizerId);
+    this.recordRevocations(record, revoked, utilizerId, reason);
     return revoked.length;
   }
 
+  /** A whole sign-in session: every pair refreshed from it and every scoped token made from it. */
   async revokeSession(tx: Tx, record: RecordEvent, membershipId: string, sessionId: string, utilizerId: string, reason: string): Promise<number> {
     const revoked = await this.sessions.revokeSessions(tx, membershipId, [sessionId], utilizerId, reason);
-    this.recordRevocations(record, revoked, utilizerId);
+    this.recordRevocations(record, revoked, utilizerId, reason);
     return revoked.length;
   }
 
-  private recordRevocations(record: RecordEvent, revoked: readonly TokenSessionRow[], utilizerId: string): void {
-    for (const session of revoked) {
+  /** One token record alone (a scoped token revoking itself); its session goes on. */
+  async revokeTokenRecord(tx: Tx, record: RecordEvent, membershipId: string, tokenId: string, utilizerId: string, reason: string): Promise<number> {
+    const revoked = await this.sessions.revokeTokenRecord(tx, membershipId, tokenId, utilizerId, reason);
+    this.recordRevocations(record, revoked, utilizerId, reason);
+    return revoked.length;
+  }
+
+  private recordRevocations(record: RecordEvent, revoked: readonly TokenSessionRow[], utilizerId: string, reason: string): void {
+    for (const token of revoked) {
       record({
-        membershipId: session.membershipId,
+        membershipId: token.membershipId,
         eventType: 'TokenRevoked',
         utilizerId,
         document: {
           token_type: 'Bearer',
-          expire_time: session.accessExpiresAt.toISOString(),
-          session_id: session.id,
-          user_id: session.userId,
+          expire_time: token.accessExpiresAt.toISOString(),
+          session_id: token.sessionId,
+          token_id: token.id,
+          user_id: token.userId,
+          reason,
         },
       });
     }

@@ -2,7 +2,19 @@ import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, getTableColumns, inArray, isNull, or, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { eventRecords, eventsFromJson } from '../events/event.repository';
-import { events, memberships, tokenSessions, users, type EventRow, type MembershipRow, type TokenSessionRow, type UserRecord, type UserRow } from '../database/schema';
+import {
+  events,
+  memberships,
+  sessions,
+  tokenSessions,
+  users,
+  type EventRow,
+  type MembershipRow,
+  type SessionRow,
+  type TokenSessionRow,
+  type UserRecord,
+  type UserRow,
+} from '../database/schema';
 
 export type NewTokenSession = typeof tokenSessions.$inferInsert & { createdAt: Date };
 import { runListQuery, type ListPage, type ListRequest } from '../common/query';
@@ -18,15 +30,30 @@ export type SigningMembership = Pick<
   'id' | 'name' | 'slug' | 'secretKey' | 'expiresIn' | 'refreshTokenExpiresIn' | 'scopedTokenExpiresIn'
 >;
 
-/** What a token check needs of its session. */
+/** What a token check needs of its token record. */
 export type VerifiedSession = Pick<
   TokenSessionRow,
-  'id' | 'userId' | 'kind' | 'parentId' | 'scopes' | 'accessJti' | 'refreshJti' | 'accessExpiresAt' | 'revokedAt' | 'ipAddress' | 'userAgent'
+  | 'id'
+  | 'userId'
+  | 'kind'
+  | 'parentId'
+  | 'scopes'
+  | 'accessJti'
+  | 'refreshJti'
+  | 'accessExpiresAt'
+  | 'revokedAt'
+  | 'revokeReason'
+  | 'ipAddress'
+  | 'userAgent'
 >;
+
+/** The sign-in session a token belongs to, as every token check reads it. */
+export type CheckedFamily = Pick<SessionRow, 'id' | 'revokedAt'>;
 
 export interface VerificationRecord {
   membership: SigningMembership;
   session: VerifiedSession | null;
+  family: CheckedFamily | null;
   user: UserRecord | null;
 }
 
@@ -34,6 +61,7 @@ export interface VerificationRecord {
 export interface CallerVerificationRecord {
   membership: Pick<MembershipRow, 'name' | 'slug' | 'secretKey'>;
   session: Pick<TokenSessionRow, 'userId' | 'scopes' | 'accessJti' | 'refreshJti' | 'revokedAt'> | null;
+  family: CheckedFamily | null;
   user: Pick<UserRow, 'role' | 'permissions' | 'forbidden' | 'isActive'> | null;
 }
 
@@ -65,12 +93,15 @@ const checkedSessionColumns = {
   revokedAt: tokenSessions.revokedAt,
 };
 const checkedMembershipColumns = { name: memberships.name, slug: memberships.slug, secretKey: memberships.secretKey };
+/** The token's sign-in session: its own object, since drizzle would not null an object mixing two tables. */
+const checkedFamilyColumns = { id: sessions.id, revokedAt: sessions.revokedAt };
 
 type Columns = Record<string, PgColumn>;
 
 /**
  * Everything a Bearer token's validity depends on, in one round trip of primary-key lookups: the
- * membership's key, the token session and its user. The three prepared variants below differ
+ * membership's key, the token record, its sign-in session (revoked as a whole by logout, reuse
+ * of a rotated refresh token, freezing...) and its user. The three prepared variants below differ
  * only in the columns they read, because the driver's per-column work (row description, parsers,
  * mapping) was a third of a request's Node time when every route read the widest row.
  * Drizzle reads a left-joined object as absent when its FIRST column is null, so each object
@@ -83,14 +114,15 @@ function verificationLookup<TMembership extends Columns, TSession extends Column
   user: TUser,
 ) {
   return db
-    .select({ membership, session, user })
+    .select({ membership, session, family: checkedFamilyColumns, user })
     .from(memberships)
-    .leftJoin(tokenSessions, and(eq(tokenSessions.id, sql.placeholder('sessionId')), eq(tokenSessions.membershipId, memberships.id)))
+    .leftJoin(tokenSessions, and(eq(tokenSessions.id, sql.placeholder('tokenId')), eq(tokenSessions.membershipId, memberships.id)))
+    .leftJoin(sessions, eq(sessions.id, tokenSessions.sessionId))
     .leftJoin(users, and(eq(users.id, tokenSessions.userId), eq(users.membershipId, memberships.id)))
     .where(eq(memberships.id, sql.placeholder('membershipId')));
 }
 
-/** All of it (35 columns): token operations sign new tokens and copy the session's details. */
+/** All of it (38 columns): token operations sign new tokens and copy the session's details. */
 function prepareVerification(db: Database['db']) {
   const session = {
     ...checkedSessionColumns,
@@ -98,19 +130,20 @@ function prepareVerification(db: Database['db']) {
     kind: tokenSessions.kind,
     parentId: tokenSessions.parentId,
     accessExpiresAt: tokenSessions.accessExpiresAt,
+    revokeReason: tokenSessions.revokeReason,
     ipAddress: tokenSessions.ipAddress,
     userAgent: tokenSessions.userAgent,
   };
   return verificationLookup(db, signingColumns, session, userRecordColumns).prepare('token_verification');
 }
 
-/** What access decisions need (12 columns): most authenticated routes run this one. */
+/** What access decisions need (14 columns): most authenticated routes run this one. */
 function prepareCallerVerification(db: Database['db']) {
   const user = { isActive: users.isActive, role: users.role, permissions: users.permissions, forbidden: users.forbidden };
   return verificationLookup(db, checkedMembershipColumns, checkedSessionColumns, user).prepare('caller_verification');
 }
 
-/** The caller's checks with every user column but the password hash (25 columns): what /me answers. */
+/** The caller's checks with every user column but the password hash (27 columns): what /me answers. */
 function prepareUserVerification(db: Database['db']) {
   return verificationLookup(db, checkedMembershipColumns, checkedSessionColumns, userRecordColumns).prepare('user_verification');
 }
@@ -135,11 +168,20 @@ function prepareSignIn(db: Database['db']) {
     .prepare('sign_in_lookup');
 }
 
+/** The revoke reason of a token record whose refresh token was used with revoke=true (written by `prepareIssue`). */
+export const ROTATED_REASON = 'refreshed';
+
 /**
  * Issuance as one prepared statement whose text never changes (sign-in, scoped tokens and refresh
- * all run it): mark the refreshed session used (only when `consume`, only if still unused),
- * create the new session (unless a refresh lost the race), and write its events from one JSON
- * parameter. The events inserted, returned, say whether the session was created.
+ * all run it): mark the refreshed token record used (only when `consume`, only if still unused),
+ * open the sign-in session (sign-in) or join it (only while it is not revoked), create the new
+ * record (only if both held) and write its events from one JSON parameter. The events inserted,
+ * returned, say whether the record was created.
+ *
+ * Joining takes a share lock on the session row, whose check reads its latest version: a
+ * revocation committed while this statement waited is seen, so no token is ever added to a
+ * revoked session, and a revocation waiting for this statement sees its record. Share locks do
+ * not wait for each other, so concurrent refreshes of one session do not queue on its row.
  */
 function prepareIssue(db: Database['db']) {
   const p = (name: string) => sql.placeholder(name);
@@ -148,18 +190,33 @@ function prepareIssue(db: Database['db']) {
       where ${p('consume')}::boolean and membership_id = ${p('membershipId')}::text and id = ${p('consumedId')}::text and revoked_at is null
       returning id`,
   );
+  // Parent and child rows in one statement: the foreign key is checked at its end.
+  const opened = db.$with('opened', { id: sql<string>`id` }).as(
+    sql`insert into ${sessions} (id, membership_id, user_id, created_at)
+      select ${p('sessionId')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('createdAt')}::timestamptz
+      where ${p('opensSession')}::boolean
+      returning id`,
+  );
+  const joined = db.$with('joined', { id: sql<string>`id` }).as(
+    sql`select id from ${sessions}
+      where not ${p('opensSession')}::boolean and id = ${p('sessionId')}::text and membership_id = ${p('membershipId')}::text
+        and revoked_at is null
+      for share`,
+  );
   const created = db.$with('created', { id: sql<string>`id` }).as(
-    sql`insert into ${tokenSessions} (id, membership_id, user_id, kind, parent_id, scopes, access_jti, refresh_jti,
+    sql`insert into ${tokenSessions} (id, session_id, membership_id, user_id, kind, parent_id, scopes, access_jti, refresh_jti,
         access_expires_at, refresh_expires_at, expires_at, ip_address, user_agent, created_at)
-      select ${p('id')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('kind')}::text, ${p('parentId')}::text,
+      select ${p('id')}::text, ${p('sessionId')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('kind')}::text,
+        ${p('parentId')}::text,
         ${p('scopes')}::jsonb, ${p('accessJti')}::text, ${p('refreshJti')}::text, ${p('accessExpiresAt')}::timestamptz,
         ${p('refreshExpiresAt')}::timestamptz, ${p('expiresAt')}::timestamptz, ${p('ipAddress')}::text, ${p('userAgent')}::text,
         ${p('createdAt')}::timestamptz
-      where not ${p('consume')}::boolean or exists (select 1 from consumed)
+      where (exists (select 1 from opened) or exists (select 1 from joined))
+        and (not ${p('consume')}::boolean or exists (select 1 from consumed))
       returning id`,
   );
   return db
-    .with(consumed, created)
+    .with(consumed, opened, joined, created)
     .insert(events)
     .select(sql`${eventsFromJson} where exists (select 1 from created)`)
     .returning({ id: events.id })
@@ -193,40 +250,44 @@ export class TokenSessionRepository {
     return row;
   }
 
-  async findForVerification(membershipId: string, sessionId: string): Promise<VerificationRecord | undefined> {
-    const [row] = await this.verificationQuery.execute({ membershipId, sessionId });
+  async findForVerification(membershipId: string, tokenId: string): Promise<VerificationRecord | undefined> {
+    const [row] = await this.verificationQuery.execute({ membershipId, tokenId });
     return row;
   }
 
-  async findForCallerVerification(membershipId: string, sessionId: string): Promise<CallerVerificationRecord | undefined> {
-    const [row] = await this.callerVerificationQuery.execute({ membershipId, sessionId });
+  async findForCallerVerification(membershipId: string, tokenId: string): Promise<CallerVerificationRecord | undefined> {
+    const [row] = await this.callerVerificationQuery.execute({ membershipId, tokenId });
     return row;
   }
 
-  async findForUserVerification(membershipId: string, sessionId: string): Promise<UserVerificationRecord | undefined> {
-    const [row] = await this.userVerificationQuery.execute({ membershipId, sessionId });
+  async findForUserVerification(membershipId: string, tokenId: string): Promise<UserVerificationRecord | undefined> {
+    const [row] = await this.userVerificationQuery.execute({ membershipId, tokenId });
     return row;
   }
 
   /**
-   * Creates a token session and writes its events in ONE statement, atomic without BEGIN and
-   * COMMIT round trips (sign-in and refresh run it on every call). With `consume`, the session
-   * being refreshed is marked used in the same statement and nothing is created unless it was
-   * still unused. Answers whether the session was created.
+   * Creates a token record (and, with `opensSession`, its sign-in session) and writes its events
+   * in ONE statement, atomic without BEGIN and COMMIT round trips (sign-in and refresh run it on
+   * every call). With `consume`, the record being refreshed is marked used in the same statement
+   * and nothing is created unless it was still unused. Nothing is created in a revoked session
+   * either. Answers whether the record was created.
    */
   async issue(
     session: NewTokenSession,
     eventRows: readonly EventRow[],
-    consume?: { sessionId: string; revokedBy: string },
+    opensSession: boolean,
+    consume?: { tokenId: string; revokedBy: string },
   ): Promise<boolean> {
     // The events inserted say whether the session was: a session is never issued without one.
     if (!eventRows.length) throw new Error('A token session is issued with at least one event');
     const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
     const logged = await this.issueStatement.execute({
       consume: consume !== undefined,
-      consumedId: consume?.sessionId ?? null,
+      opensSession,
+      consumedId: consume?.tokenId ?? null,
       revokedBy: consume?.revokedBy ?? null,
       id: session.id,
+      sessionId: session.sessionId,
       membershipId: session.membershipId,
       userId: session.userId,
       kind: session.kind,
@@ -246,8 +307,9 @@ export class TokenSessionRepository {
   }
 
   /**
-   * Revokes sessions that are still active: the given ones and the scoped tokens derived from
-   * them. Answers the rows it revoked (so the caller records one event per pair).
+   * Revokes sign-in sessions and every token record of them still active (pairs refreshed from
+   * them and scoped tokens included). The session's own mark is what a concurrent refresh cannot
+   * escape. Answers the token records it revoked (so the caller records one event per record).
    */
   async revokeSessions(
     executor: Executor,
@@ -257,20 +319,28 @@ export class TokenSessionRepository {
     reason: string,
   ): Promise<TokenSessionRow[]> {
     if (!sessionIds.length) return [];
+    const revocation = { revokedAt: new Date(), revokedBy, revokeReason: reason };
+    await executor
+      .update(sessions)
+      .set(revocation)
+      .where(and(eq(sessions.membershipId, membershipId), inArray(sessions.id, [...sessionIds]), isNull(sessions.revokedAt)));
     return executor
       .update(tokenSessions)
-      .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
-      .where(
-        and(
-          eq(tokenSessions.membershipId, membershipId),
-          isNull(tokenSessions.revokedAt),
-          or(inArray(tokenSessions.id, [...sessionIds]), inArray(tokenSessions.parentId, [...sessionIds])),
-        ),
-      )
+      .set(revocation)
+      .where(and(eq(tokenSessions.membershipId, membershipId), inArray(tokenSessions.sessionId, [...sessionIds]), isNull(tokenSessions.revokedAt)))
       .returning();
   }
 
-  /** Every active session of a user, optionally sparing one (the caller's own, after a password change). */
+  /** Revokes one token record alone (a scoped token revoking itself), if still active. */
+  async revokeTokenRecord(executor: Executor, membershipId: string, tokenId: string, revokedBy: string, reason: string): Promise<TokenSessionRow[]> {
+    return executor
+      .update(tokenSessions)
+      .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
+      .where(and(eq(tokenSessions.membershipId, membershipId), eq(tokenSessions.id, tokenId), isNull(tokenSessions.revokedAt)))
+      .returning();
+  }
+
+  /** Every session of a user and its token records, optionally sparing one session (the caller's own, after a password change). */
   async revokeAllOfUser(
     executor: Executor,
     membershipId: string,
@@ -279,14 +349,28 @@ export class TokenSessionRepository {
     reason: string,
     exceptSessionId?: string,
   ): Promise<TokenSessionRow[]> {
-    const spare = exceptSessionId
-      ? sql`and ${tokenSessions.id} <> ${exceptSessionId} and ${tokenSessions.parentId} is distinct from ${exceptSessionId}`
-      : sql``;
+    const revocation = { revokedAt: new Date(), revokedBy, revokeReason: reason };
+    await executor
+      .update(sessions)
+      .set(revocation)
+      .where(
+        and(
+          eq(sessions.membershipId, membershipId),
+          eq(sessions.userId, userId),
+          isNull(sessions.revokedAt),
+          exceptSessionId ? sql`${sessions.id} <> ${exceptSessionId}` : undefined,
+        ),
+      );
     return executor
       .update(tokenSessions)
-      .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
+      .set(revocation)
       .where(
-        sql`${tokenSessions.membershipId} = ${membershipId} and ${tokenSessions.userId} = ${userId} and ${tokenSessions.revokedAt} is null ${spare}`,
+        and(
+          eq(tokenSessions.membershipId, membershipId),
+          eq(tokenSessions.userId, userId),
+          isNull(tokenSessions.revokedAt),
+          exceptSessionId ? sql`${tokenSessions.sessionId} <> ${exceptSessionId}` : undefined,
+        ),
       )
       .returning();
   }

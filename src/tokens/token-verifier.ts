@@ -4,6 +4,8 @@ import type { UserRecord } from '../database/schema';
 import { JwtCodec, type TokenClaims } from './jwt-codec';
 import {
   type CallerVerificationRecord,
+  type CheckedFamily,
+  ROTATED_REASON,
   type SigningMembership,
   TokenSessionRepository,
   type UserVerificationRecord,
@@ -25,10 +27,22 @@ const CODES: Record<TokenUse, { expired: ErrorCode; revoked: ErrorCode }> = {
 
 const invalid = (): DomainError => new DomainError('InvalidToken', 'The token is not valid');
 
+/**
+ * A refresh token presented again after it was rotated, while its session is still alive: the
+ * answer is RefreshTokenWasRevoked, and the caller must end the session (OAuth 2.0 Security BCP:
+ * one of the two holders is a thief, and which one cannot be told).
+ */
+export class RefreshTokenReuse extends DomainError {
+  constructor(readonly reused: { membershipId: string; sessionId: string; userId: string }) {
+    super(CODES.refresh.revoked, 'The token has been revoked');
+  }
+}
+
 /** What a token check reads, whichever query loaded it. */
 interface CheckedRecord {
   membership: Pick<SigningMembership, 'name' | 'slug' | 'secretKey'>;
-  session: Pick<VerifiedSession, 'userId' | 'accessJti' | 'refreshJti' | 'revokedAt'> | null;
+  session: (Pick<VerifiedSession, 'userId' | 'accessJti' | 'refreshJti' | 'revokedAt'> & Partial<Pick<VerifiedSession, 'revokeReason'>>) | null;
+  family: CheckedFamily | null;
   user: Pick<UserRecord, 'isActive'> | null;
 }
 
@@ -38,6 +52,8 @@ type Checked<R extends CheckedRecord> = {
   isRefreshToken: boolean;
   membership: R['membership'];
   session: NonNullable<R['session']>;
+  /** The sign-in session the token belongs to. */
+  family: NonNullable<R['family']>;
   user: NonNullable<R['user']>;
 };
 
@@ -48,9 +64,9 @@ export type VerifiedCaller = Checked<CallerVerificationRecord>;
 export type VerifiedWithUser = Checked<UserVerificationRecord>;
 
 /**
- * A Bearer token is valid only when its signature, expiry and revocation checks pass and its
- * user exists and is active. Checked against the database on every request, so a revocation
- * or a frozen user on another instance is seen at once.
+ * A Bearer token is valid only when its signature, expiry and revocation checks pass (its own
+ * record's and its sign-in session's) and its user exists and is active. Checked against the
+ * database on every request, so a revocation or a frozen user on another instance is seen at once.
  */
 @Injectable()
 export class TokenVerifier {
@@ -59,31 +75,34 @@ export class TokenVerifier {
     private readonly codec: JwtCodec,
   ) {}
 
-  /** Verifies and loads the whole user, session and signing membership (refresh, scoped tokens, revocation). */
+  /**
+   * Verifies and loads the whole user, session and signing membership (refresh, scoped tokens,
+   * revocation). A rotated refresh token presented for a refresh throws `RefreshTokenReuse`.
+   */
   verify(token: string, use: TokenUse): Promise<VerifiedBearer> {
-    return this.check(token, use, (membershipId, sessionId) => this.sessions.findForVerification(membershipId, sessionId));
+    return this.check(token, use, (membershipId, tokenId) => this.sessions.findForVerification(membershipId, tokenId));
   }
 
   /** Verifies and loads what access decisions need plus the whole user (/me). */
   verifyWithUser(token: string, use: TokenUse): Promise<VerifiedWithUser> {
-    return this.check(token, use, (membershipId, sessionId) => this.sessions.findForUserVerification(membershipId, sessionId));
+    return this.check(token, use, (membershipId, tokenId) => this.sessions.findForUserVerification(membershipId, tokenId));
   }
 
   /** Verifies and loads only what access decisions need: cheaper, for every other authenticated route. */
   verifyCaller(token: string, use: TokenUse): Promise<VerifiedCaller> {
-    return this.check(token, use, (membershipId, sessionId) => this.sessions.findForCallerVerification(membershipId, sessionId));
+    return this.check(token, use, (membershipId, tokenId) => this.sessions.findForCallerVerification(membershipId, tokenId));
   }
 
   private async check<R extends CheckedRecord>(
     token: string,
     use: TokenUse,
-    load: (membershipId: string, sessionId: string) => Promise<R | undefined>,
+    load: (membershipId: string, tokenId: string) => Promise<R | undefined>,
   ): Promise<Checked<R>> {
     const peeked = this.codec.peek(token);
     if (!peeked) throw invalid();
-    const record = await load(peeked.prn, peeked.sid);
+    const record = await load(peeked.prn, peeked.tokenId);
     if (!record) throw invalid();
-    const { membership, session, user } = record;
+    const { membership, session, family, user } = record;
 
     const verified = this.codec.verify(token, membership.secretKey, {
       issuer: membership.name,
@@ -99,12 +118,20 @@ export class TokenVerifier {
     if (use === 'refresh' && !isRefreshToken) {
       throw new DomainError('TokenIsNotRefreshable', 'An access token cannot be used to refresh; send the refresh token');
     }
-    // The session row is swept a few minutes after expiry; a signed, unexpired token without one is not ours.
-    if (!session || session.userId !== claims.sub) throw invalid();
+    // The record is swept a few minutes after expiry; a signed, unexpired token without one is not ours.
+    if (!session || !family || session.userId !== claims.sub) throw invalid();
+    // A token issued before sessions has no tid: its sid named the record found, not the session.
+    if (claims.tid !== undefined && claims.sid !== family.id) throw invalid();
     if (claims.jti !== (isRefreshToken ? session.refreshJti : session.accessJti)) throw invalid();
-    if (session.revokedAt) throw new DomainError(CODES[use].revoked, 'The token has been revoked');
+    if (family.revokedAt) throw new DomainError(CODES[use].revoked, 'The token has been revoked');
+    if (session.revokedAt) {
+      if (use === 'refresh' && session.revokeReason === ROTATED_REASON) {
+        throw new RefreshTokenReuse({ membershipId: claims.prn, sessionId: family.id, userId: session.userId });
+      }
+      throw new DomainError(CODES[use].revoked, 'The token has been revoked');
+    }
     if (!user) throw invalid();
     if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
-    return { claims, isRefreshToken, membership, session, user };
+    return { claims, isRefreshToken, membership, session, family, user };
   }
 }

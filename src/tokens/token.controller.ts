@@ -70,7 +70,21 @@ const ApiRevokeQuery = (): MethodDecorator =>
   });
 
 const ApiLogoutAllQuery = (): MethodDecorator =>
-  ApiQuery({ name: 'logout-all', required: false, type: Boolean, description: 'Default false. true revokes every token of the user' });
+  ApiQuery({
+    name: 'logout-all',
+    required: false,
+    type: Boolean,
+    description: 'Default false. true revokes every session of the user; a scoped token may not (403 AccessDenied)',
+  });
+
+const REFRESH_DESCRIPTION =
+  'The new pair belongs to the same sign-in session. A refresh token already rotated (used with revoke=true) answers ' +
+  '401 RefreshTokenWasRevoked and revokes its whole session, the pair issued from it included (TokenRevoked, reason ' +
+  '"refresh_token_reuse").';
+
+const REVOKE_DESCRIPTION =
+  "A pair's access or refresh token revokes its whole sign-in session: every pair refreshed in it and every scoped token " +
+  'made from it. A scoped token revokes itself only.';
 
 function bearerFrom(header: string | undefined): string | undefined {
   const credentials = parseAuthorization(header);
@@ -111,7 +125,7 @@ export class TokenController {
   @Get('refresh-token')
   @Public()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Refresh: a new token pair for the refresh token in Authorization: Bearer' })
+  @ApiOperation({ summary: 'Refresh: a new token pair for the refresh token in Authorization: Bearer', description: REFRESH_DESCRIPTION })
   @ApiBearerAuth('bearer')
   @ApiRevokeQuery()
   @ApiSessionHeaders()
@@ -124,7 +138,7 @@ export class TokenController {
   @Post('refresh-token')
   @Public()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Refresh: a new token pair for the refresh token in the body' })
+  @ApiOperation({ summary: 'Refresh: a new token pair for the refresh token in the body', description: REFRESH_DESCRIPTION })
   @ApiRevokeQuery()
   @ApiSessionHeaders()
   @ApiResponse({ status: 201, description: 'A new token pair; scopes are kept', type: TokenResponseSchema })
@@ -165,11 +179,11 @@ export class TokenController {
 
   @Get('revoke-token')
   @Public()
-  @ApiOperation({ summary: 'Revoke the access or refresh token in Authorization: Bearer (with its pair)' })
+  @ApiOperation({ summary: 'Revoke the access or refresh token in Authorization: Bearer (with its session)', description: REVOKE_DESCRIPTION })
   @ApiBearerAuth('bearer')
   @ApiLogoutAllQuery()
   @ApiResponse({ status: 204, description: 'Revoked' })
-  @ApiErrors(400, 401)
+  @ApiErrors(400, 401, 403)
   async revokeFromHeader(@Headers('authorization') authorization: string | undefined, @Query('logout-all') logoutAll: unknown, @Res() response: Response): Promise<void> {
     await this.tokens.revoke(bearerFrom(authorization), parseBooleanParam('logout-all', logoutAll, false));
     response.status(204).end();
@@ -177,10 +191,10 @@ export class TokenController {
 
   @Post('revoke-token')
   @Public()
-  @ApiOperation({ summary: 'Revoke the access or refresh token in the body (with its pair)' })
+  @ApiOperation({ summary: 'Revoke the access or refresh token in the body (with its session)', description: REVOKE_DESCRIPTION })
   @ApiLogoutAllQuery()
   @ApiResponse({ status: 204, description: 'Revoked' })
-  @ApiErrors(400, 401, 413, 415)
+  @ApiErrors(400, 401, 403, 413, 415)
   async revokeFromBody(@Body() body: TokenBodyDto, @Query('logout-all') logoutAll: unknown, @Res() response: Response): Promise<void> {
     const token = body.token ? withoutBearerPrefix(body.token) : undefined;
     await this.tokens.revoke(token, parseBooleanParam('logout-all', logoutAll, false));

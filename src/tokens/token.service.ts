@@ -12,10 +12,13 @@ import type { Credentials } from '../auth/authorization-header';
 import { type IssuedTokens, TokenIssuer } from './token-issuer';
 import { TokenRevoker } from './token-revoker';
 import { TokenSessionRepository } from './token-session.repository';
-import { TokenVerifier } from './token-verifier';
+import { RefreshTokenReuse, TokenVerifier, type VerifiedBearer } from './token-verifier';
 import type { SessionMetadata, TokenResponse, VerificationResponse } from './token.dto';
 
 const MAX_SCOPES = 100;
+
+/** TokenRevoked's reason when a rotated refresh token came back. */
+const REFRESH_TOKEN_REUSE = 'refresh_token_reuse';
 
 const invalidCredentials = (): DomainError =>
   new DomainError('InvalidCredentials', 'The username or password is not correct');
@@ -68,28 +71,56 @@ export class TokenService {
         throw new DomainError('UserHasNoPermissionForThisScope', `The user does not hold the permission "${scope.text}"`);
       }
     }
-    const rootSessionId = verified.session.kind === 'scoped' && verified.session.parentId ? verified.session.parentId : verified.session.id;
-    const issued = this.issuer.scoped(verified.membership, verified.user, rootSessionId, requested.map((s) => s.text), metadata);
-    await this.store(issued, [tokenGeneratedEvent(verified.user, issued.response)]);
+    const parentId = verified.session.kind === 'scoped' && verified.session.parentId ? verified.session.parentId : verified.session.id;
+    const origin = { sessionId: verified.family.id, parentId };
+    const issued = this.issuer.scoped(verified.membership, verified.user, origin, requested.map((s) => s.text), metadata);
+    // Its session revoked between the check and the write: nothing was issued.
+    if (!(await this.store(issued, [tokenGeneratedEvent(verified.user, issued.response)]))) {
+      throw new DomainError('TokenWasRevoked', 'The token has been revoked');
+    }
     return issued.response;
   }
 
-  /** A new pair for a valid refresh token; with `revoke` the used pair works only once. */
+  /**
+   * A new pair for a valid refresh token, in the same session; with `revoke` the used pair works
+   * only once. A rotated refresh token presented again ends its whole session (the pair issued
+   * from it included): the legitimate holder and a thief cannot be told apart.
+   */
   async refresh(token: string | undefined, revoke: boolean, metadata: SessionMetadata): Promise<TokenResponse> {
     if (!token) throw new DomainError('RefreshTokenRequired', 'A refresh token is required in the Authorization header or the body');
-    const verified = await this.verifier.verify(token, 'refresh');
-    const { user, session, membership } = verified;
+    const verified = await this.verifyRefreshToken(token);
+    const { user, session, family, membership } = verified;
     const issued = this.issuer.pair(
       membership,
       user,
       { ipAddress: metadata.ipAddress ?? session.ipAddress ?? undefined, userAgent: metadata.userAgent ?? session.userAgent ?? undefined },
-      session.scopes,
+      { sessionId: family.id, scopes: session.scopes },
     );
     const generated = tokenGeneratedEvent(user, issued.response);
-    const stored = await this.store(issued, [{ ...generated, eventType: 'TokenRefreshed' }, generated], revoke ? { sessionId: session.id, revokedBy: user.id } : undefined);
-    // Another request used this refresh token first.
-    if (!stored) throw new DomainError('RefreshTokenWasRevoked', 'The refresh token has already been used');
+    const stored = await this.store(issued, [{ ...generated, eventType: 'TokenRefreshed' }, generated], revoke ? { tokenId: session.id, revokedBy: user.id } : undefined);
+    if (!stored) {
+      // Another request rotated this refresh token first (a reuse as well, only a concurrent one),
+      // or the session was revoked meanwhile (then this revokes nothing more).
+      await this.endReusedSession({ membershipId: user.membershipId, sessionId: family.id, userId: user.id });
+      throw new DomainError('RefreshTokenWasRevoked', 'The refresh token has already been used');
+    }
     return issued.response;
+  }
+
+  private async verifyRefreshToken(token: string): Promise<VerifiedBearer> {
+    try {
+      return await this.verifier.verify(token, 'refresh');
+    } catch (error) {
+      if (error instanceof RefreshTokenReuse) await this.endReusedSession(error.reused);
+      throw error;
+    }
+  }
+
+  /** The reused token's owner is recorded as the one who revoked: the service acts on its behalf. */
+  private async endReusedSession(reused: { membershipId: string; sessionId: string; userId: string }): Promise<void> {
+    await this.recorder.transaction((tx, record) =>
+      this.revoker.revokeSession(tx, record, reused.membershipId, reused.sessionId, reused.userId, REFRESH_TOKEN_REUSE),
+    );
   }
 
   async verify(credentials: Credentials, presented: string): Promise<VerificationResponse> {
@@ -120,22 +151,27 @@ export class TokenService {
   }
 
   /** The new session and its events in one atomic write; events reach listeners after it. */
-  private async store(issued: IssuedTokens, events: NewEvent[], consume?: { sessionId: string; revokedBy: string }): Promise<boolean> {
+  private async store(issued: IssuedTokens, events: NewEvent[], consume?: { tokenId: string; revokedBy: string }): Promise<boolean> {
     const rows = this.recorder.prepare(events);
-    const stored = await this.sessions.issue(issued.session, rows, consume);
+    const stored = await this.sessions.issue(issued.session, rows, issued.opensSession, consume);
     if (stored) this.recorder.publish(rows);
     return stored;
   }
 
-  /** Revokes the token's pair (and its scoped tokens), or every session of the user. */
+  /**
+   * A pair's token revokes its whole session; a scoped token revokes itself only. `logoutAll`
+   * revokes every session of the user and needs an unscoped token.
+   */
   async revoke(token: string | undefined, logoutAll: boolean): Promise<void> {
     if (!token) throw new DomainError('InvalidToken', 'A token is required in the Authorization header or the body');
-    const { user, session } = await this.verifier.verify(token, 'any');
-    const revoked = await this.recorder.transaction(async (tx, record) =>
-      logoutAll
-        ? this.revoker.revokeAllOfUser(tx, record, user.membershipId, user.id, user.id, 'logout-all')
-        : this.revoker.revokeSession(tx, record, user.membershipId, session.id, user.id, 'revoked'),
-    );
+    const { user, session, family } = await this.verifier.verify(token, 'any');
+    const scoped = session.kind === 'scoped';
+    if (logoutAll && scoped) throw new DomainError('AccessDenied', 'Signing out everywhere needs an unscoped token');
+    const revoked = await this.recorder.transaction(async (tx, record) => {
+      if (logoutAll) return this.revoker.revokeAllOfUser(tx, record, user.membershipId, user.id, user.id, 'logout-all');
+      if (scoped) return this.revoker.revokeTokenRecord(tx, record, user.membershipId, session.id, user.id, 'revoked');
+      return this.revoker.revokeSession(tx, record, user.membershipId, family.id, user.id, 'revoked');
+    });
     if (revoked === 0) throw new DomainError('TokenWasRevoked', 'The token has already been revoked');
   }
 

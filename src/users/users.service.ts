@@ -207,6 +207,8 @@ export class UsersService {
         document: toUserResponse(row),
         prior: toUserResponse(locked),
       });
+      // An inactive user has no live session, whichever route made it inactive (as `setActive`).
+      if (!row.isActive) await this.revoker.revokeAllOfUser(tx, record, membershipId, id, caller.id, REVOKE_REASON.frozen);
       return row;
     });
     return toUserResponse(updated);

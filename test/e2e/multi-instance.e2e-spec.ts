@@ -152,16 +152,20 @@ describeWithServer(`two instances on one database${serverConfigured ? '' : ' (sk
       }
     }
 
+    // Token records of one sign-in session, which ends with the last of them.
     const insertSessions = (client: Client, prefix: string, count: number, expiresAt: string) =>
       client.query(
-        `insert into token_sessions (id, membership_id, user_id, kind, access_jti, access_expires_at, expires_at)
-         select $1 || g, $2, $3, 'pair', $1 || 'jti-' || g, ${expiresAt}, ${expiresAt}
-         from generate_series(1, $4) as g`,
+        `with family as (
+           insert into sessions (id, membership_id, user_id) values ($1 || 'session', $2, $3) returning id
+         )
+         insert into token_sessions (id, session_id, membership_id, user_id, kind, access_jti, access_expires_at, expires_at)
+         select $1 || g, family.id, $2, $3, 'pair', $1 || 'jti-' || g, ${expiresAt}, ${expiresAt}
+         from generate_series(1, $4) as g, family`,
         [prefix, membershipId, install.admin.userId, count],
       );
 
-    const countWithPrefix = async (client: Client, prefix: string) =>
-      Number((await client.query<{ n: string }>(`select count(*) as n from token_sessions where id like $1 || '%'`, [prefix])).rows[0].n);
+    const countWithPrefix = async (client: Client, prefix: string, table = 'token_sessions') =>
+      Number((await client.query<{ n: string }>(`select count(*) as n from ${table} where id like $1 || '%'`, [prefix])).rows[0].n);
 
     it('runs on one instance at a time: concurrent sweeps on A and B delete every expired row exactly once', async () => {
       const rounds = 3;
@@ -181,6 +185,9 @@ describeWithServer(`two instances on one database${serverConfigured ? '' : ' (sk
         await withDatabase(async (client) => {
           expect(await countWithPrefix(client, stale)).toBe(0);
           expect(await countWithPrefix(client, live)).toBe(10);
+          // The session of the swept records went with them; the live one stays.
+          expect(await countWithPrefix(client, stale, 'sessions')).toBe(0);
+          expect(await countWithPrefix(client, live, 'sessions')).toBe(1);
         });
       }
     });

@@ -266,7 +266,7 @@ describe('sessions, revocation triggers and token families', () => {
         .http()
         .put(`${usersPath(admin.membershipId)}/${user._id}/change-password`)
         .set('Authorization', bearer(next.accessToken))
-        .send({ password: 'my own new long password' })
+        .send({ current_password: user.password, password: 'my own new long password' })
         .expect(204);
       await expectWorking(next.accessToken);
       await expectWorking(scoped);

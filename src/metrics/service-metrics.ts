@@ -25,6 +25,13 @@ const REQUEST_DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 
 /** Seconds; outgoing calls time out after 10 s by default (WEBHOOK_TIMEOUT_MS, up to 120 s). */
 const OUTGOING_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
+/** prom-client's default gauges whose `_total` suffix Prometheus reserves for counters. */
+export const MISNAMED_DEFAULT_GAUGES: readonly string[] = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** Bounds label cardinality: Node accepts dozens of methods, a scanner could try each. */
@@ -198,6 +205,9 @@ export class ServiceMetrics implements OutgoingCallObserver {
     // Memory, heap spaces, GC durations, event-loop lag, CPU, file descriptors, active handles,
     // requests and resources: prom-client's standard process metrics, into this registry only.
     collectDefaultMetrics({ register: this.registry });
+    // Gauges named like counters fail `promtool check metrics`; the same counts stay in the
+    // by-type gauges (nodejs_active_handles{type} and so on): sum them for the total.
+    for (const name of MISNAMED_DEFAULT_GAUGES) this.registry.removeSingleMetric(name);
 
     const sampleUtilization = (): number => {
       const now = performance.eventLoopUtilization();

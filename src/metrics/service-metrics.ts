@@ -2,6 +2,7 @@ import { Injectable, Optional } from '@nestjs/common';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { QueueRegistry } from '../queue/queue-registry';
+import { SIGN_IN_FAILURE_REASONS, type SignInFailureObserver, type SignInFailureReason } from '../tokens/sign-in-failures';
 import type { OutgoingCall, OutgoingCallObserver } from '../webhooks/outgoing-calls';
 
 /** What the metrics read from a bounded queue, at scrape time (so nothing is paid per item). */
@@ -53,7 +54,7 @@ export interface LiveRequest {
  * Served by GET /metrics; every family is described in its help text.
  */
 @Injectable()
-export class ServiceMetrics implements OutgoingCallObserver {
+export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserver {
   readonly registry = new Registry();
 
   private readonly liveRequests = new Set<LiveRequest>();
@@ -89,6 +90,13 @@ export class ServiceMetrics implements OutgoingCallObserver {
     registers: [this.registry],
   });
 
+  private readonly signInFailures = new Counter({
+    name: 'portcullis_sign_in_failures_total',
+    help: 'Failed sign-ins (POST /generate-token with credentials) by reason: the error code answered',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   /**
    * Queues are read from the app's QueueRegistry (src/queue): a queue owner registers its
    * queue there once. Optional so that the metrics work in an app without queues.
@@ -106,6 +114,8 @@ export class ServiceMetrics implements OutgoingCallObserver {
       },
     });
 
+    // Every reason shows from the start (at 0), so a rate over it has a series to work on.
+    for (const reason of SIGN_IN_FAILURE_REASONS) this.signInFailures.inc({ reason }, 0);
     this.registerQueueFamilies();
     this.registerRuntimeFamilies();
   }
@@ -135,6 +145,11 @@ export class ServiceMetrics implements OutgoingCallObserver {
     const labels = { kind: call.kind, outcome: call.outcome };
     this.outgoingCalls.inc(labels);
     this.outgoingDuration.observe(labels, seconds);
+  }
+
+  /** One failed sign-in (SIGN_IN_FAILURE_OBSERVER, see src/tokens/sign-in-failures.ts). */
+  signInFailed(reason: SignInFailureReason): void {
+    if (SIGN_IN_FAILURE_REASONS.includes(reason)) this.signInFailures.inc({ reason });
   }
 
   /** Called when a request arrives; the returned function ends it (exactly once). */

@@ -80,6 +80,8 @@ export function serveApiDocs(app: INestApplication, config: AppConfig): boolean 
       persistAuthorization: true,
       displayRequestDuration: true,
       tagsSorter: 'alpha',
+      // Otherwise the page sends the document's URL to validator.swagger.io for a badge.
+      validatorUrl: 'none',
     },
   });
   return true;

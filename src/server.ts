@@ -1,11 +1,14 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
-import { ConfigError, loadConfig } from './config/config';
+import { type AppConfig, ConfigError, loadConfig } from './config/config';
 import { createApp } from './bootstrap';
 import { createLogger } from './common/logger';
 import { describeTarget } from './database/describe';
 import { ServiceMetrics } from './metrics';
+import { API_DOCS_PATH } from './openapi/openapi';
+import { SetupService } from './setup/setup.service';
+import { SERVICE_VERSION } from './common/version';
 
 export async function main(): Promise<void> {
   let config;
@@ -19,16 +22,32 @@ export async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.logLevel);
+  const app = await startListening(config, logger);
+  installGracefulShutdown(app, logger, { drainMs: config.shutdownDrainMs });
+}
+
+/**
+ * Builds the app, listens, and logs the start in one line a person can read: version, URL,
+ * database and whether the installation is set up. Before it, only when not set up, the
+ * setup token line (SetupService). Nest's own start lines are at debug level.
+ */
+export async function startListening(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
   const { app } = await createApp(config, logger);
   await app.listen(config.port, config.host);
-  installGracefulShutdown(app, logger, { drainMs: config.shutdownDrainMs });
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const url = `http://${shownHost}:${port}`;
+  const database = describeTarget(config.database);
+  const setUp = await app.get(SetupService).isSetUp();
+  const docs = config.nodeEnv === 'development' ? `${url}${API_DOCS_PATH}` : undefined;
   logger.info(
-    { url: `http://${shownHost}:${port}`, database: describeTarget(config.database), environment: config.nodeEnv },
-    `Portcullis listening on http://${shownHost}:${port}`,
+    { version: SERVICE_VERSION, url, database, environment: config.nodeEnv, setUp, ...(docs ? { docs } : {}) },
+    `Portcullis ${SERVICE_VERSION} listening on ${url}; database: ${database}; ` +
+      (setUp ? 'set up' : 'not set up yet: POST /setup with the setup token') +
+      (docs ? `; API docs: ${docs}` : ''),
   );
+  return app;
 }
 
 /** Time left for module shutdown hooks beyond the queue drain itself (database close, timers). */

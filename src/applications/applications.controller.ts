@@ -1,11 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { parseBulkIds, type ListPage } from '../common/query';
-import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema, SysSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
+import { ApiListParams, ApiListResponse, ApiQueryBody, BulkDeleteAnswerSchema, SysSchema } from '../common/api-docs';
+import { BulkDeleteBodyDto, type QueryBody, QueryBodyParam } from '../common/query/query-body';
 import { ApplicationBodyDto } from './application.dto';
 import type { ApplicationResponse } from './application.mapper';
 import { APPLICATION_SORTABLE_FIELDS } from './application.repository';
@@ -52,7 +52,7 @@ export class ApplicationsController {
   @HttpCode(200)
   @RequirePermission('applications.read')
   @ApiOperation({ summary: 'Query applications with where/select' })
-  @ApiBody({ type: QueryBodyDto })
+  @ApiQueryBody({ where: { is_active: true }, select: { name: 1, slug: 1 } })
   @ApiListParams(APPLICATION_SORTABLE_FIELDS)
   @ApiListResponse(ApplicationSchema)
   @ApiErrors(400, 403, 404)

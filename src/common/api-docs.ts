@@ -1,5 +1,6 @@
 import { applyDecorators, type Type } from '@nestjs/common';
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { QueryBodyDto } from './query/query-body';
 
 /**
  * OpenAPI pieces shared by every resource's routes: the `sys`
@@ -44,4 +45,20 @@ export function ApiListParams(sortable: string): MethodDecorator {
     ApiQuery({ name: 'with_count', required: false, type: Boolean, description: 'Adds `count` (all matches)' }),
     ApiQuery({ name: 'sort', required: false, type: String, description: `"field" or "field asc|desc"; sortable: ${sortable}` }),
   );
+}
+
+/** A named request-body example: Swagger UI offers each in a list and prefills the first. */
+export interface BodyExample {
+  summary: string;
+  value: object;
+}
+
+/** A JSON body of this DTO with examples of its own (where the DTO's property examples do not fit the route). */
+export function ApiJsonBody(model: Type<unknown>, examples: Record<string, BodyExample>, required = true): MethodDecorator {
+  return applyDecorators(ApiExtraModels(model), ApiBody({ required, schema: { $ref: getSchemaPath(model) }, examples }));
+}
+
+/** The `_query` body, with an example that uses this resource's own fields. */
+export function ApiQueryBody(example: { where?: object; select?: object }, required = true): MethodDecorator {
+  return ApiJsonBody(QueryBodyDto, { query: { summary: 'where and select', value: example } }, required);
 }

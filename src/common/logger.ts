@@ -78,12 +78,16 @@ export function serializeError(error: unknown): unknown {
   return serialized;
 }
 
-/** Nest's own framework messages, routed into the same JSON stream. */
+/**
+ * Nest's own framework messages, routed into the same JSON stream. Its `log` level (module
+ * initialised, each of some hundred routes mapped, "successfully started") goes to debug: at
+ * info the start is the service's own few lines. Warnings and errors keep their levels.
+ */
 export class NestPinoLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, context?: string): void {
-    this.logger.info({ context }, String(message));
+    this.logger.debug({ context }, String(message));
   }
   error(message: unknown, trace?: string, context?: string): void {
     this.logger.error({ context, trace }, String(message));

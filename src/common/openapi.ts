@@ -13,20 +13,49 @@ export class ErrorBodySchema {
   errors?: { field: string; message: string }[];
 }
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid request (ModelValidationError, InvalidQuery, ...)',
-  401: 'Missing, invalid, expired or revoked token',
-  403: 'AccessDenied: the caller lacks the permission, or the membership is not the caller’s',
-  404: 'Not found',
-  409: 'Conflict (already exists, identical document, ...)',
-  413: 'PayloadTooLarge',
-  415: 'UnsupportedMediaType',
+interface ErrorExample {
+  description: string;
+  errorCode: string;
+  message: string;
+  errors?: { field: string; message: string }[];
+}
+
+/** What each error status means, with a body it really answers (Swagger UI shows it per status). */
+const ERROR_EXAMPLES: Record<number, ErrorExample> = {
+  400: {
+    description: 'Invalid request (ModelValidationError, InvalidQuery, ...)',
+    errorCode: 'ModelValidationError',
+    message: 'request.url: must be an absolute http(s) URL',
+    errors: [{ field: 'request.url', message: 'must be an absolute http(s) URL' }],
+  },
+  401: { description: 'Missing, invalid, expired or revoked token', errorCode: 'InvalidToken', message: 'The token is not valid' },
+  403: {
+    description: 'AccessDenied: the caller lacks the permission, or the membership is not the caller’s',
+    errorCode: 'AccessDenied',
+    message: 'Permission webhooks.create is required',
+  },
+  404: { description: 'Not found', errorCode: 'NotFound', message: 'Not found' },
+  409: {
+    description: 'Conflict (already exists, identical document, ...)',
+    errorCode: 'IdenticalDocumentError',
+    message: 'The update changes nothing',
+  },
+  413: { description: 'PayloadTooLarge', errorCode: 'PayloadTooLarge', message: 'The request body is too large' },
+  415: { description: 'UnsupportedMediaType', errorCode: 'UnsupportedMediaType', message: 'The request body must be JSON (Content-Type: application/json)' },
 };
+
+/** One error answer of a route, with its own example body (not the schema's generic one). */
+export function ApiErrorResponse(status: number, example: ErrorExample): MethodDecorator & ClassDecorator {
+  const { description, ...body } = example;
+  return ApiResponse({ status, description, type: ErrorBodySchema, example: { statusCode: status, ...body } });
+}
 
 /** Documents the error answers a route can give, all with the one error body. */
 export function ApiErrors(...statuses: number[]): MethodDecorator & ClassDecorator {
   return applyDecorators(
-    ...statuses.map((status) => ApiResponse({ status, description: ERROR_DESCRIPTIONS[status] ?? 'Error', type: ErrorBodySchema })),
+    ...statuses.map((status) =>
+      ApiErrorResponse(status, ERROR_EXAMPLES[status] ?? { description: 'Error', errorCode: 'UnhandledExceptionError', message: 'Error' }),
+    ),
   );
 }
 

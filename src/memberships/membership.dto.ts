@@ -63,7 +63,7 @@ export class NewMembershipDto {
   @Max(MAX_LIFETIME)
   refresh_token_expires_in?: number;
 
-  @ApiPropertyOptional({ example: 43200, nullable: true, description: 'Scoped token lifetime, seconds (unset: 43200 applies)' })
+  @ApiPropertyOptional({ type: 'integer', example: 43200, nullable: true, description: 'Scoped token lifetime, seconds (unset: 43200 applies)' })
   @IsOptional()
   @IsInt()
   @Min(1)

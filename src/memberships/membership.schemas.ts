@@ -12,7 +12,7 @@ export class MembershipSchema {
   @ApiProperty({ nullable: true, type: Number }) scoped_token_expires_in!: number | null;
   @ApiProperty({ enum: ['ARGON2ID'] }) hash_algorithm!: string;
   @ApiProperty({ enum: ['active', 'passive'] }) user_activation!: string;
-  @ApiProperty({ type: 'array', items: { type: 'object' } }) mail_providers!: unknown[];
+  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true } }) mail_providers!: unknown[];
   @ApiProperty({ type: 'object', additionalProperties: true }) otp_settings!: Record<string, unknown>;
   @ApiProperty() is_system!: boolean;
   @ApiProperty({ type: SysSchema }) sys!: SysSchema;

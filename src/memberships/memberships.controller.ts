@@ -1,16 +1,16 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import type { ListPage } from '../common/query';
-import { ApiListParams, ApiListResponse } from '../common/api-docs';
+import { ApiListParams, ApiListResponse, ApiQueryBody } from '../common/api-docs';
 import type { ProvisionedMembership } from './membership-provisioner';
 import { CreateMembershipDto, UpdateMembershipDto } from './membership.dto';
 import type { MembershipResponse } from './membership.mapper';
 import { MembershipSchema, ProvisionedMembershipSchema } from './membership.schemas';
 import { MembershipsService } from './memberships.service';
-import { type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
+import { type QueryBody, QueryBodyParam } from '../common/query/query-body';
 
 const SORTABLE = '_id, name, slug, sys.created_at, sys.modified_at';
 
@@ -38,7 +38,7 @@ export class MembershipsController {
   @HttpCode(200)
   @RequirePermission('memberships.read')
   @ApiOperation({ summary: 'Query memberships with where/select (system membership callers only)' })
-  @ApiBody({ type: QueryBodyDto })
+  @ApiQueryBody({ where: { slug: { $in: ['acme', 'globex'] } }, select: { name: 1, slug: 1 } })
   @ApiListParams(SORTABLE)
   @ApiListResponse(MembershipSchema)
   @ApiErrors(400, 403)

@@ -1,7 +1,8 @@
 import { BoundedQueue } from '../queue/bounded-queue';
 import { QueueRegistry } from '../queue/queue-registry';
 import type { OutgoingCall } from '../outbound/outgoing-calls';
-import { methodLabel, ServiceMetrics } from './service-metrics';
+import type { SignInFailureReason } from '../tokens/sign-in-failures';
+import { methodLabel, MISNAMED_DEFAULT_GAUGES, ServiceMetrics } from './service-metrics';
 
 /** `name{labels} value` lines of the exposition text, for exact assertions. */
 async function lines(metrics: ServiceMetrics, prefix: string): Promise<string[]> {
@@ -106,6 +107,28 @@ describe('ServiceMetrics', () => {
       expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
       expect(text).toMatch(/^nodejs_eventloop_utilization_ratio (0|1|0\.\d+)/m);
     }
+  });
+
+  it('counts failed sign-ins by reason, every reason shown from 0, unknown reasons ignored', async () => {
+    const metrics = new ServiceMetrics();
+    metrics.signInFailed('InvalidCredentials');
+    metrics.signInFailed('InvalidCredentials');
+    metrics.signInFailed('UserInactive');
+    metrics.signInFailed('SomethingElse' as SignInFailureReason);
+    expect(await lines(metrics, 'portcullis_sign_in_failures_total')).toEqual([
+      'portcullis_sign_in_failures_total{reason="MembershipIdRequired"} 0',
+      'portcullis_sign_in_failures_total{reason="ModelValidationError"} 0',
+      'portcullis_sign_in_failures_total{reason="MembershipNotFound"} 0',
+      'portcullis_sign_in_failures_total{reason="InvalidCredentials"} 2',
+      'portcullis_sign_in_failures_total{reason="UserInactive"} 1',
+    ]);
+  });
+
+  it('leaves out the gauges named like counters (promtool), keeping the counts by type', async () => {
+    const text = await new ServiceMetrics().render();
+    for (const name of MISNAMED_DEFAULT_GAUGES) expect(text).not.toContain(name);
+    expect(text).toMatch(/^# TYPE nodejs_active_handles gauge$/m);
+    expect(text).toMatch(/^# TYPE nodejs_active_resources gauge$/m);
   });
 
   it('bounds the method label', () => {

@@ -3,6 +3,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { QueueRegistry } from '../queue/queue-registry';
 import type { OutgoingCall, OutgoingCallObserver } from '../outbound/outgoing-calls';
+import { SIGN_IN_FAILURE_REASONS, type SignInFailureObserver, type SignInFailureReason } from '../tokens/sign-in-failures';
 
 /** What the metrics read from a bounded queue, at scrape time (so nothing is paid per item). */
 export interface MonitoredQueue {
@@ -25,6 +26,13 @@ const REQUEST_DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 
 /** Seconds; outgoing calls time out after 10 s by default (WEBHOOK_TIMEOUT_MS, up to 120 s). */
 const OUTGOING_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
+/** prom-client's default gauges whose `_total` suffix Prometheus reserves for counters. */
+export const MISNAMED_DEFAULT_GAUGES: readonly string[] = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** Bounds label cardinality: Node accepts dozens of methods, a scanner could try each. */
@@ -46,7 +54,7 @@ export interface LiveRequest {
  * Served by GET /metrics; every family is described in its help text.
  */
 @Injectable()
-export class ServiceMetrics implements OutgoingCallObserver {
+export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserver {
   readonly registry = new Registry();
 
   private readonly liveRequests = new Set<LiveRequest>();
@@ -82,6 +90,13 @@ export class ServiceMetrics implements OutgoingCallObserver {
     registers: [this.registry],
   });
 
+  private readonly signInFailures = new Counter({
+    name: 'portcullis_sign_in_failures_total',
+    help: 'Failed sign-ins (POST /generate-token with credentials) by reason: the error code answered',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   /**
    * Queues are read from the app's QueueRegistry (src/queue): a queue owner registers its
    * queue there once. Optional so that the metrics work in an app without queues.
@@ -99,6 +114,8 @@ export class ServiceMetrics implements OutgoingCallObserver {
       },
     });
 
+    // Every reason shows from the start (at 0), so a rate over it has a series to work on.
+    for (const reason of SIGN_IN_FAILURE_REASONS) this.signInFailures.inc({ reason }, 0);
     this.registerQueueFamilies();
     this.registerRuntimeFamilies();
   }
@@ -128,6 +145,11 @@ export class ServiceMetrics implements OutgoingCallObserver {
     const labels = { kind: call.kind, outcome: call.outcome };
     this.outgoingCalls.inc(labels);
     this.outgoingDuration.observe(labels, seconds);
+  }
+
+  /** One failed sign-in (SIGN_IN_FAILURE_OBSERVER, see src/tokens/sign-in-failures.ts). */
+  signInFailed(reason: SignInFailureReason): void {
+    if (SIGN_IN_FAILURE_REASONS.includes(reason)) this.signInFailures.inc({ reason });
   }
 
   /** Called when a request arrives; the returned function ends it (exactly once). */
@@ -198,6 +220,9 @@ export class ServiceMetrics implements OutgoingCallObserver {
     // Memory, heap spaces, GC durations, event-loop lag, CPU, file descriptors, active handles,
     // requests and resources: prom-client's standard process metrics, into this registry only.
     collectDefaultMetrics({ register: this.registry });
+    // Gauges named like counters fail `promtool check metrics`; the same counts stay in the
+    // by-type gauges (nodejs_active_handles{type} and so on): sum them for the total.
+    for (const name of MISNAMED_DEFAULT_GAUGES) this.registry.removeSingleMetric(name);
 
     const sampleUtilization = (): number => {
       const now = performance.eventLoopUtilization();

@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { AppConfig } from '../config/config';
+import { addRequestBodyExamples } from './request-examples';
 
 /** Where the machine-readable description is served (the specification: a path ending in v1.json). */
 export const OPENAPI_DOCUMENT_PATH = '/openapi/v1.json';
@@ -55,10 +56,12 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       'basic',
     );
   for (const [name, description] of TAGS) builder.addTag(name, description);
-  return SwaggerModule.createDocument(app, builder.build(), {
+  const document = SwaggerModule.createDocument(app, builder.build(), {
     // Operation ids name the controller and its method: stable and unique across the API.
     operationIdFactory: (controllerKey, methodKey) => `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
   });
+  addRequestBodyExamples(document);
+  return document;
 }
 
 /**
@@ -77,6 +80,8 @@ export function serveApiDocs(app: INestApplication, config: AppConfig): boolean 
       persistAuthorization: true,
       displayRequestDuration: true,
       tagsSorter: 'alpha',
+      // Otherwise the page sends the document's URL to validator.swagger.io for a badge.
+      validatorUrl: 'none',
     },
   });
   return true;

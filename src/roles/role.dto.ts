@@ -16,7 +16,7 @@ export class RoleBodyDto {
   @Matches(SLUG_PATTERN, { message: 'must be lower-case letters, digits and dashes (1-64)' })
   slug?: string;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(1024)

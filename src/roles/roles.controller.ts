@@ -1,11 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { parseBulkIds, type ListPage } from '../common/query';
-import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema, SysSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
+import { ApiJsonBody, ApiListParams, ApiListResponse, ApiQueryBody, BulkDeleteAnswerSchema, SysSchema } from '../common/api-docs';
+import { BulkDeleteBodyDto, type QueryBody, QueryBodyParam } from '../common/query/query-body';
 import { RoleBodyDto } from './role.dto';
 import type { RoleResponse } from './role.mapper';
 import { ROLE_SORTABLE_FIELDS } from './role.repository';
@@ -46,7 +46,7 @@ export class RolesController {
   @HttpCode(200)
   @RequirePermission('roles.read')
   @ApiOperation({ summary: 'Query roles with where/select' })
-  @ApiBody({ type: QueryBodyDto })
+  @ApiQueryBody({ where: { slug: { $ne: 'admin' } }, select: { name: 1, permissions: 1 } })
   @ApiListParams(ROLE_SORTABLE_FIELDS)
   @ApiListResponse(RoleSchema)
   @ApiErrors(400, 403, 404)
@@ -98,6 +98,9 @@ export class RolesController {
   @Put(':id')
   @RequirePermission('roles.update', { object: 'id' })
   @ApiOperation({ summary: 'Replace a role (the slug cannot change; the admin role cannot be changed)' })
+  @ApiJsonBody(RoleBodyDto, {
+    replace: { summary: 'New name and permissions (slug left out: it cannot change)', value: { name: 'Support agents', permissions: ['users.read'], forbidden: [] } },
+  })
   @ApiResponse({ status: 200, type: RoleSchema })
   @ApiErrors(400, 403, 404, 409)
   update(

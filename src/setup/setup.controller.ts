@@ -2,7 +2,7 @@ import { Body, type CanActivate, Controller, type ExecutionContext, HttpCode, In
 import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Public } from '../auth/decorators';
-import { ApiErrors, ErrorBodySchema } from '../common/openapi';
+import { ApiErrorResponse, ApiErrors } from '../common/openapi';
 import { ProvisionedMembershipSchema } from '../memberships/membership.schemas';
 import { ProvisionMembershipDto } from '../memberships/membership.dto';
 import type { ProvisionedMembership } from '../memberships/membership-provisioner';
@@ -36,8 +36,12 @@ export class SetupController {
   })
   @ApiHeader({ name: 'X-Setup-Token', required: true, description: 'The setup token' })
   @ApiResponse({ status: 201, description: 'The installation is set up', type: ProvisionedMembershipSchema })
-  @ApiResponse({ status: 401, description: 'SetupRejected: the X-Setup-Token header is missing or wrong', type: ErrorBodySchema })
-  @ApiResponse({ status: 409, description: 'AlreadySetUp', type: ErrorBodySchema })
+  @ApiErrorResponse(401, {
+    description: 'SetupRejected: the X-Setup-Token header is missing or wrong',
+    errorCode: 'SetupRejected',
+    message: 'The X-Setup-Token header is missing or wrong',
+  })
+  @ApiErrorResponse(409, { description: 'AlreadySetUp', errorCode: 'AlreadySetUp', message: 'The installation is already set up' })
   @ApiErrors(400, 413, 415)
   setup(@Body() body: ProvisionMembershipDto): Promise<ProvisionedMembership> {
     return this.setupService.setup(body);

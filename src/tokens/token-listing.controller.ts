@@ -1,11 +1,11 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import type { ListPage } from '../common/query';
-import { ApiListParams, ApiListResponse } from '../common/api-docs';
-import { type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
+import { ApiListParams, ApiListResponse, ApiQueryBody } from '../common/api-docs';
+import { type QueryBody, QueryBodyParam } from '../common/query/query-body';
 import type { TokenSessionResponse } from './token-listing.mapper';
 import { TOKEN_LISTING_SORTABLE_FIELDS } from './token-listing.schema';
 import { TokenListingService } from './token-listing.service';
@@ -51,7 +51,7 @@ export class TokenListingController {
   @HttpCode(200)
   @RequirePermission('tokens.read')
   @ApiOperation({ summary: 'Query live token sessions with where/select' })
-  @ApiBody({ type: QueryBodyDto })
+  @ApiQueryBody({ where: { username: 'ada' }, select: { username: 1, created_at: 1, expires_at: 1 } })
   @ApiListParams(TOKEN_LISTING_SORTABLE_FIELDS)
   @ApiListResponse(TokenSessionSchema)
   @ApiErrors(400, 403, 404)
@@ -101,7 +101,7 @@ export class TokenListingController {
   @HttpCode(200)
   @RequirePermission('tokens.read')
   @ApiOperation({ summary: 'Query revoked token sessions with where/select' })
-  @ApiBody({ type: QueryBodyDto })
+  @ApiQueryBody({ where: { username: 'ada' }, select: { username: 1, created_at: 1, expires_at: 1 } })
   @ApiListParams(TOKEN_LISTING_SORTABLE_FIELDS)
   @ApiListResponse(TokenSessionSchema)
   @ApiErrors(400, 403, 404)

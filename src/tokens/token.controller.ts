@@ -15,6 +15,7 @@ import { Authenticated, CurrentCaller, Public } from '../auth/decorators';
 import type { Caller } from '../auth/caller';
 import { parseAuthorization, withoutBearerPrefix } from '../auth/authorization-header';
 import { DomainError } from '../common/errors';
+import { ApiJsonBody } from '../common/api-docs';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { ApplicationSchema } from '../applications/applications.controller';
 import { UserResource } from '../openapi/resource-schemas';
@@ -111,6 +112,10 @@ export class TokenController {
   @ApiHeader({ name: 'X-Service-Alias', required: false, description: 'Membership id; required for sign-in' })
   @ApiSessionHeaders()
   @ApiResponse({ status: 201, description: 'Token pair (sign-in) or scoped token', type: TokenResponseSchema })
+  @ApiJsonBody(GenerateTokenDto, {
+    signIn: { summary: 'Sign-in (no Authorization; X-Service-Alias: the membership id)', value: { username: 'ada', password: 'correct horse battery' } },
+    scoped: { summary: 'Scoped token (Authorization: Bearer <access token>)', value: { scopes: ['users.read'] } },
+  })
   @ApiErrors(400, 401, 404, 413, 415)
   generate(@Req() request: Request, @Body() body: GenerateTokenDto): Promise<TokenResponse> {
     const authorization = request.headers.authorization;

@@ -5,7 +5,7 @@ import { Allow, IsOptional, IsString, Length, MaxLength } from 'class-validator'
 export class GenerateTokenDto {
   @ApiPropertyOptional({ description: 'Sign-in: the username or the e-mail address', minLength: 1, maxLength: 320, example: 'ada' })
   @IsOptional() @IsString() @Length(1, 320) username?: string;
-  @ApiPropertyOptional({ description: 'Sign-in: the password', minLength: 1, maxLength: 1024, format: 'password' })
+  @ApiPropertyOptional({ description: 'Sign-in: the password', minLength: 1, maxLength: 1024, format: 'password', example: 'correct horse battery' })
   @IsOptional() @IsString() @Length(1, 1024) password?: string;
   /** Checked by the service, which answers ScopeRequired / InvalidScope as the specification says. */
   @ApiPropertyOptional({
@@ -20,6 +20,7 @@ export class GenerateTokenDto {
 export class TokenBodyDto {
   @ApiPropertyOptional({
     maxLength: 16384,
+    example: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJleGFtcGxlIn0.c2lnbmF0dXJlLW9mLWFuLWV4YW1wbGU',
     description: 'The token. /verify-token also takes "Bearer <jwt>" or "Basic <id>:<secret>" (a bare JWT is read as Bearer)',
   })
   @IsOptional() @IsString() @MaxLength(16384) token?: string;

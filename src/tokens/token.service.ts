@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { LOGGER } from '../common/logger';
 import { DomainError } from '../common/errors';
 import { isWellFormedId } from '../common/ids';
 import { EventRecorder, type NewEvent } from '../events/event-recorder';
@@ -14,8 +16,11 @@ import { TokenRevoker } from './token-revoker';
 import { TokenSessionRepository } from './token-session.repository';
 import { RefreshTokenReuse, TokenVerifier, type VerifiedBearer } from './token-verifier';
 import type { SessionMetadata, TokenResponse, VerificationResponse } from './token.dto';
+import { isSignInFailureReason, SIGN_IN_FAILURE_OBSERVER, type SignInFailureObserver } from './sign-in-failures';
 
 const MAX_SCOPES = 100;
+/** Membership ids are at most 64 characters; a longer header value is cut in the log. */
+const MAX_LOGGED_MEMBERSHIP_ID = 64;
 
 /** TokenRevoked's reason when a rotated refresh token came back. */
 const REFRESH_TOKEN_REUSE = 'refresh_token_reuse';
@@ -34,10 +39,34 @@ export class TokenService {
     private readonly recorder: EventRecorder,
     private readonly authenticator: Authenticator,
     private readonly permissions: CallerPermissions,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Optional() @Inject(SIGN_IN_FAILURE_OBSERVER) private readonly failures?: SignInFailureObserver,
   ) {}
 
-  /** Sign-in: an unknown user and a wrong password answer alike, in about the same time. */
+  /**
+   * Sign-in: an unknown user and a wrong password answer alike, in about the same time. A
+   * failure is logged at info with its code and the membership named (never the login or the
+   * password) and counted by reason.
+   */
   async signIn(membershipId: string | undefined, login: string | undefined, password: string | undefined, metadata: SessionMetadata): Promise<TokenResponse> {
+    try {
+      return await this.checkCredentials(membershipId, login, password, metadata);
+    } catch (error) {
+      if (error instanceof DomainError && isSignInFailureReason(error.code)) {
+        // The header is caller input: bounded, so a flood of long values cannot bloat the log.
+        this.logger.info({ errorCode: error.code, membershipId: membershipId?.slice(0, MAX_LOGGED_MEMBERSHIP_ID) }, 'sign-in failed');
+        this.failures?.signInFailed(error.code);
+      }
+      throw error;
+    }
+  }
+
+  private async checkCredentials(
+    membershipId: string | undefined,
+    login: string | undefined,
+    password: string | undefined,
+    metadata: SessionMetadata,
+  ): Promise<TokenResponse> {
     if (!membershipId) throw new DomainError('MembershipIdRequired', 'The X-Service-Alias header (membership id) is required');
     if (!login || !password) throw new DomainError('ModelValidationError', 'username and password are required', [
       ...(!login ? [{ field: 'username', message: 'is required' }] : []),

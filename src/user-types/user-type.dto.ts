@@ -20,7 +20,7 @@ export class UserTypeFieldsDto {
   @Matches(SLUG_PATTERN, { message: 'must be lower-case letters, digits and dashes (1-64)' })
   slug?: string;
 
-  @ApiPropertyOptional({ maxLength: 1024, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: 1024, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(1024)

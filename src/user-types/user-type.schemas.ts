@@ -2,12 +2,21 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { SysSchema } from '../common/api-docs';
 import { PROPERTY_TYPES } from './custom-fields';
 
+const SCALAR_SCHEMAS = [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }];
+/** A default is a value of the property's type: a scalar, a list or an object. */
+const DEFAULT_VALUE_SCHEMAS = [
+  ...SCALAR_SCHEMAS,
+  { type: 'array', items: { oneOf: SCALAR_SCHEMAS } },
+  { type: 'object', additionalProperties: true },
+];
+
 /** A property definition as stored and answered (for the API description only). */
 export class UserTypePropertySchema {
   @ApiProperty({ enum: PROPERTY_TYPES }) type!: string;
   @ApiProperty() required!: boolean;
   @ApiProperty({ description: 'No other user of the type may hold the same value (not for boolean, object, array)' }) unique!: boolean;
-  @ApiPropertyOptional({ description: 'Applied when a user leaves the field out; must match the type' }) default?: unknown;
+  @ApiPropertyOptional({ oneOf: DEFAULT_VALUE_SCHEMAS, description: 'Applied when a user leaves the field out; must match the type' })
+  default?: unknown;
   @ApiPropertyOptional({ type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'number' }] }, description: 'Enum only' })
   values?: (string | number)[];
   @ApiPropertyOptional() description?: string;

@@ -3,8 +3,8 @@ import { ApiBody, ApiExtraModels, ApiOperation, ApiResponse, ApiTags } from '@ne
 import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
-import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
+import { ApiJsonBody, ApiListParams, ApiListResponse, ApiQueryBody, BulkDeleteAnswerSchema } from '../common/api-docs';
+import { BulkDeleteBodyDto, type QueryBody, QueryBodyParam } from '../common/query/query-body';
 import type { ListPage } from '../common/query';
 import type { UserTypeResponse } from './user-type.mapper';
 import { UserTypeBodyDto, UserTypeBodyPipe, type UserTypeInput } from './user-type.dto';
@@ -38,7 +38,7 @@ export class UserTypesController {
   @HttpCode(200)
   @RequirePermission('user-types.read')
   @ApiOperation({ summary: 'Query user types with {where, select}' })
-  @ApiBody({ type: QueryBodyDto })
+  @ApiQueryBody({ where: { slug: 'employee' } })
   @ApiListParams(SORTABLE)
   @ApiListResponse(UserTypeSchema)
   @ApiErrors(400, 403, 404)
@@ -77,7 +77,12 @@ export class UserTypesController {
   @Put(':id')
   @RequirePermission('user-types.update', { object: 'id' })
   @ApiOperation({ summary: 'Replace a user type (the slug cannot change)' })
-  @ApiBody({ type: UserTypeBodyDto })
+  @ApiJsonBody(UserTypeBodyDto, {
+    replace: {
+      summary: 'New name and properties (slug left out: it cannot change)',
+      value: { name: 'Employee', allow_additional_properties: false, properties: { department: { type: 'enum', values: ['sales', 'it'] } } },
+    },
+  })
   @ApiResponse({ status: 200, type: UserTypeSchema })
   @ApiErrors(400, 403, 404, 409)
   update(

@@ -22,25 +22,25 @@ export class UserFieldsDto {
   @MaxLength(254)
   email_address!: string;
 
-  @ApiPropertyOptional({ maxLength: 128, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: 128, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(128)
   firstname?: string | null;
 
-  @ApiPropertyOptional({ maxLength: 128, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: 128, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(128)
   lastname?: string | null;
 
-  @ApiPropertyOptional({ example: 'admin', nullable: true, description: 'Slug of an existing role of the membership' })
+  @ApiPropertyOptional({ type: String, example: 'admin', nullable: true, description: 'Slug of an existing role of the membership' })
   @IsOptional()
   @IsString()
   @Length(1, 64)
   role?: string | null;
 
-  @ApiPropertyOptional({ example: 'employee', nullable: true, description: 'Slug of an existing user type; its properties validate the custom fields' })
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'Slug of an existing user type (for example `employee`); its properties validate the custom fields' })
   @IsOptional()
   @IsString()
   @Length(1, 64)
@@ -68,7 +68,7 @@ export class UserFieldsDto {
 }
 
 export class CreateUserFieldsDto extends UserFieldsDto {
-  @ApiProperty({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH })
+  @ApiProperty({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH, format: 'password', example: 'correct horse battery' })
   @IsString()
   @Length(MIN_PASSWORD_LENGTH, MAX_PASSWORD_LENGTH)
   password!: string;
@@ -81,6 +81,7 @@ export class UpdateUserBodyDto extends UserFieldsDto {}
 export class ChangePasswordDto {
   @ApiPropertyOptional({
     maxLength: MAX_PASSWORD_LENGTH,
+    format: 'password',
     description: 'Required when users change their own password; not accepted from another caller',
   })
   @IsOptional()
@@ -88,7 +89,7 @@ export class ChangePasswordDto {
   @MaxLength(MAX_PASSWORD_LENGTH)
   current_password?: string;
 
-  @ApiProperty({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH })
+  @ApiProperty({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH, format: 'password', example: 'a new long password' })
   @IsString()
   @Length(MIN_PASSWORD_LENGTH, MAX_PASSWORD_LENGTH)
   password!: string;

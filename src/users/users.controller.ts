@@ -3,8 +3,8 @@ import { ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/s
 import type { Caller } from '../auth/caller';
 import { CurrentCaller, CurrentDecision, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
-import { ApiListParams, ApiListResponse, BulkDeleteAnswerSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
+import { ApiListParams, ApiListResponse, ApiQueryBody, BulkDeleteAnswerSchema } from '../common/api-docs';
+import { BulkDeleteBodyDto, type QueryBody, QueryBodyParam } from '../common/query/query-body';
 import { UserResource } from '../openapi/resource-schemas';
 import type { ListPage } from '../common/query';
 import type { Decision } from '../permissions';
@@ -50,7 +50,7 @@ export class UsersController {
   @HttpCode(200)
   @RequirePermission('users.read')
   @ApiOperation({ summary: 'Query users with {where, select}; custom fields are filtered by their names (dotted paths go inside them)' })
-  @ApiBody({ type: QueryBodyDto })
+  @ApiQueryBody({ where: { is_active: true, role: 'admin' }, select: { username: 1, email_address: 1 } })
   @ApiListParams(SORTABLE)
   @ApiListResponse(UserResource)
   @ApiErrors(400, 403, 404)
@@ -66,7 +66,7 @@ export class UsersController {
   @Get('search')
   @RequirePermission('users.read')
   @ApiOperation({ summary: 'Users whose username, e-mail address, first or last name contains the keyword (case-insensitive)' })
-  @ApiQuery({ name: 'keyword', required: true })
+  @ApiQuery({ name: 'keyword', required: true, type: String, example: 'ada' })
   @ApiListParams(SORTABLE)
   @ApiListResponse(UserResource)
   @ApiErrors(400, 403, 404)

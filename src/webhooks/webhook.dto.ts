@@ -66,7 +66,7 @@ export class WebhookRequestDto {
   method!: string;
 
   @ApiProperty({
-    example: 'https://example.com/hooks/{{event_type}}?user={{document._id}}',
+    example: 'https://receiver.example.com/hook?event={{event_type}}&user={{document._id}}',
     description: 'Absolute http(s) URL; placeholders in double braces, values URL-encoded. A host that is an internal IP literal or localhost is refused (destination not allowed) unless OUTBOUND_ALLOW permits it; host names are checked when called',
   })
   @IsDefined({ message: 'is required' })
@@ -111,7 +111,7 @@ export class WebhookBodyDto {
   @MaxLength(200)
   name!: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 2000, example: 'Tells the CRM about new users' })
   @IsOptional()
   @IsString()
   @MaxLength(2000)
@@ -122,12 +122,12 @@ export class WebhookBodyDto {
   @Validate(TriggerEvent)
   event!: string;
 
-  @ApiProperty({ enum: WEBHOOK_STATUSES, description: 'passive webhooks are kept but never called' })
+  @ApiProperty({ enum: WEBHOOK_STATUSES, example: 'passive', description: 'passive webhooks are kept but never called' })
   @IsDefined({ message: 'is required' })
   @IsIn(WEBHOOK_STATUSES, { message: `must be one of ${WEBHOOK_STATUSES.join(', ')}` })
   status!: 'active' | 'passive';
 
-  @ApiProperty({ minimum: MIN_TRY_COUNT, maximum: MAX_TRY_COUNT, description: 'total attempts for a failing call' })
+  @ApiProperty({ type: 'integer', minimum: MIN_TRY_COUNT, maximum: MAX_TRY_COUNT, example: 3, description: 'total attempts for a failing call' })
   @IsDefined({ message: 'is required' })
   @IsInt()
   @Min(MIN_TRY_COUNT)
@@ -141,6 +141,7 @@ export class WebhookBodyDto {
   request!: WebhookRequestDto;
 
   @ApiPropertyOptional({
+    type: String,
     nullable: true,
     minLength: MIN_SECRET_LENGTH,
     maxLength: MAX_SECRET_LENGTH,
@@ -155,7 +156,7 @@ export class WebhookBodyDto {
 }
 
 export class WebhookRequestResponseDto {
-  @ApiProperty() method!: string;
+  @ApiProperty({ enum: WEBHOOK_METHODS }) method!: string;
   @ApiProperty() url!: string;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) headers!: Record<string, string>;
   @ApiProperty({ type: 'object', nullable: true, additionalProperties: true }) body!: Record<string, unknown> | null;
@@ -174,7 +175,7 @@ export class WebhookResponseDto {
   @ApiProperty() name!: string;
   @ApiProperty() slug!: string;
   @ApiProperty({ nullable: true, type: String }) description!: string | null;
-  @ApiProperty() event!: string;
+  @ApiProperty({ enum: TRIGGER_EVENT_TYPES }) event!: string;
   @ApiProperty({ enum: WEBHOOK_STATUSES }) status!: string;
   @ApiProperty() try_count!: number;
   @ApiProperty({ type: WebhookRequestResponseDto }) request!: WebhookRequestResponseDto;
@@ -189,7 +190,7 @@ export class WebhookPageDto {
 }
 
 export class BulkDeleteDto {
-  @ApiProperty({ type: [String], minItems: 1, maxItems: 1000 }) ids!: string[];
+  @ApiProperty({ type: [String], minItems: 1, maxItems: 1000, example: ['3f0c8a2e-5b1d-4c7e-9f1a-2b3c4d5e6f70'] }) ids!: string[];
 }
 
 export class BulkDeleteAnswerDto {

@@ -4,8 +4,8 @@ import type { Caller } from '../auth/caller';
 import { CurrentCaller, RequirePermission } from '../auth/decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import type { ListPage } from '../common/query';
-import { ApiListParams } from '../common/api-docs';
-import { type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
+import { ApiListParams, ApiQueryBody } from '../common/api-docs';
+import { type QueryBody, QueryBodyParam } from '../common/query/query-body';
 import { BulkDeleteAnswerDto, BulkDeleteDto, WebhookBodyDto, WebhookPageDto, WebhookResponseDto } from './webhook.dto';
 import type { WebhookResponse } from './webhook.mapper';
 import { WebhooksService } from './webhooks.service';
@@ -38,7 +38,7 @@ export class WebhooksController {
   @RequirePermission('webhooks.read')
   @ApiOperation({ summary: 'Query webhooks with where / select' })
   @ApiListParams(WEBHOOK_SORT)
-  @ApiBody({ type: QueryBodyDto, required: false })
+  @ApiQueryBody({ where: { event: 'UserCreated', status: 'active' }, select: { name: 1, request: 1 } }, false)
   @ApiResponse({ status: 200, type: WebhookPageDto })
   @ApiErrors(400, 403, 404)
   query(

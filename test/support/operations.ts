@@ -1,9 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 
 const ROOT = join(__dirname, '..', '..');
@@ -211,4 +211,18 @@ export async function startReceiver(options: { hold?: boolean } = {}): Promise<{
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The absolute path of a program on PATH, or undefined (tests of optional system tools skip without it). */
+export function findExecutable(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
 }

@@ -1,0 +1,98 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, chromium } from 'playwright-core';
+import { startTestApp, type TestApp } from '../support/app';
+import { type Installation, setupInstallation } from '../support/factories';
+
+/** Debian's chromium (.ci/run installs it). */
+const CHROMIUM = '/usr/bin/chromium';
+/** Flags that keep the browser quiet on the network; the page itself is held to loopback below. */
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+/** Set (to anything) to rewrite the screenshot in docs/; CI leaves it unset. */
+const SCREENSHOT = process.env.SWAGGER_UI_SCREENSHOT ? join(__dirname, '..', '..', 'docs', 'swagger-ui-try-it-out.png') : undefined;
+/** The host of the example receiver: public-looking, accepted at create, never called (the webhook is passive). */
+const RECEIVER_URL = 'https://receiver.example.com/hook';
+
+const chromiumPresent = existsSync(CHROMIUM);
+// Without Chromium the test skips locally; in CI it must run, so it fails there instead.
+const describeWithBrowser = chromiumPresent || process.env.CI === 'true' ? describe : describe.skip;
+
+jest.setTimeout(180_000);
+
+describeWithBrowser('Swagger UI in headless Chromium', () => {
+  let t: TestApp;
+  let install: Installation;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    if (!chromiumPresent) throw new Error(`${CHROMIUM} is missing (apt-get install chromium); CI must run this test`);
+    t = await startTestApp({ env: { NODE_ENV: 'development' } });
+    install = await setupInstallation(t);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('authorizes with Bearer and creates a webhook with "Try it out" from the prefilled example, URL changed only: 201', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    const offLoopback: string[] = [];
+    // Nothing the page asks for may leave the machine: the app is on 127.0.0.1.
+    await page.route('**/*', (route) => {
+      const url = new URL(route.request().url());
+      if (url.hostname === '127.0.0.1') return route.continue();
+      offLoopback.push(url.href);
+      return route.abort();
+    });
+
+    await page.goto(`${t.url}/docs`);
+    await page.locator('button.authorize').first().click();
+    const bearer = page.locator('.auth-container').filter({ hasText: 'bearer' }).first();
+    await bearer.locator('input').fill(install.admin.accessToken);
+    await bearer.locator('button.authorize').click();
+    await bearer.locator('button.btn-done').click();
+
+    const operation = page.locator('#operations-webhooks-Webhooks_create');
+    await operation.locator('.opblock-summary').click();
+    await operation.locator('button.try-out__btn').click();
+    await operation.locator('tr[data-param-name="membershipId"] input').fill(install.admin.membershipId);
+
+    const bodyField = operation.locator('textarea.body-param__text');
+    const prefilled = JSON.parse(await bodyField.inputValue()) as { status: string; request: { url: string } };
+    // The prefilled example as the document has it: passive, so it is never called.
+    expect(prefilled.status).toBe('passive');
+    const edited = { ...prefilled, request: { ...prefilled.request, url: RECEIVER_URL } };
+    await bodyField.fill(JSON.stringify(edited, null, 2));
+    await operation.locator('button.execute').click();
+
+    const status = operation.locator('.live-responses-table tr.response .response-col_status').first();
+    await status.waitFor();
+    expect((await status.innerText()).trim()).toBe('201');
+    const answer = JSON.parse(await operation.locator('.live-responses-table tr.response .response-col_description .highlight-code pre').first().innerText()) as {
+      _id: string;
+      request: { url: string };
+      status: string;
+    };
+    expect(answer.request.url).toBe(RECEIVER_URL);
+    expect(answer.status).toBe('passive');
+    if (SCREENSHOT) {
+      // The curl line repeats the Bearer token: a picture in docs/ must not carry one.
+      await page.addStyleTag({ content: '.curl-command { display: none !important; }' });
+      await operation.screenshot({ path: SCREENSHOT });
+    }
+
+    await t.http().delete(`/memberships/${install.admin.membershipId}/webhooks/${answer._id}`).set('Authorization', install.admin.auth).expect(204);
+    expect(offLoopback).toEqual([]);
+    await page.close();
+  });
+});

@@ -1,6 +1,7 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DomainError } from '../common/errors';
+import { isPossibleId } from '../common/ids';
 import { MembershipCache } from '../memberships/membership-cache';
 import { escapePermissionSegment, PermissionExpression } from '../permissions';
 import { Authenticator } from './authenticator';
@@ -20,6 +21,18 @@ export const MEMBERSHIP_PARAM = 'membershipId';
 function routeParam(request: AuthenticatedRequest, name: string): string | undefined {
   const value: unknown = request.params?.[name];
   return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * Every route parameter of this API is an id. One that cannot name anything answers 404 here,
+ * first, so it never reaches the caller's permission check, a cache or the database.
+ */
+function rejectImpossibleIds(request: AuthenticatedRequest): void {
+  for (const [name, value] of Object.entries(request.params ?? {})) {
+    if (isPossibleId(value)) continue;
+    if (name === MEMBERSHIP_PARAM) throw new DomainError('MembershipNotFound', 'The membership does not exist');
+    throw new DomainError('NotFound', 'The requested resource does not exist');
+  }
 }
 
 /** What a route declares about access, read from its decorators. */
@@ -67,13 +80,14 @@ export class AccessGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return false;
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    rejectImpossibleIds(request);
     const { isPublic, requirement, authenticatedOnly, userRecord } = this.ruleOf(context);
     if (isPublic) return true;
     if (!requirement && !authenticatedOnly) {
       throw new DomainError('AccessDenied', 'This route declares no access rule');
     }
 
-    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const caller = await this.authenticator.authenticate(request.headers.authorization, { userRecord });
     request.caller = caller;
 

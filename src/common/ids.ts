@@ -18,3 +18,17 @@ export function slugify(name: string): string {
     .replace(/-+$/g, '');
   return slug || 'item';
 }
+
+/** Longest id of any resource; a longer value names nothing and is never looked up. */
+export const MAX_ID_LENGTH = 128;
+
+const POSSIBLE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/**
+ * The one rule for ids that come from outside (path, body, Basic token): URL-safe characters, 1 to
+ * MAX_ID_LENGTH of them. Every id the service makes (newId) passes; a value that fails cannot name
+ * anything, so it is answered as "not found" without a cache or database lookup.
+ */
+export function isPossibleId(value: unknown): value is string {
+  return typeof value === 'string' && POSSIBLE_ID.test(value);
+}

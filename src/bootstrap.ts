@@ -6,7 +6,8 @@ import type { AppConfig } from './config/config';
 import { AppModule } from './app.module';
 import { PreshapedExpressAdapter } from './common/express-adapter';
 import { createLogger, NestPinoLogger } from './common/logger';
-import { expressErrorHandler, requestLogging, requireJsonBody } from './common/http';
+import { expressErrorHandler, noStore, requestLogging, requireJsonBody } from './common/http';
+import { rejectHostileUrl, rejectUnstorableBody, verifyJsonBytes } from './common/input-hygiene';
 import { httpMetrics, ServiceMetrics } from './metrics';
 import { serveApiDocs } from './openapi/openapi';
 
@@ -30,13 +31,16 @@ export async function createApp(config: AppConfig, logger: Logger = createLogger
   // would hash every response body to make one.
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
-  // The specification: the service allows any CORS origin.
-  app.enableCors({ origin: true, exposedHeaders: ['X-Request-Id', 'WWW-Authenticate'] });
+  // The specification: the service allows any CORS origin, unless the operator lists them.
+  app.enableCors({ origin: config.corsOrigins ?? true, exposedHeaders: ['X-Request-Id', 'WWW-Authenticate'] });
   // First, so requests failing before routing (413, 415) are measured too.
   app.use(httpMetrics(app.get(ServiceMetrics)));
   app.use(requestLogging(logger));
+  app.use(noStore);
+  app.use(rejectHostileUrl);
   app.use(requireJsonBody);
-  app.use(express.json({ limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(express.json({ limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'], verify: verifyJsonBytes }));
+  app.use(rejectUnstorableBody);
   app.use(expressErrorHandler(logger));
   serveApiDocs(app, config);
   await app.init();

@@ -18,6 +18,8 @@ export interface AppConfig {
   /** How long past its expiry a token record is kept before the sweeper deletes it. */
   sweepGraceSeconds: number;
   trustProxy: boolean;
+  /** Origins CORS allows; null: any origin (the specification's default). */
+  corsOrigins: string[] | null;
 }
 
 export class ConfigError extends Error {
@@ -77,6 +79,25 @@ function databaseTarget(env: Env): DatabaseTarget {
   return { kind: 'server', url, poolSize };
 }
 
+/** `CORS_ORIGINS`: comma-separated origins (`https://app.example`), each exactly an origin. */
+function corsOrigins(env: Env): string[] | null {
+  const raw = env.CORS_ORIGINS;
+  if (raw === undefined || raw.trim() === '') return null;
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim();
+    let parsed: URL | null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = null;
+    }
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin) {
+      throw new ConfigError('CORS_ORIGINS', `must be comma-separated origins such as https://app.example (scheme, host, optional port; no path), got "${origin}"`);
+    }
+    return origin;
+  });
+}
+
 /** Reads and validates the environment once, at start. A bad value stops the start. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const setupToken = env.SETUP_TOKEN || null;
@@ -96,6 +117,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),
     sweepGraceSeconds: integer(env, 'SWEEP_GRACE_SECONDS', 300, 0, 86_400),
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    corsOrigins: corsOrigins(env),
   };
 }
 

@@ -89,8 +89,12 @@ describe('wire conventions', () => {
 
       // "username": "ab<0xff>cd": body-parser would quietly turn the byte into U+FFFD.
       const raw = Buffer.concat([Buffer.from('{"username":"ab'), Buffer.from([0xff]), Buffer.from('cd","email_address":"r@example.com","password":"a long enough password"}')]);
-      const res = await t.http().post(users).set('Authorization', inst.admin.auth).set('Content-Type', 'application/json').send(raw);
-      expect({ status: res.status, code: res.body.errorCode }).toEqual({ status: 400, code: 'ModelValidationError' });
+      // fetch, not supertest: supertest sends a Buffer as its JSON description, not as bytes.
+      const res = await fetch(`${t.url}${users}`, { method: 'POST', headers: { Authorization: inst.admin.auth, 'Content-Type': 'application/json' }, body: raw });
+      expect({ status: res.status, body: await res.json() }).toEqual({
+        status: 400,
+        body: expect.objectContaining({ errorCode: 'ModelValidationError', errors: [{ field: 'request.body', message: 'must be UTF-8 text' }] }),
+      });
     });
 
     it('an over-long Basic application id is the usual InvalidToken, and a NUL in it never reaches the database', async () => {

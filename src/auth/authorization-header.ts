@@ -14,10 +14,11 @@ const MAX_HEADER_LENGTH = 16 * 1024;
  */
 export function parseAuthorization(value: unknown): Credentials | null {
   if (typeof value !== 'string') return null;
-  const match = /^\s*(\S+)(?:\s+(.*?))?\s*$/s.exec(value);
-  if (!match) return null;
-  const scheme = match[1].toLowerCase();
-  const rest = match[2] ?? '';
+  // Split by hand, not by one regular expression: a header may be 64 KB of spaces.
+  const trimmed = value.trim();
+  const gap = trimmed.search(/\s/);
+  const scheme = (gap === -1 ? trimmed : trimmed.slice(0, gap)).toLowerCase();
+  const rest = gap === -1 ? '' : trimmed.slice(gap).trimStart();
   if (scheme === 'basic') return parseBasic(rest, value.length);
   if (scheme !== 'bearer' || value.length > MAX_HEADER_LENGTH || rest === '' || /\s/.test(rest)) return null;
   return { scheme: 'bearer', token: rest };

@@ -43,16 +43,19 @@ export function rejectHostileUrl(request: Request, _response: Response, next: Ne
   if (NOT_PRINTABLE_ASCII.test(url)) return next(invalid('request.url', 'must be percent-encoded ASCII'));
   const queryStart = url.indexOf('?');
   const path = queryStart === -1 ? url : url.slice(0, queryStart);
-  const encoded = url.includes('%');
+  // Only what is percent-encoded needs decoding: plain printable ASCII holds no NUL and is UTF-8.
   for (const segment of path.split('/')) {
-    if (segment.length <= MAX_ID_LENGTH && !encoded) continue;
-    const decoded = decodeComponent(segment);
-    if (decoded === null || isUnstorable(decoded)) return next(invalid('request.url', 'must be UTF-8 text without NUL characters'));
+    let decoded: string | null = segment;
+    if (segment.includes('%')) {
+      decoded = decodeComponent(segment);
+      if (decoded === null || isUnstorable(decoded)) return next(invalid('request.url', 'must be UTF-8 text without NUL characters'));
+    }
     if (decoded.length > MAX_ID_LENGTH) return next(new DomainError('NotFound', 'The requested resource does not exist'));
   }
-  if (queryStart !== -1 && encoded) {
+  if (queryStart !== -1 && url.indexOf('%', queryStart) !== -1) {
     for (const pair of url.slice(queryStart + 1).split('&')) {
-      const decoded = decodeComponent(pair.replace(/\+/g, ' '));
+      if (!pair.includes('%')) continue;
+      const decoded = decodeComponent(pair);
       if (decoded === null || isUnstorable(decoded)) return next(invalid('request.query', 'must be UTF-8 text without NUL characters'));
     }
   }

@@ -6,7 +6,8 @@ import type { AppConfig } from './config/config';
 import { AppModule } from './app.module';
 import { PreshapedExpressAdapter } from './common/express-adapter';
 import { createLogger, NestPinoLogger } from './common/logger';
-import { expressErrorHandler, requestLogging, requireJsonBody } from './common/http';
+import { expressErrorHandler, noStore, requestLogging, requireJsonBody } from './common/http';
+import { rejectHostileUrl, rejectUnstorableBody, verifyJsonBytes } from './common/input-hygiene';
 import { verifyJsonBudget } from './common/json-budget';
 import { httpMetrics, ServiceMetrics } from './metrics';
 import { serveApiDocs } from './openapi/openapi';
@@ -31,14 +32,27 @@ export async function createApp(config: AppConfig, logger: Logger = createLogger
   // would hash every response body to make one.
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
-  // The specification: the service allows any CORS origin.
-  app.enableCors({ origin: true, exposedHeaders: ['X-Request-Id', 'WWW-Authenticate'] });
+  // The specification: the service allows any CORS origin, unless the operator lists them.
+  app.enableCors({ origin: config.corsOrigins ?? true, exposedHeaders: ['X-Request-Id', 'WWW-Authenticate'] });
   // First, so requests failing before routing (413, 415) are measured too.
   app.use(httpMetrics(app.get(ServiceMetrics)));
   app.use(requestLogging(logger));
+  app.use(noStore);
+  app.use(rejectHostileUrl);
   app.use(requireJsonBody);
-  // The key and depth budget is checked on the raw bytes before JSON.parse (json-budget.ts says why there).
-  app.use(express.json({ limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'], verify: verifyJsonBudget }));
+  // Both checks run on the raw bytes before JSON.parse: the text must be UTF-8 (input-hygiene.ts),
+  // and the key and depth budget holds (json-budget.ts says why it is counted there).
+  app.use(
+    express.json({
+      limit: config.bodyLimitBytes,
+      type: ['application/json', 'application/*+json'],
+      verify: (request, response, body, encoding) => {
+        verifyJsonBytes(request, response, body, encoding);
+        verifyJsonBudget(request, response, body, encoding);
+      },
+    }),
+  );
+  app.use(rejectUnstorableBody);
   app.use(expressErrorHandler(logger));
   serveApiDocs(app, config);
   await app.init();

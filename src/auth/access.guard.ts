@@ -1,7 +1,7 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DomainError } from '../common/errors';
-import { isWellFormedId } from '../common/ids';
+import { isPossibleId } from '../common/ids';
 import { MembershipCache } from '../memberships/membership-cache';
 import { objectPermission } from '../permissions';
 import { Authenticator } from './authenticator';
@@ -17,12 +17,22 @@ import {
 
 /** Route parameter that names the membership of every membership-scoped route. */
 export const MEMBERSHIP_PARAM = 'membershipId';
-/** Route parameter that names the resource of single-resource routes (`/users/:id`, ...). */
-export const ID_PARAM = 'id';
 
 function routeParam(request: AuthenticatedRequest, name: string): string | undefined {
   const value: unknown = request.params?.[name];
   return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * Every route parameter of this API is an id. One that cannot name anything answers 404 here,
+ * first, so it never reaches the caller's permission check, a cache or the database.
+ */
+function rejectImpossibleIds(request: AuthenticatedRequest): void {
+  for (const [name, value] of Object.entries(request.params ?? {})) {
+    if (isPossibleId(value)) continue;
+    if (name === MEMBERSHIP_PARAM) throw new DomainError('MembershipNotFound', 'The membership does not exist');
+    throw new DomainError('NotFound', 'The requested resource does not exist');
+  }
 }
 
 /** What a route declares about access, read from its decorators. */
@@ -70,25 +80,18 @@ export class AccessGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return false;
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    rejectImpossibleIds(request);
     const { isPublic, requirement, authenticatedOnly, userRecord } = this.ruleOf(context);
     if (isPublic) return true;
     if (!requirement && !authenticatedOnly) {
       throw new DomainError('AccessDenied', 'This route declares no access rule');
     }
 
-    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const caller = await this.authenticator.authenticate(request.headers.authorization, { userRecord });
     request.caller = caller;
 
-    // Ids that cannot exist end here, before any cache or database lookup (contract, "Bounded work").
     const membershipId = routeParam(request, MEMBERSHIP_PARAM);
-    if (membershipId !== undefined && !isWellFormedId(membershipId)) {
-      throw new DomainError('MembershipNotFound', 'The membership does not exist');
-    }
-    const resourceId = routeParam(request, ID_PARAM);
-    if (resourceId !== undefined && !isWellFormedId(resourceId)) {
-      throw new DomainError('NotFound', 'Nothing has this id');
-    }
     if (membershipId !== undefined && membershipId !== caller.membershipId) {
       if (!(await this.memberships.get(membershipId))) {
         throw new DomainError('MembershipNotFound', 'The membership does not exist');

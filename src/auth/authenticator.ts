@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors';
+import { isPossibleId } from '../common/ids';
 import { ApplicationRepository } from '../applications/application.repository';
 import { digestSecret, secretMatches } from '../applications/application-secret';
 import type { ApplicationRow, UserRecord } from '../database/schema';
@@ -11,6 +12,9 @@ import { parseAuthorization } from './authorization-header';
 const DECOY_DIGEST = digestSecret('decoy-secret-for-unknown-applications');
 
 const invalidToken = (message = 'The token is not valid'): DomainError => new DomainError('InvalidToken', message);
+
+/** The one answer to every Basic problem (the contract: identical, byte for byte). */
+const invalidBasicToken = (): DomainError => new DomainError('InvalidToken', 'The token is not valid', undefined, 'basic');
 
 @Injectable()
 export class Authenticator {
@@ -25,7 +29,7 @@ export class Authenticator {
    */
   async authenticate(authorization: unknown, options: { userRecord?: boolean } = {}): Promise<Caller> {
     if (authorization === undefined || authorization === '') {
-      throw invalidToken('An Authorization header with a Bearer or Basic token is required');
+      throw new DomainError('InvalidToken', 'An Authorization header with a Bearer or Basic token is required', undefined, 'bearer');
     }
     const credentials = parseAuthorization(authorization);
     if (!credentials) throw invalidToken('The Authorization header must be "Bearer <token>" or "Basic <id>:<secret>"');
@@ -37,11 +41,14 @@ export class Authenticator {
     return toUserCaller(verified, verified.user);
   }
 
-  /** Every Basic problem is the same InvalidToken, in about the same time. */
+  /**
+   * Every Basic problem is the same InvalidToken, in about the same time. An id that cannot exist
+   * (empty for an unreadable value) is not looked up, but its secret is still compared.
+   */
   async verifyBasic(applicationId: string, secret: string): Promise<ApplicationRow> {
-    const application = await this.applications.findAnyById(applicationId);
+    const application = isPossibleId(applicationId) ? await this.applications.findAnyById(applicationId) : undefined;
     const matches = secretMatches(secret, application?.secretDigest ?? DECOY_DIGEST);
-    if (!application || !matches || !application.isActive) throw invalidToken();
+    if (!application || !matches || !application.isActive) throw invalidBasicToken();
     return application;
   }
 }

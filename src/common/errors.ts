@@ -74,6 +74,13 @@ export interface ErrorBody {
   errors?: FieldError[];
 }
 
+/**
+ * The WWW-Authenticate challenge of a 401, when the code alone does not decide it: `basic` for a
+ * Basic token problem (RFC 7617), `bearer` for a request that carried no credentials at all (RFC
+ * 6750 section 3.1: a challenge without an error code).
+ */
+export type AuthChallenge = 'basic' | 'bearer';
+
 export class DomainError extends Error {
   readonly status: number;
 
@@ -81,6 +88,7 @@ export class DomainError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly errors?: FieldError[],
+    readonly challenge?: AuthChallenge,
   ) {
     super(message);
     this.name = 'DomainError';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { DomainError } from './errors';
+import { DomainError, type ErrorBody, type ErrorCode } from './errors';
 import { mapError } from './error-mapping';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -31,8 +31,44 @@ export function sendError(request: Request, response: Response, error: unknown, 
     response.end();
     return;
   }
-  if (status === 401) response.setHeader('WWW-Authenticate', `Bearer realm="portcullis", error="${body.errorCode}"`);
+  if (status === 401) response.setHeader('WWW-Authenticate', wwwAuthenticate(error, body));
   response.status(status).json(body);
+}
+
+/** 401 codes that say a presented token is bad: RFC 6750's `invalid_token`. */
+const TOKEN_PROBLEMS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'InvalidToken',
+  'TokenWasExpired',
+  'TokenWasRevoked',
+  'TokenIsNotRefreshable',
+  'RefreshTokenWasExpired',
+  'RefreshTokenWasRevoked',
+]);
+
+/**
+ * The challenge of a 401: `Basic realm` for Basic problems (RFC 7617), a bare `Bearer realm` when
+ * no token was presented or the problem is not a token's (a wrong password at sign-in), and RFC
+ * 6750's `invalid_token` with our message for a bad Bearer token.
+ */
+function wwwAuthenticate(error: unknown, body: ErrorBody): string {
+  const challenge = error instanceof DomainError ? error.challenge : undefined;
+  if (challenge === 'basic') return 'Basic realm="portcullis"';
+  if (challenge === 'bearer' || !TOKEN_PROBLEMS.has(body.errorCode)) return 'Bearer realm="portcullis"';
+  // RFC 6750 allows %x20-21 / %x23-5B / %x5D-7E in error_description: no quote, no backslash.
+  const description = body.message.replace(/"/g, "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '');
+  return `Bearer realm="portcullis", error="invalid_token", error_description="${description}"`;
+}
+
+/** Paths whose answers may be cached: liveness, metrics and the API documents. */
+const CACHEABLE_PATH = /^\/(ping|metrics|docs)(\/|$)|^\/openapi\//;
+
+/**
+ * `Cache-Control: no-store` on every answer but the cacheable paths, set before anything can fail
+ * so errors carry it too (RFC 6749 section 5.1 for token answers; secrets and user data as well).
+ */
+export function noStore(request: Request, response: Response, next: NextFunction): void {
+  if (!CACHEABLE_PATH.test(request.path)) response.setHeader('Cache-Control', 'no-store');
+  next();
 }
 
 /** Gives every request an id (a sane incoming X-Request-Id is kept) and logs one line when it ends. */

@@ -3,22 +3,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 /** Resource ids: random UUID v4, never sequential. */
 export const newId = (): string => randomUUID();
 
-/**
- * The longest id the service looks up. Ids it issues are 36 characters (UUID v4); the contract
- * also allows 24 hex characters. Tokens already cap their membership id (`prn`) at 64.
- */
-export const MAX_ID_LENGTH = 64;
-const ID_SHAPE = new RegExp(`^[A-Za-z0-9_-]{1,${MAX_ID_LENGTH}}$`);
-
-/**
- * Whether a value from a request (path, header or body) could be an id at all: 1 to 64 URL-safe
- * characters. Checked before any cache or database lookup, so an id that cannot exist costs
- * neither, and no cache ever holds longer request text under its key (contract, "Bounded work").
- */
-export function isWellFormedId(value: string): boolean {
-  return ID_SHAPE.test(value);
-}
-
 /** A high-entropy secret (membership keys, application secrets), base64url. */
 export const newSecret = (bytes = 32): string => randomBytes(bytes).toString('base64url');
 
@@ -33,4 +17,23 @@ export function slugify(name: string): string {
     .slice(0, 64)
     .replace(/-+$/g, '');
   return slug || 'item';
+}
+
+/**
+ * The longest id the service looks up. Ids it issues are 36 characters (UUID v4); the contract
+ * also allows 24 hex characters. Tokens already cap their membership id (`prn`) at 64.
+ */
+export const MAX_ID_LENGTH = 64;
+
+const POSSIBLE_ID = new RegExp(`^[A-Za-z0-9_-]{1,${MAX_ID_LENGTH}}$`);
+
+/**
+ * The one rule for ids that come from outside (path, header, body, token claims, Basic token):
+ * URL-safe characters, 1 to MAX_ID_LENGTH of them. Every id the service makes (newId) passes; a
+ * value that fails cannot name anything, so it is answered as "not found" without a cache or
+ * database lookup, and no cache ever holds longer request text under its key (contract, "Hostile
+ * input" and "Bounded work").
+ */
+export function isPossibleId(value: unknown): value is string {
+  return typeof value === 'string' && POSSIBLE_ID.test(value);
 }

@@ -23,6 +23,8 @@ export interface AppConfig {
   outboundAllow: OutboundAllowList;
   /** Most entries of each in-process cache (memberships, user types, roles, webhook lookups). */
   cacheMaxEntries: number;
+  /** Origins CORS allows; null: any origin (the specification's default). */
+  corsOrigins: string[] | null;
 }
 
 export class ConfigError extends Error {
@@ -90,6 +92,25 @@ function databaseTarget(env: Env): DatabaseTarget {
   return { kind: 'server', url, poolSize };
 }
 
+/** `CORS_ORIGINS`: comma-separated origins (`https://app.example`), each exactly an origin. */
+function corsOrigins(env: Env): string[] | null {
+  const raw = env.CORS_ORIGINS;
+  if (raw === undefined || raw.trim() === '') return null;
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim();
+    let parsed: URL | null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = null;
+    }
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin) {
+      throw new ConfigError('CORS_ORIGINS', `must be comma-separated origins such as https://app.example (scheme, host, optional port; no path), got "${origin}"`);
+    }
+    return origin;
+  });
+}
+
 /** Reads and validates the environment once, at start. A bad value stops the start. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const setupToken = env.SETUP_TOKEN || null;
@@ -111,6 +132,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     trustProxy: bool(env, 'TRUST_PROXY', false),
     outboundAllow: outboundAllow(env),
     cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
+    corsOrigins: corsOrigins(env),
   };
 }
 

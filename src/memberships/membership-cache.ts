@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { BoundedCache } from '../common/bounded-cache';
-import { isWellFormedId } from '../common/ids';
+import { isPossibleId } from '../common/ids';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { MembershipRow } from '../database/schema';
 import { MembershipRepository } from './membership.repository';
@@ -26,7 +26,7 @@ export class MembershipCache implements OnModuleDestroy {
 
   /** The membership, or undefined; an id that cannot exist is answered without a lookup and never cached. */
   async get(id: string): Promise<MembershipRow | undefined> {
-    if (!isWellFormedId(id)) return undefined;
+    if (!isPossibleId(id)) return undefined;
     const cached = this.entries.get(id);
     if (cached !== undefined) return cached === MISSING ? undefined : cached;
     const row = await this.memberships.findById(id);

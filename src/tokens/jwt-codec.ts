@@ -1,6 +1,6 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { isWellFormedId } from '../common/ids';
+import { isPossibleId } from '../common/ids';
 
 /** Claims of the service's access and refresh tokens (the specification's list plus `sid`). */
 export interface TokenClaims {
@@ -79,7 +79,7 @@ export class JwtCodec {
     // Tokens issued before sessions were records name their record by sid alone.
     const tokenId = tid ?? sid;
     // Both are looked up next: ids that cannot exist stop here (contract, "Bounded work").
-    if (typeof prn !== 'string' || typeof tokenId !== 'string' || !isWellFormedId(prn) || !isWellFormedId(tokenId)) return null;
+    if (typeof prn !== 'string' || typeof tokenId !== 'string' || !isPossibleId(prn) || !isPossibleId(tokenId)) return null;
     return { prn, tokenId };
   }
 

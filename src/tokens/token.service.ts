@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from '../common/logger';
 import { DomainError } from '../common/errors';
-import { isWellFormedId } from '../common/ids';
+import { isPossibleId } from '../common/ids';
 import { EventRecorder, type NewEvent } from '../events/event-recorder';
 import { holdsScope, PermissionExpression } from '../permissions';
 import { PasswordHasher, MAX_PASSWORD_LENGTH } from '../users/password-hasher';
@@ -73,7 +73,7 @@ export class TokenService {
       ...(!password ? [{ field: 'password', message: 'is required' }] : []),
     ]);
     // A membership id that cannot exist is not looked up (contract, "Bounded work").
-    const record = isWellFormedId(membershipId) ? await this.sessions.findSignInRecord(membershipId, login) : undefined;
+    const record = isPossibleId(membershipId) ? await this.sessions.findSignInRecord(membershipId, login) : undefined;
     if (!record) throw new DomainError('MembershipNotFound', 'The membership does not exist');
     const { membership, user } = record;
     if (!user || password.length > MAX_PASSWORD_LENGTH) {

@@ -1,13 +1,14 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation } from '../support/factories';
+import { type Installation, setupInstallation, unique } from '../support/factories';
 import { createApplication, createMembership, type CreatedMembership } from '../support/resources';
 import { routeTable } from '../support/route-table';
-import { createUser } from '../support/users';
+import { createUser, createUserType } from '../support/users';
+import { createWebhook } from '../support/webhooks';
 
 /**
  * Every route under /memberships/:membershipId, walked with the admin of ANOTHER membership: each
- * answers 403 AccessDenied and changes nothing. The route list comes from the running app, so a
- * route added later is walked too.
+ * answers 403 AccessDenied, shows nothing of the membership and changes nothing. The route list
+ * comes from the running app, so a route added later is walked too.
  */
 describe('tenant isolation', () => {
   let t: TestApp;
@@ -15,6 +16,8 @@ describe('tenant isolation', () => {
   let a: CreatedMembership;
   let b: CreatedMembership;
   const ids: Record<string, string> = {};
+  /** Everything of A that B must never see: ids, names, the admin's login. */
+  const secretsOfA: string[] = [];
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -24,16 +27,41 @@ describe('tenant isolation', () => {
     // Real ids of A's resources, so the walk hits existing objects, not just unknown ones.
     const user = await createUser(t, a.admin);
     ids.users = user._id;
-    ids.applications = (await createApplication(t, a.admin)).id;
+    const application = await createApplication(t, a.admin);
+    ids.applications = application.id;
     ids.roles = a.role._id;
+    // Passive: kept, never called (its URL is loopback all the same).
+    const webhook = await createWebhook(t, a.admin, 'http://127.0.0.1:9/never', { status: 'passive' });
+    ids.webhooks = webhook._id;
+    const userType = await createUserType(t, a.admin, { name: unique('Type') });
+    ids['user-types'] = userType._id;
     const events = await t.http().get(`/memberships/${a.membershipId}/events`).set('Authorization', a.admin.auth);
     ids.events = events.body.items[0]._id;
+    const tokens = await t.http().get(`/memberships/${a.membershipId}/active-tokens`).set('Authorization', a.admin.auth);
+    ids['active-tokens'] = tokens.body.items[0]._id;
+    const candidates: unknown[] = [
+      ...Object.values(ids),
+      user.username,
+      user.email_address,
+      application.application.name,
+      webhook.name,
+      userType.name,
+      a.admin.username,
+      a.admin.userId,
+      a.membership.name,
+      a.membershipId,
+    ];
+    // Every one is unique to A (a random part in each), so finding it in an answer means a leak.
+    for (const candidate of candidates) {
+      expect(typeof candidate === 'string' && candidate.length >= 8 ? candidate : { notDistinctive: candidate }).toEqual(expect.any(String));
+      secretsOfA.push(candidate as string);
+    }
   });
   afterAll(async () => {
     await t.close();
   });
 
-  it('answers 403 on every membership-scoped route for the admin of another membership, by Bearer and by Basic', async () => {
+  it('answers 403 on every membership-scoped route for the admin of another membership, by Bearer and by Basic, and shows none of its data', async () => {
     const routes = routeTable(t.app).filter((route) => route.path.startsWith('/memberships/:membershipId/'));
     expect(routes.length).toBeGreaterThan(30);
     const foreignApp = await createApplication(t, b.admin, { role: 'admin' });
@@ -53,14 +81,32 @@ describe('tenant isolation', () => {
           status: 403,
           code: 'AccessDenied',
         });
+        const leaked = secretsOfA.filter((secret) => res.text.includes(secret) || JSON.stringify(res.headers).includes(secret));
+        expect({ route: `${route.method} ${route.path}`, leaked }).toEqual({ route: `${route.method} ${route.path}`, leaked: [] });
       }
       walked.push(`${route.method} ${route.path}`);
     }
     expect(walked).toEqual(expect.arrayContaining(['DELETE /memberships/:membershipId/users', 'POST /memberships/:membershipId/events/_query']));
+    // Every kind of object was walked with a real id of A, not only with unknown ones.
+    const resourcesWithIds = new Set(routes.filter((route) => route.path.includes('/:id')).map((route) => route.path.split('/')[3]));
+    expect([...resourcesWithIds].filter((resource) => !ids[resource])).toEqual([]);
 
     // Nothing of A changed: its user still exists and signs in as before.
     const user = await t.http().get(`/memberships/${a.membershipId}/users/${ids.users}`).set('Authorization', a.admin.auth);
     expect(user.status).toBe(200);
+  });
+
+  it('answers 403 or 404 on the membership routes themselves (/memberships/:id) for the admin of another membership, with none of its data', async () => {
+    const routes = routeTable(t.app).filter((route) => route.path.startsWith('/memberships/:id'));
+    expect(routes.length).toBeGreaterThanOrEqual(4);
+    for (const route of routes) {
+      const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+      const res = await t.http()[method](route.path.replace(':id', a.membershipId)).set('Authorization', b.admin.auth).send({ membership: { name: 'x' } });
+      expect({ route: `${route.method} ${route.path}`, denied: [403, 404].includes(res.status) }).toEqual({ route: `${route.method} ${route.path}`, denied: true });
+      expect(secretsOfA.filter((secret) => res.text.includes(secret))).toEqual([]);
+    }
+    const membership = await t.http().get(`/memberships/${a.membershipId}`).set('Authorization', inst.admin.auth);
+    expect(membership.body.name).toBe(a.membership.name);
   });
 
   it('no _query filter reaches another membership’s rows', async () => {

@@ -2,6 +2,7 @@ import { and, inArray, notInArray, sql, type SQL } from 'drizzle-orm';
 import { type PgColumn, type PgTable, unionAll } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../database/database';
 import { DomainError } from '../errors';
+import { isPossibleId } from '../ids';
 import type { QuerySchema } from './query-schema';
 import { isPlainObject } from './field-path';
 import { applyProjection, type ListParams, parseListParams, parseSelect, translateSort, translateWhere } from './translate';
@@ -116,12 +117,12 @@ export const MAX_BULK_IDS = 1000;
 /** Validates the body of a bulk DELETE: `{"ids": [...]}` with 1..1000 strings. */
 export function parseBulkIds(body: unknown): string[] {
   const ids = (body as { ids?: unknown } | null | undefined)?.ids;
-  if (!Array.isArray(ids) || ids.length === 0 || ids.length > MAX_BULK_IDS || !ids.every((id) => typeof id === 'string' && id.length > 0 && id.length <= 128)) {
+  if (!Array.isArray(ids) || ids.length === 0 || ids.length > MAX_BULK_IDS || !ids.every(isPossibleId)) {
     throw new DomainError('ModelValidationError', `ids must be an array of 1 to ${MAX_BULK_IDS} id strings`, [
       { field: 'ids', message: `must be an array of 1 to ${MAX_BULK_IDS} id strings` },
     ]);
   }
-  return [...new Set(ids as string[])];
+  return [...new Set(ids)];
 }
 
 /**

@@ -1,0 +1,106 @@
+import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
+import { DomainError, type FieldError } from './errors';
+import { MAX_ID_LENGTH } from './ids';
+import { validationFailure } from './validation';
+
+/*
+ * Text that PostgreSQL cannot store (a NUL, a lone UTF-16 surrogate) or that is not text at all
+ * (bytes that are not UTF-8) is refused here, once for every route, before routing, validation or
+ * any lookup: otherwise it reaches the driver and answers 500.
+ */
+
+/** A request target is printable ASCII (RFC 3986); anything else was sent raw, not percent-encoded. */
+const NOT_PRINTABLE_ASCII = /[^\x21-\x7e]/;
+
+const invalid = (field: string, message: string): DomainError => validationFailure([{ field, message }]);
+
+/** Decodes one percent-encoded component; null when the bytes are not UTF-8. */
+function decodeComponent(raw: string): string | null {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
+}
+
+/** A NUL, or a UTF-16 surrogate without its pair (which no UTF-8 text can hold). */
+// eslint-disable-next-line no-control-regex -- the NUL is exactly what this looks for
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function isUnstorable(text: string): boolean {
+  return UNSTORABLE.test(text);
+}
+
+/**
+ * Path and query: printable ASCII, percent-encodings that decode to UTF-8 without a NUL (400
+ * ModelValidationError on `request.url` / `request.query`), and no path segment longer than any id
+ * can be (404: no route or resource has such a name).
+ */
+export function rejectHostileUrl(request: Request, _response: Response, next: NextFunction): void {
+  const url = request.url;
+  if (NOT_PRINTABLE_ASCII.test(url)) return next(invalid('request.url', 'must be percent-encoded ASCII'));
+  const queryStart = url.indexOf('?');
+  const path = queryStart === -1 ? url : url.slice(0, queryStart);
+  // Only what is percent-encoded needs decoding: plain printable ASCII holds no NUL and is UTF-8.
+  for (const segment of path.split('/')) {
+    let decoded: string | null = segment;
+    if (segment.includes('%')) {
+      decoded = decodeComponent(segment);
+      if (decoded === null || isUnstorable(decoded)) return next(invalid('request.url', 'must be UTF-8 text without NUL characters'));
+    }
+    if (decoded.length > MAX_ID_LENGTH) return next(new DomainError('NotFound', 'The requested resource does not exist'));
+  }
+  if (queryStart !== -1 && url.indexOf('%', queryStart) !== -1) {
+    for (const pair of url.slice(queryStart + 1).split('&')) {
+      if (!pair.includes('%')) continue;
+      const decoded = decodeComponent(pair);
+      if (decoded === null || isUnstorable(decoded)) return next(invalid('request.query', 'must be UTF-8 text without NUL characters'));
+    }
+  }
+  next();
+}
+
+/** Set by the body parser's verify hook when the raw body holds a `\u` escape (see below). */
+const HAS_UNICODE_ESCAPE = Symbol('hasUnicodeEscape');
+type MarkedRequest = IncomingMessage & { [HAS_UNICODE_ESCAPE]?: boolean };
+
+/**
+ * express.json's `verify` hook, on the raw bytes before parsing: bytes that are not UTF-8 are a
+ * 400 (body-parser would quietly turn them into U+FFFD). A NUL or a lone surrogate can then only
+ * come from a `\u` escape, so only a body that has one is walked after parsing.
+ */
+export function verifyJsonBytes(request: IncomingMessage, _response: ServerResponse, body: Buffer, encoding: string): void {
+  if (/^utf-?8$/i.test(encoding) && !isUtf8(body)) throw invalid('request.body', 'must be UTF-8 text');
+  if (body.includes('\\u')) (request as MarkedRequest)[HAS_UNICODE_ESCAPE] = true;
+}
+
+/** Where the first unstorable string of a parsed JSON value is (a key or a value), or null. */
+function findUnstorable(root: unknown): string | null {
+  // An explicit stack, not recursion: the body may be nested thousands deep.
+  const stack: { value: unknown; path: string }[] = [{ value: root, path: 'request.body' }];
+  while (stack.length) {
+    const { value, path } = stack.pop() as { value: unknown; path: string };
+    if (typeof value === 'string') {
+      if (isUnstorable(value)) return path;
+    } else if (Array.isArray(value)) {
+      value.forEach((item, index) => stack.push({ value: item, path: `${path}[${index}]` }));
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        if (isUnstorable(key)) return path;
+        stack.push({ value: item, path: `${path}.${key}` });
+      }
+    }
+  }
+  return null;
+}
+
+/** After express.json: a NUL or a lone surrogate anywhere in the body (keys too) is a 400. */
+export function rejectUnstorableBody(request: Request, _response: Response, next: NextFunction): void {
+  if (!(request as MarkedRequest)[HAS_UNICODE_ESCAPE]) return next();
+  const field = findUnstorable(request.body);
+  if (field === null) return next();
+  const errors: FieldError[] = [{ field: field.length > 200 ? `${field.slice(0, 200)}…` : field, message: 'must be UTF-8 text without NUL characters' }];
+  next(validationFailure(errors));
+}

@@ -1,0 +1,289 @@
+import request from 'supertest';
+import { startTestApp, type TestApp } from '../support/app';
+import { type Installation, setupInstallation, unique } from '../support/factories';
+import { createApplication, createMembership, createRole } from '../support/resources';
+import { type RouteEntry, routeTable } from '../support/route-table';
+import { createUser, createUserType } from '../support/users';
+
+/**
+ * Every route of the running app (the route table reads the live router, so a route added later is
+ * walked too), signed in as the system admin, with hostile values in its path, its query and its
+ * body: NUL characters, over-long strings, wrong types, invalid UTF-8 and deep nesting. No answer
+ * may be a 5xx, and text no database can store (or an id that cannot exist) is refused with 400/404. The base bodies come from the live OpenAPI document, so each hostile value sits in
+ * an otherwise plausible body and reaches the route's own validation and handler.
+ */
+
+/** Thousands of requests, one at a time, on a shared machine: a bound on the walk, not a timing. */
+const WALK_TIMEOUT_MS = 15 * 60_000;
+
+const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
+/** Webhook URLs in base bodies: loopback, and a port nothing listens on (discard). */
+const LOOPBACK_URL = 'http://127.0.0.1:9/never';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is untyped JSON read field by field
+type Json = any;
+
+function nested(depth: number): Record<string, unknown> {
+  let value: Record<string, unknown> = { leaf: 'x' };
+  for (let level = 0; level < depth; level++) value = { a: value };
+  return value;
+}
+
+const HOSTILE_VALUES: [string, unknown][] = [
+  ['NUL', '\u0000'],
+  ['NUL inside', 'ab\u0000cd'],
+  ['over-long string', 'x'.repeat(20_000)],
+  ['lone surrogate', 'a\ud800b'],
+  ['number', 123456789012],
+  ['negative', -1],
+  ['boolean', true],
+  ['null', null],
+  ['array of NUL', ['\u0000', 'x'.repeat(5000)]],
+  ['object', { $where: 'sleep(1)', ['k\u0000']: '\u0000' }],
+  ['nested 40', nested(40)],
+];
+
+/** The hostile values above that no database can store (a NUL or a lone surrogate somewhere in them). */
+const UNSTORABLE_VALUES = new Set(['NUL', 'NUL inside', 'lone surrogate', 'array of NUL', 'object']);
+
+const HOSTILE_QUERY_VALUES: [string, string][] = [
+  ['NUL', '%00'],
+  ['NUL inside', 'a%00b'],
+  ['invalid UTF-8', '%FF%FE'],
+  ['encoded surrogate', '%ED%A0%80'],
+  ['over-long', 'x'.repeat(10_000)],
+  ['wrong type', 'not-a-number'],
+  ['negative', '-1'],
+  ['huge number', '99999999999999999999999'],
+  ['nested brackets', 'a]%5B[b'],
+];
+
+const UNSTORABLE_QUERY = new Set(['NUL', 'NUL inside', 'invalid UTF-8', 'encoded surrogate']);
+
+const HOSTILE_PATH_VALUES: [string, string][] = [
+  ['NUL', '%00'],
+  ['NUL after an id', `${UNKNOWN_ID}%00`],
+  ['invalid UTF-8', '%FF'],
+  ['overlong UTF-8', '%C0%AF'],
+  ['encoded surrogate', '%ED%A0%80'],
+  ['over-long', 'x'.repeat(129)],
+  ['very long', 'y'.repeat(5000)],
+  ['wrong type', 'true'],
+  ['encoded slash', 'a%2Fb'],
+  ['dot dot', '%2E%2E'],
+  ['quote', "'%22;--"],
+];
+
+/** Express path `/a/:b` to the OpenAPI key `/a/{b}`. */
+const openApiPath = (path: string): string => path.replace(/:([A-Za-z]+)/g, '{$1}');
+
+function resolve(document: Json, schema: Json): Json {
+  let current = schema;
+  for (let hops = 0; current?.$ref && hops < 10; hops++) {
+    current = current.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce((node: Json, key: string) => node?.[key], document);
+  }
+  return current;
+}
+
+/** A plausible value for a schema: its example, its default, or a small value of its type. */
+function sample(document: Json, schema: Json, depth = 0): unknown {
+  const resolved = resolve(document, schema) ?? {};
+  if (depth > 6) return null;
+  if (resolved.example !== undefined) return resolved.example;
+  if (resolved.default !== undefined) return resolved.default;
+  if (resolved.enum?.length) return resolved.enum[0];
+  const variant = resolved.oneOf?.[0] ?? resolved.anyOf?.[0] ?? resolved.allOf?.[0];
+  if (variant) return sample(document, variant, depth + 1);
+  switch (resolved.type) {
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const [key, property] of Object.entries(resolved.properties ?? {})) out[key] = sample(document, property, depth + 1);
+      return out;
+    }
+    case 'array':
+      return resolved.items ? [sample(document, resolved.items, depth + 1)] : [];
+    case 'number':
+    case 'integer':
+      return 1;
+    case 'boolean':
+      return true;
+    case 'string':
+      return resolved.format === 'email' ? `${unique('h')}@example.com` : unique('hostile');
+    default:
+      return {};
+  }
+}
+
+/**
+ * No URL of a base body points anywhere but loopback, and a webhook the walk happens to create is
+ * passive (kept, never called).
+ */
+function harmless(value: unknown): unknown {
+  if (typeof value === 'string') return /^https?:/i.test(value) ? LOOPBACK_URL : value;
+  if (Array.isArray(value)) return value.map(harmless);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, key === 'status' && item === 'active' ? 'passive' : harmless(item)]));
+  }
+  return value;
+}
+
+/** Every path to a field of a body, as key lists (top-level fields and one level below). */
+function fieldPaths(body: unknown): string[][] {
+  const paths: string[][] = [];
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return paths;
+  for (const [key, value] of Object.entries(body)) {
+    paths.push([key]);
+    if (value && typeof value === 'object' && !Array.isArray(value)) for (const inner of Object.keys(value)) paths.push([key, inner]);
+  }
+  return paths;
+}
+
+function withValue(body: Record<string, unknown>, path: string[], value: unknown): Record<string, unknown> {
+  const copy = structuredClone(body);
+  let node: Record<string, unknown> = copy;
+  for (const key of path.slice(0, -1)) node = node[key] as Record<string, unknown>;
+  node[path[path.length - 1]] = value;
+  return copy;
+}
+
+describe('hostile input on every route', () => {
+  let t: TestApp;
+  let inst: Installation;
+  let document: Json;
+  /** Real ids of disposable resources by route segment (never the admin's own user or membership). */
+  const ids: Record<string, string> = {};
+  let sent = 0;
+  const failures: string[] = [];
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { NODE_ENV: 'development' } });
+    inst = await setupInstallation(t);
+    const m = inst.membership._id as string;
+    const caller = { auth: inst.admin.auth, membershipId: m };
+    ids.memberships = (await createMembership(t, inst.admin)).membershipId;
+    ids.users = (await createUser(t, inst.admin))._id;
+    ids.applications = (await createApplication(t, caller)).id;
+    ids.roles = (await createRole(t, caller))._id as string;
+    ids['user-types'] = (await createUserType(t, inst.admin, { name: unique('Type') }))._id;
+    const events = await t.http().get(`/memberships/${m}/events`).set('Authorization', inst.admin.auth);
+    ids.events = events.body.items[0]._id;
+    document = (await t.http().get('/openapi/v1.json')).body;
+  });
+  afterAll(async () => {
+    console.log(`hostile input: ${sent} requests sent`);
+    await t.close();
+  });
+
+  /** The route with real ids filled in, and one parameter (optionally) replaced. */
+  function pathOf(route: RouteEntry, replace?: { param: string; value: string }): string {
+    const segments = route.path.split('/');
+    return segments
+      .map((segment, index) => {
+        if (!segment.startsWith(':')) return segment;
+        if (replace && segment === replace.param) return replace.value;
+        if (segment === ':membershipId') return inst.membership._id as string;
+        // DELETE never aims at a real object: the walk must not remove what later requests use.
+        if (route.method === 'DELETE') return UNKNOWN_ID;
+        return ids[segments[index - 1]] ?? UNKNOWN_ID;
+      })
+      .join('/');
+  }
+
+  function operationOf(route: RouteEntry): Json {
+    return document?.paths?.[openApiPath(route.path)]?.[route.method.toLowerCase()];
+  }
+
+  /**
+   * Sends one request and notes a 5xx or a missing answer. `refused`: text no database can store
+   * (a NUL, invalid UTF-8, a lone surrogate) or an id that cannot exist, which must be answered 400
+   * or 404 before anything else happens.
+   */
+  async function send(route: RouteEntry, path: string, what: string, body?: unknown, rawBody?: Buffer | string, refused = false): Promise<void> {
+    // Public routes get no token: GET /revoke-token would revoke the admin's.
+    const headers: Record<string, string> = route.access.startsWith('public') ? {} : { Authorization: inst.admin.auth };
+    sent++;
+    let status: number;
+    try {
+      if (Buffer.isBuffer(rawBody)) {
+        // supertest would send a Buffer as its JSON description; fetch sends the bytes (the path is plain here).
+        const res = await fetch(`${t.url}${path}`, { method: route.method, headers: { ...headers, 'Content-Type': 'application/json' }, body: rawBody });
+        await res.arrayBuffer();
+        status = res.status;
+      } else {
+        const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+        let call = request(t.url)[method](path).set(headers);
+        const text = rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
+        if (text !== undefined) call = call.set('Content-Type', 'application/json').send(text);
+        status = (await call).status;
+      }
+    } catch (error) {
+      failures.push(`${route.method} ${route.path} [${what}]: no answer (${(error as Error).message})`);
+      return;
+    }
+    if (status >= 500 || (refused && status !== 400 && status !== 404)) failures.push(`${route.method} ${route.path} [${what}]: ${status}`);
+  }
+
+  it('answers no 5xx to hostile paths, queries and bodies on any route', async () => {
+    const routes = routeTable(t.app);
+    expect(routes.length).toBeGreaterThan(60);
+    for (const route of routes) {
+      const operation = operationOf(route);
+      const hasBody = ['POST', 'PUT', 'DELETE'].includes(route.method);
+
+      for (const param of route.path.match(/:[A-Za-z]+/g) ?? []) {
+        for (const [name, value] of HOSTILE_PATH_VALUES) await send(route, pathOf(route, { param, value }), `path ${param} ${name}`, hasBody ? {} : undefined, undefined, true);
+      }
+
+      const queryNames = new Set<string>(['where', 'select', 'sort', 'limit', 'skip']);
+      for (const parameter of operation?.parameters ?? []) if (parameter.in === 'query') queryNames.add(parameter.name);
+      for (const name of queryNames) {
+        for (const [label, value] of HOSTILE_QUERY_VALUES) {
+          await send(route, `${pathOf(route)}?${name}=${value}`, `query ${name} ${label}`, undefined, undefined, UNSTORABLE_QUERY.has(label));
+        }
+        await send(route, `${pathOf(route)}?${name}=1&${name}=2`, `query ${name} repeated`);
+        await send(route, `${pathOf(route)}?${name}%00=1`, `query name with NUL`, undefined, undefined, true);
+      }
+
+      if (!hasBody) continue;
+      const schema = operation?.requestBody?.content?.['application/json']?.schema;
+      const base = harmless(schema ? sample(document, schema) : { ids: [UNKNOWN_ID], where: {} }) as Record<string, unknown>;
+      for (const field of fieldPaths(base)) {
+        for (const [name, value] of HOSTILE_VALUES) {
+          await send(route, pathOf(route), `body ${field.join('.')} ${name}`, withValue(base, field, value), undefined, UNSTORABLE_VALUES.has(name));
+        }
+      }
+      for (const [name, value] of HOSTILE_VALUES) await send(route, pathOf(route), `whole body ${name}`, value, undefined, UNSTORABLE_VALUES.has(name));
+      await send(route, pathOf(route), 'unknown field', { ...base, ['unknown\u0000']: 1, constructor: { prototype: { polluted: true } } }, undefined, true);
+      const placeholder = 'RAW-BYTES-HERE';
+      const firstString = fieldPaths(base).find((field) => typeof field.reduce<unknown>((node, key) => (node as Record<string, unknown>)?.[key], base) === 'string');
+      const withPlaceholder = JSON.stringify(firstString ? withValue(base, firstString, placeholder) : { ...base, name: placeholder });
+      const [before, after] = withPlaceholder.split(placeholder);
+      await send(route, pathOf(route), 'raw invalid UTF-8 in a string', undefined, Buffer.concat([Buffer.from(before), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from(after ?? '')]), true);
+    }
+    expect(failures).toEqual([]);
+  }, WALK_TIMEOUT_MS);
+
+  // Depends on the JSON body budget (1000 keys, depth 32, counted while parsing; contract "Bounded
+  // work"), built in parallel: until it lands, nesting 5,000 deep overflows class-transformer's
+  // recursion and answers 500 on every route whose body has a DTO.
+  it('answers no 5xx to a body of 5,000 keys or nested 5,000 deep on any route that takes a body', async () => {
+    const manyKeys: Record<string, number> = {};
+    for (let index = 0; index < 5000; index++) manyKeys[`k${index}`] = index;
+    // Built as text: JSON.stringify itself would recurse 5,000 deep.
+    const deepText = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
+    const deepArrayText = `${'['.repeat(5000)}1${']'.repeat(5000)}`;
+    const budgetFailures: string[] = [];
+    const before = failures.length;
+    for (const route of routeTable(t.app).filter((entry) => ['POST', 'PUT', 'DELETE'].includes(entry.method))) {
+      await send(route, pathOf(route), '5,000 keys', manyKeys);
+      await send(route, pathOf(route), '5,000 keys under where', { where: manyKeys, ids: Object.keys(manyKeys) });
+      await send(route, pathOf(route), 'nested 5,000 deep', undefined, deepText);
+      await send(route, pathOf(route), 'arrays nested 5,000 deep', undefined, `{"ids":${deepArrayText},"where":${deepText}}`);
+    }
+    budgetFailures.push(...failures.splice(before));
+    expect(budgetFailures).toEqual([]);
+  }, WALK_TIMEOUT_MS);
+});

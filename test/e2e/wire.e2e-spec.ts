@@ -1,0 +1,231 @@
+import type { Response } from 'supertest';
+import { loadConfig } from '../../src/config/config';
+import { startTestApp, type TestApp } from '../support/app';
+import { type Installation, setupInstallation } from '../support/factories';
+import { createApplication } from '../support/resources';
+import { routeTable } from '../support/route-table';
+
+/**
+ * Wire conventions of the contract: input hygiene before the database, one answer for every Basic
+ * problem, Cache-Control and WWW-Authenticate, and the CORS setting.
+ */
+
+const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
+
+/** Everything an answer says, except what differs by request (its id and its date). */
+function wholeAnswer(res: Response): { status: number; headers: Record<string, unknown>; text: string } {
+  const headers: Record<string, unknown> = { ...res.headers };
+  delete headers['x-request-id'];
+  delete headers.date;
+  return { status: res.status, headers, text: res.text };
+}
+
+const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+
+describe('wire conventions', () => {
+  let t: TestApp;
+  let inst: Installation;
+  let m: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { NODE_ENV: 'development' } });
+    inst = await setupInstallation(t);
+    m = inst.membership._id as string;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  describe('input hygiene (issue 15 point 7)', () => {
+    it('a NUL, an invalid UTF-8 sequence or an over-long value in a path id answers 400 or 404 on every route with an id', async () => {
+      const routes = routeTable(t.app).filter((route) => route.path.includes(':'));
+      expect(routes.length).toBeGreaterThan(20);
+      const hostileIds = ['%00', 'a%00b', '%FF', '%C0%AF', '%ED%A0%80', 'x'.repeat(129), `${UNKNOWN_ID}%00`];
+      const answers: string[] = [];
+      for (const route of routes) {
+        for (const hostile of hostileIds) {
+          for (const param of route.path.match(/:[A-Za-z]+/g) ?? []) {
+            // The hostile value in one parameter, real values in the others.
+            const path = route.path.replace(/:[A-Za-z]+/g, (name) => (name === param ? hostile : name === ':membershipId' ? m : UNKNOWN_ID));
+            const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+            const res = await t.http()[method](path).set('Authorization', inst.admin.auth).send({});
+            answers.push(`${route.method} ${route.path} ${param}=${hostile.slice(0, 12)} ${res.status} ${res.body?.errorCode}`);
+            expect({ path: `${route.method} ${path.slice(0, 120)}`, ok: [400, 404].includes(res.status) }).toEqual({
+              path: `${route.method} ${path.slice(0, 120)}`,
+              ok: true,
+            });
+          }
+        }
+      }
+      expect(answers.some((line) => / 500 /.test(line))).toBe(false);
+    });
+
+    it('a NUL or an invalid UTF-8 sequence in a query value or name answers 400', async () => {
+      for (const query of ['where=%00', 'keyword=a%00', 'limit=%FF', 'sort=%ED%A0%80', '%00=1', 'a%C3=1']) {
+        for (const path of [`/memberships/${m}/users`, `/memberships/${m}/users/search`, `/memberships/${m}/events`, '/roles/check-permission']) {
+          const res = await t.http().get(`${path}?${query}`).set('Authorization', inst.admin.auth);
+          expect({ path, query, status: res.status, code: res.body.errorCode }).toEqual({ path, query, status: 400, code: 'ModelValidationError' });
+        }
+      }
+    });
+
+    it('a NUL anywhere in a JSON body, or raw bytes that are not UTF-8, answer 400 before the database', async () => {
+      const users = `/memberships/${m}/users`;
+      const nulBodies = [
+        { username: 'nul\u0000user', email_address: 'nul@example.com', password: 'a long enough password' },
+        { username: 'nuluser', email_address: 'nul@example.com', password: 'a long enough password', firstname: '\u0000' },
+        { username: 'nuluser', email_address: 'nul@example.com', password: 'a long enough password', ['k\u0000']: 1 },
+      ];
+      for (const body of nulBodies) {
+        const res = await t.http().post(users).set('Authorization', inst.admin.auth).send(body);
+        expect({ status: res.status, code: res.body.errorCode }).toEqual({ status: 400, code: 'ModelValidationError' });
+      }
+      const query = await t
+        .http()
+        .post(`${users}/_query`)
+        .set('Authorization', inst.admin.auth)
+        .send({ where: { username: { $in: ['a', 'b\u0000'] } } });
+      expect({ status: query.status, code: query.body.errorCode }).toEqual({ status: 400, code: 'ModelValidationError' });
+
+      // "username": "ab<0xff>cd": body-parser would quietly turn the byte into U+FFFD.
+      const raw = Buffer.concat([Buffer.from('{"username":"ab'), Buffer.from([0xff]), Buffer.from('cd","email_address":"r@example.com","password":"a long enough password"}')]);
+      // fetch, not supertest: supertest sends a Buffer as its JSON description, not as bytes.
+      const res = await fetch(`${t.url}${users}`, { method: 'POST', headers: { Authorization: inst.admin.auth, 'Content-Type': 'application/json' }, body: raw });
+      expect({ status: res.status, body: await res.json() }).toEqual({
+        status: 400,
+        body: expect.objectContaining({ errorCode: 'ModelValidationError', errors: [{ field: 'request.body', message: 'must be UTF-8 text' }] }),
+      });
+    });
+
+    it('an over-long Basic application id is the usual InvalidToken, and a NUL in it never reaches the database', async () => {
+      for (const id of ['x'.repeat(200), 'a\u0000b']) {
+        const res = await t.http().get('/me').set('Authorization', `Basic ${base64(`${id}:secret`)}`);
+        expect({ status: res.status, code: res.body.errorCode }).toEqual({ status: 401, code: 'InvalidToken' });
+      }
+    });
+  });
+
+  describe('Basic problems (issue 15 point 8)', () => {
+    it('every Basic problem has the same answer, byte for byte, on an authenticated route and a permission route', async () => {
+      const doomed = await createApplication(t, inst.admin, { role: 'admin' });
+      const deleted = await t.http().delete(`/memberships/${m}/applications/${doomed.id}`).set('Authorization', inst.admin.auth);
+      expect(deleted.status).toBe(204);
+      const problems: Record<string, string> = {
+        'bad base64': 'Basic !!!not-base64!!!',
+        'base64 without a colon': `Basic ${base64('no-colon-here')}`,
+        'plain without a colon': 'Basic abc',
+        'empty id': 'Basic :some-secret',
+        'empty id, base64': `Basic ${base64(':some-secret')}`,
+        'empty secret': `Basic ${inst.application.id}:`,
+        'empty secret, base64': `Basic ${base64(`${inst.application.id}:`)}`,
+        'only a colon': 'Basic :',
+        'unknown id': `Basic ${UNKNOWN_ID}:${inst.application.secret}`,
+        'impossible id': `Basic ${'%'.repeat(10)}:${inst.application.secret}`,
+        'wrong secret': `Basic ${inst.application.id}:wrong-secret`,
+        'wrong secret, base64': `Basic ${base64(`${inst.application.id}:wrong-secret`)}`,
+        'deleted application': doomed.basic,
+      };
+      for (const path of ['/me', `/memberships/${m}/users`]) {
+        const answers: Record<string, ReturnType<typeof wholeAnswer>> = {};
+        for (const [name, auth] of Object.entries(problems)) {
+          answers[name] = wholeAnswer(await t.http().get(path).set('Authorization', auth));
+        }
+        const reference = answers['wrong secret'];
+        expect(reference.status).toBe(401);
+        expect(JSON.parse(reference.text)).toMatchObject({ statusCode: 401, errorCode: 'InvalidToken' });
+        expect(reference.headers['www-authenticate']).toBe('Basic realm="portcullis"');
+        for (const [name, answer] of Object.entries(answers)) {
+          expect({ name, answer }).toEqual({ name, answer: reference });
+        }
+      }
+    });
+  });
+
+  describe('headers (issue 15 point 9)', () => {
+    it('answers that carry tokens, secrets or user data, and errors, say Cache-Control: no-store', async () => {
+      const answers: [string, Response][] = [
+        ['sign-in', await t.http().post('/generate-token').set('X-Service-Alias', m).send({ username: inst.admin.username, password: inst.admin.password })],
+        ['refresh', await t.http().post('/refresh-token').send({ refresh_token: inst.admin.refreshToken })],
+        ['me', await t.http().get('/me').set('Authorization', inst.admin.auth)],
+        ['application secret', await t.http().post(`/memberships/${m}/applications/${inst.application.id}/secret`).set('Authorization', inst.admin.auth)],
+        ['users', await t.http().get(`/memberships/${m}/users`).set('Authorization', inst.admin.auth)],
+        ['healthcheck', await t.http().get('/healthcheck')],
+        ['401', await t.http().get('/me')],
+        ['400', await t.http().get(`/memberships/${m}/users?limit=x`).set('Authorization', inst.admin.auth)],
+        ['404 route', await t.http().get('/no/such/route')],
+        ['415', await t.http().post('/generate-token').set('Content-Type', 'text/plain').send('x')],
+        ['400 malformed JSON', await t.http().post('/generate-token').set('Content-Type', 'application/json').send('{')],
+      ];
+      for (const [name, res] of answers) {
+        expect({ name, status: res.status < 500, cacheControl: res.headers['cache-control'] }).toEqual({ name, status: true, cacheControl: 'no-store' });
+      }
+    });
+
+    it('/openapi/* and /docs are left cacheable (the rule adds nothing there, nor to /ping and /metrics)', async () => {
+      for (const path of ['/openapi/v1.json', '/docs']) {
+        const res = await t.http().get(path);
+        expect({ path, status: res.status < 400, cacheControl: res.headers['cache-control'] }).toEqual({ path, status: true, cacheControl: undefined });
+      }
+      // /ping and /metrics keep the header their controllers set themselves.
+      for (const path of ['/ping', '/metrics']) expect((await t.http().get(path)).status).toBe(200);
+    });
+
+    it('WWW-Authenticate follows RFC 6750 for Bearer problems and RFC 7617 for Basic', async () => {
+      const none = await t.http().get('/me');
+      expect(none.status).toBe(401);
+      expect(none.headers['www-authenticate']).toBe('Bearer realm="portcullis"');
+      expect(none.body.errorCode).toBe('InvalidToken');
+
+      const bad = await t.http().get('/me').set('Authorization', 'Bearer not.a.jwt');
+      expect(bad.status).toBe(401);
+      expect(bad.body.errorCode).toBe('InvalidToken');
+      expect(bad.headers['www-authenticate']).toBe(`Bearer realm="portcullis", error="invalid_token", error_description="${bad.body.message}"`);
+
+      const basic = await t.http().get('/me').set('Authorization', `Basic ${inst.application.id}:wrong`);
+      expect(basic.headers['www-authenticate']).toBe('Basic realm="portcullis"');
+
+      const ok = await t.http().get('/me').set('Authorization', inst.admin.auth);
+      expect(ok.status).toBe(200);
+      expect(ok.headers['www-authenticate']).toBeUndefined();
+    });
+  });
+
+  describe('CORS', () => {
+    it('allows any origin by default', async () => {
+      for (const origin of ['https://one.example', 'http://localhost:8080']) {
+        const res = await t.http().get('/ping').set('Origin', origin);
+        expect(res.headers['access-control-allow-origin']).toBe(origin);
+        const preflight = await t.http().options('/me').set('Origin', origin).set('Access-Control-Request-Method', 'GET');
+        expect(preflight.status).toBeLessThan(300);
+        expect(preflight.headers['access-control-allow-origin']).toBe(origin);
+      }
+    });
+
+    it('CORS_ORIGINS restricts it: an allowed origin is echoed, another is not', async () => {
+      const restricted = await startTestApp({ env: { CORS_ORIGINS: 'https://app.example, https://admin.example' } });
+      try {
+        for (const origin of ['https://app.example', 'https://admin.example']) {
+          const res = await restricted.http().get('/ping').set('Origin', origin);
+          expect(res.headers['access-control-allow-origin']).toBe(origin);
+          const preflight = await restricted.http().options('/me').set('Origin', origin).set('Access-Control-Request-Method', 'GET');
+          expect(preflight.headers['access-control-allow-origin']).toBe(origin);
+        }
+        for (const origin of ['https://evil.example', 'https://app.example.evil.example', 'null']) {
+          const res = await restricted.http().get('/ping').set('Origin', origin);
+          expect({ origin, allowed: res.headers['access-control-allow-origin'] }).toEqual({ origin, allowed: undefined });
+          const preflight = await restricted.http().options('/me').set('Origin', origin).set('Access-Control-Request-Method', 'GET');
+          expect({ origin, allowed: preflight.headers['access-control-allow-origin'] }).toEqual({ origin, allowed: undefined });
+        }
+      } finally {
+        await restricted.close();
+      }
+    });
+
+    it('refuses a CORS_ORIGINS value that is not a list of origins', () => {
+      for (const value of ['app.example', 'https://app.example/path', 'https://a.example,,ftp://b.example']) {
+        expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(/CORS_ORIGINS/);
+      }
+      expect(loadConfig({ CORS_ORIGINS: 'https://a.example, http://127.0.0.1:8080' }).corsOrigins).toEqual(['https://a.example', 'http://127.0.0.1:8080']);
+    });
+  });
+});

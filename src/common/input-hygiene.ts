@@ -2,7 +2,6 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { DomainError, type FieldError } from './errors';
-import { MAX_ID_LENGTH } from './ids';
 import { validationFailure } from './validation';
 
 /*
@@ -35,8 +34,8 @@ function isUnstorable(text: string): boolean {
 
 /**
  * Path and query: printable ASCII, percent-encodings that decode to UTF-8 without a NUL (400
- * ModelValidationError on `request.url` / `request.query`), and no path segment longer than any id
- * can be (404: no route or resource has such a name).
+ * ModelValidationError on `request.url` / `request.query`). Ids in the path are judged by the access
+ * guard (isPossibleId), which knows which parameter names a membership.
  */
 export function rejectHostileUrl(request: Request, _response: Response, next: NextFunction): void {
   const url = request.url;
@@ -45,12 +44,9 @@ export function rejectHostileUrl(request: Request, _response: Response, next: Ne
   const path = queryStart === -1 ? url : url.slice(0, queryStart);
   // Only what is percent-encoded needs decoding: plain printable ASCII holds no NUL and is UTF-8.
   for (const segment of path.split('/')) {
-    let decoded: string | null = segment;
-    if (segment.includes('%')) {
-      decoded = decodeComponent(segment);
-      if (decoded === null || isUnstorable(decoded)) return next(invalid('request.url', 'must be UTF-8 text without NUL characters'));
-    }
-    if (decoded.length > MAX_ID_LENGTH) return next(new DomainError('NotFound', 'The requested resource does not exist'));
+    if (!segment.includes('%')) continue;
+    const decoded = decodeComponent(segment);
+    if (decoded === null || isUnstorable(decoded)) return next(invalid('request.url', 'must be UTF-8 text without NUL characters'));
   }
   if (queryStart !== -1 && url.indexOf('%', queryStart) !== -1) {
     for (const pair of url.slice(queryStart + 1).split('&')) {

@@ -134,25 +134,26 @@ describe('bounded work per request', () => {
   describe('ids before lookups, and a bounded membership cache', () => {
     const cache = (): MembershipCache => t.app.get(MembershipCache);
 
+    // A NUL never reaches routing: input hygiene answers 400 for the URL first (contract, "Hostile input").
     it.each([
-      ['over-long', 'm'.repeat(200)],
-      ['65 characters', 'm'.repeat(65)],
-      ['outside the id alphabet', 'not.an~id'],
-      ['with a NUL character', 'abc%00def'],
-    ])('an %s membership id answers 404 MembershipNotFound without touching the cache', async (_case, id) => {
+      ['over-long', 'm'.repeat(200), 404, 'MembershipNotFound'],
+      ['65 characters', 'm'.repeat(65), 404, 'MembershipNotFound'],
+      ['outside the id alphabet', 'not.an~id', 404, 'MembershipNotFound'],
+      ['with a NUL character', 'abc%00def', 400, 'ModelValidationError'],
+    ] as const)('an %s membership id answers %d %s without touching the cache', async (_case, id, status, errorCode) => {
       const before = cache().size;
       expect(before).toEqual(expect.any(Number));
       const res = await t.http().get(`/memberships/${id}/roles`).set('Authorization', inst.admin.auth);
-      expectErrorBody(res, 404, 'MembershipNotFound');
+      expectErrorBody(res, status, errorCode);
       expect(cache().size).toBe(before);
     });
 
     it.each([
-      ['over-long', 'r'.repeat(200)],
-      ['with a NUL character', 'abc%00def'],
-    ])('an %s resource id answers 404 NotFound before any lookup', async (_case, id) => {
+      ['over-long', 'r'.repeat(200), 404, 'NotFound'],
+      ['with a NUL character', 'abc%00def', 400, 'ModelValidationError'],
+    ] as const)('an %s resource id answers %d %s before any lookup', async (_case, id, status, errorCode) => {
       const res = await t.http().get(`/memberships/${inst.admin.membershipId}/roles/${id}`).set('Authorization', inst.admin.auth);
-      expectErrorBody(res, 404, 'NotFound');
+      expectErrorBody(res, status, errorCode);
     });
 
     it('an ill-formed X-Service-Alias on sign-in answers 404 MembershipNotFound', async () => {

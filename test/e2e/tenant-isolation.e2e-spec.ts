@@ -30,8 +30,8 @@ describe('tenant isolation', () => {
     const application = await createApplication(t, a.admin);
     ids.applications = application.id;
     ids.roles = a.role._id;
-    // Passive: kept, never called (its URL is loopback all the same).
-    const webhook = await createWebhook(t, a.admin, 'http://127.0.0.1:9/never', { status: 'passive' });
+    // Passive: kept, never called.
+    const webhook = await createWebhook(t, a.admin, 'https://hooks.example.com/never', { status: 'passive' });
     ids.webhooks = webhook._id;
     const userType = await createUserType(t, a.admin, { name: unique('Type') });
     ids['user-types'] = userType._id;

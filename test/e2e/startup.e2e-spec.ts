@@ -49,7 +49,7 @@ describe('starting the service', () => {
     } finally {
       await first.stop();
     }
-  });
+  }, 240_000);
 
   it.each([
     ['PORT', 'abc', /PORT must be a whole number/],

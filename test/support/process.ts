@@ -52,7 +52,7 @@ export function startServiceProcess(env: Record<string, string>): ServiceProcess
     child,
     lines,
     exited,
-    waitForLog: (predicate, timeoutMs = 30_000) =>
+    waitForLog: (predicate, timeoutMs = 90_000) =>
       new Promise((resolve, reject) => {
         for (const line of lines) {
           try {

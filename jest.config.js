@@ -17,7 +17,8 @@ module.exports = {
   transform: { '^.+\\.(t|j|mj|cj)s$': swc },
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|jose|@electric-sql|file-type|strtok3|token-types|@tokenizer|uint8array-extras)/)'],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
-  testTimeout: 60000,
+  // e2e files boot real apps on real databases; a loaded two-core CI machine needs the margin.
+  testTimeout: 120000,
   // e2e files each boot their own app on their own database; two cores suit two workers.
   maxWorkers: 2,
 };

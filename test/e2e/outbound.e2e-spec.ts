@@ -70,7 +70,8 @@ describe('outbound policy', () => {
     receiver = await WebhookReceiver.start();
     strictAdmin = (await setupInstallation(strict)).admin;
     allowingAdmin = (await setupInstallation(allowing)).admin;
-  });
+    // Two apps and two installations: minutes, not seconds, on a loaded two-core CI machine.
+  }, 240_000);
   afterAll(async () => {
     await strict?.close();
     await allowing?.close();

@@ -54,6 +54,15 @@ export class ProviderRepository {
     return row;
   }
 
+  async findBySlug(membershipId: string, slug: string): Promise<ProviderRow | undefined> {
+    const [row] = await this.database.db
+      .select()
+      .from(providers)
+      .where(and(scope(membershipId), eq(providers.slug, slug)))
+      .limit(1);
+    return row;
+  }
+
   /** The row, locked until the transaction ends, so concurrent replaces of one provider serialize. */
   async findByIdForUpdate(membershipId: string, id: string, tx: Tx): Promise<ProviderRow | undefined> {
     const [row] = await tx

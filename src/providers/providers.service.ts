@@ -16,6 +16,7 @@ import { RoleRepository } from '../roles/role.repository';
 import { UserTypeRepository } from '../user-types/user-type.repository';
 import type { ProviderBodyDto } from './provider.dto';
 import { toProviderResponse, type ProviderResponse } from './provider.mapper';
+import { ProviderCache } from './provider-cache';
 import { ProviderRepository, type ProviderChanges } from './provider.repository';
 
 /** The stored form of a create/replace body (the slug and the secret aside); equal bodies give equal values. */
@@ -62,6 +63,7 @@ export class ProvidersService {
     private readonly recorder: EventRecorder,
     private readonly destinations: DestinationPolicy,
     private readonly permissions: CallerPermissions,
+    private readonly cache: ProviderCache,
   ) {}
 
   async get(membershipId: string, id: string): Promise<ProviderResponse> {
@@ -82,7 +84,7 @@ export class ProvidersService {
     const utilizerId = utilizerIdOf(caller);
     // Read before the transaction: the role cache may query the database.
     const granter = await this.permissions.granterOf(caller);
-    return this.recorder.transaction(async (tx, record) => {
+    const created = await this.recorder.transaction(async (tx, record) => {
       await this.assertReferencesExist(membershipId, fields, tx);
       assertHoldsGrants(granter, grantedByAssignment(null, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole), tx)));
       const row = await this.providers.insert(membershipId, tx, {
@@ -96,6 +98,9 @@ export class ProvidersService {
       record({ membershipId, eventType: 'ProviderCreated', utilizerId, document: response });
       return response;
     });
+    // A sign-in tried before may have left "no such provider" in this instance's cache.
+    this.cache.forget(membershipId, created.slug);
+    return created;
   }
 
   async replace(membershipId: string, id: string, caller: Caller, body: ProviderBodyDto): Promise<ProviderResponse> {
@@ -103,7 +108,7 @@ export class ProvidersService {
     this.checkIssuer(fields.issuer);
     const utilizerId = utilizerIdOf(caller);
     const granter = await this.permissions.granterOf(caller);
-    return this.recorder.transaction(async (tx, record) => {
+    const replaced = await this.recorder.transaction(async (tx, record) => {
       const current = await this.providers.findByIdForUpdate(membershipId, id, tx);
       if (!current) throw notFound();
       if (body.slug !== undefined && body.slug !== current.slug) throw validationError('slug', 'is immutable');
@@ -119,6 +124,8 @@ export class ProvidersService {
       record({ membershipId, eventType: 'ProviderUpdated', utilizerId, document: response, prior: toProviderResponse(current) });
       return response;
     });
+    this.cache.forget(membershipId, replaced.slug);
+    return replaced;
   }
 
   async delete(membershipId: string, id: string, caller: Caller): Promise<void> {
@@ -141,6 +148,7 @@ export class ProvidersService {
       }
       return deleted;
     });
+    for (const row of rows) this.cache.forget(membershipId, row.slug);
     return rows.map((row) => row.id);
   }
 

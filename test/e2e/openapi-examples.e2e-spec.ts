@@ -125,7 +125,7 @@ describe('the OpenAPI document drives Swagger UI', () => {
     expect(codesByStatus.get('400')).toContain('ModelValidationError');
     expect(codesByStatus.get('403')).toContain('AccessDenied');
     expect(codesByStatus.get('404')).toContain('NotFound');
-    expect(codesByStatus.get('401')).toEqual(new Set(['InvalidToken', 'SetupRejected']));
+    expect(codesByStatus.get('401')).toEqual(new Set(['InvalidToken', 'SetupRejected', 'ProviderTokenInvalid']));
   });
 
   it('accepts every request-body example of the document (no 400, no 500) when sent as it is', async () => {

@@ -81,6 +81,7 @@ PUT    /memberships/:membershipId/webhooks/:id              permission webhooks.
 POST   /memberships/:membershipId/webhooks/_query           permission webhooks.read
 POST   /memberships/_query                                  permission memberships.read
 GET    /metrics                                             public
+POST   /oauth/:slug/login                                   public
 GET    /ping                                                public
 GET    /refresh-token                                       public
 POST   /refresh-token                                       public

@@ -1,12 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { createRemoteJWKSet, customFetch, errors as joseErrors, type JWTPayload, jwtVerify } from 'jose';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { DomainError } from '../common/errors';
 import { LOGGER } from '../common/logger';
 import { OutboundHttp } from '../outbound/outbound.module';
-import type { OutboundResult } from '../outbound/outbound-http';
+import type { OutboundRequest, OutboundResult } from '../outbound/outbound-http';
+import { OUTGOING_CALL_OBSERVER, type OutgoingCallObserver } from '../outbound/outgoing-calls';
 
 /** Asymmetric algorithms only: an HS* token would be signed with the client secret, which is no proof of the provider. */
 export const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
@@ -85,7 +86,25 @@ export class OidcClient {
     private readonly outbound: OutboundHttp,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Optional() @Inject(OUTGOING_CALL_OBSERVER) private readonly observer?: OutgoingCallObserver,
   ) {}
+
+  /** One call through the outbound module, counted as `kind="provider"` when it was actually sent. */
+  private async send(call: Omit<OutboundRequest, 'timeoutMs' | 'bodyLimitBytes'>): Promise<OutboundResult> {
+    const result = await this.outbound.send({ ...call, timeoutMs: this.config.providerTimeoutMs, bodyLimitBytes: BODY_LIMIT_BYTES });
+    if (result.kind === 'blocked' || result.kind === 'cancelled') return result;
+    try {
+      this.observer?.observe({
+        kind: 'provider',
+        outcome: result.kind === 'timeout' ? 'timeout' : result.kind === 'answered' && result.status >= 200 && result.status < 300 ? 'success' : 'failure',
+        durationSeconds: result.durationSeconds,
+        ...(result.kind === 'answered' ? { status: result.status } : {}),
+      });
+    } catch {
+      // Metrics must never break a sign-in.
+    }
+    return result;
+  }
 
   private get metadataTtlMs(): number {
     return this.config.providerMetadataTtlSeconds * 1000;
@@ -93,13 +112,7 @@ export class OidcClient {
 
   /** One GET that must answer 200 with JSON; anything else is the provider's failure. */
   private async getJson(url: string): Promise<unknown> {
-    const result = await this.outbound.send({
-      url,
-      method: 'GET',
-      headers: { accept: 'application/json' },
-      timeoutMs: this.config.providerTimeoutMs,
-      bodyLimitBytes: BODY_LIMIT_BYTES,
-    });
+    const result = await this.send({ url, method: 'GET', headers: { accept: 'application/json' } });
     if (result.kind !== 'answered' || result.status !== 200) throw new ProviderCallFailed(`GET ${new URL(url).origin}: ${describe(result)}`);
     try {
       return JSON.parse(result.body) as unknown;
@@ -159,14 +172,7 @@ export class OidcClient {
         const encode = (value: string): string => encodeURIComponent(value);
         headers.authorization = `Basic ${Buffer.from(`${encode(client.clientId)}:${encode(client.clientSecret)}`).toString('base64')}`;
       }
-      const result = await this.outbound.send({
-        url: metadata.tokenEndpoint,
-        method: 'POST',
-        headers,
-        body: form.toString(),
-        timeoutMs: this.config.providerTimeoutMs,
-        bodyLimitBytes: BODY_LIMIT_BYTES,
-      });
+      const result = await this.send({ url: metadata.tokenEndpoint, method: 'POST', headers, body: form.toString() });
       if (result.kind === 'answered' && result.status >= 400 && result.status < 500) {
         this.logger.debug({ reason: `token endpoint answered ${result.status}` }, 'identity provider token refused');
         throw invalidToken();

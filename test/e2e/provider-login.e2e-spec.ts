@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { decodeProtectedHeader, type JWTPayload, SignJWT } from 'jose';
 import { startTestApp, type TestApp } from '../support/app';
 import { setupInstallation, unique, type Installation } from '../support/factories';
@@ -32,7 +34,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
   beforeAll(async () => {
     signingKey = await newSigningKey('key-1');
     oidc = await startOidcProvider(providerOptions([signingKey.privateJwk]));
-    t = await startTestApp({ env: { ...ALLOW_LOOPBACK_RECEIVERS, PROVIDER_TIMEOUT_MS: '5000' } });
+    t = await startTestApp({ env: { ...ALLOW_LOOPBACK_RECEIVERS, PROVIDER_TIMEOUT_MS: '2000' } });
     inst = await setupInstallation(t);
     tenant = await createMembership(t, inst.admin);
     const created = await createProvider({ issuer: oidc.issuer, client_secret: CLIENT_SECRET });
@@ -237,6 +239,46 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       // A loopback port nobody listens on (the provider is allowed, the connection is refused).
       const gone = await createProvider({ issuer: 'http://127.0.0.1:9/' });
       expectErrorBody(await login({ id_token: await idToken({ sub: 'alice-sub', iss: 'http://127.0.0.1:9/' }) }, gone.slug), 502, 'ProviderUnavailable');
+    });
+
+    it('a slow, broken or redirecting provider is 502 ProviderUnavailable', async () => {
+      const sockets = new Set<Socket>();
+      const broken = createServer((request, response) => {
+        const [, kind] = (request.url ?? '').split('/');
+        const issuer = `http://127.0.0.1:${(broken.address() as AddressInfo).port}/${kind}`;
+        if (kind === 'slow') return; // never answers: the call times out (PROVIDER_TIMEOUT_MS)
+        if (kind === 'redirect') return response.writeHead(302, { location: `${oidc.issuer}/.well-known/openid-configuration` }).end();
+        if (kind === 'not-json') return response.writeHead(200, { 'content-type': 'application/json' }).end('{"issuer": ');
+        if (kind === 'error') return response.writeHead(503).end();
+        if (kind === 'other-issuer') return response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer: oidc.issuer, jwks_uri: `${oidc.issuer}/jwks` }));
+        if (kind === 'bad-jwks' && request.url?.endsWith('/jwks')) return response.writeHead(200).end('{"keys": "none"}');
+        if (kind === 'bad-jwks') return response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
+        response.writeHead(404).end();
+      });
+      broken.on('connection', (socket) => {
+        sockets.add(socket);
+        socket.once('close', () => sockets.delete(socket));
+      });
+      await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
+      try {
+        const port = (broken.address() as AddressInfo).port;
+        for (const kind of ['slow', 'redirect', 'not-json', 'error', 'other-issuer', 'bad-jwks']) {
+          const issuer = `http://127.0.0.1:${port}/${kind}`;
+          const provider = await createProvider({ issuer });
+          const res = await login({ id_token: await idToken({ sub: 'alice-sub', iss: issuer }) }, provider.slug);
+          expect({ kind, status: res.status, errorCode: res.body.errorCode }).toEqual({ kind, status: 502, errorCode: 'ProviderUnavailable' });
+        }
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        await new Promise<void>((resolve) => broken.close(() => resolve()));
+      }
+    });
+
+    it('counts provider calls in portcullis_outgoing_http_requests_total (kind="provider")', async () => {
+      const metrics = await t.http().get('/metrics');
+      expect(metrics.status).toBe(200);
+      expect(metrics.text).toMatch(/portcullis_outgoing_http_requests_total\{[^}]*kind="provider"[^}]*outcome="success"[^}]*\} [1-9]/);
+      expect(metrics.text).toMatch(/portcullis_outgoing_http_requests_total\{[^}]*kind="provider"[^}]*outcome="timeout"[^}]*\} [1-9]/);
     });
 
     it('deleting a provider deletes its links; the users stay', async () => {

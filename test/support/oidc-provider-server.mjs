@@ -1,11 +1,17 @@
 // A real OpenID Connect provider (npm oidc-provider) on 127.0.0.1, run as a child process of a
 // test because oidc-provider ships ES modules only. Configuration arrives as JSON in
-// OIDC_TEST_CONFIG: {port, keys: [private JWKs], clients: [...], accounts: {id: claims}}.
+// OIDC_TEST_CONFIG: {port, keys: [private JWKs], clients: [...], accounts: {id: claims}}; without
+// keys, one RS256 key is made for this run.
 // It prints "listening <port>" once it accepts requests.
 import { createServer } from 'node:http';
+import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
 
 const config = JSON.parse(process.env.OIDC_TEST_CONFIG ?? '{}');
+if (!config.keys?.length) {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  config.keys = [{ ...(await exportJWK(privateKey)), kid: 'local-1', alg: 'RS256', use: 'sig' }];
+}
 const server = createServer();
 server.listen(config.port ?? 0, '127.0.0.1', () => {
   const { port } = server.address();

@@ -4,6 +4,7 @@ import { createApplication, createMembership, type CreatedMembership } from '../
 import { routeTable } from '../support/route-table';
 import { createUser, createUserType } from '../support/users';
 import { createWebhook } from '../support/webhooks';
+import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
 /**
  * Every route under /memberships/:membershipId, walked with the admin of ANOTHER membership: each
@@ -20,7 +21,8 @@ describe('tenant isolation', () => {
   const secretsOfA: string[] = [];
 
   beforeAll(async () => {
-    t = await startTestApp();
+    // The passive webhook's loopback URL is refused at create unless OUTBOUND_ALLOW permits it.
+    t = await startTestApp({ env: { ...ALLOW_LOOPBACK_RECEIVERS } });
     inst = await setupInstallation(t);
     a = await createMembership(t, inst.admin);
     b = await createMembership(t, inst.admin);
@@ -35,6 +37,13 @@ describe('tenant isolation', () => {
     ids.webhooks = webhook._id;
     const userType = await createUserType(t, a.admin, { name: unique('Type') });
     ids['user-types'] = userType._id;
+    const provider = await t
+      .http()
+      .post(`/memberships/${a.membershipId}/providers`)
+      .set('Authorization', a.admin.auth)
+      .send({ name: unique('Provider'), type: 'oidc', issuer: 'https://accounts.google.com', client_id: unique('client') })
+      .expect(201);
+    ids.providers = provider.body._id;
     const events = await t.http().get(`/memberships/${a.membershipId}/events`).set('Authorization', a.admin.auth);
     ids.events = events.body.items[0]._id;
     const tokens = await t.http().get(`/memberships/${a.membershipId}/active-tokens`).set('Authorization', a.admin.auth);
@@ -46,6 +55,7 @@ describe('tenant isolation', () => {
       application.application.name,
       webhook.name,
       userType.name,
+      provider.body.name,
       a.admin.username,
       a.admin.userId,
       a.membership.name,

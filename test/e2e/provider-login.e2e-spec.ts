@@ -288,6 +288,20 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       expect(res.status).toBe(201);
       expect((await t.http().delete(`/memberships/${tenant.membershipId}/providers/${temporary._id}`).set('Authorization', admin())).status).toBe(204);
       expect(await usersWithEmail(`${sub}@example.com`)).toHaveLength(1);
+      // A new provider under the same slug does not inherit the link: the subject is a stranger whose
+      // e-mail belongs to an existing user, and this provider is not trusted to link it.
+      await createProvider({ slug: temporary.slug });
+      expectErrorBody(await login({ id_token: await idToken({ sub, email: `${sub}@example.com` }) }, temporary.slug), 409, 'ProviderEmailNotTrusted');
+    });
+
+    it('an inactive user answers 401 UserInactive', async () => {
+      const sub = unique('frozen');
+      const first = await login({ id_token: await idToken({ sub, email: `${sub}@example.com` }) });
+      expect(first.status).toBe(201);
+      const [user] = await usersWithEmail(`${sub}@example.com`);
+      const frozen = await t.http().post(`/memberships/${tenant.membershipId}/users/${user._id}/freeze`).set('Authorization', admin());
+      expect(frozen.status).toBe(200);
+      expectErrorBody(await login({ id_token: await idToken({ sub }) }), 401, 'UserInactive');
     });
 
     // Last: it leaves the provider stopped.

@@ -6,6 +6,7 @@ import { CoreModule } from './core.module';
 import { EventsModule } from './events/events.module';
 import { QueueModule } from './queue/queue.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { ProvidersModule } from './providers/providers.module';
 import { AllErrorsFilter } from './common/exception.filter';
 import { createValidationPipe } from './common/validation';
 import { ApplicationsModule } from './applications/applications.module';
@@ -39,6 +40,7 @@ export class AppModule {
         HealthModule,
         EventsModule,
         WebhooksModule,
+        ProvidersModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllErrorsFilter },

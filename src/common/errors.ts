@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   PermissionRequired: 400,
   MalformedJson: 400,
   InvalidCurrentPassword: 400,
+  ProviderEmailNotVerified: 400,
   // 401
   InvalidCredentials: 401,
   UserInactive: 401,
@@ -25,8 +26,10 @@ export const ERROR_STATUS = {
   RefreshTokenWasExpired: 401,
   RefreshTokenWasRevoked: 401,
   SetupRejected: 401,
+  ProviderTokenInvalid: 401,
   // 403
   AccessDenied: 403,
+  ProviderDisabled: 403,
   // 404
   NotFound: 404,
   MembershipNotFound: 404,
@@ -35,6 +38,7 @@ export const ERROR_STATUS = {
   RoleNotFound: 404,
   ApplicationNotFound: 404,
   WebhookNotFound: 404,
+  ProviderNotFound: 404,
   EventNotFound: 404,
   TokenNotFound: 404,
   // 405
@@ -43,6 +47,7 @@ export const ERROR_STATUS = {
   AlreadySetUp: 409,
   IdenticalDocumentError: 409,
   WebhookAlreadyExists: 409,
+  ProviderAlreadyExists: 409,
   UserAlreadyExists: 409,
   UserTypeAlreadyExists: 409,
   RoleAlreadyExists: 409,
@@ -52,11 +57,13 @@ export const ERROR_STATUS = {
   ReservedRole: 409,
   SystemRolesCannotBeDeleted: 409,
   SystemMembershipCannotBeDeleted: 409,
+  ProviderEmailNotTrusted: 409,
   // 413, 415
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
-  // 500, 503
+  // 500, 502, 503
   UnhandledExceptionError: 500,
+  ProviderUnavailable: 502,
   AuthenticationServiceUnavailable: 503,
 } as const;
 

@@ -13,6 +13,12 @@ export interface AppConfig {
   setupToken: string | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   webhookTimeoutMs: number;
+  /** Per discovery, JWKS or token endpoint call of an identity provider. */
+  providerTimeoutMs: number;
+  /** How long an instance serves a provider's configuration from its cache. */
+  providerCacheTtlSeconds: number;
+  /** How long a provider's discovery document and keys are reused. */
+  providerMetadataTtlSeconds: number;
   bodyLimitBytes: number;
   shutdownDrainMs: number;
   sweepIntervalMs: number;
@@ -125,6 +131,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     setupToken,
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    providerTimeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', 10_000, 100, 120_000),
+    providerCacheTtlSeconds: integer(env, 'PROVIDER_CACHE_TTL_SECONDS', 300, 1, 3600),
+    providerMetadataTtlSeconds: integer(env, 'PROVIDER_METADATA_TTL_SECONDS', 3600, 60, 86_400),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 30_000, 0, 300_000),
     sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),

@@ -260,7 +260,54 @@ export const webhooks = pgTable(
   ],
 );
 
-export const schema = { memberships, roles, userTypes, users, applications, sessions, tokenSessions, events, webhooks };
+export const providers = pgTable(
+  'providers',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    description: text('description'),
+    type: text('type').$type<'oidc'>().notNull(),
+    issuer: text('issuer').notNull(),
+    clientId: text('client_id').notNull(),
+    /** For the code exchange at the token endpoint. Write-only through the API. */
+    clientSecret: text('client_secret'),
+    defaultRole: text('default_role'),
+    defaultUserType: text('default_user_type'),
+    isActive: boolean('is_active').notNull().default(true),
+    trustEmail: boolean('trust_email').notNull().default(false),
+    ...sysColumns,
+  },
+  (t) => [
+    uniqueIndex('providers_slug_unique').on(t.membershipId, t.slug),
+    index('providers_membership_created').on(t.membershipId, t.createdAt),
+  ],
+);
+
+/** Which user a provider's subject (`sub`) signs in as; deleting the provider deletes its links. */
+export const providerIdentities = pgTable(
+  'provider_identities',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    providerId: text('provider_id')
+      .notNull()
+      .references(() => providers.id, { onDelete: 'cascade' }),
+    subject: text('subject').notNull(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('provider_identities_subject_unique').on(t.providerId, t.subject), index('provider_identities_user').on(t.userId)],
+);
+
+export const schema = { memberships, roles, userTypes, users, applications, sessions, tokenSessions, events, webhooks, providers, providerIdentities };
 export type Schema = typeof schema;
 
 export type MembershipRow = typeof memberships.$inferSelect;
@@ -274,3 +321,5 @@ export type SessionRow = typeof sessions.$inferSelect;
 export type TokenSessionRow = typeof tokenSessions.$inferSelect;
 export type EventRow = typeof events.$inferSelect;
 export type WebhookRow = typeof webhooks.$inferSelect;
+export type ProviderRow = typeof providers.$inferSelect;
+export type ProviderIdentityRow = typeof providerIdentities.$inferSelect;

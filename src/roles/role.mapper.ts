@@ -32,6 +32,7 @@ export const MEMBERSHIP_RESOURCES = [
   'roles',
   'applications',
   'webhooks',
+  'providers',
   'events',
   'tokens',
 ] as const;

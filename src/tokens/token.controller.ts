@@ -38,7 +38,7 @@ const MEMBERSHIP_HEADERS = ['x-service-alias', 'membership', 'membershipid'] as 
 const VERIFY_RECORDS =
   'Records TokenVerified. The event is written just after the answer, not before it; reads of the event log on the same instance wait for it.';
 
-function membershipHeader(request: Request): string | undefined {
+export function membershipHeader(request: Request): string | undefined {
   for (const name of MEMBERSHIP_HEADERS) {
     const value = request.headers[name];
     if (typeof value === 'string' && value.trim()) return value.trim();
@@ -46,7 +46,7 @@ function membershipHeader(request: Request): string | undefined {
   return undefined;
 }
 
-function sessionMetadata(request: Request): SessionMetadata {
+export function sessionMetadata(request: Request): SessionMetadata {
   const ip = request.headers['x-ipaddress'];
   const agent = request.headers['x-useragent'];
   return {
@@ -56,7 +56,7 @@ function sessionMetadata(request: Request): SessionMetadata {
 }
 
 /** End-user metadata stored with the session, sent by the application that signs its user in. */
-const ApiSessionHeaders = (): MethodDecorator =>
+export const ApiSessionHeaders = (): MethodDecorator =>
   applyDecorators(
     ApiHeader({ name: 'X-IpAddress', required: false, description: 'End user IP address, stored with the session' }),
     ApiHeader({ name: 'X-UserAgent', required: false, description: 'End user user agent, stored with the session' }),

@@ -13,7 +13,7 @@ import { Authenticator, toUserCaller } from '../auth/authenticator';
 import type { Credentials } from '../auth/authorization-header';
 import { type IssuedTokens, TokenIssuer } from './token-issuer';
 import { TokenRevoker } from './token-revoker';
-import { TokenSessionRepository } from './token-session.repository';
+import { type SigningMembership, TokenSessionRepository } from './token-session.repository';
 import { RefreshTokenReuse, TokenVerifier, type VerifiedBearer } from './token-verifier';
 import type { SessionMetadata, TokenResponse, VerificationResponse } from './token.dto';
 import { isSignInFailureReason, SIGN_IN_FAILURE_OBSERVER, type SignInFailureObserver } from './sign-in-failures';
@@ -85,6 +85,18 @@ export class TokenService {
 
     const issued = this.issuer.pair(membership, user, metadata);
     await this.store(issued, [tokenGeneratedEvent(user, issued.response)]);
+    return issued.response;
+  }
+
+  /**
+   * A new session for a user whose identity something else established (an external provider):
+   * `grant` is added to the TokenGenerated document.
+   */
+  async signInVerified(membership: SigningMembership, user: UserRecord, metadata: SessionMetadata, grant: Record<string, string>): Promise<TokenResponse> {
+    if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
+    const issued = this.issuer.pair(membership, user, metadata);
+    const generated = tokenGeneratedEvent(user, issued.response);
+    await this.store(issued, [{ ...generated, document: { ...generated.document, ...grant } }]);
     return issued.response;
   }
 

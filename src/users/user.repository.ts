@@ -129,6 +129,16 @@ export class UserRepository {
     return row;
   }
 
+  /** The user with this e-mail address (stored lower-case), for linking a provider sign-in. */
+  async findByEmail(membershipId: string, emailAddress: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
+    const [row] = await executor
+      .select()
+      .from(users)
+      .where(and(this.scope(membershipId), eq(users.emailAddress, emailAddress.toLowerCase())))
+      .limit(1);
+    return row;
+  }
+
   /**
    * Another user whose username or e-mail address equals either given one (case-insensitive).
    * Sign-in takes either, so a username may not be someone else's e-mail address and vice versa.

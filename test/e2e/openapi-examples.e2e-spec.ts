@@ -125,7 +125,7 @@ describe('the OpenAPI document drives Swagger UI', () => {
     expect(codesByStatus.get('400')).toContain('ModelValidationError');
     expect(codesByStatus.get('403')).toContain('AccessDenied');
     expect(codesByStatus.get('404')).toContain('NotFound');
-    expect(codesByStatus.get('401')).toEqual(new Set(['InvalidToken', 'SetupRejected']));
+    expect(codesByStatus.get('401')).toEqual(new Set(['InvalidToken', 'SetupRejected', 'ProviderTokenInvalid']));
   });
 
   it('accepts every request-body example of the document (no 400, no 500) when sent as it is', async () => {
@@ -150,6 +150,8 @@ describe('the OpenAPI document drives Swagger UI', () => {
       roles: await created(`/memberships/${m}/roles`, { name: unique('Role') }),
       'user-types': await created(`/memberships/${m}/user-types`, { name: unique('Type') }),
       applications: await created(`/memberships/${m}/applications`, { name: unique('App') }),
+      // The slug of the document's example, which a PUT may repeat but never change (so POST's example meets 409).
+      providers: await created(`/memberships/${m}/providers`, { name: unique('Provider'), slug: 'google', type: 'oidc', issuer: 'https://accounts.google.com', client_id: 'example-client' }),
       // Passive: never called. The outbound policy accepts a public-looking host at create.
       webhooks: await created(`/memberships/${m}/webhooks`, {
         name: unique('hook'),

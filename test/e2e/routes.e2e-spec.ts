@@ -37,6 +37,13 @@ GET    /memberships/:membershipId/applications/search       permission applicati
 GET    /memberships/:membershipId/events                    permission events.read
 GET    /memberships/:membershipId/events/:id                permission events.read.:id
 POST   /memberships/:membershipId/events/_query             permission events.read
+DELETE /memberships/:membershipId/providers                 permission providers.delete
+GET    /memberships/:membershipId/providers                 permission providers.read
+POST   /memberships/:membershipId/providers                 permission providers.create
+DELETE /memberships/:membershipId/providers/:id             permission providers.delete.:id
+GET    /memberships/:membershipId/providers/:id             permission providers.read.:id
+PUT    /memberships/:membershipId/providers/:id             permission providers.update.:id
+POST   /memberships/:membershipId/providers/_query          permission providers.read
 GET    /memberships/:membershipId/revoked-tokens            permission tokens.read
 POST   /memberships/:membershipId/revoked-tokens/_query     permission tokens.read
 DELETE /memberships/:membershipId/roles                     permission roles.delete
@@ -74,6 +81,7 @@ PUT    /memberships/:membershipId/webhooks/:id              permission webhooks.
 POST   /memberships/:membershipId/webhooks/_query           permission webhooks.read
 POST   /memberships/_query                                  permission memberships.read
 GET    /metrics                                             public
+POST   /oauth/:slug/login                                   public
 GET    /ping                                                public
 GET    /refresh-token                                       public
 POST   /refresh-token                                       public

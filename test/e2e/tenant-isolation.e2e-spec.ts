@@ -35,6 +35,13 @@ describe('tenant isolation', () => {
     ids.webhooks = webhook._id;
     const userType = await createUserType(t, a.admin, { name: unique('Type') });
     ids['user-types'] = userType._id;
+    const provider = await t
+      .http()
+      .post(`/memberships/${a.membershipId}/providers`)
+      .set('Authorization', a.admin.auth)
+      .send({ name: unique('Provider'), type: 'oidc', issuer: 'https://accounts.google.com', client_id: unique('client') })
+      .expect(201);
+    ids.providers = provider.body._id;
     const events = await t.http().get(`/memberships/${a.membershipId}/events`).set('Authorization', a.admin.auth);
     ids.events = events.body.items[0]._id;
     const tokens = await t.http().get(`/memberships/${a.membershipId}/active-tokens`).set('Authorization', a.admin.auth);
@@ -46,6 +53,7 @@ describe('tenant isolation', () => {
       application.application.name,
       webhook.name,
       userType.name,
+      provider.body.name,
       a.admin.username,
       a.admin.userId,
       a.membership.name,

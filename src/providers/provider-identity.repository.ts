@@ -1,0 +1,30 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { and, eq } from 'drizzle-orm';
+import { DATABASE, type Database, type Executor } from '../database/database';
+import { providerIdentities, users, type UserRow } from '../database/schema';
+import { newId } from '../common/ids';
+
+/** Links between a provider's subjects (`sub`) and users. */
+@Injectable()
+export class ProviderIdentityRepository {
+  constructor(@Inject(DATABASE) private readonly database: Database) {}
+
+  /** The user this subject of the provider signs in as. */
+  async findUser(membershipId: string, providerId: string, subject: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
+    const [row] = await executor
+      .select({ user: users })
+      .from(providerIdentities)
+      .innerJoin(users, eq(users.id, providerIdentities.userId))
+      .where(and(eq(providerIdentities.membershipId, membershipId), eq(providerIdentities.providerId, providerId), eq(providerIdentities.subject, subject)))
+      .limit(1);
+    return row?.user;
+  }
+
+  /** Links the subject to the user; a concurrent sign-in that linked it first wins (nothing is written). */
+  async link(executor: Executor, membershipId: string, providerId: string, subject: string, userId: string): Promise<void> {
+    await executor
+      .insert(providerIdentities)
+      .values({ id: newId(), membershipId, providerId, subject, userId })
+      .onConflictDoNothing({ target: [providerIdentities.providerId, providerIdentities.subject] });
+  }
+}

@@ -1,0 +1,100 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsDefined, IsIn, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { SLUG_PATTERN } from '../memberships/membership.dto';
+import { SysSchema } from '../common/api-docs';
+
+export const PROVIDER_TYPES = ['oidc'] as const;
+
+const ISSUER_DESCRIPTION =
+  'https URL (http only for an IP literal that OUTBOUND_ALLOW permits); must equal the `issuer` of its discovery document. ' +
+  'Presets (all generic OpenID Connect): Google `https://accounts.google.com`, Microsoft `https://login.microsoftonline.com/<tenant id>/v2.0`, ' +
+  'Apple `https://appleid.apple.com`. Nothing is fetched when the provider is stored.';
+
+/** Body of POST and PUT .../providers (contract "External identity providers"). */
+export class ProviderBodyDto {
+  @ApiProperty({ example: 'Google' })
+  @IsDefined({ message: 'is required' })
+  @IsString()
+  @Length(1, 128)
+  name!: string;
+
+  @ApiPropertyOptional({ example: 'google', description: 'The `{slug}` of the login route; from the name on create when omitted; immutable' })
+  @IsOptional()
+  @IsString()
+  @Matches(SLUG_PATTERN, { message: 'must be lower-case letters, digits and dashes (1-64)' })
+  slug?: string;
+
+  @ApiPropertyOptional({ nullable: true, type: String, maxLength: 2000 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  description?: string | null;
+
+  @ApiProperty({ enum: PROVIDER_TYPES, example: 'oidc' })
+  @IsDefined({ message: 'is required' })
+  @IsIn(PROVIDER_TYPES)
+  type!: (typeof PROVIDER_TYPES)[number];
+
+  @ApiProperty({ example: 'https://accounts.google.com', description: ISSUER_DESCRIPTION })
+  @IsDefined({ message: 'is required' })
+  @IsString()
+  @MaxLength(2048)
+  issuer!: string;
+
+  @ApiProperty({ example: '1234567890-abc.apps.googleusercontent.com', description: 'Must be in the id token\'s `aud`' })
+  @IsDefined({ message: 'is required' })
+  @IsString()
+  @Length(1, 512)
+  client_id!: string;
+
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    writeOnly: true,
+    maxLength: 4096,
+    description: 'Write-only, used only to exchange an authorization code. Never returned (see `has_client_secret`). On replace: omitted keeps it, null clears it.',
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, 4096)
+  client_secret?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, type: String, example: null, description: 'Slug of a role of the membership, given to users signed up through this provider; counts as granted by the caller' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  default_role?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, type: String, example: null, description: 'Slug of a user type of the membership, for users signed up through this provider' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  default_user_type?: string | null;
+
+  @ApiPropertyOptional({ default: true, description: 'false: sign-in answers 403 ProviderDisabled' })
+  @IsOptional()
+  @IsBoolean()
+  is_active?: boolean;
+
+  @ApiPropertyOptional({ default: false, description: 'May link a sign-in to an existing user with the same verified e-mail address' })
+  @IsOptional()
+  @IsBoolean()
+  trust_email?: boolean;
+}
+
+export class ProviderSchema {
+  @ApiProperty() _id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty() slug!: string;
+  @ApiProperty({ nullable: true, type: String }) description!: string | null;
+  @ApiProperty({ enum: PROVIDER_TYPES }) type!: string;
+  @ApiProperty() issuer!: string;
+  @ApiProperty() client_id!: string;
+  @ApiProperty({ description: 'Whether a client secret is set (the secret itself is never returned)' }) has_client_secret!: boolean;
+  @ApiProperty({ nullable: true, type: String }) default_role!: string | null;
+  @ApiProperty({ nullable: true, type: String }) default_user_type!: string | null;
+  @ApiProperty() is_active!: boolean;
+  @ApiProperty() trust_email!: boolean;
+  @ApiProperty() membership_id!: string;
+  @ApiProperty({ type: SysSchema }) sys!: SysSchema;
+}

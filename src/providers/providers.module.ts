@@ -1,0 +1,19 @@
+import { Module } from '@nestjs/common';
+import { OutboundModule } from '../outbound/outbound.module';
+import { UserTypesModule } from '../user-types/user-types.module';
+import { OidcClient } from './oidc-client';
+import { ProviderCache } from './provider-cache';
+import { ProviderIdentityRepository } from './provider-identity.repository';
+import { ProviderLoginController } from './provider-login.controller';
+import { ProviderSignIn } from './provider-sign-in';
+import { ProviderRepository } from './provider.repository';
+import { ProvidersController } from './providers.controller';
+import { ProvidersService } from './providers.service';
+
+/** External identity providers (contract "External identity providers"): their configuration API and sign-in. */
+@Module({
+  imports: [OutboundModule, UserTypesModule],
+  controllers: [ProvidersController, ProviderLoginController],
+  providers: [ProviderRepository, ProviderIdentityRepository, ProviderCache, ProvidersService, OidcClient, ProviderSignIn],
+})
+export class ProvidersModule {}

@@ -1,0 +1,184 @@
+import { Injectable } from '@nestjs/common';
+import type { Caller } from '../auth/caller';
+import { CallerPermissions } from '../auth/caller-permissions';
+import { DomainError, validationError } from '../common/errors';
+import { newId, slugify } from '../common/ids';
+import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
+import type { QueryBody } from '../common/query/query-body';
+import type { Executor } from '../database/database';
+import type { ProviderRow } from '../database/schema';
+import { EventRecorder } from '../events/event-recorder';
+import { utilizerIdOf } from '../events/event-types';
+import { DESTINATION_NOT_ALLOWED, DestinationPolicy, parseIpLiteral, refusedRange } from '../outbound/destination-policy';
+import { assertHoldsGrants, grantedByAssignment } from '../permissions';
+import { loadAssignment } from '../roles/assignment';
+import { RoleRepository } from '../roles/role.repository';
+import { UserTypeRepository } from '../user-types/user-type.repository';
+import type { ProviderBodyDto } from './provider.dto';
+import { toProviderResponse, type ProviderResponse } from './provider.mapper';
+import { ProviderCache } from './provider-cache';
+import { ProviderRepository, type ProviderChanges } from './provider.repository';
+
+/** The stored form of a create/replace body (the slug and the secret aside); equal bodies give equal values. */
+type ProviderFields = Omit<ProviderChanges, 'clientSecret' | 'modifiedAt' | 'modifiedBy'>;
+
+function toFields(body: ProviderBodyDto): Required<ProviderFields> {
+  return {
+    name: body.name.trim(),
+    description: body.description ?? null,
+    type: body.type,
+    issuer: body.issuer,
+    clientId: body.client_id,
+    defaultRole: body.default_role ?? null,
+    defaultUserType: body.default_user_type ?? null,
+    isActive: body.is_active ?? true,
+    trustEmail: body.trust_email ?? false,
+  };
+}
+
+function sameFields(row: ProviderRow, fields: Required<ProviderFields>): boolean {
+  return (Object.keys(fields) as (keyof ProviderFields)[]).every((key) => row[key] === fields[key]);
+}
+
+/** Omitted keeps the stored secret (it cannot be read back, so a GET-then-PUT must not erase it); null removes it. */
+function nextSecret(current: string | null, requested: string | null | undefined): string | null {
+  return requested === undefined ? current : requested;
+}
+
+/** What a provider grants: users it signs up get its default role (contract "Grants"). */
+const grantsOf = (role: string | null): { role: string | null; permissions: string[]; forbidden: string[] } => ({ role, permissions: [], forbidden: [] });
+
+const notFound = (): DomainError => new DomainError('ProviderNotFound', 'The provider does not exist');
+
+/**
+ * External identity providers of a membership (contract "External identity providers"). The
+ * client secret is write-only: responses and events carry only `has_client_secret`.
+ */
+@Injectable()
+export class ProvidersService {
+  constructor(
+    private readonly providers: ProviderRepository,
+    private readonly roles: RoleRepository,
+    private readonly userTypes: UserTypeRepository,
+    private readonly recorder: EventRecorder,
+    private readonly destinations: DestinationPolicy,
+    private readonly permissions: CallerPermissions,
+    private readonly cache: ProviderCache,
+  ) {}
+
+  async get(membershipId: string, id: string): Promise<ProviderResponse> {
+    const row = await this.providers.findById(membershipId, id);
+    if (!row) throw notFound();
+    return toProviderResponse(row);
+  }
+
+  /** List and `_query`: without the providers a forbidden entry denies the caller reading. */
+  async list(caller: Caller, membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
+    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'providers');
+    return this.providers.list(membershipId, { query, ...body, hiddenIds });
+  }
+
+  async create(membershipId: string, caller: Caller, body: ProviderBodyDto): Promise<ProviderResponse> {
+    const fields = toFields(body);
+    this.checkIssuer(fields.issuer);
+    const utilizerId = utilizerIdOf(caller);
+    // Read before the transaction: the role cache may query the database.
+    const granter = await this.permissions.granterOf(caller);
+    const created = await this.recorder.transaction(async (tx, record) => {
+      await this.assertReferencesExist(membershipId, fields, tx);
+      assertHoldsGrants(granter, grantedByAssignment(null, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole), tx)));
+      const row = await this.providers.insert(membershipId, tx, {
+        id: newId(),
+        slug: body.slug ?? slugify(fields.name),
+        ...fields,
+        clientSecret: body.client_secret ?? null,
+        createdBy: utilizerId,
+      });
+      const response = toProviderResponse(row);
+      record({ membershipId, eventType: 'ProviderCreated', utilizerId, document: response });
+      return response;
+    });
+    // A sign-in tried before may have left "no such provider" in this instance's cache.
+    this.cache.forget(membershipId, created.slug);
+    return created;
+  }
+
+  async replace(membershipId: string, id: string, caller: Caller, body: ProviderBodyDto): Promise<ProviderResponse> {
+    const fields = toFields(body);
+    this.checkIssuer(fields.issuer);
+    const utilizerId = utilizerIdOf(caller);
+    const granter = await this.permissions.granterOf(caller);
+    const replaced = await this.recorder.transaction(async (tx, record) => {
+      const current = await this.providers.findByIdForUpdate(membershipId, id, tx);
+      if (!current) throw notFound();
+      if (body.slug !== undefined && body.slug !== current.slug) throw validationError('slug', 'is immutable');
+      const clientSecret = nextSecret(current.clientSecret, body.client_secret);
+      if (sameFields(current, fields) && clientSecret === current.clientSecret) {
+        throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+      }
+      await this.assertReferencesExist(membershipId, fields, tx);
+      const before = await loadAssignment(this.roles, membershipId, grantsOf(current.defaultRole), tx);
+      assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole), tx)));
+      const updated = await this.providers.replace(membershipId, tx, id, { ...fields, clientSecret, modifiedAt: new Date(), modifiedBy: utilizerId });
+      const response = toProviderResponse(updated);
+      record({ membershipId, eventType: 'ProviderUpdated', utilizerId, document: response, prior: toProviderResponse(current) });
+      return response;
+    });
+    this.cache.forget(membershipId, replaced.slug);
+    return replaced;
+  }
+
+  async delete(membershipId: string, id: string, caller: Caller): Promise<void> {
+    const deleted = await this.deleteByIds(membershipId, caller, [id]);
+    if (!deleted.length) throw notFound();
+  }
+
+  async deleteMany(membershipId: string, caller: Caller, body: unknown): Promise<{ deleted: string[]; not_found: string[] }> {
+    const ids = parseBulkIds(body);
+    await this.permissions.assertMayActOnEach(caller, 'providers', 'delete', ids);
+    return bulkDeleteAnswer(ids, await this.deleteByIds(membershipId, caller, ids));
+  }
+
+  private async deleteByIds(membershipId: string, caller: Caller, ids: string[]): Promise<string[]> {
+    const utilizerId = utilizerIdOf(caller);
+    const rows = await this.recorder.transaction(async (tx, record) => {
+      const deleted = await this.providers.deleteByIds(membershipId, tx, ids);
+      for (const row of deleted) {
+        record({ membershipId, eventType: 'ProviderDeleted', utilizerId, document: {}, prior: toProviderResponse(row) });
+      }
+      return deleted;
+    });
+    for (const row of rows) this.cache.forget(membershipId, row.slug);
+    return rows.map((row) => row.id);
+  }
+
+  /**
+   * https, or http to an IP literal OUTBOUND_ALLOW permits (a local test provider); an IP literal
+   * or localhost name in a refused range is not stored. Nothing is fetched here.
+   */
+  private checkIssuer(issuer: string): void {
+    let url: URL;
+    try {
+      url = new URL(issuer);
+    } catch {
+      throw validationError('issuer', 'must be an absolute https URL');
+    }
+    if (this.destinations.configuredUrlProblem(issuer) !== undefined) throw validationError('issuer', DESTINATION_NOT_ALLOWED);
+    if (url.protocol === 'https:') return;
+    const literal = url.protocol === 'http:' ? parseIpLiteral(url.hostname) : undefined;
+    // Permitted by OUTBOUND_ALLOW: an internal address the policy would otherwise refuse.
+    const permittedByAllowList = literal !== undefined && refusedRange(literal) !== undefined && this.destinations.isAllowedAddress(literal);
+    if (!permittedByAllowList) {
+      throw validationError('issuer', 'must be an absolute https URL (http only for an IP address OUTBOUND_ALLOW permits)');
+    }
+  }
+
+  private async assertReferencesExist(membershipId: string, fields: ProviderFields, executor: Executor): Promise<void> {
+    if (fields.defaultRole && !(await this.roles.findBySlug(membershipId, fields.defaultRole, executor))) {
+      throw validationError('default_role', `no role with the slug ${JSON.stringify(fields.defaultRole.slice(0, 64))} exists in this membership`);
+    }
+    if (fields.defaultUserType && !(await this.userTypes.findBySlug(membershipId, fields.defaultUserType, executor))) {
+      throw validationError('default_user_type', `no user type with the slug ${JSON.stringify(fields.defaultUserType.slice(0, 64))} exists in this membership`);
+    }
+  }
+}

@@ -1,0 +1,198 @@
+import { startTestApp, type TestApp } from '../support/app';
+import { setupInstallation, unique, type Installation } from '../support/factories';
+import { createMembership, createRole, expectErrorBody, type ApiObject, type CreatedMembership } from '../support/resources';
+import { createSignedInUser } from '../support/users';
+import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
+
+const CLIENT_SECRET = 'provider-client-secret-that-must-never-be-shown';
+
+describe('providers API', () => {
+  let t: TestApp;
+  let inst: Installation;
+  let tenant: CreatedMembership;
+  let other: CreatedMembership;
+  let base: string;
+
+  beforeAll(async () => {
+    // Loopback issuers are allowed, as for a local test provider.
+    t = await startTestApp({ env: { ...ALLOW_LOOPBACK_RECEIVERS } });
+    inst = await setupInstallation(t);
+    tenant = await createMembership(t, inst.admin);
+    other = await createMembership(t, inst.admin);
+    base = `/memberships/${tenant.membershipId}/providers`;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const auth = (): string => tenant.admin.auth;
+  const get = (path: string, as = auth()) => t.http().get(path).set('Authorization', as);
+  const post = (path: string, body?: object, as = auth()) => t.http().post(path).set('Authorization', as).send(body);
+  const put = (path: string, body: object, as = auth()) => t.http().put(path).set('Authorization', as).send(body);
+  const del = (path: string, body?: object, as = auth()) => t.http().delete(path).set('Authorization', as).send(body);
+
+  const providerBody = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+    name: unique('Google'),
+    type: 'oidc',
+    issuer: 'https://accounts.google.com',
+    client_id: 'client-1.apps.googleusercontent.com',
+    ...overrides,
+  });
+
+  async function eventsOf(type: string, resourceId: string): Promise<ApiObject[]> {
+    const res = await post(`/memberships/${tenant.membershipId}/events/_query`, {
+      where: { event_type: type, $or: [{ 'document._id': resourceId }, { 'prior._id': resourceId }] },
+    });
+    expect(res.status).toBe(200);
+    return res.body.items;
+  }
+
+  it('creates a provider with defaults; the client secret is write-only in answers, lists and events', async () => {
+    const body = providerBody({ client_secret: CLIENT_SECRET, description: 'staff sign-in' });
+    const res = await post(base, body);
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      _id: expect.any(String),
+      name: body.name,
+      slug: (body.name as string).toLowerCase(),
+      description: 'staff sign-in',
+      type: 'oidc',
+      issuer: 'https://accounts.google.com',
+      client_id: 'client-1.apps.googleusercontent.com',
+      has_client_secret: true,
+      default_role: null,
+      default_user_type: null,
+      is_active: true,
+      trust_email: false,
+      membership_id: tenant.membershipId,
+      sys: { created_at: expect.any(String), created_by: tenant.admin.userId },
+    });
+    const read = await get(`${base}/${res.body._id}`);
+    expect(read.body).toEqual(res.body);
+    const listed = await post(`${base}/_query`, { where: { has_client_secret: true, _id: res.body._id } });
+    expect(listed.body.items).toEqual([res.body]);
+    const created = await eventsOf('ProviderCreated', res.body._id);
+    expect(created).toHaveLength(1);
+    expect(created[0].document).toEqual(res.body);
+    for (const answer of [res, read, listed]) expect(JSON.stringify(answer.body)).not.toContain(CLIENT_SECRET);
+    expect(JSON.stringify(created)).not.toContain(CLIENT_SECRET);
+    const hidden = await post(`${base}/_query`, { where: { client_secret: CLIENT_SECRET } });
+    expectErrorBody(hidden, 400, 'InvalidQuery');
+  });
+
+  it('lists with count and sorts by slug; another membership sees none of them', async () => {
+    const a = await post(base, providerBody({ slug: unique('aa') }));
+    const b = await post(base, providerBody({ slug: unique('zz') }));
+    const list = await get(`${base}?with_count=true&sort=slug%20desc&limit=1000`);
+    expect(list.status).toBe(200);
+    const ids = list.body.items.map((item: ApiObject) => item._id);
+    expect(ids.indexOf(b.body._id)).toBeLessThan(ids.indexOf(a.body._id));
+    expect(list.body.count).toBe(list.body.items.length);
+    const foreign = await get(`/memberships/${other.membershipId}/providers/${a.body._id}`, other.admin.auth);
+    expectErrorBody(foreign, 404, 'ProviderNotFound');
+    const otherList = await get(`/memberships/${other.membershipId}/providers`, other.admin.auth);
+    expect(otherList.body.items).toEqual([]);
+    expectErrorBody(await get(`${base}?sort=issuer`), 400, 'InvalidQuery');
+  });
+
+  it('rejects a second provider with the same slug (409 ProviderAlreadyExists)', async () => {
+    const slug = unique('dup');
+    expect((await post(base, providerBody({ slug }))).status).toBe(201);
+    expectErrorBody(await post(base, providerBody({ slug })), 409, 'ProviderAlreadyExists');
+  });
+
+  it.each([
+    ['a missing issuer', { issuer: undefined }, 'issuer'],
+    ['an http issuer on a public name', { issuer: 'http://accounts.google.com' }, 'issuer'],
+    ['an issuer on a private address', { issuer: 'https://10.0.0.5/' }, 'issuer'],
+    ['an issuer on a link-local (metadata) address', { issuer: 'https://169.254.169.254/' }, 'issuer'],
+    ['an issuer that is not a URL', { issuer: 'accounts.google.com' }, 'issuer'],
+    ['another type', { type: 'saml' }, 'type'],
+    ['a missing client_id', { client_id: undefined }, 'client_id'],
+    ['an unknown field', { client_name: 'x' }, 'client_name'],
+    ['a default role that does not exist', { default_role: 'no-such-role' }, 'default_role'],
+    ['a default user type that does not exist', { default_user_type: 'no-such-type' }, 'default_user_type'],
+  ])('refuses %s (400 ModelValidationError)', async (_name, overrides, field) => {
+    const res = await post(base, providerBody(overrides));
+    expectErrorBody(res, 400, 'ModelValidationError');
+    expect(res.body.errors.map((error: { field: string }) => error.field)).toContain(field);
+  });
+
+  it('refuses an issuer on a refused address with "destination not allowed"', async () => {
+    const res = await post(base, providerBody({ issuer: 'https://10.1.2.3/realms/x' }));
+    expectErrorBody(res, 400, 'ModelValidationError');
+    expect(res.body.errors).toEqual([{ field: 'issuer', message: 'destination not allowed' }]);
+  });
+
+  it('accepts an http issuer on a loopback address that OUTBOUND_ALLOW permits', async () => {
+    const res = await post(base, providerBody({ issuer: 'http://127.0.0.1:9/oidc' }));
+    expect(res.status).toBe(201);
+  });
+
+  it('replaces: omitted client_secret is kept, null clears it; the slug is immutable; nothing changed is 409', async () => {
+    const body = providerBody({ client_secret: CLIENT_SECRET });
+    const created = (await post(base, body)).body;
+    const path = `${base}/${created._id}`;
+    const { client_secret: _secret, ...withoutSecret } = body;
+    const kept = await put(path, { ...withoutSecret, trust_email: true });
+    expect(kept.status).toBe(200);
+    expect(kept.body).toMatchObject({ has_client_secret: true, trust_email: true, slug: created.slug });
+    expect(kept.body.sys.modified_by).toBe(tenant.admin.userId);
+    expectErrorBody(await put(path, { ...withoutSecret, trust_email: true }), 409, 'IdenticalDocumentError');
+    const cleared = await put(path, { ...withoutSecret, trust_email: true, client_secret: null });
+    expect(cleared.body.has_client_secret).toBe(false);
+    const renamed = await put(path, { ...withoutSecret, slug: unique('other') });
+    expectErrorBody(renamed, 400, 'ModelValidationError');
+    const updates = await eventsOf('ProviderUpdated', created._id);
+    expect(updates).toHaveLength(2);
+    expect(updates.map((event) => event.prior.has_client_secret).sort()).toEqual([true, true]);
+    expect(JSON.stringify(updates)).not.toContain(CLIENT_SECRET);
+    expectErrorBody(await put(`${base}/${unique('missing')}`, withoutSecret), 404, 'ProviderNotFound');
+  });
+
+  it('deletes one (204, then 404) and several (deleted / not_found), one ProviderDeleted event each', async () => {
+    const one = (await post(base, providerBody())).body;
+    expect((await del(`${base}/${one._id}`)).status).toBe(204);
+    expectErrorBody(await get(`${base}/${one._id}`), 404, 'ProviderNotFound');
+    expectErrorBody(await del(`${base}/${one._id}`), 404, 'ProviderNotFound');
+    const [deletedOne] = await eventsOf('ProviderDeleted', one._id);
+    expect(deletedOne.document).toEqual({});
+    expect(deletedOne.prior._id).toBe(one._id);
+
+    const a = (await post(base, providerBody())).body;
+    const b = (await post(base, providerBody())).body;
+    const foreign = (await post(`/memberships/${other.membershipId}/providers`, providerBody(), other.admin.auth)).body;
+    const bulk = await del(base, { ids: [a._id, b._id, foreign._id] });
+    expect(bulk.status).toBe(200);
+    expect(bulk.body).toEqual({ deleted: expect.arrayContaining([a._id, b._id]), not_found: [foreign._id] });
+    expect(bulk.body.deleted).toHaveLength(2);
+    expect(await eventsOf('ProviderDeleted', a._id)).toHaveLength(1);
+    expect(await eventsOf('ProviderDeleted', b._id)).toHaveLength(1);
+    expect((await get(`/memberships/${other.membershipId}/providers/${foreign._id}`, other.admin.auth)).status).toBe(200);
+    expectErrorBody(await del(base, { ids: [] }), 400, 'ModelValidationError');
+  });
+
+  describe('permissions and grants', () => {
+    it('needs providers.<action>: a user with providers.read only can read but not create', async () => {
+      const role = await createRole(t, tenant.admin, { permissions: ['providers.read'] });
+      const { session } = await createSignedInUser(t, tenant.admin, { role: role.slug });
+      expect((await get(base, session.auth)).status).toBe(200);
+      expectErrorBody(await post(base, providerBody(), session.auth), 403, 'AccessDenied');
+    });
+
+    it('a default role counts as granted: a caller who does not hold its permissions gets 403 AccessDenied', async () => {
+      const powerful = await createRole(t, tenant.admin, { permissions: ['users.*'] });
+      const managerRole = await createRole(t, tenant.admin, { permissions: ['providers.*'] });
+      const { session } = await createSignedInUser(t, tenant.admin, { role: managerRole.slug });
+      const refused = await post(base, providerBody({ default_role: powerful.slug }), session.auth);
+      expectErrorBody(refused, 403, 'AccessDenied');
+      expect(refused.body.message).toContain('users.*');
+      const allowed = await post(base, providerBody({ default_role: powerful.slug }));
+      expect(allowed.status).toBe(201);
+      expect(allowed.body.default_role).toBe(powerful.slug);
+      const { name, type, issuer, client_id } = allowed.body;
+      const reassigned = await put(`${base}/${allowed.body._id}`, { name, type, issuer, client_id, default_role: managerRole.slug }, session.auth);
+      expect(reassigned.status).toBe(200);
+    });
+  });
+});

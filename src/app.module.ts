@@ -6,6 +6,7 @@ import { CoreModule } from './core.module';
 import { EventsModule } from './events/events.module';
 import { QueueModule } from './queue/queue.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { MailModule } from './mail/mail.module';
 import { AllErrorsFilter } from './common/exception.filter';
 import { createValidationPipe } from './common/validation';
 import { ApplicationsModule } from './applications/applications.module';
@@ -39,6 +40,7 @@ export class AppModule {
         HealthModule,
         EventsModule,
         WebhooksModule,
+        MailModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllErrorsFilter },

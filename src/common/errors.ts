@@ -35,6 +35,8 @@ export const ERROR_STATUS = {
   RoleNotFound: 404,
   ApplicationNotFound: 404,
   WebhookNotFound: 404,
+  MailhookNotFound: 404,
+  MailProviderNotFound: 404,
   EventNotFound: 404,
   TokenNotFound: 404,
   // 405
@@ -43,6 +45,8 @@ export const ERROR_STATUS = {
   AlreadySetUp: 409,
   IdenticalDocumentError: 409,
   WebhookAlreadyExists: 409,
+  MailhookAlreadyExists: 409,
+  MailProviderInUse: 409,
   UserAlreadyExists: 409,
   UserTypeAlreadyExists: 409,
   RoleAlreadyExists: 409,

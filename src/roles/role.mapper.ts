@@ -32,6 +32,7 @@ export const MEMBERSHIP_RESOURCES = [
   'roles',
   'applications',
   'webhooks',
+  'mailhooks',
   'events',
   'tokens',
 ] as const;

@@ -37,6 +37,13 @@ GET    /memberships/:membershipId/applications/search       permission applicati
 GET    /memberships/:membershipId/events                    permission events.read
 GET    /memberships/:membershipId/events/:id                permission events.read.:id
 POST   /memberships/:membershipId/events/_query             permission events.read
+DELETE /memberships/:membershipId/mailhooks                 permission mailhooks.delete
+GET    /memberships/:membershipId/mailhooks                 permission mailhooks.read
+POST   /memberships/:membershipId/mailhooks                 permission mailhooks.create
+DELETE /memberships/:membershipId/mailhooks/:id             permission mailhooks.delete.:id
+GET    /memberships/:membershipId/mailhooks/:id             permission mailhooks.read.:id
+PUT    /memberships/:membershipId/mailhooks/:id             permission mailhooks.update.:id
+POST   /memberships/:membershipId/mailhooks/_query          permission mailhooks.read
 GET    /memberships/:membershipId/revoked-tokens            permission tokens.read
 POST   /memberships/:membershipId/revoked-tokens/_query     permission tokens.read
 DELETE /memberships/:membershipId/roles                     permission roles.delete

@@ -31,7 +31,7 @@ export class QueryBodyDto {
 
 /** Body of a bulk DELETE: checked by parseBulkIds (1..1000 id strings). */
 export class BulkDeleteBodyDto {
-  @ApiPropertyOptional({ type: [String], example: ['3f0c…', '9a1d…'] })
+  @ApiPropertyOptional({ type: [String], example: ['3f0c8a2e-5b1d-4c7e-9f1a-2b3c4d5e6f70', '9a1d4b6c-2e3f-4a5b-8c7d-0e1f2a3b4c5d'] })
   @IsOptional()
   @Allow()
   ids?: unknown;

@@ -13,6 +13,10 @@ export interface AppConfig {
   setupToken: string | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   webhookTimeoutMs: number;
+  /** MAIL_TIMEOUT_MS: per SMTP attempt (connection, greeting, each command). */
+  mailTimeoutMs: number;
+  /** MAIL_TRY_COUNT: attempts per mail message. */
+  mailTryCount: number;
   bodyLimitBytes: number;
   shutdownDrainMs: number;
   sweepIntervalMs: number;
@@ -125,6 +129,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     setupToken,
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    mailTimeoutMs: integer(env, 'MAIL_TIMEOUT_MS', 10_000, 100, 120_000),
+    mailTryCount: integer(env, 'MAIL_TRY_COUNT', 3, 1, 5),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 30_000, 0, 300_000),
     sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),

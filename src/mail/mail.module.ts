@@ -1,11 +1,15 @@
 import { Module } from '@nestjs/common';
+import { OutboundModule } from '../outbound/outbound.module';
+import { MailDispatcher } from './mail-dispatcher';
 import { MailhookRepository } from './mailhook.repository';
 import { MailhooksController } from './mailhooks.controller';
 import { MailhooksService } from './mailhooks.service';
 
-/** Mail hooks API (contract "Mail providers, mail hooks and the mail queue"). */
+/** Mail hooks API and the dispatcher that sends them after events commit (contract "Mail providers, mail hooks and the mail queue"). */
 @Module({
+  imports: [OutboundModule],
   controllers: [MailhooksController],
-  providers: [MailhookRepository, MailhooksService],
+  providers: [MailhookRepository, MailhooksService, MailDispatcher],
+  exports: [MailDispatcher],
 })
 export class MailModule {}

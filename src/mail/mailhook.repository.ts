@@ -61,6 +61,14 @@ export class MailhookRepository {
     return row;
   }
 
+  /** The mail hooks an event of this type sends (served by mailhooks_membership_event). */
+  findActiveFor(membershipId: string, eventType: string): Promise<MailhookRow[]> {
+    return this.database.db
+      .select()
+      .from(mailhooks)
+      .where(and(scope(membershipId), eq(mailhooks.event, eventType), eq(mailhooks.isActive, true)));
+  }
+
   list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
     return runListQuery<MailhookRow>({
       executor: this.database.db,

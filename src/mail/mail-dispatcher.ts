@@ -16,7 +16,7 @@ import { settleWithin } from '../queue/settle-within';
 import { TemplateError } from '../webhooks/template';
 import { type MailContext, type MailOnlyValues, recipientsOf, renderMailBody, renderSubject, subjectUserOf } from './mail-render';
 import { MailhookRepository } from './mailhook.repository';
-import { MAX_ERROR_LENGTH, sendSmtp, type SmtpResult } from './smtp-sender';
+import { MAX_ERROR_LENGTH, sendSmtp, type SmtpResult, toOutgoingMailCall } from './smtp-sender';
 
 /** Contract: queue `mail`, 10,000 waiting messages, 4 sent in parallel. */
 export const MAIL_QUEUE_NAME = 'mail';
@@ -178,7 +178,7 @@ export class MailDispatcher implements BeforeApplicationShutdown {
         attempts++;
         const started = process.hrtime.bigint();
         result = await sendSmtp(provider, { from, to: recipient, subject, body, format: hook.mailFormat }, { lookup: this.lookup, timeoutMs: this.config.mailTimeoutMs });
-        if (result.outcome !== 'blocked') this.observe(result, Number(process.hrtime.bigint() - started) / 1e9);
+        this.observe(result, Number(process.hrtime.bigint() - started) / 1e9);
         if (result.outcome === 'sent' || !result.retryable) break;
       }
     }
@@ -186,9 +186,10 @@ export class MailDispatcher implements BeforeApplicationShutdown {
   }
 
   private observe(result: SmtpResult, durationSeconds: number): void {
-    if (!this.observer) return;
+    const call = toOutgoingMailCall(result, durationSeconds);
+    if (!this.observer || !call) return;
     try {
-      this.observer.observe({ kind: 'mail', outcome: result.outcome === 'sent' ? 'success' : result.outcome === 'timeout' ? 'timeout' : 'failure', durationSeconds });
+      this.observer.observe(call);
     } catch {
       // Metrics must never break a delivery.
     }

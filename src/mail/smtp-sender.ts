@@ -13,6 +13,7 @@ import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import type { MailRecipient, StoredMailProvider } from '../database/schema';
 import { DEFAULT_SMTP_PORT } from './mail-provider';
 import { isOutboundDestinationBlocked, type LookupFunction } from '../outbound/outbound-lookup';
+import type { OutgoingCall } from '../outbound/outgoing-calls';
 
 export const MAX_ERROR_LENGTH = 500;
 
@@ -133,4 +134,10 @@ export async function verifySmtp(provider: StoredMailProvider, options: SmtpSend
   } finally {
     transport.close();
   }
+}
+
+/** An attempt as the outgoing-call metrics count it (kind `mail`); a blocked one was never made. */
+export function toOutgoingMailCall(result: SmtpResult, durationSeconds: number): OutgoingCall | undefined {
+  if (result.outcome === 'blocked') return undefined;
+  return { kind: 'mail', outcome: result.outcome === 'sent' ? 'success' : result.outcome === 'timeout' ? 'timeout' : 'failure', durationSeconds };
 }

@@ -1,7 +1,8 @@
+import { createServer } from 'node:net';
 import { startTestApp, type TestApp } from '../support/app';
 import { setupInstallation, type SignedIn, unique } from '../support/factories';
 import { MailCatcher } from '../support/mail-catcher';
-import { createMembership, type ApiObject, type CreatedMembership } from '../support/resources';
+import { createApplicationWithPermissions, createMembership, expectErrorBody, type ApiObject, type CreatedMembership } from '../support/resources';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 import { createUser, eventually, queryEvents } from '../support/webhooks';
 
@@ -161,5 +162,45 @@ describe('mail delivery (a real SMTP server on 127.0.0.1)', () => {
     await results(tenant, witness.body._id as string, 1);
     expect(await queryEventsOf(tenant.admin, { 'document.mailhook_id': hookId, event_type: { $in: ['MailhookMailSent', 'MailhookMailFailed'] } })).toEqual([]);
     expect(mailsTo(address)).toHaveLength(0);
+  });
+
+  describe('POST /memberships/{m}/mail-providers/{slug}/test', () => {
+    const testPath = (tenant: CreatedMembership, slug: string): string => `/memberships/${tenant.membershipId}/mail-providers/${slug}/test`;
+
+    it('answers {ok: true} after connecting to the server, and sends no mail', async () => {
+      const { tenant } = await tenantWithHook({ send_to_utilizer: true });
+      const mailsBefore = catcher.mails.length;
+      const res = await t.http().post(testPath(tenant, 'catcher')).set('Authorization', tenant.admin.auth);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ ok: true });
+      expect(catcher.mails.length).toBe(mailsBefore);
+    });
+
+    it('answers {ok: false, error} when nothing answers on the port', async () => {
+      // A port that was just free on loopback: the connection is refused.
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
+      const address = closed.address();
+      await new Promise<void>((resolve) => closed.close(() => resolve()));
+      if (address === null || typeof address === 'string') throw new Error('no port');
+      const tenant = await createMembership(t, systemAdmin);
+      await t
+        .http()
+        .put(`/memberships/${tenant.membershipId}`)
+        .set('Authorization', tenant.admin.auth)
+        .send({ name: tenant.membership.name, mail_providers: [{ slug: 'gone', name: 'Gone', type: 'smtp', host: '127.0.0.1', port: address.port, tls: 'none' }] })
+        .expect(200);
+      const res = await t.http().post(testPath(tenant, 'gone')).set('Authorization', tenant.admin.auth);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ ok: false, error: expect.stringContaining('ECONNREFUSED') });
+      expect(res.body.error.length).toBeLessThanOrEqual(500);
+    });
+
+    it('answers 404 MailProviderNotFound for an unknown slug and 403 without memberships.update', async () => {
+      const { tenant } = await tenantWithHook({ send_to_utilizer: true });
+      expectErrorBody(await t.http().post(testPath(tenant, 'nope')).set('Authorization', tenant.admin.auth), 404, 'MailProviderNotFound');
+      const reader = await createApplicationWithPermissions(t, tenant.admin, ['mailhooks.read']);
+      expectErrorBody(await t.http().post(testPath(tenant, 'catcher')).set('Authorization', reader.basic), 403, 'AccessDenied');
+    });
   });
 });

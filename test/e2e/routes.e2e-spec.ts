@@ -37,6 +37,7 @@ GET    /memberships/:membershipId/applications/search       permission applicati
 GET    /memberships/:membershipId/events                    permission events.read
 GET    /memberships/:membershipId/events/:id                permission events.read.:id
 POST   /memberships/:membershipId/events/_query             permission events.read
+POST   /memberships/:membershipId/mail-providers/:slug/test permission memberships.update.:membershipId
 DELETE /memberships/:membershipId/mailhooks                 permission mailhooks.delete
 GET    /memberships/:membershipId/mailhooks                 permission mailhooks.read
 POST   /memberships/:membershipId/mailhooks                 permission mailhooks.create

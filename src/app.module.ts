@@ -7,6 +7,7 @@ import { EventsModule } from './events/events.module';
 import { QueueModule } from './queue/queue.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { ProvidersModule } from './providers/providers.module';
+import { MailModule } from './mail/mail.module';
 import { AllErrorsFilter } from './common/exception.filter';
 import { createValidationPipe } from './common/validation';
 import { ApplicationsModule } from './applications/applications.module';
@@ -41,6 +42,7 @@ export class AppModule {
         EventsModule,
         WebhooksModule,
         ProvidersModule,
+        MailModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllErrorsFilter },

@@ -12,6 +12,7 @@ const UNIQUE_CONSTRAINT_CODES: Record<string, { code: ErrorCode; message: string
   applications_slug_unique: { code: 'ApplicationAlreadyExists', message: 'An application with this slug already exists' },
   webhooks_slug_unique: { code: 'WebhookAlreadyExists', message: 'A webhook with this slug already exists' },
   providers_slug_unique: { code: 'ProviderAlreadyExists', message: 'A provider with this slug already exists' },
+  mailhooks_slug_unique: { code: 'MailhookAlreadyExists', message: 'A mail hook with this slug already exists' },
 };
 
 /** body-parser's error types and what they mean to the caller. */

@@ -39,6 +39,8 @@ export const ERROR_STATUS = {
   ApplicationNotFound: 404,
   WebhookNotFound: 404,
   ProviderNotFound: 404,
+  MailhookNotFound: 404,
+  MailProviderNotFound: 404,
   EventNotFound: 404,
   TokenNotFound: 404,
   // 405
@@ -48,6 +50,8 @@ export const ERROR_STATUS = {
   IdenticalDocumentError: 409,
   WebhookAlreadyExists: 409,
   ProviderAlreadyExists: 409,
+  MailhookAlreadyExists: 409,
+  MailProviderInUse: 409,
   UserAlreadyExists: 409,
   UserTypeAlreadyExists: 409,
   RoleAlreadyExists: 409,

@@ -6,6 +6,9 @@ export const newId = (): string => randomUUID();
 /** A high-entropy secret (membership keys, application secrets), base64url. */
 export const newSecret = (bytes = 32): string => randomBytes(bytes).toString('base64url');
 
+/** What a slug looks like: lower-case letters, digits and inner dashes, 1..64. */
+export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+
 /** URL-safe slug from a display name: lower case, [a-z0-9-], at most 64 characters. */
 export function slugify(name: string): string {
   const slug = name

@@ -19,6 +19,10 @@ export interface AppConfig {
   providerCacheTtlSeconds: number;
   /** How long a provider's discovery document and keys are reused. */
   providerMetadataTtlSeconds: number;
+  /** MAIL_TIMEOUT_MS: per SMTP attempt (connection, greeting, each command). */
+  mailTimeoutMs: number;
+  /** MAIL_TRY_COUNT: attempts per mail message. */
+  mailTryCount: number;
   bodyLimitBytes: number;
   shutdownDrainMs: number;
   sweepIntervalMs: number;
@@ -134,6 +138,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     providerTimeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', 10_000, 100, 120_000),
     providerCacheTtlSeconds: integer(env, 'PROVIDER_CACHE_TTL_SECONDS', 300, 1, 3600),
     providerMetadataTtlSeconds: integer(env, 'PROVIDER_METADATA_TTL_SECONDS', 3600, 60, 86_400),
+    mailTimeoutMs: integer(env, 'MAIL_TIMEOUT_MS', 10_000, 100, 120_000),
+    mailTryCount: integer(env, 'MAIL_TRY_COUNT', 3, 1, 5),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 30_000, 0, 300_000),
     sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),

@@ -20,6 +20,18 @@ const sysColumns = {
   modifiedBy: text('modified_by'),
 };
 
+/** One entry of memberships.mail_providers (see src/mail/mail-provider.ts); the password is write-only. */
+export interface StoredMailProvider {
+  slug: string;
+  name: string;
+  type: 'smtp';
+  host: string;
+  port: number | null;
+  tls: 'none' | 'starttls' | 'tls';
+  username: string | null;
+  password: string | null;
+}
+
 export const memberships = pgTable(
   'memberships',
   {
@@ -32,7 +44,7 @@ export const memberships = pgTable(
     scopedTokenExpiresIn: integer('scoped_token_expires_in'),
     hashAlgorithm: text('hash_algorithm').notNull().default('ARGON2ID'),
     userActivation: text('user_activation').notNull().default('active'),
-    mailProviders: jsonb('mail_providers').$type<unknown[]>().notNull().default(sql`'[]'::jsonb`),
+    mailProviders: jsonb('mail_providers').$type<StoredMailProvider[]>().notNull().default(sql`'[]'::jsonb`),
     otpSettings: jsonb('otp_settings').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
     isSystem: boolean('is_system').notNull().default(false),
     ...sysColumns,
@@ -307,7 +319,43 @@ export const providerIdentities = pgTable(
   (t) => [uniqueIndex('provider_identities_subject_unique').on(t.providerId, t.subject), index('provider_identities_user').on(t.userId)],
 );
 
-export const schema = { memberships, roles, userTypes, users, applications, sessions, tokenSessions, events, webhooks, providers, providerIdentities };
+/** A fixed address a mail hook also writes to. */
+export interface MailRecipient {
+  display_name?: string;
+  email_address: string;
+}
+
+export const mailhooks = pgTable(
+  'mailhooks',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    description: text('description'),
+    event: text('event').notNull(),
+    isActive: boolean('is_active').notNull().default(true),
+    /** Slug of an entry of the membership's mail_providers. */
+    mailProvider: text('mail_provider').notNull(),
+    fromAddress: text('from_address').notNull(),
+    fromName: text('from_name'),
+    mailSubject: text('mail_subject').notNull(),
+    mailFormat: text('mail_format').$type<'html' | 'text'>().notNull(),
+    mailTemplate: text('mail_template').notNull(),
+    sendToUtilizer: boolean('send_to_utilizer').notNull().default(false),
+    recipients: jsonb('recipients').$type<MailRecipient[]>().notNull().default(sql`'[]'::jsonb`),
+    ...sysColumns,
+  },
+  (t) => [
+    uniqueIndex('mailhooks_slug_unique').on(t.membershipId, t.slug),
+    index('mailhooks_membership_event').on(t.membershipId, t.event, t.isActive),
+    index('mailhooks_membership_created').on(t.membershipId, t.createdAt),
+  ],
+);
+
+export const schema = { memberships, roles, userTypes, users, applications, sessions, tokenSessions, events, webhooks, providers, providerIdentities, mailhooks };
 export type Schema = typeof schema;
 
 export type MembershipRow = typeof memberships.$inferSelect;
@@ -323,3 +371,4 @@ export type EventRow = typeof events.$inferSelect;
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type ProviderRow = typeof providers.$inferSelect;
 export type ProviderIdentityRow = typeof providerIdentities.$inferSelect;
+export type MailhookRow = typeof mailhooks.$inferSelect;

@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
+  ArrayMaxSize,
+  IsArray,
   IsDefined,
   IsEmail,
   IsIn,
@@ -14,8 +16,10 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { SLUG_PATTERN } from '../common/ids';
+import { MAX_MAIL_PROVIDERS, MailProviderDto } from '../mail/mail-provider';
 
-export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+export { SLUG_PATTERN };
 export const USERNAME_PATTERN = /^[A-Za-z0-9._@+-]{1,128}$/;
 const SLUG_MESSAGE = 'must be lower-case letters, digits and dashes (1-64)';
 
@@ -82,7 +86,19 @@ export class NewMembershipDto {
 }
 
 /** Body of PUT /memberships/{id}: the mutable fields, replaced as a whole. */
-export class UpdateMembershipDto extends NewMembershipDto {}
+export class UpdateMembershipDto extends NewMembershipDto {
+  @ApiPropertyOptional({
+    type: [MailProviderDto],
+    maxItems: MAX_MAIL_PROVIDERS,
+    description: 'SMTP servers for mail hooks. Omitted: kept. Removing one a mail hook names: 409 MailProviderInUse',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_MAIL_PROVIDERS)
+  @ValidateNested({ each: true })
+  @Type(() => MailProviderDto)
+  mail_providers?: MailProviderDto[];
+}
 
 export class FirstAdminUserDto {
   @ApiProperty({ example: 'ada' })

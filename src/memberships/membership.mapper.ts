@@ -1,5 +1,6 @@
 import type { MembershipRow } from '../database/schema';
 import { toSys, type Sys } from '../common/sys';
+import { toMailProviderResponse, type MailProviderResponse } from '../mail/mail-provider';
 
 export interface MembershipResponse {
   _id: string;
@@ -11,7 +12,7 @@ export interface MembershipResponse {
   scoped_token_expires_in: number | null;
   hash_algorithm: string;
   user_activation: string;
-  mail_providers: unknown[];
+  mail_providers: MailProviderResponse[];
   otp_settings: Record<string, unknown>;
   is_system: boolean;
   sys: Sys;
@@ -28,7 +29,7 @@ export function toMembershipResponse(row: MembershipRow, options: { includeSecre
     scoped_token_expires_in: row.scopedTokenExpiresIn,
     hash_algorithm: row.hashAlgorithm,
     user_activation: row.userActivation,
-    mail_providers: row.mailProviders,
+    mail_providers: row.mailProviders.map(toMailProviderResponse),
     otp_settings: row.otpSettings,
     is_system: row.isSystem,
     sys: toSys(row),

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { eq, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
-import { memberships, users, type MembershipRow } from '../database/schema';
+import { mailhooks, memberships, users, type MembershipRow } from '../database/schema';
 import { runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
 
 /**
@@ -32,7 +32,7 @@ export const MEMBERSHIP_QUERY_SCHEMA: QuerySchema = {
 /** The settings a PUT replaces. */
 export type MembershipSettings = Pick<
   MembershipRow,
-  'name' | 'slug' | 'expiresIn' | 'refreshTokenExpiresIn' | 'scopedTokenExpiresIn' | 'userActivation' | 'hashAlgorithm'
+  'name' | 'slug' | 'expiresIn' | 'refreshTokenExpiresIn' | 'scopedTokenExpiresIn' | 'userActivation' | 'hashAlgorithm' | 'mailProviders'
 >;
 
 @Injectable()
@@ -47,6 +47,15 @@ export class MembershipRepository {
   /** Locks the row until the transaction ends: updates and deletes of one membership are serialized. */
   async lockById(executor: Executor, id: string): Promise<MembershipRow | undefined> {
     const [row] = await executor.select().from(memberships).where(eq(memberships.id, id)).limit(1).for('update');
+    return row;
+  }
+
+  /**
+   * The row, share-locked until the transaction ends: a write that depends on the membership's
+   * settings (a mail hook naming a mail provider) waits for, or is waited for by, a PUT.
+   */
+  async lockForShare(executor: Executor, id: string): Promise<MembershipRow | undefined> {
+    const [row] = await executor.select().from(memberships).where(eq(memberships.id, id)).limit(1).for('share');
     return row;
   }
 
@@ -89,6 +98,12 @@ export class MembershipRepository {
       .where(eq(memberships.id, id))
       .returning();
     return row;
+  }
+
+  /** The mail provider slugs the membership's mail hooks name (a provider in use cannot be removed). */
+  async mailProvidersInUse(executor: Executor, id: string): Promise<Set<string>> {
+    const rows = await executor.selectDistinct({ slug: mailhooks.mailProvider }).from(mailhooks).where(eq(mailhooks.membershipId, id));
+    return new Set(rows.map((row) => row.slug));
   }
 
   async hasUsers(executor: Executor, id: string): Promise<boolean> {

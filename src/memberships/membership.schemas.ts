@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { SysSchema } from '../common/api-docs';
+import { MailProviderSchema } from '../mail/mail-provider';
 
 /** OpenAPI description of a membership answer (built by toMembershipResponse). */
 export class MembershipSchema {
@@ -12,7 +13,7 @@ export class MembershipSchema {
   @ApiProperty({ nullable: true, type: Number }) scoped_token_expires_in!: number | null;
   @ApiProperty({ enum: ['ARGON2ID'] }) hash_algorithm!: string;
   @ApiProperty({ enum: ['active', 'passive'] }) user_activation!: string;
-  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true } }) mail_providers!: unknown[];
+  @ApiProperty({ type: [MailProviderSchema] }) mail_providers!: MailProviderSchema[];
   @ApiProperty({ type: 'object', additionalProperties: true }) otp_settings!: Record<string, unknown>;
   @ApiProperty() is_system!: boolean;
   @ApiProperty({ type: SysSchema }) sys!: SysSchema;

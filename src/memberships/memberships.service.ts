@@ -1,12 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
 import { CallerPermissions } from '../auth/caller-permissions';
-import { DomainError } from '../common/errors';
+import { DomainError, validationError } from '../common/errors';
 import { newSecret } from '../common/ids';
 import type { ListPage, ListRequest } from '../common/query';
 import type { MembershipRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { objectDecision } from '../permissions';
+import { sameJson } from '../common/same-json';
+import { duplicateSlugProblem, nextMailProviders, type MailProviderDto } from '../mail/mail-provider';
+import { DESTINATION_NOT_ALLOWED, DestinationPolicy } from '../outbound/destination-policy';
+import type { StoredMailProvider } from '../database/schema';
+import type { Executor } from '../database/database';
 import { MembershipCache } from './membership-cache';
 import { MembershipProvisioner, type ProvisionedMembership } from './membership-provisioner';
 import { MEMBERSHIP_DEFAULTS, type CreateMembershipDto, type UpdateMembershipDto } from './membership.dto';
@@ -30,6 +35,7 @@ export class MembershipsService {
     private readonly provisioner: MembershipProvisioner,
     private readonly recorder: EventRecorder,
     private readonly permissions: CallerPermissions,
+    private readonly destinations: DestinationPolicy,
   ) {}
 
   async get(caller: Caller, id: string): Promise<MembershipResponse> {
@@ -60,14 +66,18 @@ export class MembershipsService {
 
   /**
    * Replaces the mutable settings; an omitted setting returns to its default, except the slug,
-   * which is kept (it is the token audience). A new name or slug changes the token issuer or
+   * which is kept (it is the token audience), and `mail_providers`, kept when omitted. A new name or slug changes the token issuer or
    * audience, so the membership's earlier tokens stop verifying.
    */
   async update(caller: Caller, id: string, input: UpdateMembershipDto): Promise<MembershipResponse> {
     await this.assertMayTouch(caller, id);
+    if (input.mail_providers !== undefined) this.checkMailProviders(input.mail_providers);
     const row = await this.recorder.transaction(async (tx) => {
       const current = await this.memberships.lockById(tx, id);
       if (!current) throw notFound();
+      const mailProviders =
+        input.mail_providers === undefined ? current.mailProviders : nextMailProviders(current.mailProviders, input.mail_providers);
+      await this.assertNoRemovedProviderInUse(tx, id, mailProviders);
       const next: MembershipSettings = {
         name: input.name,
         slug: input.slug ?? current.slug,
@@ -76,6 +86,7 @@ export class MembershipsService {
         scopedTokenExpiresIn: input.scoped_token_expires_in ?? MEMBERSHIP_DEFAULTS.scopedTokenExpiresIn,
         userActivation: input.user_activation ?? MEMBERSHIP_DEFAULTS.userActivation,
         hashAlgorithm: input.hash_algorithm ?? MEMBERSHIP_DEFAULTS.hashAlgorithm,
+        mailProviders,
       };
       if (sameSettings(current, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
       return this.memberships.updateSettings(tx, id, next, caller.id);
@@ -111,6 +122,26 @@ export class MembershipsService {
     this.cache.invalidate(id);
   }
 
+  /** Unique slugs, and hosts the outbound policy does not refuse outright (contract "Outbound calls"). */
+  private checkMailProviders(providers: readonly MailProviderDto[]): void {
+    const duplicate = duplicateSlugProblem(providers);
+    if (duplicate) throw validationError(`mail_providers.${duplicate.index}.slug`, duplicate.message);
+    for (const [index, provider] of providers.entries()) {
+      if (this.destinations.configuredHostProblem(provider.host) !== undefined) {
+        throw validationError(`mail_providers.${index}.host`, DESTINATION_NOT_ALLOWED);
+      }
+    }
+  }
+
+  /** Runs under the membership row lock, which mail hook writes also take, so no hook can slip in. */
+  private async assertNoRemovedProviderInUse(tx: Executor, id: string, next: readonly StoredMailProvider[]): Promise<void> {
+    const kept = new Set(next.map((provider) => provider.slug));
+    const removedInUse = [...(await this.memberships.mailProvidersInUse(tx, id))].filter((slug) => !kept.has(slug));
+    if (removedInUse.length > 0) {
+      throw new DomainError('MailProviderInUse', `A mail hook still uses the mail provider ${JSON.stringify(removedInUse[0])}`);
+    }
+  }
+
   // ----- tenancy ----------------------------------------------------------------------------
 
   private async isSystemCaller(caller: Caller): Promise<boolean> {
@@ -144,5 +175,5 @@ export class MembershipsService {
 }
 
 function sameSettings(current: MembershipRow, next: MembershipSettings): boolean {
-  return (Object.keys(next) as (keyof MembershipSettings)[]).every((key) => current[key] === next[key]);
+  return (Object.keys(next) as (keyof MembershipSettings)[]).every((key) => sameJson(current[key], next[key]));
 }

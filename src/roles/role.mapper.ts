@@ -33,6 +33,7 @@ export const MEMBERSHIP_RESOURCES = [
   'applications',
   'webhooks',
   'providers',
+  'mailhooks',
   'events',
   'tokens',
 ] as const;

@@ -267,13 +267,27 @@ export function renderText(
   budget: OutputBudget,
   measure: OutputMeasure = utf8Bytes,
 ): string {
+  return renderTextWith(text, (expression) => resolvePlaceholder(expression, ctx), encode, budget, measure);
+}
+
+/**
+ * `renderText` with the caller's resolver (mail hooks know more placeholders than webhooks); the
+ * same single pass and the same output budget.
+ */
+export function renderTextWith(
+  text: string,
+  resolve: (expression: string) => string,
+  encode: (value: string) => string,
+  budget: OutputBudget,
+  measure: OutputMeasure = utf8Bytes,
+): string {
   let out = '';
   let last = 0;
   for (const match of text.matchAll(PLACEHOLDER)) {
     const literal = text.slice(last, match.index);
     budget.spend(measure(literal));
     out += literal;
-    const value = resolvePlaceholder(match[1], ctx);
+    const value = resolve(match[1]);
     // Each output byte stands for at least one UTF-16 unit of the value: too long already.
     if (value.length > budget.remainingBytes) budget.spend(value.length);
     const encoded = encode(value);

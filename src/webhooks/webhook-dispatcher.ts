@@ -8,6 +8,7 @@ import { EventRecorder, type RecordedEvent } from '../events/event-recorder';
 import { isResultEventType, SYSTEM_UTILIZER } from '../events/event-types';
 import { BoundedQueue, type DrainResult } from '../queue/bounded-queue';
 import { QueueRegistry } from '../queue/queue-registry';
+import { settleWithin } from '../queue/settle-within';
 import type { DeliveryEvent, DeliveryWebhook } from './delivery-request';
 import { OutboundHttp } from '../outbound/outbound.module';
 import { OUTGOING_CALL_OBSERVER, type OutgoingCall, type OutgoingCallObserver, type OutgoingCallTotals } from '../outbound/outgoing-calls';
@@ -237,18 +238,5 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
     const log = result.lost ? this.logger.warn.bind(this.logger) : this.logger.info.bind(this.logger);
     log({ queue: WEBHOOK_QUEUE_NAME, ...result }, `webhook queue drained: ${result.delivered} delivered, ${result.lost} lost`);
     return result;
-  }
-}
-
-/** Waits for the promises to settle, or for `ms`, whichever comes first; the timer is always cleared. */
-async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, Math.max(0, ms));
-  });
-  try {
-    await Promise.race([Promise.allSettled(promises), deadline]);
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
   }
 }

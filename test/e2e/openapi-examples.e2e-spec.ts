@@ -137,6 +137,13 @@ describe('the OpenAPI document drives Swagger UI', () => {
       if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body._id as string;
     };
+    // The mail provider the mail hook example names (a host name: judged only when mail is sent, and none is).
+    const own = (await http().get(`/memberships/${m}`).set('Authorization', auth).expect(200)).body as { name: string };
+    await http()
+      .put(`/memberships/${m}`)
+      .set('Authorization', auth)
+      .send({ name: own.name, mail_providers: [{ slug: 'relay', name: 'Relay', type: 'smtp', host: 'smtp.example.com' }] })
+      .expect(200);
     // Real ids for the path parameters, made for this test.
     const ids: Record<string, string> = {
       memberships: (
@@ -159,6 +166,16 @@ describe('the OpenAPI document drives Swagger UI', () => {
         status: 'passive',
         try_count: 1,
         request: { method: 'POST', url: 'https://receiver.example.com/hook' },
+      }),
+      mailhooks: await created(`/memberships/${m}/mailhooks`, {
+        name: unique('mail'),
+        event: 'RoleCreated',
+        is_active: false,
+        mail_provider: 'relay',
+        from_address: 'no-reply@example.com',
+        mail_subject: 'Role created',
+        mail_template: 'A role was created',
+        recipients: [{ email_address: 'ops@example.com' }],
       }),
     };
     const pathFor = (template: string) =>
@@ -200,6 +217,7 @@ describe('the OpenAPI document drives Swagger UI', () => {
     expect(sent).toEqual(
       expect.arrayContaining([
         'POST /memberships/{membershipId}/webhooks example -> 201',
+        'POST /memberships/{membershipId}/mailhooks example -> 201',
         'POST /memberships/{membershipId}/users example -> 201',
         'POST /memberships/{membershipId}/roles example -> 201',
         'POST /generate-token signIn -> 401',

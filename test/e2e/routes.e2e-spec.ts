@@ -44,6 +44,14 @@ DELETE /memberships/:membershipId/providers/:id             permission providers
 GET    /memberships/:membershipId/providers/:id             permission providers.read.:id
 PUT    /memberships/:membershipId/providers/:id             permission providers.update.:id
 POST   /memberships/:membershipId/providers/_query          permission providers.read
+POST   /memberships/:membershipId/mail-providers/:slug/test permission memberships.update.:membershipId
+DELETE /memberships/:membershipId/mailhooks                 permission mailhooks.delete
+GET    /memberships/:membershipId/mailhooks                 permission mailhooks.read
+POST   /memberships/:membershipId/mailhooks                 permission mailhooks.create
+DELETE /memberships/:membershipId/mailhooks/:id             permission mailhooks.delete.:id
+GET    /memberships/:membershipId/mailhooks/:id             permission mailhooks.read.:id
+PUT    /memberships/:membershipId/mailhooks/:id             permission mailhooks.update.:id
+POST   /memberships/:membershipId/mailhooks/_query          permission mailhooks.read
 GET    /memberships/:membershipId/revoked-tokens            permission tokens.read
 POST   /memberships/:membershipId/revoked-tokens/_query     permission tokens.read
 DELETE /memberships/:membershipId/roles                     permission roles.delete

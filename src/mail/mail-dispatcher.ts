@@ -1,0 +1,235 @@
+import { type BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { BoundedCache } from '../common/bounded-cache';
+import { LOGGER } from '../common/logger';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import type { MailhookRow, MailRecipient } from '../database/schema';
+import { EventRecorder, type RecordedEvent } from '../events/event-recorder';
+import { isResultEventType, SYSTEM_UTILIZER } from '../events/event-types';
+import { MembershipCache } from '../memberships/membership-cache';
+import { OUTBOUND_LOOKUP } from '../outbound/outbound.module';
+import type { LookupFunction } from '../outbound/outbound-lookup';
+import { OUTGOING_CALL_OBSERVER, type OutgoingCallObserver } from '../outbound/outgoing-calls';
+import { BoundedQueue, type DrainResult } from '../queue/bounded-queue';
+import { QueueRegistry } from '../queue/queue-registry';
+import { settleWithin } from '../queue/settle-within';
+import { TemplateError } from '../webhooks/template';
+import { type MailContext, type MailOnlyValues, recipientsOf, renderMailBody, renderSubject, subjectUserOf } from './mail-render';
+import { MailhookRepository } from './mailhook.repository';
+import { MAX_ERROR_LENGTH, sendSmtp, type SmtpResult, toOutgoingMailCall } from './smtp-sender';
+
+/** Contract: queue `mail`, 10,000 waiting messages, 4 sent in parallel. */
+export const MAIL_QUEUE_NAME = 'mail';
+export const MAIL_QUEUE_CAPACITY = 10_000;
+export const MAIL_QUEUE_CONCURRENCY = 4;
+/** How long this instance trusts its list of a membership's active mail hooks for one event type (as webhooks). */
+export const MAILHOOK_LOOKUP_TTL_MS = 5_000;
+const MAILHOOK_CHANGE_EVENTS = new Set(['MailhookCreated', 'MailhookUpdated', 'MailhookDeleted']);
+
+/** One message: one hook, one event, one recipient. Values are in memory only and die with the item. */
+export interface MailItem {
+  hook: MailhookRow;
+  event: RecordedEvent;
+  recipient: MailRecipient;
+  values: MailOnlyValues;
+}
+
+interface CachedLookup {
+  expiresAt: number;
+  hooks: Promise<MailhookRow[]>;
+}
+
+/**
+ * Sends mail hooks' messages after the events that trigger them have committed (contract "Mail
+ * providers, mail hooks and the mail queue"), in the shape of the webhook dispatcher: the request
+ * never waits, messages wait in a bounded queue (full: dropped and logged without address or
+ * value), each message gets up to MAIL_TRY_COUNT attempts and one result event.
+ */
+@Injectable()
+export class MailDispatcher implements BeforeApplicationShutdown {
+  private readonly messages: BoundedQueue<MailItem>;
+  private readonly pendingLookups = new Set<Promise<void>>();
+  private readonly lookups: BoundedCache<Map<string, CachedLookup>>;
+  private accepting = true;
+  private draining?: Promise<DrainResult>;
+
+  constructor(
+    private readonly recorder: EventRecorder,
+    private readonly mailhooks: MailhookRepository,
+    private readonly memberships: MembershipCache,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(OUTBOUND_LOOKUP) private readonly lookup: LookupFunction,
+    registry: QueueRegistry,
+    @Optional() @Inject(OUTGOING_CALL_OBSERVER) private readonly observer?: OutgoingCallObserver,
+  ) {
+    this.lookups = new BoundedCache({ maxEntries: config.cacheMaxEntries, ttlMs: MAILHOOK_LOOKUP_TTL_MS });
+    this.messages = new BoundedQueue<MailItem>({
+      name: MAIL_QUEUE_NAME,
+      capacity: MAIL_QUEUE_CAPACITY,
+      concurrency: MAIL_QUEUE_CONCURRENCY,
+      worker: (item) => this.deliver(item),
+      // Hook and event only: the address and the values are the user's.
+      onDrop: (item) => this.logger.warn({ mailhookId: item.hook.id, eventId: item.event.id }, 'mail queue is full; the message was dropped'),
+      onError: (error, item) => this.logger.error({ err: error, mailhookId: item.hook.id, eventId: item.event.id }, 'mail delivery failed unexpectedly'),
+    });
+    registry.register(this.messages);
+    recorder.onCommitted((events) => this.onCommitted(events));
+  }
+
+  get queue(): BoundedQueue<MailItem> {
+    return this.messages;
+  }
+
+  invalidate(membershipId: string): void {
+    this.lookups.delete(membershipId);
+  }
+
+  drain(timeoutMs: number): Promise<DrainResult> {
+    this.draining ??= this.runDrain(timeoutMs);
+    return this.draining;
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.drain(this.config.shutdownDrainMs);
+    this.lookups.close();
+  }
+
+  private onCommitted(events: readonly RecordedEvent[]): void {
+    for (const event of events) {
+      if (MAILHOOK_CHANGE_EVENTS.has(event.eventType)) this.invalidate(event.membershipId);
+    }
+    if (!this.accepting) return;
+    const triggering = events.filter((event) => !isResultEventType(event.eventType));
+    if (!triggering.length) return;
+    const lookup: Promise<void> = this.enqueueMessages(triggering)
+      .catch((error: unknown) => {
+        this.logger.error({ err: error, eventTypes: [...new Set(triggering.map((e) => e.eventType))] }, 'could not look up mail hooks for events');
+      })
+      .finally(() => this.pendingLookups.delete(lookup));
+    this.pendingLookups.add(lookup);
+  }
+
+  private async enqueueMessages(events: readonly RecordedEvent[]): Promise<void> {
+    for (const event of events) {
+      // Mail-only values (reset token, OTP, activation token) are not produced yet: they render as ''.
+      const values: MailOnlyValues = {};
+      const hooks = await this.activeHooks(event.membershipId, event.eventType);
+      if (!hooks.length) continue;
+      const user = subjectUserOf(event.eventType, event.document, event.prior);
+      for (const hook of hooks) {
+        for (const recipient of recipientsOf(hook.recipients, hook.sendToUtilizer, user)) {
+          this.messages.enqueue({ hook, event, recipient, values });
+        }
+      }
+    }
+  }
+
+  private activeHooks(membershipId: string, eventType: string): Promise<MailhookRow[]> {
+    const now = Date.now();
+    let byType = this.lookups.get(membershipId);
+    const cached = byType?.get(eventType);
+    if (cached && cached.expiresAt > now) return cached.hooks;
+    if (!byType) {
+      byType = new Map();
+      this.lookups.set(membershipId, byType);
+    }
+    const hooks = this.mailhooks.findActiveFor(membershipId, eventType);
+    const entry: CachedLookup = { expiresAt: now + MAILHOOK_LOOKUP_TTL_MS, hooks };
+    byType.set(eventType, entry);
+    hooks.catch(() => {
+      if (byType.get(eventType) === entry) byType.delete(eventType);
+    });
+    return hooks;
+  }
+
+  private async deliver(item: MailItem): Promise<void> {
+    const { hook, event, recipient } = item;
+    let attempts = 0;
+    let result: SmtpResult = { outcome: 'failed', retryable: false, error: 'not sent' };
+    const membership = await this.memberships.get(hook.membershipId);
+    const provider = membership?.mailProviders.find((entry) => entry.slug === hook.mailProvider);
+    if (!membership || !provider) {
+      result = { outcome: 'failed', retryable: false, error: `the mail provider ${JSON.stringify(hook.mailProvider)} no longer exists` };
+    } else {
+      const ctx: MailContext = {
+        event_type: event.eventType,
+        utilizer_id: event.utilizerId,
+        event_time: event.eventTime.toISOString(),
+        membership_id: event.membershipId,
+        document: event.document,
+        prior: event.prior ?? null,
+        membership: { name: membership.name, slug: membership.slug },
+        user: subjectUserOf(event.eventType, event.document, event.prior),
+        values: item.values,
+      };
+      let subject: string;
+      let body: string;
+      try {
+        subject = renderSubject(hook.mailSubject, ctx);
+        body = renderMailBody(hook.mailTemplate, hook.mailFormat, ctx);
+      } catch (error) {
+        if (!(error instanceof TemplateError)) throw error;
+        await this.recordResult(item, 0, { outcome: 'failed', retryable: false, error: error.message.slice(0, MAX_ERROR_LENGTH) });
+        return;
+      }
+      const from: MailRecipient = hook.fromName ? { display_name: hook.fromName, email_address: hook.fromAddress } : { email_address: hook.fromAddress };
+      while (attempts < this.config.mailTryCount) {
+        attempts++;
+        const started = process.hrtime.bigint();
+        result = await sendSmtp(provider, { from, to: recipient, subject, body, format: hook.mailFormat }, { lookup: this.lookup, timeoutMs: this.config.mailTimeoutMs });
+        this.observe(result, Number(process.hrtime.bigint() - started) / 1e9);
+        if (result.outcome === 'sent' || !result.retryable) break;
+      }
+    }
+    await this.recordResult(item, attempts, result);
+  }
+
+  private observe(result: SmtpResult, durationSeconds: number): void {
+    const call = toOutgoingMailCall(result, durationSeconds);
+    if (!this.observer || !call) return;
+    try {
+      this.observer.observe(call);
+    } catch {
+      // Metrics must never break a delivery.
+    }
+  }
+
+  /** One result event per message, after its last attempt: never the subject, body or values. */
+  private async recordResult(item: MailItem, attempts: number, result: SmtpResult): Promise<void> {
+    if (result.outcome === 'blocked') {
+      this.logger.warn({ mailhookId: item.hook.id, membershipId: item.hook.membershipId }, 'mail refused by the outbound destination policy');
+    }
+    const document: Record<string, unknown> = {
+      mailhook_id: item.hook.id,
+      event_id: item.event.id,
+      mail_provider: item.hook.mailProvider,
+      recipients: [{ display_name: item.recipient.display_name ?? null, email_address: item.recipient.email_address }],
+      attempts,
+    };
+    if (result.outcome !== 'sent') document.error = result.error;
+    try {
+      await this.recorder.record({
+        membershipId: item.hook.membershipId,
+        eventType: result.outcome === 'sent' ? 'MailhookMailSent' : 'MailhookMailFailed',
+        utilizerId: SYSTEM_UTILIZER,
+        document,
+      });
+    } catch (error) {
+      this.logger.error({ err: error, mailhookId: item.hook.id, eventId: item.event.id }, 'could not record a mail result event');
+    }
+  }
+
+  private async runDrain(timeoutMs: number): Promise<DrainResult> {
+    const deadline = Date.now() + Math.max(0, timeoutMs);
+    await settleWithin([this.recorder.settled()], timeoutMs);
+    this.accepting = false;
+    if (this.pendingLookups.size) await settleWithin([...this.pendingLookups], deadline - Date.now());
+    const unfinishedLookups = this.pendingLookups.size;
+    const queued = await this.messages.drain(Math.max(0, deadline - Date.now()));
+    const result: DrainResult = { completed: queued.completed && unfinishedLookups === 0, delivered: queued.delivered, lost: queued.lost + unfinishedLookups };
+    const log = result.lost ? this.logger.warn.bind(this.logger) : this.logger.info.bind(this.logger);
+    log({ queue: MAIL_QUEUE_NAME, ...result }, `mail queue drained: ${result.delivered} delivered, ${result.lost} lost`);
+    return result;
+  }
+}

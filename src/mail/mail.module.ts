@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { OutboundModule } from '../outbound/outbound.module';
+import { MailDispatcher } from './mail-dispatcher';
+import { MailProvidersController } from './mail-providers.controller';
+import { MailProvidersService } from './mail-providers.service';
+import { MailhookRepository } from './mailhook.repository';
+import { MailhooksController } from './mailhooks.controller';
+import { MailhooksService } from './mailhooks.service';
+
+/** Mail hooks API and the dispatcher that sends them after events commit (contract "Mail providers, mail hooks and the mail queue"). */
+@Module({
+  imports: [OutboundModule],
+  controllers: [MailhooksController, MailProvidersController],
+  providers: [MailhookRepository, MailhooksService, MailDispatcher, MailProvidersService],
+  exports: [MailDispatcher],
+})
+export class MailModule {}

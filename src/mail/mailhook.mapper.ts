@@ -1,0 +1,43 @@
+import { toSys, type Sys } from '../common/sys';
+import type { MailhookRow, MailRecipient } from '../database/schema';
+
+export interface MailhookResponse {
+  _id: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  event: string;
+  is_active: boolean;
+  mail_provider: string;
+  from_address: string;
+  from_name: string | null;
+  mail_subject: string;
+  mail_format: 'html' | 'text';
+  mail_template: string;
+  send_to_utilizer: boolean;
+  recipients: MailRecipient[];
+  membership_id: string;
+  sys: Sys;
+}
+
+/** The answer, and the document of MailhookCreated/Updated/Deleted: a mail hook holds no secret. */
+export function toMailhookResponse(row: MailhookRow): MailhookResponse {
+  return {
+    _id: row.id,
+    name: row.name,
+    slug: row.slug,
+    description: row.description,
+    event: row.event,
+    is_active: row.isActive,
+    mail_provider: row.mailProvider,
+    from_address: row.fromAddress,
+    from_name: row.fromName,
+    mail_subject: row.mailSubject,
+    mail_format: row.mailFormat,
+    mail_template: row.mailTemplate,
+    send_to_utilizer: row.sendToUtilizer,
+    recipients: row.recipients,
+    membership_id: row.membershipId,
+    sys: toSys(row),
+  };
+}

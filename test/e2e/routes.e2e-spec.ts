@@ -37,13 +37,6 @@ GET    /memberships/:membershipId/applications/search       permission applicati
 GET    /memberships/:membershipId/events                    permission events.read
 GET    /memberships/:membershipId/events/:id                permission events.read.:id
 POST   /memberships/:membershipId/events/_query             permission events.read
-DELETE /memberships/:membershipId/providers                 permission providers.delete
-GET    /memberships/:membershipId/providers                 permission providers.read
-POST   /memberships/:membershipId/providers                 permission providers.create
-DELETE /memberships/:membershipId/providers/:id             permission providers.delete.:id
-GET    /memberships/:membershipId/providers/:id             permission providers.read.:id
-PUT    /memberships/:membershipId/providers/:id             permission providers.update.:id
-POST   /memberships/:membershipId/providers/_query          permission providers.read
 POST   /memberships/:membershipId/mail-providers/:slug/test permission memberships.update.:membershipId
 DELETE /memberships/:membershipId/mailhooks                 permission mailhooks.delete
 GET    /memberships/:membershipId/mailhooks                 permission mailhooks.read
@@ -52,6 +45,13 @@ DELETE /memberships/:membershipId/mailhooks/:id             permission mailhooks
 GET    /memberships/:membershipId/mailhooks/:id             permission mailhooks.read.:id
 PUT    /memberships/:membershipId/mailhooks/:id             permission mailhooks.update.:id
 POST   /memberships/:membershipId/mailhooks/_query          permission mailhooks.read
+DELETE /memberships/:membershipId/providers                 permission providers.delete
+GET    /memberships/:membershipId/providers                 permission providers.read
+POST   /memberships/:membershipId/providers                 permission providers.create
+DELETE /memberships/:membershipId/providers/:id             permission providers.delete.:id
+GET    /memberships/:membershipId/providers/:id             permission providers.read.:id
+PUT    /memberships/:membershipId/providers/:id             permission providers.update.:id
+POST   /memberships/:membershipId/providers/_query          permission providers.read
 GET    /memberships/:membershipId/revoked-tokens            permission tokens.read
 POST   /memberships/:membershipId/revoked-tokens/_query     permission tokens.read
 DELETE /memberships/:membershipId/roles                     permission roles.delete

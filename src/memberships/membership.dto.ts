@@ -14,6 +14,7 @@ import {
   Max,
   MaxLength,
   Min,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import { SLUG_PATTERN } from '../common/ids';
@@ -92,7 +93,8 @@ export class UpdateMembershipDto extends NewMembershipDto {
     maxItems: MAX_MAIL_PROVIDERS,
     description: 'SMTP servers for mail hooks. Omitted: kept. Removing one a mail hook names: 409 MailProviderInUse',
   })
-  @IsOptional()
+  // Omitted keeps the list; null is not a list (IsOptional would let it through to the service).
+  @ValidateIf((_, value) => value !== undefined)
   @IsArray()
   @ArrayMaxSize(MAX_MAIL_PROVIDERS)
   @ValidateNested({ each: true })

@@ -42,6 +42,19 @@ describe('tenant isolation', () => {
       .send({ name: unique('Provider'), type: 'oidc', issuer: 'https://accounts.google.com', client_id: unique('client') })
       .expect(201);
     ids.providers = provider.body._id;
+    await t
+      .http()
+      .put(`/memberships/${a.membershipId}`)
+      .set('Authorization', a.admin.auth)
+      .send({ name: a.membership.name, mail_providers: [{ slug: 'relay', name: 'Relay', type: 'smtp', host: 'smtp.example.com', tls: 'starttls' }] })
+      .expect(200);
+    const mailhook = await t
+      .http()
+      .post(`/memberships/${a.membershipId}/mailhooks`)
+      .set('Authorization', a.admin.auth)
+      .send({ name: unique('Mail'), event: 'UserCreated', mail_provider: 'relay', from_address: 'no-reply@example.com', mail_subject: 'Hello', mail_template: '<p>Hello</p>', send_to_utilizer: true })
+      .expect(201);
+    ids.mailhooks = mailhook.body._id;
     const events = await t.http().get(`/memberships/${a.membershipId}/events`).set('Authorization', a.admin.auth);
     ids.events = events.body.items[0]._id;
     const tokens = await t.http().get(`/memberships/${a.membershipId}/active-tokens`).set('Authorization', a.admin.auth);
@@ -54,6 +67,7 @@ describe('tenant isolation', () => {
       webhook.name,
       userType.name,
       provider.body.name,
+      mailhook.body.name,
       a.admin.username,
       a.admin.userId,
       a.membership.name,

@@ -3,6 +3,7 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
 import type { AppConfig } from './config/config';
 import { CoreModule } from './core.module';
+import { DeviceCodesModule } from './device-codes/device-codes.module';
 import { EventsModule } from './events/events.module';
 import { QueueModule } from './queue/queue.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -39,6 +40,7 @@ export class AppModule {
         HealthModule,
         EventsModule,
         WebhooksModule,
+        DeviceCodesModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllErrorsFilter },

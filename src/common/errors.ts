@@ -15,6 +15,11 @@ export const ERROR_STATUS = {
   PermissionRequired: 400,
   MalformedJson: 400,
   InvalidCurrentPassword: 400,
+  AuthorizationPending: 400,
+  SlowDown: 400,
+  AuthorizationDenied: 400,
+  ExpiredToken: 400,
+  InvalidDeviceCode: 400,
   // 401
   InvalidCredentials: 401,
   UserInactive: 401,
@@ -37,6 +42,7 @@ export const ERROR_STATUS = {
   WebhookNotFound: 404,
   EventNotFound: 404,
   TokenNotFound: 404,
+  TokenCodeNotFound: 404,
   // 405
   MethodNotAllowed: 405,
   // 409
@@ -52,6 +58,7 @@ export const ERROR_STATUS = {
   ReservedRole: 409,
   SystemRolesCannotBeDeleted: 409,
   SystemMembershipCannotBeDeleted: 409,
+  TokenCodeAlreadyDecided: 409,
   // 413, 415
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,

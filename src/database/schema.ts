@@ -274,3 +274,38 @@ export type SessionRow = typeof sessions.$inferSelect;
 export type TokenSessionRow = typeof tokenSessions.$inferSelect;
 export type EventRow = typeof events.$inferSelect;
 export type WebhookRow = typeof webhooks.$inferSelect;
+
+/**
+ * A device code (RFC 8628): the device holds the code, known here only by its SHA-256 digest;
+ * a user of the membership approves or denies it by its user code. Approval stores the approver
+ * and, for a scoped approval, its scopes; the first successful poll consumes it. The sweeper
+ * deletes rows a few minutes after `expires_at`.
+ */
+export const tokenCodes = pgTable(
+  'token_codes',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    userCode: text('user_code').notNull(),
+    deviceCodeDigest: text('device_code_digest').notNull(),
+    state: text('state').$type<'pending' | 'approved' | 'denied' | 'consumed'>().notNull().default('pending'),
+    clientInfo: jsonb('client_info').$type<Record<string, string>>().notNull().default(sql`'{}'::jsonb`),
+    /** Seconds between polls; grows by 5 with each poll that came too early. */
+    pollInterval: integer('poll_interval').notNull(),
+    lastPolledAt: ts('last_polled_at'),
+    approvedBy: text('approved_by').references(() => users.id, { onDelete: 'cascade' }),
+    scopes: jsonb('scopes').$type<string[] | null>(),
+    decidedAt: ts('decided_at'),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('token_codes_user_code_unique').on(t.membershipId, t.userCode),
+    uniqueIndex('token_codes_device_code_unique').on(t.deviceCodeDigest),
+    index('token_codes_expires_at').on(t.expiresAt),
+  ],
+);
+
+export type TokenCodeRow = typeof tokenCodes.$inferSelect;

@@ -46,7 +46,8 @@ function membershipHeader(request: Request): string | undefined {
   return undefined;
 }
 
-function sessionMetadata(request: Request): SessionMetadata {
+/** The end user's address and agent as the calling application forwards them. */
+export function sessionMetadata(request: Request): SessionMetadata {
   const ip = request.headers['x-ipaddress'];
   const agent = request.headers['x-useragent'];
   return {

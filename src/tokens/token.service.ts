@@ -13,7 +13,7 @@ import { Authenticator, toUserCaller } from '../auth/authenticator';
 import type { Credentials } from '../auth/authorization-header';
 import { type IssuedTokens, TokenIssuer } from './token-issuer';
 import { TokenRevoker } from './token-revoker';
-import { TokenSessionRepository } from './token-session.repository';
+import { type SigningMembership, TokenSessionRepository } from './token-session.repository';
 import { RefreshTokenReuse, TokenVerifier, type VerifiedBearer } from './token-verifier';
 import type { SessionMetadata, TokenResponse, VerificationResponse } from './token.dto';
 import { isSignInFailureReason, SIGN_IN_FAILURE_OBSERVER, type SignInFailureObserver } from './sign-in-failures';
@@ -85,6 +85,32 @@ export class TokenService {
 
     const issued = this.issuer.pair(membership, user, metadata);
     await this.store(issued, [tokenGeneratedEvent(user, issued.response)]);
+    return issued.response;
+  }
+
+  /**
+   * A device code's pair (RFC 8628): a new sign-in session of the approver, carrying the scopes of
+   * a scoped approval. `consume` marks the code used first; when it was not (a parallel poll took
+   * it), nothing is issued. Should storing fail after that, `release` gives the code back so the
+   * device's next poll can still get its pair.
+   */
+  async issueForDeviceCode(
+    membership: SigningMembership,
+    user: UserRecord,
+    grant: { userCode: string; scopes: readonly string[] | null },
+    metadata: SessionMetadata,
+    code: { consume: () => Promise<boolean>; release: () => Promise<void> },
+  ): Promise<TokenResponse | undefined> {
+    const issued = this.issuer.pair(membership, user, metadata, { scopes: grant.scopes });
+    const generated = tokenGeneratedEvent(user, issued.response);
+    const event = { ...generated, document: { ...generated.document, grant: 'device_code', user_code: grant.userCode } };
+    if (!(await code.consume())) return undefined;
+    try {
+      await this.store(issued, [event]);
+    } catch (error) {
+      await code.release();
+      throw error;
+    }
     return issued.response;
   }
 

@@ -10,6 +10,6 @@ import { TokenVerifier } from './token-verifier';
 @Module({
   controllers: [TokenController],
   providers: [TokenSessionRepository, TokenVerifier, TokenIssuer, TokenRevoker, TokenService],
-  exports: [TokenSessionRepository, TokenVerifier, TokenIssuer, TokenRevoker],
+  exports: [TokenSessionRepository, TokenVerifier, TokenIssuer, TokenRevoker, TokenService],
 })
 export class TokensModule {}

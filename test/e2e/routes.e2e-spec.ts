@@ -34,6 +34,11 @@ PUT    /memberships/:membershipId/applications/:id          permission applicati
 POST   /memberships/:membershipId/applications/:id/secret   permission applications.update.:id
 POST   /memberships/:membershipId/applications/_query       permission applications.read
 GET    /memberships/:membershipId/applications/search       permission applications.read
+POST   /memberships/:membershipId/codes                     public
+GET    /memberships/:membershipId/codes/:userCode           authenticated
+POST   /memberships/:membershipId/codes/:userCode/approve   authenticated
+POST   /memberships/:membershipId/codes/:userCode/deny      authenticated
+POST   /memberships/:membershipId/codes/token               public
 GET    /memberships/:membershipId/events                    permission events.read
 GET    /memberships/:membershipId/events/:id                permission events.read.:id
 POST   /memberships/:membershipId/events/_query             permission events.read

@@ -12,6 +12,9 @@ import { formatRouteTable, routeTable } from '../support/route-table';
  * Routes under /memberships/:membershipId also reject callers of another membership.
  */
 const EXPECTED = `
+GET    /device                                              public
+GET    /device/device.css                                   public
+GET    /device/device.js                                    public
 POST   /generate-token                                      public
 GET    /healthcheck                                         public
 GET    /me                                                  authenticated

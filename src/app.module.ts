@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from './config/config';
 import { CoreModule } from './core.module';
 import { DeviceCodesModule } from './device-codes/device-codes.module';
+import { TokenCodePoliciesModule } from './token-code-policies/token-code-policies.module';
 import { EventsModule } from './events/events.module';
 import { QueueModule } from './queue/queue.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -40,6 +41,7 @@ export class AppModule {
         HealthModule,
         EventsModule,
         WebhooksModule,
+        TokenCodePoliciesModule,
         DeviceCodesModule,
       ],
       providers: [

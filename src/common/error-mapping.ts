@@ -11,6 +11,7 @@ const UNIQUE_CONSTRAINT_CODES: Record<string, { code: ErrorCode; message: string
   users_email_unique: { code: 'UserAlreadyExists', message: 'A user with this e-mail address already exists' },
   applications_slug_unique: { code: 'ApplicationAlreadyExists', message: 'An application with this slug already exists' },
   webhooks_slug_unique: { code: 'WebhookAlreadyExists', message: 'A webhook with this slug already exists' },
+  token_code_policies_slug_unique: { code: 'TokenCodePolicyAlreadyExists', message: 'A token code policy with this slug already exists' },
 };
 
 /** body-parser's error types and what they mean to the caller. */

@@ -43,6 +43,7 @@ export const ERROR_STATUS = {
   EventNotFound: 404,
   TokenNotFound: 404,
   TokenCodeNotFound: 404,
+  TokenCodePolicyNotFound: 404,
   // 405
   MethodNotAllowed: 405,
   // 409
@@ -59,6 +60,8 @@ export const ERROR_STATUS = {
   SystemRolesCannotBeDeleted: 409,
   SystemMembershipCannotBeDeleted: 409,
   TokenCodeAlreadyDecided: 409,
+  TokenCodePolicyAlreadyExists: 409,
+  TokenCodePolicyInUse: 409,
   // 413, 415
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,

@@ -34,6 +34,8 @@ export const memberships = pgTable(
     userActivation: text('user_activation').notNull().default('active'),
     mailProviders: jsonb('mail_providers').$type<unknown[]>().notNull().default(sql`'[]'::jsonb`),
     otpSettings: jsonb('otp_settings').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    /** Slug of the token code policy its device codes follow; null: the policy defaults. */
+    codePolicy: text('code_policy'),
     isSystem: boolean('is_system').notNull().default(false),
     ...sysColumns,
   },
@@ -309,3 +311,28 @@ export const tokenCodes = pgTable(
 );
 
 export type TokenCodeRow = typeof tokenCodes.$inferSelect;
+
+/** How a membership's device codes look and live (referenced by slug from `memberships.code_policy`). */
+export const tokenCodePolicies = pgTable(
+  'token_code_policies',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    description: text('description'),
+    length: integer('length').notNull().default(8),
+    containsLetters: boolean('contains_letters').notNull().default(true),
+    containsDigits: boolean('contains_digits').notNull().default(true),
+    expiresIn: integer('expires_in').notNull().default(600),
+    ...sysColumns,
+  },
+  (t) => [
+    uniqueIndex('token_code_policies_slug_unique').on(t.membershipId, t.slug),
+    index('token_code_policies_created').on(t.membershipId, t.createdAt, t.id),
+  ],
+);
+
+export type TokenCodePolicyRow = typeof tokenCodePolicies.$inferSelect;

@@ -32,6 +32,7 @@ export const MEMBERSHIP_RESOURCES = [
   'roles',
   'applications',
   'webhooks',
+  'token-code-policies',
   'events',
   'tokens',
 ] as const;

@@ -150,6 +150,7 @@ describe('the OpenAPI document drives Swagger UI', () => {
       roles: await created(`/memberships/${m}/roles`, { name: unique('Role') }),
       'user-types': await created(`/memberships/${m}/user-types`, { name: unique('Type') }),
       applications: await created(`/memberships/${m}/applications`, { name: unique('App') }),
+      'token-code-policies': await created(`/memberships/${m}/token-code-policies`, { name: unique('Policy') }),
       // Passive: never called. The outbound policy accepts a public-looking host at create.
       webhooks: await created(`/memberships/${m}/webhooks`, {
         name: unique('hook'),

@@ -55,6 +55,13 @@ GET    /memberships/:membershipId/roles/:id                 permission roles.rea
 PUT    /memberships/:membershipId/roles/:id                 permission roles.update.:id
 POST   /memberships/:membershipId/roles/_query              permission roles.read
 GET    /memberships/:membershipId/roles/search              permission roles.read
+DELETE /memberships/:membershipId/token-code-policies       permission token-code-policies.delete
+GET    /memberships/:membershipId/token-code-policies       permission token-code-policies.read
+POST   /memberships/:membershipId/token-code-policies       permission token-code-policies.create
+DELETE /memberships/:membershipId/token-code-policies/:id   permission token-code-policies.delete.:id
+GET    /memberships/:membershipId/token-code-policies/:id   permission token-code-policies.read.:id
+PUT    /memberships/:membershipId/token-code-policies/:id   permission token-code-policies.update.:id
+POST   /memberships/:membershipId/token-code-policies/_query permission token-code-policies.read
 DELETE /memberships/:membershipId/user-types                permission user-types.delete
 GET    /memberships/:membershipId/user-types                permission user-types.read
 POST   /memberships/:membershipId/user-types                permission user-types.create

@@ -3,6 +3,7 @@ import { DATABASE, type Database } from '../../src/database/database';
 import { events, tokenCodes } from '../../src/database/schema';
 import { ExpirySweeper } from '../../src/database/expiry-sweeper';
 import { startTestApp, type TestApp } from '../support/app';
+import { captureLog } from '../support/log-capture';
 import { type Installation, type SignedIn, setupInstallation } from '../support/factories';
 import { scopedToken } from '../support/protected-apps';
 import { createSignedInUser, putBodyOf, usersPath } from '../support/users';
@@ -207,6 +208,27 @@ describe('device code flow', () => {
     const storedCodes = await t.app.get<Database>(DATABASE).db.select().from(tokenCodes);
     for (const text of [view.text, approved.text, pair.text, eventList.text, tokenList.text, JSON.stringify(stored), JSON.stringify(storedCodes)]) {
       expect(text).not.toContain(code.device_code);
+    }
+  });
+
+  it('the device code appears in no log line, even at trace level and on refused polls', async () => {
+    const log = captureLog('trace');
+    const logged = await startTestApp({ env: { LOG_LEVEL: 'trace' }, logger: log.logger });
+    try {
+      const own = await setupInstallation(logged);
+      const path = `/memberships/${own.admin.membershipId}/codes`;
+      const created = await logged.http().post(path).send({ client_info: { name: 'Logged TV' } });
+      const deviceCode = created.body.device_code as string;
+      await logged.http().post(`${path}/token`).send({ device_code: deviceCode });
+      await logged.http().post(`${path}/token`).send({ device_code: deviceCode });
+      await logged.http().post(`${path}/${created.body.user_code as string}/approve`).set('Authorization', own.admin.auth).send();
+      const pair = await logged.http().post(`${path}/token`).send({ device_code: deviceCode });
+      expect(pair.status).toBe(201);
+      await logged.http().post(`${path}/token`).send({ device_code: deviceCode });
+      expect(log.lines().length).toBeGreaterThan(0);
+      expect(log.text()).not.toContain(deviceCode);
+    } finally {
+      await logged.close();
     }
   });
 });

@@ -13,7 +13,8 @@ import { TokenService } from '../tokens/token.service';
 import { toUserResponse } from '../users/user.mapper';
 import { parseClientInfo } from './client-info';
 import { TokenCodeRepository } from './token-code.repository';
-import { DEFAULT_USER_CODE_SHAPE, drawUserCode, normalizeUserCode } from './user-code';
+import { TokenCodePolicyRepository } from '../token-code-policies/token-code-policy.repository';
+import { DEFAULT_USER_CODE_SHAPE, drawUserCode, normalizeUserCode, type UserCodeShape } from './user-code';
 
 /** The create answer (RFC 8628 section 3.2); the only place the device code ever appears. */
 export interface DeviceAuthorization {
@@ -56,14 +57,15 @@ export class TokenCodesService {
     private readonly memberships: MembershipCache,
     private readonly recorder: EventRecorder,
     private readonly tokens: TokenService,
+    private readonly policies: TokenCodePolicyRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async create(membershipId: string, clientInfo: unknown): Promise<DeviceAuthorization> {
-    if (!(await this.memberships.get(membershipId))) throw new DomainError('MembershipNotFound', 'The membership does not exist');
+    const membership = await this.memberships.get(membershipId);
+    if (!membership) throw new DomainError('MembershipNotFound', 'The membership does not exist');
     const info = parseClientInfo(clientInfo);
-    // Token code policies are not built yet: every membership draws the contract's default codes.
-    const shape = DEFAULT_USER_CODE_SHAPE;
+    const shape = await this.shapeOf(membershipId, membership.codePolicy);
     const deviceCode = newSecret(DEVICE_CODE_BYTES);
     const interval = this.config.devicePollIntervalSeconds;
     for (let draw = 0; draw < MAX_USER_CODE_DRAWS; draw++) {
@@ -91,6 +93,13 @@ export class TokenCodesService {
       };
     }
     throw new Error(`No free user code after ${MAX_USER_CODE_DRAWS} draws`);
+  }
+
+  /** The membership's code policy; none named (or none left): the contract's defaults. */
+  private async shapeOf(membershipId: string, codePolicy: string | null): Promise<UserCodeShape> {
+    const policy = codePolicy === null ? undefined : await this.policies.findBySlug(membershipId, codePolicy);
+    if (!policy) return DEFAULT_USER_CODE_SHAPE;
+    return { length: policy.length, containsLetters: policy.containsLetters, containsDigits: policy.containsDigits, expiresIn: policy.expiresIn };
   }
 
   async view(caller: Caller, membershipId: string, userCode: string): Promise<TokenCodeView> {

@@ -13,6 +13,7 @@ export interface MembershipResponse {
   user_activation: string;
   mail_providers: unknown[];
   otp_settings: Record<string, unknown>;
+  code_policy: string | null;
   is_system: boolean;
   sys: Sys;
 }
@@ -30,6 +31,7 @@ export function toMembershipResponse(row: MembershipRow, options: { includeSecre
     user_activation: row.userActivation,
     mail_providers: row.mailProviders,
     otp_settings: row.otpSettings,
+    code_policy: row.codePolicy,
     is_system: row.isSystem,
     sys: toSys(row),
   };

@@ -14,6 +14,7 @@ export class MembershipSchema {
   @ApiProperty({ enum: ['active', 'passive'] }) user_activation!: string;
   @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true } }) mail_providers!: unknown[];
   @ApiProperty({ type: 'object', additionalProperties: true }) otp_settings!: Record<string, unknown>;
+  @ApiProperty({ type: String, nullable: true, description: 'Slug of the token code policy device codes follow; null: the defaults' }) code_policy!: string | null;
   @ApiProperty() is_system!: boolean;
   @ApiProperty({ type: SysSchema }) sys!: SysSchema;
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../auth/caller';
 import { CallerPermissions } from '../auth/caller-permissions';
-import { DomainError } from '../common/errors';
+import { DomainError, validationError } from '../common/errors';
 import { newSecret } from '../common/ids';
 import type { ListPage, ListRequest } from '../common/query';
 import type { MembershipRow } from '../database/schema';
@@ -76,7 +76,11 @@ export class MembershipsService {
         scopedTokenExpiresIn: input.scoped_token_expires_in ?? MEMBERSHIP_DEFAULTS.scopedTokenExpiresIn,
         userActivation: input.user_activation ?? MEMBERSHIP_DEFAULTS.userActivation,
         hashAlgorithm: input.hash_algorithm ?? MEMBERSHIP_DEFAULTS.hashAlgorithm,
+        codePolicy: input.code_policy ?? null,
       };
+      if (next.codePolicy !== null && !(await this.memberships.hasCodePolicy(tx, id, next.codePolicy))) {
+        throw validationError('code_policy', 'names no token code policy of this membership');
+      }
       if (sameSettings(current, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
       return this.memberships.updateSettings(tx, id, next, caller.id);
     });

@@ -116,4 +116,34 @@ describe('token code policies', () => {
     expect(errorOf(await t.http().get(path()).set('Authorization', auth))).toEqual({ status: 403, code: 'AccessDenied' });
     expect(errorOf(await t.http().post(path()).set('Authorization', auth).send({ name: unique('p') }))).toEqual({ status: 403, code: 'AccessDenied' });
   });
+
+  it("membership code_policy: an unknown slug is refused, a named policy shapes the codes and cannot be deleted", async () => {
+    const m = inst.admin.membershipId;
+    const membership = (await t.http().get(`/memberships/${m}`).set('Authorization', inst.admin.auth)).body as Record<string, unknown>;
+    expect(membership.code_policy).toBeNull();
+    const putBody = (codePolicy: string | null) => ({
+      name: membership.name,
+      expires_in: membership.expires_in,
+      refresh_token_expires_in: membership.refresh_token_expires_in,
+      scoped_token_expires_in: membership.scoped_token_expires_in,
+      user_activation: membership.user_activation,
+      hash_algorithm: membership.hash_algorithm,
+      code_policy: codePolicy,
+    });
+    expect(errorOf(await t.http().put(`/memberships/${m}`).set('Authorization', inst.admin.auth).send(putBody('no-such-policy')))).toEqual({
+      status: 400,
+      code: 'ModelValidationError',
+    });
+    const policy = await t.http().post(path()).set('Authorization', inst.admin.auth).send({ name: unique('Digits'), length: 6, contains_letters: false, expires_in: 90 });
+    const named = await t.http().put(`/memberships/${m}`).set('Authorization', inst.admin.auth).send(putBody(policy.body.slug as string));
+    expect({ status: named.status, code_policy: named.body.code_policy }).toEqual({ status: 200, code_policy: policy.body.slug });
+
+    const code = await t.http().post(`/memberships/${m}/codes`).send({});
+    expect({ user_code: code.body.user_code, expires_in: code.body.expires_in }).toEqual({ user_code: expect.stringMatching(/^[0-9]{6}$/), expires_in: 90 });
+
+    expect(errorOf(await t.http().delete(`${path()}/${policy.body._id as string}`).set('Authorization', inst.admin.auth))).toEqual({ status: 409, code: 'TokenCodePolicyInUse' });
+    expect(errorOf(await t.http().delete(path()).set('Authorization', inst.admin.auth).send({ ids: [policy.body._id] }))).toEqual({ status: 409, code: 'TokenCodePolicyInUse' });
+    await t.http().put(`/memberships/${m}`).set('Authorization', inst.admin.auth).send(putBody(null)).expect(200);
+    await t.http().delete(`${path()}/${policy.body._id as string}`).set('Authorization', inst.admin.auth).expect(204);
+  });
 });

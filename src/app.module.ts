@@ -3,6 +3,8 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
 import type { AppConfig } from './config/config';
 import { CoreModule } from './core.module';
+import { DeviceCodesModule } from './device-codes/device-codes.module';
+import { TokenCodePoliciesModule } from './token-code-policies/token-code-policies.module';
 import { EventsModule } from './events/events.module';
 import { QueueModule } from './queue/queue.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -43,6 +45,8 @@ export class AppModule {
         WebhooksModule,
         ProvidersModule,
         MailModule,
+        TokenCodePoliciesModule,
+        DeviceCodesModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllErrorsFilter },

@@ -13,6 +13,7 @@ const UNIQUE_CONSTRAINT_CODES: Record<string, { code: ErrorCode; message: string
   webhooks_slug_unique: { code: 'WebhookAlreadyExists', message: 'A webhook with this slug already exists' },
   providers_slug_unique: { code: 'ProviderAlreadyExists', message: 'A provider with this slug already exists' },
   mailhooks_slug_unique: { code: 'MailhookAlreadyExists', message: 'A mail hook with this slug already exists' },
+  token_code_policies_slug_unique: { code: 'TokenCodePolicyAlreadyExists', message: 'A token code policy with this slug already exists' },
 };
 
 /** body-parser's error types and what they mean to the caller. */

@@ -16,6 +16,11 @@ export const ERROR_STATUS = {
   MalformedJson: 400,
   InvalidCurrentPassword: 400,
   ProviderEmailNotVerified: 400,
+  AuthorizationPending: 400,
+  SlowDown: 400,
+  AuthorizationDenied: 400,
+  ExpiredToken: 400,
+  InvalidDeviceCode: 400,
   // 401
   InvalidCredentials: 401,
   UserInactive: 401,
@@ -43,6 +48,8 @@ export const ERROR_STATUS = {
   MailProviderNotFound: 404,
   EventNotFound: 404,
   TokenNotFound: 404,
+  TokenCodeNotFound: 404,
+  TokenCodePolicyNotFound: 404,
   // 405
   MethodNotAllowed: 405,
   // 409
@@ -62,6 +69,9 @@ export const ERROR_STATUS = {
   SystemRolesCannotBeDeleted: 409,
   SystemMembershipCannotBeDeleted: 409,
   ProviderEmailNotTrusted: 409,
+  TokenCodeAlreadyDecided: 409,
+  TokenCodePolicyAlreadyExists: 409,
+  TokenCodePolicyInUse: 409,
   // 413, 415
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,

@@ -35,6 +35,10 @@ export interface AppConfig {
   cacheMaxEntries: number;
   /** Origins CORS allows; null: any origin (the specification's default). */
   corsOrigins: string[] | null;
+  /** The device approval page named in device code answers; `{membership_id}` is replaced per membership. */
+  deviceVerificationUri: string;
+  /** Seconds a device waits between polls (RFC 8628 `interval`). */
+  devicePollIntervalSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -121,14 +125,31 @@ function corsOrigins(env: Env): string[] | null {
   });
 }
 
+/** Never derived from a request's Host header: a forged Host must not send users elsewhere. */
+function deviceVerificationUri(env: Env, port: number): string {
+  const raw = env.DEVICE_VERIFICATION_URI;
+  if (raw === undefined || raw === '') return `http://localhost:${port}/device`;
+  let parsed: URL | null;
+  try {
+    parsed = new URL(raw.replaceAll('{membership_id}', 'membership'));
+  } catch {
+    parsed = null;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    throw new ConfigError('DEVICE_VERIFICATION_URI', `must be an absolute http(s) URL, got "${raw}"`);
+  }
+  return raw;
+}
+
 /** Reads and validates the environment once, at start. A bad value stops the start. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const setupToken = env.SETUP_TOKEN || null;
   if (setupToken !== null && setupToken.length < 32) {
     throw new ConfigError('SETUP_TOKEN', 'must be at least 32 characters long');
   }
+  const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
     host: env.HOST || '0.0.0.0',
     database: databaseTarget(env),
     nodeEnv: oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development'),
@@ -148,6 +169,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     outboundAllow: outboundAllow(env),
     cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
     corsOrigins: corsOrigins(env),
+    deviceVerificationUri: deviceVerificationUri(env, port),
+    devicePollIntervalSeconds: integer(env, 'DEVICE_POLL_INTERVAL_SECONDS', 5, 1, 60),
   };
 }
 

@@ -6,11 +6,21 @@ import { LOGGER } from '../common/logger';
 import { DATABASE, type Database, queryRows } from './database';
 
 /**
- * Tables whose rows die at a time in a column; later features (codes, OTPs) add theirs here.
+ * Tables whose rows die at a time in a column; later features add theirs here.
  * `alsoEnds` deletes what the deleted rows leave empty: a sign-in session ends with its last
  * token record (no token can join it then: joining needs a live token of the session).
  */
-const SWEPT_TABLES = [{ table: 'token_sessions', expiresColumn: 'expires_at', alsoEnds: { table: 'sessions', via: 'session_id' } }] as const;
+interface SweptTable {
+  table: string;
+  expiresColumn: string;
+  alsoEnds?: { table: string; via: string };
+}
+
+const SWEPT_TABLES: readonly SweptTable[] = [
+  { table: 'token_sessions', expiresColumn: 'expires_at', alsoEnds: { table: 'sessions', via: 'session_id' } },
+  // A poll of an expired code answers ExpiredToken until the row is swept here.
+  { table: 'token_codes', expiresColumn: 'expires_at' },
+];
 
 const BATCH_SIZE = 1_000;
 /** One run never holds the database longer than this many batches; the next run continues. */
@@ -77,12 +87,19 @@ export class ExpirySweeper implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   /** Deleted row count (of the swept table), or null when another instance holds the lock. */
-  private deleteBatch({ table, expiresColumn, alsoEnds }: (typeof SWEPT_TABLES)[number]): Promise<number | null> {
+  private deleteBatch({ table, expiresColumn, alsoEnds }: SweptTable): Promise<number | null> {
     const grace = this.config.sweepGraceSeconds;
     return this.database.db.transaction(async (tx) => {
       const [lock] = await queryRows<{ locked: boolean }>(tx, sql`select pg_try_advisory_xact_lock(${SWEEP_LOCK_KEY}) as locked`);
       if (!lock?.locked) return null;
       const swept = sql.identifier(table);
+      const expired = sql`select id from ${swept}
+                where ${sql.identifier(expiresColumn)} < now() - make_interval(secs => ${grace})
+                limit ${BATCH_SIZE}`;
+      if (!alsoEnds) {
+        const rows = await queryRows<{ id: string }>(tx, sql`delete from ${swept} where id in (${expired}) returning id`);
+        return rows.length;
+      }
       const owners = sql.identifier(alsoEnds.table);
       const via = sql.identifier(alsoEnds.via);
       // One statement; its `not exists` reads the rows as they were before it, so the rows it
@@ -90,10 +107,7 @@ export class ExpirySweeper implements OnApplicationBootstrap, OnApplicationShutd
       const rows = await queryRows<{ id: string }>(
         tx,
         sql`with gone as (
-              delete from ${swept} where id in (
-                select id from ${swept}
-                where ${sql.identifier(expiresColumn)} < now() - make_interval(secs => ${grace})
-                limit ${BATCH_SIZE})
+              delete from ${swept} where id in (${expired})
               returning id, ${via} as owner
             ), ended as (
               delete from ${owners} o where o.id in (select owner from gone)

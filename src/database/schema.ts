@@ -46,6 +46,8 @@ export const memberships = pgTable(
     userActivation: text('user_activation').notNull().default('active'),
     mailProviders: jsonb('mail_providers').$type<StoredMailProvider[]>().notNull().default(sql`'[]'::jsonb`),
     otpSettings: jsonb('otp_settings').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    /** Slug of the token code policy its device codes follow; null: the policy defaults. */
+    codePolicy: text('code_policy'),
     isSystem: boolean('is_system').notNull().default(false),
     ...sysColumns,
   },
@@ -372,3 +374,63 @@ export type WebhookRow = typeof webhooks.$inferSelect;
 export type ProviderRow = typeof providers.$inferSelect;
 export type ProviderIdentityRow = typeof providerIdentities.$inferSelect;
 export type MailhookRow = typeof mailhooks.$inferSelect;
+
+/**
+ * A device code (RFC 8628): the device holds the code, known here only by its SHA-256 digest;
+ * a user of the membership approves or denies it by its user code. Approval stores the approver
+ * and, for a scoped approval, its scopes; the first successful poll consumes it. The sweeper
+ * deletes rows a few minutes after `expires_at`.
+ */
+export const tokenCodes = pgTable(
+  'token_codes',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    userCode: text('user_code').notNull(),
+    deviceCodeDigest: text('device_code_digest').notNull(),
+    state: text('state').$type<'pending' | 'approved' | 'denied' | 'consumed'>().notNull().default('pending'),
+    clientInfo: jsonb('client_info').$type<Record<string, string>>().notNull().default(sql`'{}'::jsonb`),
+    /** Seconds between polls; grows by 5 with each poll that came too early. */
+    pollInterval: integer('poll_interval').notNull(),
+    lastPolledAt: ts('last_polled_at'),
+    approvedBy: text('approved_by').references(() => users.id, { onDelete: 'cascade' }),
+    scopes: jsonb('scopes').$type<string[] | null>(),
+    decidedAt: ts('decided_at'),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('token_codes_user_code_unique').on(t.membershipId, t.userCode),
+    uniqueIndex('token_codes_device_code_unique').on(t.deviceCodeDigest),
+    index('token_codes_expires_at').on(t.expiresAt),
+  ],
+);
+
+export type TokenCodeRow = typeof tokenCodes.$inferSelect;
+
+/** How a membership's device codes look and live (referenced by slug from `memberships.code_policy`). */
+export const tokenCodePolicies = pgTable(
+  'token_code_policies',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    description: text('description'),
+    length: integer('length').notNull().default(8),
+    containsLetters: boolean('contains_letters').notNull().default(true),
+    containsDigits: boolean('contains_digits').notNull().default(true),
+    expiresIn: integer('expires_in').notNull().default(600),
+    ...sysColumns,
+  },
+  (t) => [
+    uniqueIndex('token_code_policies_slug_unique').on(t.membershipId, t.slug),
+    index('token_code_policies_created').on(t.membershipId, t.createdAt, t.id),
+  ],
+);
+
+export type TokenCodePolicyRow = typeof tokenCodePolicies.$inferSelect;

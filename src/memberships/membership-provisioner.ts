@@ -1,3 +1,4 @@
+import { validationError } from '../common/errors';
 import { Injectable } from '@nestjs/common';
 import type { Tx } from '../database/database';
 import type { RecordEvent } from '../events/event-recorder';
@@ -45,6 +46,8 @@ export class MembershipProvisioner {
     passwordHash: string | undefined,
     options: { isSystem: boolean; utilizerId: string },
   ): Promise<ProvisionedMembership> {
+    // A new membership has no token code policy yet, so it can name none.
+    if (input.membership.code_policy) throw validationError('membership.code_policy', 'names no token code policy of this membership');
     const membershipId = newId();
     const createdBy = options.utilizerId;
     const membership = await this.memberships.insert(tx, {

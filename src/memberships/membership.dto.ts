@@ -84,6 +84,12 @@ export class NewMembershipDto {
   @IsOptional()
   @IsIn(HASH_ALGORITHMS)
   hash_algorithm?: (typeof HASH_ALGORITHMS)[number];
+
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 64, description: 'Slug of the token code policy device codes follow; null: the policy defaults' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  code_policy?: string | null;
 }
 
 /** Body of PUT /memberships/{id}: the mutable fields, replaced as a whole. */

@@ -14,6 +14,7 @@ export interface MembershipResponse {
   user_activation: string;
   mail_providers: MailProviderResponse[];
   otp_settings: Record<string, unknown>;
+  code_policy: string | null;
   is_system: boolean;
   sys: Sys;
 }
@@ -31,6 +32,7 @@ export function toMembershipResponse(row: MembershipRow, options: { includeSecre
     user_activation: row.userActivation,
     mail_providers: row.mailProviders.map(toMailProviderResponse),
     otp_settings: row.otpSettings,
+    code_policy: row.codePolicy,
     is_system: row.isSystem,
     sys: toSys(row),
   };

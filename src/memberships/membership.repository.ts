@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
-import { mailhooks, memberships, users, type MembershipRow } from '../database/schema';
+import { mailhooks, memberships, tokenCodePolicies, users, type MembershipRow } from '../database/schema';
 import { runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
 
 /**
@@ -32,7 +32,15 @@ export const MEMBERSHIP_QUERY_SCHEMA: QuerySchema = {
 /** The settings a PUT replaces. */
 export type MembershipSettings = Pick<
   MembershipRow,
-  'name' | 'slug' | 'expiresIn' | 'refreshTokenExpiresIn' | 'scopedTokenExpiresIn' | 'userActivation' | 'hashAlgorithm' | 'mailProviders'
+  | 'name'
+  | 'slug'
+  | 'expiresIn'
+  | 'refreshTokenExpiresIn'
+  | 'scopedTokenExpiresIn'
+  | 'userActivation'
+  | 'hashAlgorithm'
+  | 'mailProviders'
+  | 'codePolicy'
 >;
 
 @Injectable()
@@ -42,6 +50,16 @@ export class MembershipRepository {
   async findById(id: string, executor: Executor = this.database.db): Promise<MembershipRow | undefined> {
     const [row] = await executor.select().from(memberships).where(eq(memberships.id, id)).limit(1);
     return row;
+  }
+
+  /** Whether the membership has a token code policy with this slug (read in the caller's transaction). */
+  async hasCodePolicy(executor: Executor, id: string, slug: string): Promise<boolean> {
+    const rows = await executor
+      .select({ id: tokenCodePolicies.id })
+      .from(tokenCodePolicies)
+      .where(and(eq(tokenCodePolicies.membershipId, id), eq(tokenCodePolicies.slug, slug)))
+      .limit(1);
+    return rows.length > 0;
   }
 
   /** Locks the row until the transaction ends: updates and deletes of one membership are serialized. */

@@ -15,6 +15,7 @@ export class MembershipSchema {
   @ApiProperty({ enum: ['active', 'passive'] }) user_activation!: string;
   @ApiProperty({ type: [MailProviderSchema] }) mail_providers!: MailProviderSchema[];
   @ApiProperty({ type: 'object', additionalProperties: true }) otp_settings!: Record<string, unknown>;
+  @ApiProperty({ type: String, nullable: true, description: 'Slug of the token code policy device codes follow; null: the defaults' }) code_policy!: string | null;
   @ApiProperty() is_system!: boolean;
   @ApiProperty({ type: SysSchema }) sys!: SysSchema;
 }

@@ -87,7 +87,11 @@ export class MembershipsService {
         userActivation: input.user_activation ?? MEMBERSHIP_DEFAULTS.userActivation,
         hashAlgorithm: input.hash_algorithm ?? MEMBERSHIP_DEFAULTS.hashAlgorithm,
         mailProviders,
+        codePolicy: input.code_policy ?? null,
       };
+      if (next.codePolicy !== null && !(await this.memberships.hasCodePolicy(tx, id, next.codePolicy))) {
+        throw validationError('code_policy', 'names no token code policy of this membership');
+      }
       if (sameSettings(current, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
       return this.memberships.updateSettings(tx, id, next, caller.id);
     });

@@ -34,6 +34,7 @@ export const MEMBERSHIP_RESOURCES = [
   'webhooks',
   'providers',
   'mailhooks',
+  'token-code-policies',
   'events',
   'tokens',
 ] as const;

@@ -45,15 +45,16 @@ export class TokenIssuer {
   }
 
   /**
-   * An access + refresh pair, carrying the given scopes (a refresh keeps the original's). Without
-   * `refreshed` it starts a sign-in session whose id its record shares; a refresh continues the
-   * session of the pair it refreshes.
+   * An access + refresh pair, carrying the given scopes (a refresh keeps the original's; a device
+   * code approved with a scoped token gives the approver's). Without a `sessionId` it starts a
+   * sign-in session whose id its record shares; a refresh continues the session of the pair it
+   * refreshes.
    */
   pair(
     membership: SigningMembership,
     user: UserRecord,
     metadata: SessionMetadata,
-    refreshed: { sessionId: string; scopes: readonly string[] | null } | null = null,
+    refreshed: { sessionId?: string; scopes: readonly string[] | null } | null = null,
   ): IssuedTokens {
     const issuedAt = Math.floor(Date.now() / 1000);
     const tokenId = randomUUID();
@@ -94,7 +95,7 @@ export class TokenIssuer {
       created_at: session.createdAt.toISOString(),
     };
     if (scopes?.length) response.scopes = [...scopes];
-    return { session, opensSession: refreshed === null, response };
+    return { session, opensSession: refreshed?.sessionId === undefined, response };
   }
 
   /** A scoped access token without refresh token, in the sign-in session of the token it came from. */

@@ -71,7 +71,7 @@ export interface UserVerificationRecord extends Omit<CallerVerificationRecord, '
 }
 
 /** The membership columns that sign and verify tokens. */
-const signingColumns = {
+export const signingColumns = {
   id: memberships.id,
   name: memberships.name,
   slug: memberships.slug,
@@ -82,7 +82,7 @@ const signingColumns = {
 };
 
 /** Every user column but the password hash, which a token check never needs. */
-const { passwordHash: _passwordHash, ...userRecordColumns } = getTableColumns(users);
+export const { passwordHash: _passwordHash, ...userRecordColumns } = getTableColumns(users);
 
 /** The session columns every token check reads (their first is NOT NULL: see `verificationLookup`). */
 const checkedSessionColumns = {

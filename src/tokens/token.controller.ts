@@ -46,6 +46,7 @@ export function membershipHeader(request: Request): string | undefined {
   return undefined;
 }
 
+/** The end user's address and agent as the calling application forwards them. */
 export function sessionMetadata(request: Request): SessionMetadata {
   const ip = request.headers['x-ipaddress'];
   const agent = request.headers['x-useragent'];

@@ -100,6 +100,32 @@ export class TokenService {
     return issued.response;
   }
 
+  /**
+   * A device code's pair (RFC 8628): a new sign-in session of the approver, carrying the scopes of
+   * a scoped approval. `consume` marks the code used first; when it was not (a parallel poll took
+   * it), nothing is issued. Should storing fail after that, `release` gives the code back so the
+   * device's next poll can still get its pair.
+   */
+  async issueForDeviceCode(
+    membership: SigningMembership,
+    user: UserRecord,
+    grant: { userCode: string; scopes: readonly string[] | null },
+    metadata: SessionMetadata,
+    code: { consume: () => Promise<boolean>; release: () => Promise<void> },
+  ): Promise<TokenResponse | undefined> {
+    const issued = this.issuer.pair(membership, user, metadata, { scopes: grant.scopes });
+    const generated = tokenGeneratedEvent(user, issued.response);
+    const event = { ...generated, document: { ...generated.document, grant: 'device_code', user_code: grant.userCode } };
+    if (!(await code.consume())) return undefined;
+    try {
+      await this.store(issued, [event]);
+    } catch (error) {
+      await code.release();
+      throw error;
+    }
+    return issued.response;
+  }
+
   /** A narrower token from a valid access token: every rule of the specification's scoped tokens. */
   async issueScoped(authorization: Credentials, scopes: unknown, metadata: SessionMetadata): Promise<TokenResponse> {
     if (authorization.scheme !== 'bearer') throw new DomainError('InvalidToken', 'Scoped tokens are issued for Bearer access tokens only');

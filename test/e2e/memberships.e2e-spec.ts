@@ -53,6 +53,7 @@ describe('memberships API', () => {
         user_activation: 'passive',
         mail_providers: [],
         otp_settings: {},
+        code_policy: null,
         is_system: false,
         sys: { created_at: expect.any(String), created_by: inst.admin.userId },
       });

@@ -12,6 +12,9 @@ import { formatRouteTable, routeTable } from '../support/route-table';
  * Routes under /memberships/:membershipId also reject callers of another membership.
  */
 const EXPECTED = `
+GET    /device                                              public
+GET    /device/device.css                                   public
+GET    /device/device.js                                    public
 POST   /generate-token                                      public
 GET    /healthcheck                                         public
 GET    /me                                                  authenticated
@@ -34,6 +37,11 @@ PUT    /memberships/:membershipId/applications/:id          permission applicati
 POST   /memberships/:membershipId/applications/:id/secret   permission applications.update.:id
 POST   /memberships/:membershipId/applications/_query       permission applications.read
 GET    /memberships/:membershipId/applications/search       permission applications.read
+POST   /memberships/:membershipId/codes                     public
+GET    /memberships/:membershipId/codes/:userCode           authenticated
+POST   /memberships/:membershipId/codes/:userCode/approve   authenticated
+POST   /memberships/:membershipId/codes/:userCode/deny      authenticated
+POST   /memberships/:membershipId/codes/token               public
 GET    /memberships/:membershipId/events                    permission events.read
 GET    /memberships/:membershipId/events/:id                permission events.read.:id
 POST   /memberships/:membershipId/events/_query             permission events.read
@@ -62,6 +70,13 @@ GET    /memberships/:membershipId/roles/:id                 permission roles.rea
 PUT    /memberships/:membershipId/roles/:id                 permission roles.update.:id
 POST   /memberships/:membershipId/roles/_query              permission roles.read
 GET    /memberships/:membershipId/roles/search              permission roles.read
+DELETE /memberships/:membershipId/token-code-policies       permission token-code-policies.delete
+GET    /memberships/:membershipId/token-code-policies       permission token-code-policies.read
+POST   /memberships/:membershipId/token-code-policies       permission token-code-policies.create
+DELETE /memberships/:membershipId/token-code-policies/:id   permission token-code-policies.delete.:id
+GET    /memberships/:membershipId/token-code-policies/:id   permission token-code-policies.read.:id
+PUT    /memberships/:membershipId/token-code-policies/:id   permission token-code-policies.update.:id
+POST   /memberships/:membershipId/token-code-policies/_query permission token-code-policies.read
 DELETE /memberships/:membershipId/user-types                permission user-types.delete
 GET    /memberships/:membershipId/user-types                permission user-types.read
 POST   /memberships/:membershipId/user-types                permission user-types.create

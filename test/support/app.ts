@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Logger } from 'pino';
 import request from 'supertest';
 import { createApp } from '../../src/bootstrap';
 import { type AppConfig, loadConfig } from '../../src/config/config';
@@ -24,6 +25,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Use this database instead of a fresh one (a second instance on the same server database). */
   databaseUrl?: string;
+  /** Log here instead of the service's own logger (a spec that asserts what was logged). */
+  logger?: Logger;
 }
 
 /** Boots the real AppModule on a fresh database and listens on 127.0.0.1. */
@@ -45,7 +48,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...options.env,
     DATABASE_URL: databaseUrl,
   });
-  const { app } = await createApp(config);
+  const { app } = await createApp(config, options.logger);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;

@@ -1,0 +1,116 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { and, eq, gt, sql } from 'drizzle-orm';
+import { DATABASE, type Database, type Executor, queryRows } from '../database/database';
+import { memberships, tokenCodes, users, type TokenCodeRow, type UserRecord } from '../database/schema';
+import { signingColumns, userRecordColumns, type SigningMembership } from '../tokens/token-session.repository';
+
+export type NewTokenCode = Pick<
+  TokenCodeRow,
+  'id' | 'membershipId' | 'userCode' | 'deviceCodeDigest' | 'clientInfo' | 'pollInterval' | 'expiresAt'
+>;
+
+/** What a device's poll needs: the code, the approver and the key that signs the pair. */
+export interface PolledCode {
+  code: TokenCodeRow;
+  membership: SigningMembership;
+  approver: UserRecord | null;
+}
+
+/** Poll slow-down: each early poll adds this much to the code's interval, up to the maximum. */
+export const SLOW_DOWN_STEP_SECONDS = 5;
+export const MAX_POLL_INTERVAL_SECONDS = 60;
+
+@Injectable()
+export class TokenCodeRepository {
+  constructor(@Inject(DATABASE) private readonly database: Database) {}
+
+  /** False when the user code is already taken in the membership (the caller draws another). */
+  async insert(code: NewTokenCode): Promise<boolean> {
+    const rows = await this.database.db
+      .insert(tokenCodes)
+      .values(code)
+      .onConflictDoNothing({ target: [tokenCodes.membershipId, tokenCodes.userCode] })
+      .returning({ id: tokenCodes.id });
+    return rows.length > 0;
+  }
+
+  /** A code that has not expired, by its user code. */
+  async findLive(membershipId: string, userCode: string): Promise<TokenCodeRow | undefined> {
+    const [row] = await this.database.db
+      .select()
+      .from(tokenCodes)
+      .where(and(eq(tokenCodes.membershipId, membershipId), eq(tokenCodes.userCode, userCode), gt(tokenCodes.expiresAt, sql`now()`)));
+    return row;
+  }
+
+  /** One conditional update: only a pending, unexpired code is decided. Undefined when none was. */
+  async decide(
+    executor: Executor,
+    membershipId: string,
+    userCode: string,
+    decision: { state: 'approved' | 'denied'; approvedBy: string | null; scopes: readonly string[] | null },
+  ): Promise<TokenCodeRow | undefined> {
+    const [row] = await executor
+      .update(tokenCodes)
+      .set({ state: decision.state, approvedBy: decision.approvedBy, scopes: decision.scopes ? [...decision.scopes] : null, decidedAt: sql`now()` })
+      .where(
+        and(
+          eq(tokenCodes.membershipId, membershipId),
+          eq(tokenCodes.userCode, userCode),
+          eq(tokenCodes.state, 'pending'),
+          gt(tokenCodes.expiresAt, sql`now()`),
+        ),
+      )
+      .returning();
+    return row;
+  }
+
+  /** The code with this device code digest in the membership, with its approver and signing key. */
+  async findForPoll(membershipId: string, deviceCodeDigest: string): Promise<PolledCode | undefined> {
+    const [row] = await this.database.db
+      .select({ code: tokenCodes, membership: signingColumns, approver: userRecordColumns })
+      .from(tokenCodes)
+      .innerJoin(memberships, eq(memberships.id, tokenCodes.membershipId))
+      .leftJoin(users, and(eq(users.id, tokenCodes.approvedBy), eq(users.membershipId, tokenCodes.membershipId)))
+      .where(and(eq(tokenCodes.membershipId, membershipId), eq(tokenCodes.deviceCodeDigest, deviceCodeDigest)));
+    return row;
+  }
+
+  /**
+   * Records a poll of a pending code in one conditional update: a poll sooner than the code's
+   * interval after the previous one grows the interval (RFC 8628 section 3.5) and answers 'slow_down'.
+   * Undefined when the code is no longer pending (decided meanwhile).
+   */
+  async recordPendingPoll(id: string): Promise<'slow_down' | 'pending' | undefined> {
+    // The previous poll is read (and locked) in `prev`: RETURNING would see the new values.
+    const rows = await queryRows<{ early: boolean }>(
+      this.database.db,
+      sql`with prev as (
+            select id, (last_polled_at is not null and last_polled_at > now() - make_interval(secs => poll_interval)) as early
+            from ${tokenCodes} where id = ${id} and state = 'pending' for update
+          )
+          update ${tokenCodes} t set last_polled_at = now(),
+            poll_interval = case when prev.early then least(t.poll_interval + ${SLOW_DOWN_STEP_SECONDS}, ${MAX_POLL_INTERVAL_SECONDS}) else t.poll_interval end
+          from prev where t.id = prev.id and t.state = 'pending'
+          returning prev.early as early`,
+    );
+    const [row] = rows;
+    if (!row) return undefined;
+    return row.early ? 'slow_down' : 'pending';
+  }
+
+  /** approved -> consumed, once: a parallel poll finds nothing to consume. */
+  async consume(id: string): Promise<boolean> {
+    const rows = await this.database.db
+      .update(tokenCodes)
+      .set({ state: 'consumed' })
+      .where(and(eq(tokenCodes.id, id), eq(tokenCodes.state, 'approved')))
+      .returning({ id: tokenCodes.id });
+    return rows.length > 0;
+  }
+
+  /** Undoes `consume` when the pair could not be stored. */
+  async release(id: string): Promise<void> {
+    await this.database.db.update(tokenCodes).set({ state: 'approved' }).where(and(eq(tokenCodes.id, id), eq(tokenCodes.state, 'consumed')));
+  }
+}

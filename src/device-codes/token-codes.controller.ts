@@ -1,0 +1,89 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiResponse, ApiSecurity, ApiTags, ApiHeader } from '@nestjs/swagger';
+import type { Request } from 'express';
+import type { Caller } from '../auth/caller';
+import { Authenticated, CurrentCaller, Public } from '../auth/decorators';
+import { ApiJsonBody } from '../common/api-docs';
+import { ApiAuth, ApiErrors } from '../common/openapi';
+import { sessionMetadata } from '../tokens/token.controller';
+import { TokenResponseSchema, type TokenResponse } from '../tokens/token.dto';
+import { CreateTokenCodeDto, DeviceAuthorizationSchema, PollTokenCodeDto, TokenCodeViewSchema } from './token-code.dto';
+import { type DeviceAuthorization, TokenCodesService, type TokenCodeView } from './token-codes.service';
+
+const DECIDE_DESCRIPTION =
+  'Any active user of the membership, with no permission: it grants the user its own access. One decision per code; ' +
+  'a second answers 409 TokenCodeAlreadyDecided.';
+
+const POLL_DESCRIPTION =
+  'RFC 8628 polling, checked in this order: unknown or consumed 400 InvalidDeviceCode; expired 400 ExpiredToken; ' +
+  'pending and polled sooner than the interval 400 SlowDown (the interval grows by 5 s, at most 60); pending 400 ' +
+  'AuthorizationPending; denied 400 AuthorizationDenied; approver inactive 401 UserInactive; approved: the token pair, ' +
+  'a new session of the approver (with the scopes of a scoped approval). Records TokenGenerated (grant "device_code").';
+
+@ApiTags('device codes')
+@ApiParam({ name: 'membershipId' })
+@Controller('memberships/:membershipId/codes')
+export class TokenCodesController {
+  constructor(private readonly codes: TokenCodesService) {}
+
+  @Post()
+  @Public()
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Start a device sign-in (RFC 8628): a device code and a user code', description: 'Public; an Authorization header is ignored.' })
+  @ApiSecurity({})
+  @ApiJsonBody(CreateTokenCodeDto, { device: { summary: 'A TV', value: { client_info: { name: 'Living room TV' } } } }, false)
+  @ApiResponse({ status: 201, type: DeviceAuthorizationSchema })
+  @ApiErrors(400, 404, 413, 415)
+  create(@Param('membershipId') membershipId: string, @Body() body: CreateTokenCodeDto): Promise<DeviceAuthorization> {
+    return this.codes.create(membershipId, body.client_info);
+  }
+
+  @Post('token')
+  @Public()
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Poll for the token pair with the device code', description: POLL_DESCRIPTION })
+  @ApiSecurity({})
+  @ApiHeader({ name: 'X-IpAddress', required: false, description: 'Device IP address, stored with the session' })
+  @ApiHeader({ name: 'X-UserAgent', required: false, description: 'Device user agent, stored with the session' })
+  @ApiJsonBody(PollTokenCodeDto, { poll: { summary: 'Poll', value: { device_code: 'kXo0ylgtk5HwXk0Xx0mkNs6QDvnkpOWhbp6H8MK8O8A' } } })
+  @ApiResponse({ status: 201, type: TokenResponseSchema })
+  @ApiErrors(400, 401, 404, 413, 415)
+  poll(@Param('membershipId') membershipId: string, @Body() body: PollTokenCodeDto, @Req() request: Request): Promise<TokenResponse> {
+    return this.codes.poll(membershipId, body.device_code, sessionMetadata(request));
+  }
+
+  @Get(':userCode')
+  @Authenticated({ userRecord: true })
+  @ApiOperation({ summary: 'View a pending device code by its user code', description: 'Any active user of the membership; Basic 403.' })
+  @ApiAuth()
+  @ApiParam({ name: 'userCode', description: 'Any case; spaces and dashes are ignored' })
+  @ApiResponse({ status: 200, type: TokenCodeViewSchema })
+  @ApiErrors(403, 404)
+  view(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('userCode') userCode: string): Promise<TokenCodeView> {
+    return this.codes.view(caller, membershipId, userCode);
+  }
+
+  @Post(':userCode/approve')
+  @HttpCode(200)
+  @Authenticated({ userRecord: true })
+  @ApiOperation({ summary: 'Approve a device code: the device gets a session of the caller', description: DECIDE_DESCRIPTION })
+  @ApiAuth()
+  @ApiParam({ name: 'userCode' })
+  @ApiResponse({ status: 200, type: TokenCodeViewSchema })
+  @ApiErrors(403, 404, 409)
+  approve(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('userCode') userCode: string): Promise<TokenCodeView> {
+    return this.codes.decide(caller, membershipId, userCode, 'approved');
+  }
+
+  @Post(':userCode/deny')
+  @HttpCode(200)
+  @Authenticated({ userRecord: true })
+  @ApiOperation({ summary: 'Deny a device code', description: DECIDE_DESCRIPTION })
+  @ApiAuth()
+  @ApiParam({ name: 'userCode' })
+  @ApiResponse({ status: 200, type: TokenCodeViewSchema })
+  @ApiErrors(403, 404, 409)
+  deny(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('userCode') userCode: string): Promise<TokenCodeView> {
+    return this.codes.decide(caller, membershipId, userCode, 'denied');
+  }
+}

@@ -1,0 +1,185 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Caller } from '../auth/caller';
+import { DomainError } from '../common/errors';
+import { newId, newSecret } from '../common/ids';
+import { validationFailure } from '../common/validation';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import type { TokenCodeRow } from '../database/schema';
+import { EventRecorder } from '../events/event-recorder';
+import { MembershipCache } from '../memberships/membership-cache';
+import type { SessionMetadata, TokenResponse } from '../tokens/token.dto';
+import { TokenService } from '../tokens/token.service';
+import { toUserResponse } from '../users/user.mapper';
+import { parseClientInfo } from './client-info';
+import { TokenCodeRepository } from './token-code.repository';
+import { TokenCodePolicyRepository } from '../token-code-policies/token-code-policy.repository';
+import { DEFAULT_USER_CODE_SHAPE, drawUserCode, normalizeUserCode, type UserCodeShape } from './user-code';
+
+/** The create answer (RFC 8628 section 3.2); the only place the device code ever appears. */
+export interface DeviceAuthorization {
+  device_code: string;
+  user_code: string;
+  verification_uri: string;
+  verification_uri_complete: string;
+  expires_in: number;
+  interval: number;
+}
+
+export interface TokenCodeView {
+  user_code: string;
+  state: TokenCodeRow['state'];
+  client_info: Record<string, string>;
+  created_at: string;
+  expires_at: string;
+}
+
+/** Drawing a user code again on collision; with 28^8 codes, running out means something is wrong. */
+const MAX_USER_CODE_DRAWS = 10;
+const DEVICE_CODE_BYTES = 32;
+
+const digestOf = (deviceCode: string): string => createHash('sha256').update(deviceCode).digest('hex');
+
+const toView = (row: TokenCodeRow): TokenCodeView => ({
+  user_code: row.userCode,
+  state: row.state,
+  client_info: row.clientInfo,
+  created_at: row.createdAt.toISOString(),
+  expires_at: row.expiresAt.toISOString(),
+});
+
+const codeNotFound = (): DomainError => new DomainError('TokenCodeNotFound', 'The code does not exist or has expired');
+
+@Injectable()
+export class TokenCodesService {
+  constructor(
+    private readonly codes: TokenCodeRepository,
+    private readonly memberships: MembershipCache,
+    private readonly recorder: EventRecorder,
+    private readonly tokens: TokenService,
+    private readonly policies: TokenCodePolicyRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async create(membershipId: string, clientInfo: unknown): Promise<DeviceAuthorization> {
+    const membership = await this.memberships.get(membershipId);
+    if (!membership) throw new DomainError('MembershipNotFound', 'The membership does not exist');
+    const info = parseClientInfo(clientInfo);
+    const shape = await this.shapeOf(membershipId, membership.codePolicy);
+    const deviceCode = newSecret(DEVICE_CODE_BYTES);
+    const interval = this.config.devicePollIntervalSeconds;
+    for (let draw = 0; draw < MAX_USER_CODE_DRAWS; draw++) {
+      const userCode = drawUserCode(shape);
+      const stored = await this.codes.insert({
+        id: newId(),
+        membershipId,
+        userCode,
+        deviceCodeDigest: digestOf(deviceCode),
+        clientInfo: info,
+        pollInterval: interval,
+        expiresAt: new Date(Date.now() + shape.expiresIn * 1000),
+      });
+      if (!stored) continue;
+      const verificationUri = this.config.deviceVerificationUri.replaceAll('{membership_id}', encodeURIComponent(membershipId));
+      const complete = new URL(verificationUri);
+      complete.searchParams.set('user_code', userCode);
+      return {
+        device_code: deviceCode,
+        user_code: userCode,
+        verification_uri: verificationUri,
+        verification_uri_complete: complete.toString(),
+        expires_in: shape.expiresIn,
+        interval,
+      };
+    }
+    throw new Error(`No free user code after ${MAX_USER_CODE_DRAWS} draws`);
+  }
+
+  /** The membership's code policy; none named (or none left): the contract's defaults. */
+  private async shapeOf(membershipId: string, codePolicy: string | null): Promise<UserCodeShape> {
+    const policy = codePolicy === null ? undefined : await this.policies.findBySlug(membershipId, codePolicy);
+    if (!policy) return DEFAULT_USER_CODE_SHAPE;
+    return { length: policy.length, containsLetters: policy.containsLetters, containsDigits: policy.containsDigits, expiresIn: policy.expiresIn };
+  }
+
+  async view(caller: Caller, membershipId: string, userCode: string): Promise<TokenCodeView> {
+    requireUser(caller);
+    const row = await this.codes.findLive(membershipId, normalizeUserCode(userCode));
+    if (!row) throw codeNotFound();
+    return toView(row);
+  }
+
+  /**
+   * Approval or denial by any active user of the membership (it grants the user's own access, so
+   * no permission is needed): one conditional update, its event in the same transaction.
+   */
+  async decide(caller: Caller, membershipId: string, rawUserCode: string, state: 'approved' | 'denied'): Promise<TokenCodeView> {
+    const { user, scopes } = requireUser(caller);
+    const userCode = normalizeUserCode(rawUserCode);
+    const decided = await this.recorder.transaction(async (tx, record) => {
+      const row = await this.codes.decide(tx, membershipId, userCode, {
+        state,
+        approvedBy: state === 'approved' ? user.id : null,
+        scopes: state === 'approved' ? scopes : null,
+      });
+      if (!row) return undefined;
+      record({
+        membershipId,
+        eventType: state === 'approved' ? 'TokenCodeApproved' : 'TokenCodeDenied',
+        utilizerId: user.id,
+        document: {
+          user: toUserResponse(user),
+          code: { user_code: row.userCode, client_info: row.clientInfo, created_at: row.createdAt.toISOString() },
+        },
+      });
+      return row;
+    });
+    if (decided) return toView(decided);
+    if (await this.codes.findLive(membershipId, userCode)) {
+      throw new DomainError('TokenCodeAlreadyDecided', 'The code has already been approved or denied');
+    }
+    throw codeNotFound();
+  }
+
+  /** The device's poll (RFC 8628 section 3.4), checked in the contract's order. */
+  async poll(membershipId: string, deviceCode: unknown, metadata: SessionMetadata): Promise<TokenResponse> {
+    if (typeof deviceCode !== 'string' || !deviceCode) throw validationFailure([{ field: 'device_code', message: 'is required' }]);
+    if (!(await this.memberships.get(membershipId))) throw new DomainError('MembershipNotFound', 'The membership does not exist');
+    const digest = digestOf(deviceCode);
+    const found = await this.codes.findForPoll(membershipId, digest);
+    if (!found || !sameDigest(found.code.deviceCodeDigest, digest) || found.code.state === 'consumed') {
+      throw new DomainError('InvalidDeviceCode', 'The device code is not valid');
+    }
+    const { code, membership, approver } = found;
+    if (code.expiresAt.getTime() <= Date.now()) throw new DomainError('ExpiredToken', 'The device code has expired');
+    if (code.state === 'pending') {
+      const outcome = await this.codes.recordPendingPoll(code.id);
+      if (outcome === 'slow_down') throw new DomainError('SlowDown', 'Polled too soon: wait longer between polls');
+      throw new DomainError('AuthorizationPending', 'The user has not approved the code yet');
+    }
+    if (code.state === 'denied') throw new DomainError('AuthorizationDenied', 'The user denied the code');
+    // Approved. A deleted approver deletes its codes with it, so the approver is there.
+    if (!approver?.isActive) throw new DomainError('UserInactive', 'The user account is not active');
+    const issued = await this.tokens.issueForDeviceCode(
+      membership,
+      approver,
+      { userCode: code.userCode, scopes: code.scopes },
+      metadata,
+      { consume: () => this.codes.consume(code.id), release: () => this.codes.release(code.id) },
+    );
+    if (!issued) throw new DomainError('InvalidDeviceCode', 'The device code is not valid');
+    return issued;
+  }
+}
+
+function sameDigest(stored: string, computed: string): boolean {
+  const a = Buffer.from(stored, 'hex');
+  const b = Buffer.from(computed, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function requireUser(caller: Caller) {
+  if (caller.kind !== 'user') throw new DomainError('AccessDenied', 'Device codes are viewed and decided by users');
+  if (!caller.user) throw new Error('Token code routes must be declared with @Authenticated({ userRecord: true })');
+  return { user: caller.user, scopes: caller.scopes };
+}

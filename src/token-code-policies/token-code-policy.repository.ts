@@ -1,0 +1,134 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { DATABASE, type Database, type Executor, type Tx } from '../database/database';
+import { memberships, tokenCodePolicies, type TokenCodePolicyRow } from '../database/schema';
+import { deleteByIds, runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
+import { toTokenCodePolicyResponse } from './token-code-policy.mapper';
+
+export type NewTokenCodePolicyRow = typeof tokenCodePolicies.$inferInsert;
+/** What a replace (PUT) writes; the slug is immutable. */
+export type TokenCodePolicyChanges = Pick<
+  NewTokenCodePolicyRow,
+  'name' | 'description' | 'length' | 'containsLetters' | 'containsDigits' | 'expiresIn' | 'modifiedAt' | 'modifiedBy'
+>;
+
+export const TOKEN_CODE_POLICY_QUERY_SCHEMA: QuerySchema = {
+  fields: {
+    _id: { sql: sql`${tokenCodePolicies.id}`, type: 'string' },
+    name: { sql: sql`${tokenCodePolicies.name}`, type: 'string' },
+    slug: { sql: sql`${tokenCodePolicies.slug}`, type: 'string', sortable: true },
+    description: { sql: sql`${tokenCodePolicies.description}`, type: 'string' },
+    length: { sql: sql`${tokenCodePolicies.length}`, type: 'integer' },
+    contains_letters: { sql: sql`${tokenCodePolicies.containsLetters}`, type: 'boolean' },
+    contains_digits: { sql: sql`${tokenCodePolicies.containsDigits}`, type: 'boolean' },
+    expires_in: { sql: sql`${tokenCodePolicies.expiresIn}`, type: 'integer' },
+    membership_id: { sql: sql`${tokenCodePolicies.membershipId}`, type: 'string' },
+    'sys.created_at': { sql: sql`${tokenCodePolicies.createdAt}`, type: 'timestamp', sortable: true },
+    'sys.created_by': { sql: sql`${tokenCodePolicies.createdBy}`, type: 'string' },
+    'sys.modified_at': { sql: sql`${tokenCodePolicies.modifiedAt}`, type: 'timestamp' },
+    'sys.modified_by': { sql: sql`${tokenCodePolicies.modifiedBy}`, type: 'string' },
+  },
+  hidden: [],
+};
+
+const DEFAULT_SORT: SQL = sql`${asc(tokenCodePolicies.createdAt)}, ${asc(tokenCodePolicies.id)}`;
+const scope = (membershipId: string): SQL => eq(tokenCodePolicies.membershipId, membershipId);
+
+@Injectable()
+export class TokenCodePolicyRepository {
+  constructor(@Inject(DATABASE) private readonly database: Database) {}
+
+  async findById(membershipId: string, id: string, executor: Executor = this.database.db): Promise<TokenCodePolicyRow | undefined> {
+    const [row] = await executor
+      .select()
+      .from(tokenCodePolicies)
+      .where(and(scope(membershipId), eq(tokenCodePolicies.id, id)))
+      .limit(1);
+    return row;
+  }
+
+  async findBySlug(membershipId: string, slug: string, executor: Executor = this.database.db): Promise<TokenCodePolicyRow | undefined> {
+    const [row] = await executor
+      .select()
+      .from(tokenCodePolicies)
+      .where(and(scope(membershipId), eq(tokenCodePolicies.slug, slug)))
+      .limit(1);
+    return row;
+  }
+
+  async findByIdForUpdate(membershipId: string, id: string, tx: Tx): Promise<TokenCodePolicyRow | undefined> {
+    const [row] = await tx
+      .select()
+      .from(tokenCodePolicies)
+      .where(and(scope(membershipId), eq(tokenCodePolicies.id, id)))
+      .limit(1)
+      .for('update');
+    return row;
+  }
+
+  list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    return runListQuery<TokenCodePolicyRow>({
+      executor: this.database.db,
+      table: tokenCodePolicies,
+      idColumn: tokenCodePolicies.id,
+      scope: scope(membershipId),
+      schema: TOKEN_CODE_POLICY_QUERY_SCHEMA,
+      request,
+      defaultSort: DEFAULT_SORT,
+      toResponse: toTokenCodePolicyResponse,
+    });
+  }
+
+  async insert(membershipId: string, tx: Tx, row: Omit<NewTokenCodePolicyRow, 'membershipId'>): Promise<TokenCodePolicyRow> {
+    const [created] = await tx
+      .insert(tokenCodePolicies)
+      .values({ ...row, membershipId })
+      .returning();
+    return created;
+  }
+
+  async replace(membershipId: string, tx: Tx, id: string, changes: TokenCodePolicyChanges): Promise<TokenCodePolicyRow> {
+    const [updated] = await tx
+      .update(tokenCodePolicies)
+      .set(changes)
+      .where(and(scope(membershipId), eq(tokenCodePolicies.id, id)))
+      .returning();
+    return updated;
+  }
+
+  /**
+   * Whether the membership names one of these policies as its `code_policy`. The membership row is
+   * locked (share) so that naming a policy and deleting it cannot both commit.
+   */
+  async inUse(membershipId: string, tx: Tx, slugs: readonly string[]): Promise<boolean> {
+    if (slugs.length === 0) return false;
+    const [row] = await tx
+      .select({ codePolicy: memberships.codePolicy })
+      .from(memberships)
+      .where(eq(memberships.id, membershipId))
+      .for('share');
+    return row?.codePolicy !== null && row?.codePolicy !== undefined && slugs.includes(row.codePolicy);
+  }
+
+  async deleteById(membershipId: string, tx: Tx, id: string): Promise<TokenCodePolicyRow | undefined> {
+    const [deleted] = await tx
+      .delete(tokenCodePolicies)
+      .where(and(scope(membershipId), eq(tokenCodePolicies.id, id)))
+      .returning();
+    return deleted;
+  }
+
+  deleteByIds(membershipId: string, tx: Tx, ids: readonly string[]): Promise<TokenCodePolicyRow[]> {
+    return deleteByIds<TokenCodePolicyRow>(tx, tokenCodePolicies, tokenCodePolicies.id, scope(membershipId), ids);
+  }
+
+  /** The policies with these ids (the ones a bulk delete would remove), for the in-use check. */
+  async findByIds(membershipId: string, tx: Tx, ids: readonly string[]): Promise<TokenCodePolicyRow[]> {
+    if (ids.length === 0) return [];
+    return tx
+      .select()
+      .from(tokenCodePolicies)
+      .where(and(scope(membershipId), inArray(tokenCodePolicies.id, [...ids])))
+      .for('update');
+  }
+}

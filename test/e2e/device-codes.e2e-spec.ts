@@ -1,0 +1,234 @@
+import { eq, sql } from 'drizzle-orm';
+import { DATABASE, type Database } from '../../src/database/database';
+import { events, tokenCodes } from '../../src/database/schema';
+import { ExpirySweeper } from '../../src/database/expiry-sweeper';
+import { startTestApp, type TestApp } from '../support/app';
+import { captureLog } from '../support/log-capture';
+import { type Installation, type SignedIn, setupInstallation } from '../support/factories';
+import { scopedToken } from '../support/protected-apps';
+import { createSignedInUser, putBodyOf, usersPath } from '../support/users';
+
+/** The device code flow (RFC 8628), from the device's side and the approving user's. */
+describe('device code flow', () => {
+  let t: TestApp;
+  let inst: Installation;
+  let admin: SignedIn;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    inst = await setupInstallation(t);
+    admin = inst.admin;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const codesPath = () => `/memberships/${admin.membershipId}/codes`;
+  const createCode = async (clientInfo: Record<string, string> = { name: 'Living room TV' }) => {
+    const res = await t.http().post(codesPath()).send({ client_info: clientInfo });
+    if (res.status !== 201) throw new Error(`create code failed: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as { device_code: string; user_code: string; verification_uri: string; verification_uri_complete: string; expires_in: number; interval: number };
+  };
+  const poll = (deviceCode: string) => t.http().post(`${codesPath()}/token`).send({ device_code: deviceCode });
+  const decide = (auth: string, userCode: string, decision: 'approve' | 'deny') =>
+    t.http().post(`${codesPath()}/${userCode}/${decision}`).set('Authorization', auth).send();
+  const errorOf = (res: { status: number; body: { errorCode?: string } }) => ({ status: res.status, code: res.body.errorCode });
+  const newUser = () => createSignedInUser(t, admin, { permissions: ['users.read', 'events.read'] });
+
+  it('runs the whole flow: create, view, approve, poll for the pair, which works and is the approver', async () => {
+    const code = await createCode();
+    expect(code).toEqual({
+      device_code: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      user_code: expect.stringMatching(/^[23456789BCDFGHJKLMNPQRSTVWXZ]{8}$/),
+      verification_uri: `http://localhost:0/device`,
+      verification_uri_complete: `http://localhost:0/device?user_code=${code.user_code}`,
+      expires_in: 600,
+      interval: 5,
+    });
+    expect(errorOf(await poll(code.device_code))).toEqual({ status: 400, code: 'AuthorizationPending' });
+
+    const { session } = await newUser();
+    // Typed as people type it: lower case, with a dash.
+    const typed = `${code.user_code.slice(0, 4).toLowerCase()}-${code.user_code.slice(4)}`;
+    const view = await t.http().get(`${codesPath()}/${typed}`).set('Authorization', session.auth);
+    expect(view.status).toBe(200);
+    expect(view.body).toEqual({
+      user_code: code.user_code,
+      state: 'pending',
+      client_info: { name: 'Living room TV' },
+      created_at: expect.any(String),
+      expires_at: expect.any(String),
+    });
+    const approved = await decide(session.auth, typed, 'approve');
+    expect({ status: approved.status, state: approved.body.state }).toEqual({ status: 200, state: 'approved' });
+
+    const pair = await t.http().post(`${codesPath()}/token`).set('X-UserAgent', 'tv-os/1.0').send({ device_code: code.device_code });
+    expect(pair.status).toBe(201);
+    expect(pair.body).toEqual(expect.objectContaining({ token_type: 'Bearer', access_token: expect.any(String), refresh_token: expect.any(String) }));
+    const me = await t.http().get('/me').set('Authorization', `Bearer ${pair.body.access_token}`);
+    expect({ status: me.status, id: me.body._id }).toEqual({ status: 200, id: session.userId });
+    const refreshed = await t.http().get('/refresh-token').set('Authorization', `Bearer ${pair.body.refresh_token}`);
+    expect(refreshed.status).toBe(201);
+
+    // Consumed: a later poll, a view and a second decision find nothing.
+    expect(errorOf(await poll(code.device_code))).toEqual({ status: 400, code: 'InvalidDeviceCode' });
+    expect(errorOf(await decide(session.auth, code.user_code, 'deny'))).toEqual({ status: 409, code: 'TokenCodeAlreadyDecided' });
+
+    const generated = await t.app
+      .get<Database>(DATABASE)
+      .db.select()
+      .from(events)
+      .where(sql`${events.eventType} = 'TokenGenerated' and ${events.document} ->> 'grant' = 'device_code'`);
+    expect(generated.map((e) => ({ utilizer: e.utilizerId, code: e.document.user_code }))).toEqual([
+      { utilizer: session.userId, code: code.user_code },
+    ]);
+    const approvals = await t.app.get<Database>(DATABASE).db.select().from(events).where(eq(events.eventType, 'TokenCodeApproved'));
+    const approval = approvals.find((e) => JSON.stringify(e.document).includes(code.user_code));
+    expect(approval?.utilizerId).toBe(session.userId);
+    expect(approval?.document).toEqual({
+      user: expect.objectContaining({ _id: session.userId }),
+      code: { user_code: code.user_code, client_info: { name: 'Living room TV' }, created_at: expect.any(String) },
+    });
+  });
+
+  it('two parallel polls after approval: exactly one gets the pair, the other InvalidDeviceCode', async () => {
+    const code = await createCode();
+    const { session } = await newUser();
+    expect((await decide(session.auth, code.user_code, 'approve')).status).toBe(200);
+    const answers = await Promise.all([poll(code.device_code), poll(code.device_code)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 400]);
+    expect(answers.find((a) => a.status === 400)?.body.errorCode).toBe('InvalidDeviceCode');
+  });
+
+  it('approve and deny racing: exactly one wins, the other answers 409', async () => {
+    const code = await createCode();
+    const { session } = await newUser();
+    const answers = await Promise.all([decide(session.auth, code.user_code, 'approve'), decide(session.auth, code.user_code, 'deny')]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    expect(answers.find((a) => a.status === 409)?.body.errorCode).toBe('TokenCodeAlreadyDecided');
+    const winner = answers.find((a) => a.status === 200)?.body.state as string;
+    expect(errorOf(await poll(code.device_code))).toEqual(
+      winner === 'approved' ? { status: 201, code: undefined } : { status: 400, code: 'AuthorizationDenied' },
+    );
+  });
+
+  it('polling sooner than the interval answers SlowDown and grows the interval by 5 seconds', async () => {
+    const code = await createCode();
+    expect(errorOf(await poll(code.device_code))).toEqual({ status: 400, code: 'AuthorizationPending' });
+    expect(errorOf(await poll(code.device_code))).toEqual({ status: 400, code: 'SlowDown' });
+    const [row] = await t.app.get<Database>(DATABASE).db.select().from(tokenCodes).where(eq(tokenCodes.userCode, code.user_code));
+    expect(row?.pollInterval).toBe(10);
+  });
+
+  it('a denied code answers AuthorizationDenied', async () => {
+    const code = await createCode();
+    const { session } = await newUser();
+    const denied = await decide(session.auth, code.user_code, 'deny');
+    expect({ status: denied.status, state: denied.body.state }).toEqual({ status: 200, state: 'denied' });
+    expect(errorOf(await poll(code.device_code))).toEqual({ status: 400, code: 'AuthorizationDenied' });
+    expect(errorOf(await decide(session.auth, code.user_code, 'approve'))).toEqual({ status: 409, code: 'TokenCodeAlreadyDecided' });
+  });
+
+  it('an expired code answers ExpiredToken until the sweeper deletes it, then InvalidDeviceCode', async () => {
+    const code = await createCode();
+    const { session } = await newUser();
+    const { db } = t.app.get<Database>(DATABASE);
+    // Expired ten minutes ago: past the sweeper's grace (300 s) as well.
+    await db.update(tokenCodes).set({ expiresAt: sql`now() - interval '10 minutes'` }).where(eq(tokenCodes.userCode, code.user_code));
+    expect(errorOf(await poll(code.device_code))).toEqual({ status: 400, code: 'ExpiredToken' });
+    expect(errorOf(await t.http().get(`${codesPath()}/${code.user_code}`).set('Authorization', session.auth))).toEqual({ status: 404, code: 'TokenCodeNotFound' });
+    expect(errorOf(await decide(session.auth, code.user_code, 'approve'))).toEqual({ status: 404, code: 'TokenCodeNotFound' });
+    await t.app.get(ExpirySweeper).sweep();
+    expect(await db.select().from(tokenCodes).where(eq(tokenCodes.userCode, code.user_code))).toEqual([]);
+    expect(errorOf(await poll(code.device_code))).toEqual({ status: 400, code: 'InvalidDeviceCode' });
+  });
+
+  it('an approver frozen between approval and poll: 401 UserInactive, and the code stays approved', async () => {
+    const code = await createCode();
+    const { user, session } = await newUser();
+    expect((await decide(session.auth, code.user_code, 'approve')).status).toBe(200);
+    await t.http().put(`${usersPath(admin.membershipId)}/${user._id}`).set('Authorization', admin.auth).send(putBodyOf(user, { is_active: false })).expect(200);
+    expect(errorOf(await poll(code.device_code))).toEqual({ status: 401, code: 'UserInactive' });
+    const [row] = await t.app.get<Database>(DATABASE).db.select().from(tokenCodes).where(eq(tokenCodes.userCode, code.user_code));
+    expect(row?.state).toBe('approved');
+  });
+
+  it('a scoped approval gives the device exactly those scopes, kept by refresh', async () => {
+    const code = await createCode();
+    const { session } = await newUser();
+    const scoped = await scopedToken(t, session, ['users.read']);
+    expect((await decide(scoped, code.user_code, 'approve')).status).toBe(200);
+    const pair = await poll(code.device_code);
+    expect({ status: pair.status, scopes: pair.body.scopes }).toEqual({ status: 201, scopes: ['users.read'] });
+    const refreshed = await t.http().get('/refresh-token').set('Authorization', `Bearer ${pair.body.refresh_token}`);
+    expect({ status: refreshed.status, scopes: refreshed.body.scopes }).toEqual({ status: 201, scopes: ['users.read'] });
+    const outOfScope = await t.http().get(`/memberships/${admin.membershipId}/events`).set('Authorization', `Bearer ${refreshed.body.access_token}`);
+    expect(errorOf(outOfScope)).toEqual({ status: 403, code: 'AccessDenied' });
+  });
+
+  it("logout-all of the approver revokes the device's session", async () => {
+    const code = await createCode();
+    const { session } = await newUser();
+    expect((await decide(session.auth, code.user_code, 'approve')).status).toBe(200);
+    const pair = await poll(code.device_code);
+    expect(pair.status).toBe(201);
+    await t.http().get('/revoke-token?logout-all=true').set('Authorization', session.auth).expect(204);
+    const me = await t.http().get('/me').set('Authorization', `Bearer ${pair.body.access_token}`);
+    expect(errorOf(me)).toEqual({ status: 401, code: 'TokenWasRevoked' });
+  });
+
+  it('public routes: unknown membership 404, Basic callers cannot decide, client_info is bounded', async () => {
+    expect(errorOf(await t.http().post('/memberships/no-such-membership/codes').send({}))).toEqual({ status: 404, code: 'MembershipNotFound' });
+    expect(errorOf(await t.http().post('/memberships/no-such-membership/codes/token').send({ device_code: 'x' }))).toEqual({
+      status: 404,
+      code: 'MembershipNotFound',
+    });
+    // An Authorization header on a public route is ignored.
+    const ignored = await t.http().post(codesPath()).set('Authorization', 'Bearer not-a-token').send({});
+    expect(ignored.status).toBe(201);
+    const code = await createCode();
+    expect(errorOf(await decide(inst.application.basic, code.user_code, 'approve'))).toEqual({ status: 403, code: 'AccessDenied' });
+    expect(errorOf(await t.http().post(codesPath()).send({ client_info: { 'Bad-Key': 'x' } }))).toEqual({ status: 400, code: 'ModelValidationError' });
+    expect(errorOf(await t.http().post(codesPath()).send({ client_info: { name: 'a\u0007b' } }))).toEqual({ status: 400, code: 'ModelValidationError' });
+    expect(errorOf(await t.http().post(codesPath()).send({ client_info: { name: 'x'.repeat(257) } }))).toEqual({ status: 400, code: 'ModelValidationError' });
+    expect(errorOf(await poll('never-issued'))).toEqual({ status: 400, code: 'InvalidDeviceCode' });
+  });
+
+  it('the device code appears in no event, no list and no answer but the create answer', async () => {
+    const code = await createCode();
+    const { session } = await newUser();
+    const view = await t.http().get(`${codesPath()}/${code.user_code}`).set('Authorization', session.auth);
+    const approved = await decide(session.auth, code.user_code, 'approve');
+    const pair = await poll(code.device_code);
+    expect(pair.status).toBe(201);
+    const eventList = await t.http().get(`/memberships/${admin.membershipId}/events?limit=500`).set('Authorization', admin.auth);
+    const tokenList = await t.http().get(`/memberships/${admin.membershipId}/active-tokens`).set('Authorization', admin.auth);
+    expect([eventList.status, tokenList.status]).toEqual([200, 200]);
+    const stored = await t.app.get<Database>(DATABASE).db.select().from(events);
+    const storedCodes = await t.app.get<Database>(DATABASE).db.select().from(tokenCodes);
+    for (const text of [view.text, approved.text, pair.text, eventList.text, tokenList.text, JSON.stringify(stored), JSON.stringify(storedCodes)]) {
+      expect(text).not.toContain(code.device_code);
+    }
+  });
+
+  it('the device code appears in no log line, even at trace level and on refused polls', async () => {
+    const log = captureLog('trace');
+    const logged = await startTestApp({ env: { LOG_LEVEL: 'trace' }, logger: log.logger });
+    try {
+      const own = await setupInstallation(logged);
+      const path = `/memberships/${own.admin.membershipId}/codes`;
+      const created = await logged.http().post(path).send({ client_info: { name: 'Logged TV' } });
+      const deviceCode = created.body.device_code as string;
+      await logged.http().post(`${path}/token`).send({ device_code: deviceCode });
+      await logged.http().post(`${path}/token`).send({ device_code: deviceCode });
+      await logged.http().post(`${path}/${created.body.user_code as string}/approve`).set('Authorization', own.admin.auth).send();
+      const pair = await logged.http().post(`${path}/token`).send({ device_code: deviceCode });
+      expect(pair.status).toBe(201);
+      await logged.http().post(`${path}/token`).send({ device_code: deviceCode });
+      expect(log.lines().length).toBeGreaterThan(0);
+      expect(log.text()).not.toContain(deviceCode);
+    } finally {
+      await logged.close();
+    }
+  });
+});

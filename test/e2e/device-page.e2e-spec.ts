@@ -1,0 +1,106 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { startTestApp, type TestApp } from '../support/app';
+import { type Installation, setupInstallation } from '../support/factories';
+import { createSignedInUser } from '../support/users';
+
+/** Debian's chromium; flags as in swagger-ui.e2e-spec.ts: quiet on the network, the page held to loopback. */
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+/** Set (to anything) to rewrite the screenshot in docs/. */
+const SCREENSHOT = process.env.DEVICE_PAGE_SCREENSHOT ? join(__dirname, '..', '..', 'docs', 'device-approval-page.png') : undefined;
+const HOSTILE_NAME = '<img src=x onerror=alert(1)>';
+
+const chromiumPresent = existsSync(CHROMIUM);
+const describeWithBrowser = chromiumPresent || process.env.CI === 'true' ? describe : describe.skip;
+
+jest.setTimeout(180_000);
+
+describeWithBrowser('the /device approval page in headless Chromium', () => {
+  let t: TestApp;
+  let inst: Installation;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    if (!chromiumPresent) throw new Error(`${CHROMIUM} is missing (apt-get install chromium); CI must run this test`);
+    t = await startTestApp();
+    inst = await setupInstallation(t);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  async function loopbackPage(): Promise<{ page: Page; offLoopback: string[]; dialogs: string[] }> {
+    const page = await browser.newPage({ viewport: { width: 800, height: 760 } });
+    const offLoopback: string[] = [];
+    const dialogs: string[] = [];
+    await page.route('**/*', (route) => {
+      const url = new URL(route.request().url());
+      if (url.hostname === '127.0.0.1') return route.continue();
+      offLoopback.push(url.href);
+      return route.abort();
+    });
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    return { page, offLoopback, dialogs };
+  }
+
+  it('signs in, shows the hostile client_info as text, approves, and the polling device gets its pair', async () => {
+    const { user } = await createSignedInUser(t, inst.admin, { permissions: ['users.read'] });
+    const m = inst.admin.membershipId;
+    const created = await t.http().post(`/memberships/${m}/codes`).send({ client_info: { name: HOSTILE_NAME, model: 'Example TV 5' } });
+    expect(created.status).toBe(201);
+    const { device_code: deviceCode, user_code: userCode } = created.body as { device_code: string; user_code: string };
+    const pending = await t.http().post(`/memberships/${m}/codes/token`).send({ device_code: deviceCode });
+    expect(pending.body.errorCode).toBe('AuthorizationPending');
+
+    const { page, offLoopback, dialogs } = await loopbackPage();
+    await page.goto(`${t.url}/device?membership_id=${m}&user_code=${userCode}`);
+    await page.fill('#username', user.username);
+    await page.fill('#password', user.password);
+    await page.click('#sign-in button[type=submit]');
+    await page.locator('#enter-code').waitFor({ state: 'visible' });
+    expect(await page.inputValue('#user-code')).toBe(userCode);
+    await page.click('#enter-code button[type=submit]');
+    await page.locator('#decide').waitFor({ state: 'visible' });
+
+    // The hostile name is shown as its text; no element was made from it, no script ran.
+    expect(await page.locator('#client-info dd').allTextContents()).toEqual([HOSTILE_NAME, 'Example TV 5']);
+    expect(await page.locator('#client-info img').count()).toBe(0);
+    expect(await page.textContent('#shown-code')).toBe(userCode);
+    if (SCREENSHOT) await page.screenshot({ path: SCREENSHOT, fullPage: true });
+
+    await page.click('#approve');
+    await page.locator('#status', { hasText: 'Approved' }).waitFor();
+
+    const pair = await t.http().post(`/memberships/${m}/codes/token`).send({ device_code: deviceCode });
+    expect(pair.status).toBe(201);
+    const me = await t.http().get('/me').set('Authorization', `Bearer ${pair.body.access_token as string}`);
+    expect({ status: me.status, username: me.body.username }).toEqual({ status: 200, username: user.username });
+    expect(dialogs).toEqual([]);
+    expect(offLoopback).toEqual([]);
+    await page.close();
+  });
+
+  it('is served with a CSP that allows no inline script', async () => {
+    const res = await t.http().get('/device');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(res.headers['content-security-policy']).not.toContain('unsafe-inline');
+  });
+});

@@ -55,6 +55,8 @@ describe('tenant isolation', () => {
       .send({ name: unique('Mail'), event: 'UserCreated', mail_provider: 'relay', from_address: 'no-reply@example.com', mail_subject: 'Hello', mail_template: '<p>Hello</p>', send_to_utilizer: true })
       .expect(201);
     ids.mailhooks = mailhook.body._id;
+    const policy = await t.http().post(`/memberships/${a.membershipId}/token-code-policies`).set('Authorization', a.admin.auth).send({ name: unique('Policy') }).expect(201);
+    ids['token-code-policies'] = policy.body._id;
     const events = await t.http().get(`/memberships/${a.membershipId}/events`).set('Authorization', a.admin.auth);
     ids.events = events.body.items[0]._id;
     const tokens = await t.http().get(`/memberships/${a.membershipId}/active-tokens`).set('Authorization', a.admin.auth);
@@ -68,6 +70,7 @@ describe('tenant isolation', () => {
       userType.name,
       provider.body.name,
       mailhook.body.name,
+      policy.body.name,
       a.admin.username,
       a.admin.userId,
       a.membership.name,
@@ -84,7 +87,8 @@ describe('tenant isolation', () => {
   });
 
   it('answers 403 on every membership-scoped route for the admin of another membership, by Bearer and by Basic, and shows none of its data', async () => {
-    const routes = routeTable(t.app).filter((route) => route.path.startsWith('/memberships/:membershipId/'));
+    // Public routes (a device asking for a code, polling for its pair) take no token by design.
+    const routes = routeTable(t.app).filter((route) => route.path.startsWith('/memberships/:membershipId/') && route.access !== 'public');
     expect(routes.length).toBeGreaterThan(30);
     const foreignApp = await createApplication(t, b.admin, { role: 'admin' });
     const walked: string[] = [];

@@ -433,7 +433,7 @@ describe('graceful shutdown of the built service (node dist/main.js)', () => {
       expect(Date.now() - signalled).toBeLessThan(5_000);
       expect(await stalled.response).toBe('');
       expect(service.entries().find(message('shutdown: requests still in flight'))).toMatchObject({ requestsLost: 1 });
-      expect(service.entries().find(message('shutdown: HTTP server closed'))).toMatchObject({ queues: [{ name: 'webhooks', pending: 3 }] });
+      expect(service.entries().find(message('shutdown: HTTP server closed'))).toMatchObject({ queues: [{ name: 'webhooks', pending: 3 }, { name: 'mail', pending: 0 }] });
       expect(service.entries().find((entry) => entry.queue === 'webhooks' && typeof entry.lost === 'number')).toMatchObject({ lost: 3 });
       expect(service.entries().find(message('shutdown complete'))).toMatchObject({ requestsLost: 1 });
     } finally {

@@ -1,8 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, Optional } from '@nestjs/common';
 import { createRemoteJWKSet, customFetch, errors as joseErrors, type JWTPayload, jwtVerify } from 'jose';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { BoundedCache } from '../common/bounded-cache';
 import { DomainError } from '../common/errors';
 import { LOGGER } from '../common/logger';
 import { OutboundHttp } from '../outbound/outbound.module';
@@ -74,20 +75,30 @@ function nonceMatches(expected: string | undefined, claim: unknown): boolean {
 /**
  * OpenID Connect for sign-in: discovery, the key set and the token endpoint, every call through
  * the outbound module (its destination policy, no redirects), and the id token checks of the
- * contract with `jose`. Discovery documents and key sets are kept per issuer / key set URL for
+ * contract with `jose`. Discovery documents and key sets are kept (bounded) per issuer / key set URL for
  * PROVIDER_METADATA_TTL_SECONDS.
  */
 @Injectable()
-export class OidcClient {
-  private readonly discoveries = new Map<string, { metadata: ProviderMetadata; until: number }>();
-  private readonly keySets = new Map<string, { keys: ReturnType<typeof createRemoteJWKSet>; until: number }>();
+export class OidcClient implements OnModuleDestroy {
+  /** Bounded like every in-process cache (CACHE_MAX_ENTRIES); entries live PROVIDER_METADATA_TTL_SECONDS. */
+  private readonly discoveries: BoundedCache<ProviderMetadata>;
+  private readonly keySets: BoundedCache<ReturnType<typeof createRemoteJWKSet>>;
 
   constructor(
     private readonly outbound: OutboundHttp,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     @Optional() @Inject(OUTGOING_CALL_OBSERVER) private readonly observer?: OutgoingCallObserver,
-  ) {}
+  ) {
+    const options = { maxEntries: config.cacheMaxEntries, ttlMs: config.providerMetadataTtlSeconds * 1000 };
+    this.discoveries = new BoundedCache(options);
+    this.keySets = new BoundedCache(options);
+  }
+
+  onModuleDestroy(): void {
+    this.discoveries.close();
+    this.keySets.close();
+  }
 
   /** One call through the outbound module, counted as `kind="provider"` when it was actually sent. */
   private async send(call: Omit<OutboundRequest, 'timeoutMs' | 'bodyLimitBytes'>): Promise<OutboundResult> {
@@ -123,7 +134,7 @@ export class OidcClient {
 
   async metadata(issuer: string): Promise<ProviderMetadata> {
     const cached = this.discoveries.get(issuer);
-    if (cached && cached.until > Date.now()) return cached.metadata;
+    if (cached) return cached;
     const document = await this.getJson(`${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`);
     if (typeof document !== 'object' || document === null) throw new ProviderCallFailed('discovery: not an object');
     const fields = document as Record<string, unknown>;
@@ -134,21 +145,21 @@ export class OidcClient {
       ? fields.token_endpoint_auth_methods_supported.filter((method): method is string => typeof method === 'string')
       : [];
     const metadata: ProviderMetadata = { issuer, jwksUri: fields.jwks_uri, tokenEndpoint, tokenEndpointAuthMethods: methods };
-    this.discoveries.set(issuer, { metadata, until: Date.now() + this.metadataTtlMs });
+    this.discoveries.set(issuer, metadata);
     return metadata;
   }
 
   /** jose's remote key set, fetching through the outbound module; an unknown kid refetches at most once per 30 s. */
   private keySet(jwksUri: string): ReturnType<typeof createRemoteJWKSet> {
     const cached = this.keySets.get(jwksUri);
-    if (cached && cached.until > Date.now()) return cached.keys;
+    if (cached) return cached;
     const keys = createRemoteJWKSet(new URL(jwksUri), {
       timeoutDuration: this.config.providerTimeoutMs,
       cooldownDuration: JWKS_COOLDOWN_MS,
       cacheMaxAge: this.metadataTtlMs,
       [customFetch]: async (url: string) => new Response(JSON.stringify(await this.getJson(url)), { status: 200 }),
     });
-    this.keySets.set(jwksUri, { keys, until: Date.now() + this.metadataTtlMs });
+    this.keySets.set(jwksUri, keys);
     return keys;
   }
 

@@ -220,7 +220,8 @@ describe('API documentation', () => {
 
   it('documents every route: summary, tag, success answer with its schema, path parameters, errors and auth', () => {
     const problems: string[] = [];
-    const routes = routeTable(dev.app).filter((route) => route.access !== 'NOT A NEST ROUTE');
+    // The device approval page is HTML for people (with its stylesheet and script), not API.
+    const routes = routeTable(dev.app).filter((route) => route.access !== 'NOT A NEST ROUTE' && route.path !== '/device' && !route.path.startsWith('/device/'));
     expect(routes.length).toBeGreaterThan(20);
     for (const route of routes) {
       const path = route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');

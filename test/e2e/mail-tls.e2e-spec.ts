@@ -34,7 +34,7 @@ describe('mail over TLS (self-signed certificate trusted through NODE_EXTRA_CA_C
     starttls = await MailCatcher.start({ starttls: true, key, cert });
     implicit = await MailCatcher.start({ secure: true, key, cert });
     build = await buildServiceIntoTemp();
-    service = await startService(build.main, { ...ALLOW_LOOPBACK_RECEIVERS, NODE_EXTRA_CA_CERTS: certPath, SETUP_TOKEN: TEST_SETUP_TOKEN, NODE_ENV: 'test' });
+    service = await startService(build.main, { ...ALLOW_LOOPBACK_RECEIVERS, DATABASE_URL: 'memory://', NODE_EXTRA_CA_CERTS: certPath, SETUP_TOKEN: TEST_SETUP_TOKEN, NODE_ENV: 'test' });
     // setupInstallation speaks HTTP only: the process's URL is all it needs.
     const remote = { url: service.url, http: () => request(service.url) } as unknown as TestApp;
     const installation = await setupInstallation(remote);

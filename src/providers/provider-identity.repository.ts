@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { providerIdentities, users, type UserRow } from '../database/schema';
 import { newId } from '../common/ids';
@@ -18,6 +18,14 @@ export class ProviderIdentityRepository {
       .where(and(eq(providerIdentities.membershipId, membershipId), eq(providerIdentities.providerId, providerId), eq(providerIdentities.subject, subject)))
       .limit(1);
     return row?.user;
+  }
+
+  /**
+   * Serializes first sign-ins of one subject of one provider until the transaction ends: the
+   * second waits, then finds the link the first made instead of signing the subject up again.
+   */
+  async lockSubject(executor: Executor, providerId: string, subject: string): Promise<void> {
+    await executor.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`provider-subject:${providerId}:${subject}`}::text, 0))`);
   }
 
   /** Links the subject to the user; a concurrent sign-in that linked it first wins (nothing is written). */

@@ -12,6 +12,7 @@ import type { SessionMetadata, TokenResponse } from '../tokens/token.dto';
 import { TokenService } from '../tokens/token.service';
 import { toUserResponse } from '../users/user.mapper';
 import { UserRepository } from '../users/user.repository';
+import { UsersService } from '../users/users.service';
 import { OidcClient } from './oidc-client';
 import { ProviderCache } from './provider-cache';
 import { ProviderIdentityRepository } from './provider-identity.repository';
@@ -76,6 +77,7 @@ export class ProviderSignIn {
     private readonly oidc: OidcClient,
     private readonly identities: ProviderIdentityRepository,
     private readonly users: UserRepository,
+    private readonly userRules: UsersService,
     private readonly recorder: EventRecorder,
     private readonly tokens: TokenService,
   ) {}
@@ -108,7 +110,20 @@ export class ProviderSignIn {
     if (linked) return withoutHash(linked);
     const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : undefined;
     const verified = emailVerified(claims);
+    // The user type's custom-field rules, as POST users applies them. Looked up before the
+    // transaction (the user type cache must not query inside one); only a sign-up uses the
+    // answer, so a failure is thrown then, not when the subject links to an existing user.
+    const signUpCustomFields = await this.userRules.customFieldsForSignUp(membershipId, provider.defaultUserType).then(
+      (values) => () => values,
+      (error: unknown) => () => {
+        throw error;
+      },
+    );
     return this.recorder.transaction(async (tx, record) => {
+      // Two first sign-ins of one subject at once: the second waits here and finds the first's link.
+      await this.identities.lockSubject(tx, provider.id, claims.sub);
+      const linkedMeanwhile = await this.identities.findUser(membershipId, provider.id, claims.sub, tx);
+      if (linkedMeanwhile) return withoutHash(linkedMeanwhile);
       const existing = email ? await this.users.findByEmail(membershipId, email, tx) : undefined;
       if (existing) {
         if (!provider.trustEmail) throw new DomainError('ProviderEmailNotTrusted', 'A user with this e-mail address exists and the provider is not trusted to link it');
@@ -130,6 +145,7 @@ export class ProviderSignIn {
         lastname: clipName(claims.family_name),
         role: provider.defaultRole,
         userType: provider.defaultUserType,
+        customFields: signUpCustomFields(),
         isActive: activeOnSignUp,
         sourceProvider: provider.slug,
         createdBy: SYSTEM_UTILIZER,

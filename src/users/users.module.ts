@@ -9,6 +9,6 @@ import { UsersService } from './users.service';
   imports: [UserTypesModule],
   controllers: [UsersController],
   providers: [UserRepository, UsersService],
-  exports: [UserRepository],
+  exports: [UserRepository, UsersService],
 })
 export class UsersModule {}

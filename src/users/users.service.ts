@@ -317,6 +317,23 @@ export class UsersService {
     });
   }
 
+  /**
+   * The custom fields of a user signed up without a body of its own (through a provider): what
+   * POST users stores for a body that names the type and no custom fields, so the type's defaults
+   * apply. A required field without a default cannot be filled: 400 ModelValidationError naming
+   * it. Unique fields need no check here: they cannot have a default, so a sign-up leaves them out.
+   */
+  async customFieldsForSignUp(membershipId: string, userType: string | null): Promise<Record<string, unknown>> {
+    const schema = await this.customFieldSchema(membershipId, userType, null);
+    try {
+      return validateCustomFields({}, schema).values;
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      const fields = (error.errors ?? []).map((problem) => problem.field).join(', ');
+      throw new DomainError(error.code, `Signing up a user of the type "${userType}" needs custom fields that have no default: ${fields}`, error.errors);
+    }
+  }
+
   // ----- validation ------------------------------------------------------------------------
 
   /**

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../support/app';
 import { setupInstallation, unique, type Installation } from '../support/factories';
 import { authorizationCode, newSigningKey, pkcePair, startOidcProvider, type OidcTestProvider, type SigningPrivateKey } from '../support/oidc-provider';
 import { createMembership, createRole, expectErrorBody, type ApiObject, type CreatedMembership } from '../support/resources';
-import { createUser } from '../support/users';
+import { createUser, createUserType } from '../support/users';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
 const CLIENT_ID = 'portcullis-test-client';
@@ -178,6 +178,53 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       expect(res.status).toBe(201);
       const me = await t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
       expect(me.body.role).toBe(role.slug);
+    });
+
+    it('two first sign-ins of one new subject at once make one user; both get tokens for it', async () => {
+      const sub = unique('racing');
+      const email = `${sub}@example.com`;
+      const tokens = await Promise.all(Array.from({ length: 4 }, () => idToken({ sub, email })));
+      const answers = await Promise.all(tokens.map((token) => login({ id_token: token })));
+      expect(answers.map((res) => res.status)).toEqual([201, 201, 201, 201]);
+      const users = await usersWithEmail(email);
+      expect(users).toHaveLength(1);
+      for (const res of answers) {
+        const me = await t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
+        expect(me.body._id).toBe(users[0]._id);
+      }
+      expect(await eventsWhere({ event_type: 'UserCreated', 'document._id': users[0]._id })).toHaveLength(1);
+    });
+
+    it("applies the default user type's custom-field rules to signed-up users, as POST users does", async () => {
+      const type = await createUserType(t, tenant.admin, {
+        properties: { department: { type: 'string', default: 'sales' }, level: { type: 'integer', default: 1 }, badge: { type: 'string', unique: true } },
+      });
+      const provider = await createProvider({ default_user_type: type.slug });
+      const sub = unique('typed');
+      const res = await login({ id_token: await idToken({ sub, email: `${sub}@example.com` }) }, provider.slug);
+      expect(res.status).toBe(201);
+      const me = await t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
+      expect(me.body).toMatchObject({ user_type: type.slug, department: 'sales', level: 1 });
+      expect(me.body).not.toHaveProperty('badge');
+      const [created] = await eventsWhere({ event_type: 'UserCreated', 'document._id': me.body._id });
+      expect(created.document).toMatchObject({ user_type: type.slug, department: 'sales', level: 1 });
+    });
+
+    it('refuses to sign up into a user type whose required custom field has no default (400 naming it), and creates nobody', async () => {
+      const type = await createUserType(t, tenant.admin, {
+        properties: { employee_no: { type: 'string', required: true }, department: { type: 'string', default: 'sales' } },
+      });
+      const provider = await createProvider({ default_user_type: type.slug, trust_email: true });
+      const sub = unique('untyped');
+      const res = await login({ id_token: await idToken({ sub, email: `${sub}@example.com` }) }, provider.slug);
+      expectErrorBody(res, 400, 'ModelValidationError');
+      expect(res.body.errors).toEqual([{ field: 'employee_no', message: 'is required' }]);
+      expect(res.body.message).toContain(type.slug);
+      expect(await usersWithEmail(`${sub}@example.com`)).toEqual([]);
+      // Linking to an existing user signs up nobody: the rule does not stand in its way.
+      const existing = await createUser(t, tenant.admin);
+      const linked = await login({ id_token: await idToken({ sub: unique('linking'), email: existing.email_address }) }, provider.slug);
+      expect(linked.status).toBe(201);
     });
 
     describe('refuses tokens an attacker could send (401 ProviderTokenInvalid)', () => {

@@ -27,7 +27,8 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
   const providerOptions = (keys: ApiObject[], port?: number) => ({
     keys,
     port,
-    clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [REDIRECT_URI] }],
+    // client_secret_basic only: the provider refuses a secret sent in the form for this client.
+    clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'client_secret_basic' }],
     accounts,
   });
 
@@ -258,6 +259,39 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       }
       expectErrorBody(await login({ email: victim.email_address, sub: 'x' }), 400, 'ModelValidationError');
       expectErrorBody(await login({ id_token: token, code: 'x', redirect_uri: REDIRECT_URI }), 400, 'ModelValidationError');
+    });
+  });
+
+  describe('token endpoint client authentication', () => {
+    it('sends the secret in the form (client_secret_post) to a provider that offers only that', async () => {
+      const postOnly = await startOidcProvider({
+        keys: [signingKey.privateJwk],
+        clientAuthMethods: ['client_secret_post'],
+        clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'client_secret_post' }],
+        // A subject of its own: alice's e-mail already belongs to the user the other provider signed up.
+        accounts: { 'post-sub': { email: 'post.only@example.com', email_verified: true } },
+      });
+      try {
+        const discovery = await (await fetch(`${postOnly.issuer}/.well-known/openid-configuration`)).json();
+        expect(discovery.token_endpoint_auth_methods_supported).toEqual(['client_secret_post']);
+        const provider = await createProvider({ issuer: postOnly.issuer, client_secret: CLIENT_SECRET });
+        const pair = pkcePair();
+        const code = await authorizationCode(postOnly, { clientId: CLIENT_ID, redirectUri: REDIRECT_URI, accountId: 'post-sub', codeChallenge: pair.challenge });
+        const res = await login({ code, redirect_uri: REDIRECT_URI, code_verifier: pair.verifier }, provider.slug);
+        expect(res.status).toBe(201);
+        const me = await t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
+        expect(me.body).toMatchObject({ email_address: 'post.only@example.com', source_provider: provider.slug });
+      } finally {
+        await postOnly.stop();
+      }
+    });
+
+    it('sends the secret in the Authorization header (client_secret_basic) to a provider that offers it', async () => {
+      const discovery = await (await fetch(`${oidc.issuer}/.well-known/openid-configuration`)).json();
+      expect(discovery.token_endpoint_auth_methods_supported).toContain('client_secret_basic');
+      const pair = pkcePair();
+      const code = await authorizationCode(oidc, { clientId: CLIENT_ID, redirectUri: REDIRECT_URI, accountId: 'alice-sub', codeChallenge: pair.challenge });
+      expect((await login({ code, redirect_uri: REDIRECT_URI, code_verifier: pair.verifier })).status).toBe(201);
     });
   });
 

@@ -1,6 +1,6 @@
 // A real OpenID Connect provider (npm oidc-provider) on 127.0.0.1, run as a child process of a
 // test because oidc-provider ships ES modules only. Configuration arrives as JSON in
-// OIDC_TEST_CONFIG: {port, keys: [private JWKs], clients: [...], accounts: {id: claims}}; without
+// OIDC_TEST_CONFIG: {port, keys: [private JWKs], clients: [...], accounts: {id: claims}, clientAuthMethods?}; without
 // keys, one RS256 key is made for this run.
 // It prints "listening <port>" once it accepts requests.
 import { createServer } from 'node:http';
@@ -19,6 +19,8 @@ server.listen(config.port ?? 0, '127.0.0.1', () => {
     clients: config.clients,
     jwks: { keys: config.keys },
     cookies: { keys: ['oidc-test-cookie-key'] },
+    // Token endpoint client authentication offered in discovery (oidc-provider's default when unset).
+    ...(config.clientAuthMethods ? { clientAuthMethods: config.clientAuthMethods } : {}),
     // Profile and e-mail claims in the id token itself, not only at userinfo.
     conformIdTokenClaims: false,
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['given_name', 'family_name'] },

@@ -17,6 +17,8 @@ export interface OidcTestProviderOptions {
   clients: OidcTestClient[];
   /** Account id (the `sub`) to its claims (email, email_verified, given_name, family_name). */
   accounts: Record<string, Record<string, unknown>>;
+  /** Token endpoint authentication methods the provider offers (discovery `token_endpoint_auth_methods_supported`). */
+  clientAuthMethods?: string[];
   /** Reuse a port (restart with other keys at the same issuer). */
   port?: number;
 }

@@ -124,6 +124,62 @@ describe('providers API', () => {
     expect(res.body.errors).toEqual([{ field: 'issuer', message: 'destination not allowed' }]);
   });
 
+  /** Outgoing calls to identity providers so far, whatever their outcome (blocked ones included). */
+  async function providerCallsSoFar(): Promise<number> {
+    const metrics = await t.http().get('/metrics');
+    expect(metrics.status).toBe(200);
+    const counts = [...metrics.text.matchAll(/^portcullis_outgoing_http_requests_total\{[^}]*kind="provider"[^}]*\} (\d+)/gm)];
+    return counts.reduce((sum, match) => sum + Number(match[1]), 0);
+  }
+
+  it('creates and changes no provider whose issuer is on a refused address, and calls none of them', async () => {
+    const callsBefore = await providerCallsSoFar();
+    const refused = [
+      'https://10.0.0.5/',
+      'https://172.16.0.1/realms/x',
+      'https://192.168.1.1/',
+      'https://169.254.169.254/latest/meta-data/',
+      'https://100.64.0.1/',
+      'https://0.0.0.0/',
+      'https://[fc00::1]/',
+      'https://[fe80::1]/',
+      'https://[::ffff:10.0.0.1]/',
+      'https://167772165/', // 10.0.0.5 in decimal
+      'https://0x0a000005/', // 10.0.0.5 in hex
+    ];
+    const slugs: string[] = [];
+    for (const issuer of refused) {
+      const slug = unique('refused');
+      slugs.push(slug);
+      const res = await post(base, providerBody({ issuer, slug }));
+      expect({ issuer, status: res.status, errors: res.body.errors }).toEqual({ issuer, status: 400, errors: [{ field: 'issuer', message: 'destination not allowed' }] });
+    }
+    const listed = await post(`${base}/_query`, { where: { slug: { $in: slugs } } });
+    expect(listed.status).toBe(200);
+    expect(listed.body.items).toEqual([]);
+    const all = await get(`${base}?limit=1000`);
+    expect(all.body.items.filter((item: ApiObject) => refused.includes(item.issuer) || slugs.includes(item.slug))).toEqual([]);
+    const createdEvents = await post(`/memberships/${tenant.membershipId}/events/_query`, { where: { event_type: 'ProviderCreated', 'document.slug': { $in: slugs } } });
+    expect(createdEvents.body.items).toEqual([]);
+    // Nothing to sign in with either: the login route knows no such provider.
+    for (const slug of slugs.slice(0, 2)) {
+      expectErrorBody(await t.http().post(`/oauth/${slug}/login?membership_id=${tenant.membershipId}`).send({ id_token: 'x.y.z' }), 404, 'ProviderNotFound');
+    }
+
+    // An update to a refused issuer changes nothing.
+    const kept = (await post(base, providerBody())).body;
+    const { _id, sys: _sys, has_client_secret: _has, membership_id: _membership, ...body } = kept;
+    for (const issuer of refused.slice(0, 3)) {
+      const res = await put(`${base}/${_id}`, { ...body, issuer });
+      expectErrorBody(res, 400, 'ModelValidationError');
+      expect(res.body.errors).toEqual([{ field: 'issuer', message: 'destination not allowed' }]);
+    }
+    expect((await get(`${base}/${_id}`)).body.issuer).toBe(kept.issuer);
+    expect(await eventsOf('ProviderUpdated', _id)).toEqual([]);
+    // Nothing was fetched at create or update, from these issuers or any other.
+    expect(await providerCallsSoFar()).toBe(callsBefore);
+  });
+
   it('accepts an http issuer on a loopback address that OUTBOUND_ALLOW permits', async () => {
     const res = await post(base, providerBody({ issuer: 'http://127.0.0.1:9/oidc' }));
     expect(res.status).toBe(201);

@@ -272,7 +272,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
         accounts: { 'post-sub': { email: 'post.only@example.com', email_verified: true } },
       });
       try {
-        const discovery = await (await fetch(`${postOnly.issuer}/.well-known/openid-configuration`)).json();
+        const discovery = (await (await fetch(`${postOnly.issuer}/.well-known/openid-configuration`)).json()) as ApiObject;
         expect(discovery.token_endpoint_auth_methods_supported).toEqual(['client_secret_post']);
         const provider = await createProvider({ issuer: postOnly.issuer, client_secret: CLIENT_SECRET });
         const pair = pkcePair();
@@ -287,7 +287,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
     });
 
     it('sends the secret in the Authorization header (client_secret_basic) to a provider that offers it', async () => {
-      const discovery = await (await fetch(`${oidc.issuer}/.well-known/openid-configuration`)).json();
+      const discovery = (await (await fetch(`${oidc.issuer}/.well-known/openid-configuration`)).json()) as ApiObject;
       expect(discovery.token_endpoint_auth_methods_supported).toContain('client_secret_basic');
       const pair = pkcePair();
       const code = await authorizationCode(oidc, { clientId: CLIENT_ID, redirectUri: REDIRECT_URI, accountId: 'alice-sub', codeChallenge: pair.challenge });

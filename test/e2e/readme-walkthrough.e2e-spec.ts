@@ -2,17 +2,32 @@
  * The README's walk-through, run as a newcomer pastes it: every fenced `sh` block marked with
  * `<!-- walkthrough -->`, in order, in one bash (`-euo pipefail`: the first failing command, an
  * unset variable or a failed `curl -f` stops it) against a real service on 127.0.0.1. Every
- * request goes to BASE; the one webhook it creates is passive, so nothing is sent anywhere.
+ * request goes to BASE or to the local OpenID Connect provider the provider block starts on
+ * 127.0.0.1 (OIDC_PORT); the one webhook it creates is passive, so nothing is sent anywhere else.
  */
+import { createServer } from 'node:net';
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startTestApp, TEST_SETUP_TOKEN, type TestApp } from '../support/app';
+import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
 const run = promisify(execFile);
 const README = join(__dirname, '..', '..', 'README.md');
 const MARKER = '<!-- walkthrough -->';
+
+/** A loopback port free right now, for the provider the README starts (a fixed one may be taken). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (address !== null && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
 
 /** The marked blocks, in README order. */
 function walkthroughBlocks(readme: string): string[] {
@@ -26,7 +41,8 @@ describe('README walk-through', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    // The provider section calls a loopback issuer, as its text tells the reader to allow.
+    t = await startTestApp({ env: { ...ALLOW_LOOPBACK_RECEIVERS } });
   });
   afterAll(async () => {
     await t?.close();
@@ -42,7 +58,9 @@ describe('README walk-through', () => {
   it('runs top to bottom against a fresh service, every command succeeding', async () => {
     const script = walkthroughBlocks(await readFile(README, 'utf8')).join('\n');
     const result = await run('bash', ['-euo', 'pipefail', '-c', script], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BASE: t.url, SETUP_TOKEN: TEST_SETUP_TOKEN },
+      // From the repository's directory, as the provider block says.
+      cwd: join(__dirname, '..', '..'),
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BASE: t.url, SETUP_TOKEN: TEST_SETUP_TOKEN, OIDC_PORT: String(await freePort()) },
       maxBuffer: 16 * 1024 * 1024,
     }).catch((error: { code?: number; stdout?: string; stderr?: string }) => {
       throw new Error(`the walk-through stopped (exit ${error.code}):\n${error.stderr}\n--- stdout ---\n${error.stdout}`);
@@ -57,6 +75,8 @@ describe('README walk-through', () => {
     expect(answers).toContainEqual(expect.objectContaining({ username: 'carol', plan: 'pro', customer_no: 1001, newsletter: false }));
     expect(lines).toContainEqual(expect.stringMatching(/"errorCode":"ModelValidationError".*"field":"plan"/));
     // The refreshed token works, is revoked with 204, then refused.
-    expect(lines.slice(-2)).toEqual(['204', '401']);
+    expect(lines.join('\n')).toContain('\n204\n401\n');
+    // Ada signed in through the local provider: signed up by it, named by her verified e-mail.
+    expect(answers).toContainEqual(expect.objectContaining({ username: 'ada@example.com', firstname: 'Ada', source_provider: 'local' }));
   }, 120_000);
 });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The floor the service is measured against: a minimal Nest app on the same machine whose guard
- * verifies the same JWT (jsonwebtoken, as the service does: HS256, a KeyObject made once from the membership secret_key,
+ * verifies the same JWT (jsonwebtoken, which the service reaches through @nestjs/jwt: HS256, a KeyObject made once from the membership secret_key,
  * issuer and audience checked) and whose handler does ONE primary-key lookup of the user on the
  * same PostgreSQL server. Nothing else: no revocation check, no logging, no events.
  *

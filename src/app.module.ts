@@ -13,14 +13,13 @@ import { MailModule } from './mail/mail.module';
 import { AllErrorsFilter } from './common/exception.filter';
 import { createValidationPipe } from './common/validation';
 import { ApplicationsModule } from './applications/applications.module';
-import { AuthModule } from './auth/auth.module';
+import { AccessModule } from './access/access.module';
 import { HealthModule } from './health/health.module';
 import { MembershipsModule } from './memberships/memberships.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { RolesModule } from './roles/roles.module';
 import { SetupModule } from './setup/setup.module';
 import { TokensModule } from './tokens/tokens.module';
-import { TokenListingModule } from './tokens/token-listing.module';
 import { UsersModule } from './users/users.module';
 
 @Module({})
@@ -32,13 +31,12 @@ export class AppModule {
         CoreModule.forRoot(config, logger),
         QueueModule,
         MetricsModule,
-        AuthModule,
+        AccessModule,
         MembershipsModule,
         RolesModule,
         UsersModule,
         ApplicationsModule,
         TokensModule,
-        TokenListingModule,
         SetupModule,
         HealthModule,
         EventsModule,

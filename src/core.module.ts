@@ -4,10 +4,6 @@ import { APP_CONFIG, type AppConfig } from './config/config';
 import { LOGGER } from './common/logger';
 import { DATABASE, type Database, openDatabase } from './database/database';
 import { ExpirySweeper } from './database/expiry-sweeper';
-import { EventRecorder } from './events/event-recorder';
-import { EventRepository } from './events/event.repository';
-import { PasswordHasher } from './users/password-hasher';
-import { JwtCodec } from './tokens/jwt-codec';
 
 /** Closes the database last, after every other module has stopped using it. */
 class DatabaseCloser implements OnApplicationShutdown {
@@ -17,7 +13,11 @@ class DatabaseCloser implements OnApplicationShutdown {
   }
 }
 
-/** Infrastructure every feature uses: configuration, logger, database, event recorder. Caches are BoundedCache instances owned by their feature. */
+/**
+ * Infrastructure every feature uses: configuration, logger, database. One of the three global
+ * modules (with QueueModule and MetricsModule); everything else is imported where it is used.
+ * Caches are BoundedCache instances owned by their feature.
+ */
 @Global()
 @Module({})
 export class CoreModule {
@@ -30,12 +30,8 @@ export class CoreModule {
         { provide: DATABASE, useFactory: () => openDatabase(config.database) },
         { provide: DatabaseCloser, useClass: DatabaseCloser },
         ExpirySweeper,
-        EventRepository,
-        EventRecorder,
-        PasswordHasher,
-        { provide: JwtCodec, useValue: new JwtCodec() },
       ],
-      exports: [APP_CONFIG, LOGGER, DATABASE, ExpirySweeper, EventRepository, EventRecorder, PasswordHasher, JwtCodec],
+      exports: [APP_CONFIG, LOGGER, DATABASE, ExpirySweeper],
     };
   }
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
-import { SLUG_PATTERN } from '../memberships/membership.dto';
+import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsSlug } from '../common/patterns';
 import { MAX_PERMISSION_ENTRIES } from '../roles/permission-list';
 
 /** Body of POST and PUT .../applications. Expressions are checked by the service (400 InvalidPermission). */
@@ -13,7 +13,7 @@ export class ApplicationBodyDto {
   @ApiPropertyOptional({ example: 'billing-backend', description: 'Unique in the membership; from the name on create when omitted, kept on update when omitted' })
   @IsOptional()
   @IsString()
-  @Matches(SLUG_PATTERN, { message: 'must be lower-case letters, digits and dashes (1-64)' })
+  @IsSlug()
   slug?: string;
 
   @ApiPropertyOptional({ nullable: true, type: String })

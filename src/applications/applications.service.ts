@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { sameJson } from '../common/same-json';
-import type { Caller } from '../auth/caller';
-import { CallerPermissions } from '../auth/caller-permissions';
+import type { Caller } from '../common/caller';
+import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { bulkDeleteAnswer, type ListPage, type ListRequest } from '../common/query';

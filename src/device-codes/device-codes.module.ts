@@ -1,4 +1,7 @@
 import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
+import { MembershipStoreModule } from '../memberships/membership-store.module';
+import { TokensModule } from '../tokens/tokens.module';
 import { TokenCodePoliciesModule } from '../token-code-policies/token-code-policies.module';
 import { DevicePageController } from './device-page.controller';
 import { TokenCodeRepository } from './token-code.repository';
@@ -7,7 +10,7 @@ import { TokenCodesService } from './token-codes.service';
 
 /** The device code flow (RFC 8628): codes, their approval page and API, and the devices' polls. */
 @Module({
-  imports: [TokenCodePoliciesModule],
+  imports: [TokenCodePoliciesModule, TokensModule, MembershipStoreModule, EventsModule],
   controllers: [TokenCodesController, DevicePageController],
   providers: [TokenCodeRepository, TokenCodesService],
 })

@@ -1,7 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { Public } from '../auth/decorators';
+import { Public } from '../common/access-decorators';
 import { DEVICE_PAGE_CSP, DEVICE_PAGE_CSS, DEVICE_PAGE_HTML, DEVICE_PAGE_SCRIPT } from './device-page';
 
 /** The approval page, the default `verification_uri`: a browser page, not an API route. */

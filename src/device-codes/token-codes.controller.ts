@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiResponse, ApiSecurity, ApiTags, ApiHeader } from '@nestjs/swagger';
 import type { Request } from 'express';
-import type { Caller } from '../auth/caller';
-import { Authenticated, CurrentCaller, Public } from '../auth/decorators';
+import type { Caller } from '../common/caller';
+import { Authenticated, CurrentCaller, Public } from '../common/access-decorators';
 import { ApiJsonBody } from '../common/api-docs';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { sessionMetadata } from '../tokens/token.controller';

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { Caller } from '../auth/caller';
+import type { Caller } from '../common/caller';
 import { DomainError } from '../common/errors';
 import { newId, newSecret } from '../common/ids';
 import { validationFailure } from '../common/validation';

@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import type { Caller } from '../auth/caller';
-import { CurrentCaller, RequirePermission } from '../auth/decorators';
+import type { Caller } from '../common/caller';
+import { CurrentCaller, RequirePermission } from '../common/access-decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import type { ListPage } from '../common/query';
 import { EventsService } from './events.service';

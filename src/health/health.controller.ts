@@ -3,7 +3,7 @@ import { ApiOperation, ApiProduces, ApiProperty, ApiPropertyOptional, ApiRespons
 import { HealthIndicatorService } from '@nestjs/terminus';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
-import { Public } from '../auth/decorators';
+import { Public } from '../common/access-decorators';
 import { LOGGER } from '../common/logger';
 import { DATABASE, type Database } from '../database/database';
 import { SetupService } from '../setup/setup.service';

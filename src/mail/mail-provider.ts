@@ -3,9 +3,9 @@
  * the SMTP servers mail hooks send through. The password is write-only: stored, never answered.
  */
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsDefined, IsIn, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
 import type { StoredMailProvider } from '../database/schema';
-import { SLUG_PATTERN } from '../common/ids';
+import { IsSlug } from '../common/patterns';
 
 export const MAX_MAIL_PROVIDERS = 10;
 export const MAIL_PROVIDER_TYPES = ['smtp'] as const;
@@ -26,7 +26,7 @@ export class MailProviderDto {
   @ApiProperty({ example: 'relay', description: 'Unique in the list; what a mail hook\'s mail_provider names' })
   @IsDefined({ message: 'is required' })
   @IsString()
-  @Matches(SLUG_PATTERN, { message: 'must be lower-case letters, digits and dashes (1-64)' })
+  @IsSlug()
   slug!: string;
 
   @ApiProperty({ example: 'Company relay' })

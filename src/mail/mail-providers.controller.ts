@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { RequirePermission } from '../auth/decorators';
+import { RequirePermission } from '../common/access-decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { MailProvidersService, type MailProviderTestAnswer } from './mail-providers.service';
 

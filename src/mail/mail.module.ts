@@ -1,5 +1,8 @@
 import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
+import { MembershipStoreModule } from '../memberships/membership-store.module';
 import { OutboundModule } from '../outbound/outbound.module';
+import { CallerPermissionsModule } from '../roles/caller-permissions.module';
 import { MailDispatcher } from './mail-dispatcher';
 import { MailProvidersController } from './mail-providers.controller';
 import { MailProvidersService } from './mail-providers.service';
@@ -9,7 +12,7 @@ import { MailhooksService } from './mailhooks.service';
 
 /** Mail hooks API and the dispatcher that sends them after events commit (contract "Mail providers, mail hooks and the mail queue"). */
 @Module({
-  imports: [OutboundModule],
+  imports: [OutboundModule, MembershipStoreModule, EventsModule, CallerPermissionsModule],
   controllers: [MailhooksController, MailProvidersController],
   providers: [MailhookRepository, MailhooksService, MailDispatcher, MailProvidersService],
   exports: [MailDispatcher],

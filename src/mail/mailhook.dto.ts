@@ -5,7 +5,6 @@ import {
   IsArray,
   IsBoolean,
   IsDefined,
-  IsEmail,
   IsIn,
   IsNotEmpty,
   IsOptional,
@@ -14,6 +13,7 @@ import {
   MaxLength,
   ValidateNested,
 } from 'class-validator';
+import { IsEmailAddress } from '../common/patterns';
 import { SysSchema } from '../common/api-docs';
 import { TRIGGER_EVENT_TYPES } from '../webhooks/webhook-template-rules';
 import { MAX_SUBJECT_LENGTH } from './mail-template-rules';
@@ -34,7 +34,7 @@ export class MailRecipientDto {
 
   @ApiProperty({ example: 'support@example.com' })
   @IsDefined({ message: 'is required' })
-  @IsEmail({}, { message: 'must be an e-mail address' })
+  @IsEmailAddress()
   @MaxLength(254)
   email_address!: string;
 }
@@ -71,7 +71,7 @@ export class MailhookBodyDto {
 
   @ApiProperty({ example: 'no-reply@example.com' })
   @IsDefined({ message: 'is required' })
-  @IsEmail({}, { message: 'must be an e-mail address' })
+  @IsEmailAddress()
   @MaxLength(254)
   from_address!: string;
 

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Caller } from '../auth/caller';
-import { CurrentCaller, RequirePermission } from '../auth/decorators';
+import type { Caller } from '../common/caller';
+import { CurrentCaller, RequirePermission } from '../common/access-decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import type { ListPage } from '../common/query';
 import { ApiListParams, ApiQueryBody } from '../common/api-docs';

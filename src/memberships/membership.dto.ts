@@ -10,19 +10,14 @@ import {
   IsOptional,
   IsString,
   Length,
-  Matches,
   Max,
   MaxLength,
   Min,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { SLUG_PATTERN } from '../common/ids';
+import { IsSlug, IsUsername } from '../common/patterns';
 import { MAX_MAIL_PROVIDERS, MailProviderDto } from '../mail/mail-provider';
-
-export { SLUG_PATTERN };
-export const USERNAME_PATTERN = /^[A-Za-z0-9._@+-]{1,128}$/;
-const SLUG_MESSAGE = 'must be lower-case letters, digits and dashes (1-64)';
 
 /** `active`: new users start active; `passive`: new users start inactive (contract, "Memberships"). */
 export const USER_ACTIVATION_MODES = ['active', 'passive'] as const;
@@ -51,7 +46,7 @@ export class NewMembershipDto {
   @ApiPropertyOptional({ example: 'acme', description: 'Token audience (aud); derived from the name on create when omitted, kept on update when omitted' })
   @IsOptional()
   @IsString()
-  @Matches(SLUG_PATTERN, { message: SLUG_MESSAGE })
+  @IsSlug()
   slug?: string;
 
   @ApiPropertyOptional({ example: 3600, description: 'Access token lifetime, seconds (default 3600)' })
@@ -111,7 +106,7 @@ export class UpdateMembershipDto extends NewMembershipDto {
 export class FirstAdminUserDto {
   @ApiProperty({ example: 'ada' })
   @IsString()
-  @Matches(USERNAME_PATTERN, { message: 'must be 1-128 letters, digits or ._@+-' })
+  @IsUsername()
   username!: string;
 
   @ApiProperty({ example: 'ada@example.com' })

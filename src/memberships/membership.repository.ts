@@ -4,6 +4,9 @@ import { DATABASE, type Database, type Executor } from '../database/database';
 import { mailhooks, memberships, tokenCodePolicies, users, type MembershipRow } from '../database/schema';
 import { runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
 
+/** The advisory lock key of setup (see lockInstallation); the value setup has always used. */
+const INSTALLATION_LOCK_KEY = 7_460_310_212;
+
 /**
  * Membership fields for `where`, `sort` and `select`. The secret key cannot be queried (a filter
  * on it would be an oracle for it); mail providers and OTP settings hold credentials and are not
@@ -75,6 +78,14 @@ export class MembershipRepository {
   async lockForShare(executor: Executor, id: string): Promise<MembershipRow | undefined> {
     const [row] = await executor.select().from(memberships).where(eq(memberships.id, id)).limit(1).for('share');
     return row;
+  }
+
+  /**
+   * Serializes concurrent setups inside the database, so exactly one of them creates the first
+   * (system) membership: a transaction-scoped advisory lock, held until the caller's transaction ends.
+   */
+  async lockInstallation(executor: Executor): Promise<void> {
+    await executor.execute(sql`select pg_advisory_xact_lock(${INSTALLATION_LOCK_KEY})`);
   }
 
   async anyExists(executor: Executor = this.database.db): Promise<boolean> {

@@ -1,16 +1,19 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { ApplicationsModule } from '../applications/applications.module';
+import { EventsModule } from '../events/events.module';
 import { OutboundModule } from '../outbound/outbound.module';
-import { MembershipCache } from './membership-cache';
+import { CallerPermissionsModule } from '../roles/caller-permissions.module';
+import { PasswordHasherModule } from '../users/password-hasher.module';
+import { UsersModule } from '../users/users.module';
 import { MembershipProvisioner } from './membership-provisioner';
-import { MembershipRepository } from './membership.repository';
+import { MembershipStoreModule } from './membership-store.module';
 import { MembershipsController } from './memberships.controller';
 import { MembershipsService } from './memberships.service';
 
-@Global()
 @Module({
-  imports: [OutboundModule],
+  imports: [MembershipStoreModule, OutboundModule, EventsModule, CallerPermissionsModule, UsersModule, ApplicationsModule, PasswordHasherModule],
   controllers: [MembershipsController],
-  providers: [MembershipRepository, MembershipCache, MembershipProvisioner, MembershipsService],
-  exports: [MembershipRepository, MembershipCache, MembershipProvisioner],
+  providers: [MembershipProvisioner, MembershipsService],
+  exports: [MembershipStoreModule, MembershipProvisioner],
 })
 export class MembershipsModule {}

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { Caller } from '../auth/caller';
-import { CallerPermissions } from '../auth/caller-permissions';
+import type { Caller } from '../common/caller';
+import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newSecret } from '../common/ids';
 import type { ListPage, ListRequest } from '../common/query';

@@ -2,7 +2,7 @@ import { Controller, Get, Header, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { PrometheusController } from '@willsoto/nestjs-prometheus';
 import type { Response } from 'express';
-import { Public } from '../auth/decorators';
+import { Public } from '../common/access-decorators';
 import { ServiceMetrics } from './service-metrics';
 
 /**

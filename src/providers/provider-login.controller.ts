@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { Public } from '../auth/decorators';
+import { Public } from '../common/access-decorators';
 import { ApiErrorResponse, ApiErrors } from '../common/openapi';
 import { ApiSessionHeaders, membershipHeader, sessionMetadata } from '../tokens/token.controller';
 import { TokenResponseSchema, type TokenResponse } from '../tokens/token.dto';

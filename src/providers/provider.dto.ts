@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsDefined, IsIn, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
-import { SLUG_PATTERN } from '../memberships/membership.dto';
+import { IsBoolean, IsDefined, IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsSlug } from '../common/patterns';
 import { SysSchema } from '../common/api-docs';
 
 export const PROVIDER_TYPES = ['oidc'] as const;
@@ -21,7 +21,7 @@ export class ProviderBodyDto {
   @ApiPropertyOptional({ example: 'google', description: 'The `{slug}` of the login route; from the name on create when omitted; immutable' })
   @IsOptional()
   @IsString()
-  @Matches(SLUG_PATTERN, { message: 'must be lower-case letters, digits and dashes (1-64)' })
+  @IsSlug()
   slug?: string;
 
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 2000 })

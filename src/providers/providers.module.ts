@@ -1,6 +1,11 @@
 import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
+import { MembershipStoreModule } from '../memberships/membership-store.module';
 import { OutboundModule } from '../outbound/outbound.module';
+import { CallerPermissionsModule } from '../roles/caller-permissions.module';
+import { TokensModule } from '../tokens/tokens.module';
 import { UserTypesModule } from '../user-types/user-types.module';
+import { UsersModule } from '../users/users.module';
 import { OidcClient } from './oidc-client';
 import { ProviderCache } from './provider-cache';
 import { ProviderIdentityRepository } from './provider-identity.repository';
@@ -12,7 +17,7 @@ import { ProvidersService } from './providers.service';
 
 /** External identity providers (contract "External identity providers"): their configuration API and sign-in. */
 @Module({
-  imports: [OutboundModule, UserTypesModule],
+  imports: [OutboundModule, UserTypesModule, UsersModule, TokensModule, MembershipStoreModule, EventsModule, CallerPermissionsModule],
   controllers: [ProvidersController, ProviderLoginController],
   providers: [ProviderRepository, ProviderIdentityRepository, ProviderCache, ProvidersService, OidcClient, ProviderSignIn],
 })

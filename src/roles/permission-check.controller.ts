@@ -1,9 +1,9 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Allow, IsOptional } from 'class-validator';
-import { Authenticated, CurrentCaller } from '../auth/decorators';
-import type { Caller } from '../auth/caller';
-import { CallerPermissions } from '../auth/caller-permissions';
+import { Authenticated, CurrentCaller } from '../common/access-decorators';
+import type { Caller } from '../common/caller';
+import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError } from '../common/errors';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { escapePermissionSegment, PermissionExpression, type Decision } from '../permissions';

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
-import { SLUG_PATTERN } from '../memberships/membership.dto';
+import { ArrayMaxSize, IsArray, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsSlug } from '../common/patterns';
 import { MAX_PERMISSION_ENTRIES } from './permission-list';
 
 /** Body of POST and PUT .../roles. Expressions are checked by the service (400 InvalidPermission). */
@@ -13,7 +13,7 @@ export class RoleBodyDto {
   @ApiPropertyOptional({ example: 'support-agents', description: 'Derived from the name on create when omitted; cannot change afterwards. `admin` is reserved' })
   @IsOptional()
   @IsString()
-  @Matches(SLUG_PATTERN, { message: 'must be lower-case letters, digits and dashes (1-64)' })
+  @IsSlug()
   slug?: string;
 
   @ApiPropertyOptional({ type: String, nullable: true })

@@ -1,14 +1,13 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
+import { CallerPermissionsModule } from './caller-permissions.module';
 import { PermissionCheckController } from './permission-check.controller';
-import { RoleCache } from './role-cache';
-import { RoleRepository } from './role.repository';
 import { RolesController } from './roles.controller';
 import { RolesService } from './roles.service';
 
-@Global()
 @Module({
+  imports: [CallerPermissionsModule, EventsModule],
   controllers: [PermissionCheckController, RolesController],
-  providers: [RoleRepository, RoleCache, RolesService],
-  exports: [RoleRepository, RoleCache],
+  providers: [RolesService],
 })
 export class RolesModule {}

@@ -1,7 +1,7 @@
 import { Body, type CanActivate, Controller, type ExecutionContext, HttpCode, Injectable, Post, UseGuards } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { Public } from '../auth/decorators';
+import { Public } from '../common/access-decorators';
 import { ApiErrorResponse, ApiErrors } from '../common/openapi';
 import { ProvisionedMembershipSchema } from '../memberships/membership.schemas';
 import { ProvisionMembershipDto } from '../memberships/membership.dto';

@@ -1,9 +1,11 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
+import { MembershipsModule } from '../memberships/memberships.module';
 import { SetupController, SetupTokenGuard } from './setup.controller';
 import { SetupService } from './setup.service';
 
-@Global()
 @Module({
+  imports: [MembershipsModule, EventsModule],
   controllers: [SetupController],
   providers: [SetupService, SetupTokenGuard],
   exports: [SetupService],

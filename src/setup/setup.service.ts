@@ -1,5 +1,4 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { DomainError } from '../common/errors';
@@ -10,9 +9,6 @@ import { MembershipRepository } from '../memberships/membership.repository';
 import { MembershipProvisioner, type ProvisionedMembership } from '../memberships/membership-provisioner';
 import type { ProvisionMembershipDto } from '../memberships/membership.dto';
 import { SetupToken } from './setup-token';
-
-/** Serializes concurrent setups inside the database, so exactly one of them creates the installation. */
-const SETUP_LOCK_KEY = 7_460_310_212;
 
 @Injectable()
 export class SetupService implements OnApplicationBootstrap {
@@ -56,7 +52,7 @@ export class SetupService implements OnApplicationBootstrap {
     if (await this.memberships.anyExists()) throw new DomainError('AlreadySetUp', 'The installation is already set up');
     const passwordHash = await this.provisioner.hashPassword(input);
     return this.recorder.transaction(async (tx, record) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(${SETUP_LOCK_KEY})`);
+      await this.memberships.lockInstallation(tx);
       if (await this.memberships.anyExists(tx)) throw new DomainError('AlreadySetUp', 'The installation is already set up');
       return this.provisioner.provision(tx, record, input, passwordHash, { isSystem: true, utilizerId: SYSTEM_UTILIZER });
     });

@@ -1,5 +1,6 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
-import jwt from 'jsonwebtoken';
+import { Injectable } from '@nestjs/common';
+import { type JwtModuleOptions, JwtService, type JwtVerifyOptions, TokenExpiredError } from '@nestjs/jwt';
 import { isPossibleId } from '../common/ids';
 
 /** Claims of the service's access and refresh tokens (the specification's list plus `sid`). */
@@ -35,11 +36,35 @@ export const MAX_TOKEN_LENGTH = 8192;
 const MAX_CACHED_KEYS = 10_000;
 
 /**
- * HS256 with the membership's secret_key, through jsonwebtoken with a KeyObject made once per
- * key: synchronous HMAC, about ten times cheaper per token than a WebCrypto-based library.
+ * What JwtModule is registered with: HS256 only, both ways. No module-wide secret: every token is
+ * signed and verified with its membership's key, given per call.
  */
+export const TOKEN_JWT_OPTIONS: JwtModuleOptions = {
+  signOptions: { algorithm: 'HS256' },
+  verifyOptions: { algorithms: ['HS256'] },
+};
+
+/**
+ * @nestjs/jwt types a per-call verify key as a string or Buffer, yet hands it to
+ * jsonwebtoken.verify unchanged, which takes a KeyObject as well (its sign option `privateKey` is
+ * typed so). A string or Buffer would be tried as a PEM public key first and fail with a thrown
+ * error on every token; the KeyObject made once per key skips that.
+ */
+function verifyWith(key: KeyObject, expected: { issuer: string; audience: string }): JwtVerifyOptions {
+  const options: Omit<JwtVerifyOptions, 'publicKey'> & { publicKey: KeyObject } = { ...expected, publicKey: key };
+  return options as unknown as JwtVerifyOptions;
+}
+
+/**
+ * HS256 with the membership's secret_key, through @nestjs/jwt (jsonwebtoken underneath) with a
+ * KeyObject made once per key: synchronous HMAC, about ten times cheaper per token than a
+ * WebCrypto-based library. Without Nest (unit tests) it makes its own JwtService with the same options.
+ */
+@Injectable()
 export class JwtCodec {
   private readonly keys = new Map<string, KeyObject>();
+
+  constructor(private readonly jwt: JwtService = new JwtService(TOKEN_JWT_OPTIONS)) {}
 
   private keyFor(secretKey: string): KeyObject {
     let key = this.keys.get(secretKey);
@@ -54,7 +79,7 @@ export class JwtCodec {
   sign(claims: Omit<TokenClaims, 'iat' | 'nbf' | 'exp'>, issuedAt: number, lifetimeSeconds: number, secretKey: string): string {
     const payload: TokenClaims = { ...claims, iat: issuedAt, nbf: issuedAt, exp: issuedAt + lifetimeSeconds };
     // jsonwebtoken keeps the payload's own iat; exp and nbf are given in the payload too.
-    return jwt.sign(payload, this.keyFor(secretKey), { algorithm: 'HS256' });
+    return this.jwt.sign(payload, { privateKey: this.keyFor(secretKey) });
   }
 
   /**
@@ -63,7 +88,7 @@ export class JwtCodec {
    */
   peek(token: string): { prn: string; tokenId: string } | null {
     if (token.length > MAX_TOKEN_LENGTH) return null;
-    // Only the payload segment, decoded by hand: jwt.decode also parses the header and costs three
+    // Only the payload segment, decoded by hand: JwtService.decode also parses the header and costs three
     // times as much, and `verify` parses everything again anyway.
     const first = token.indexOf('.');
     const second = token.indexOf('.', first + 1);
@@ -91,13 +116,9 @@ export class JwtCodec {
   ): { ok: true; claims: TokenClaims } | { ok: false; reason: 'invalid' | 'expired' } {
     let payload: unknown;
     try {
-      payload = jwt.verify(token, this.keyFor(secretKey), {
-        algorithms: ['HS256'],
-        issuer: expected.issuer,
-        audience: expected.audience,
-      });
+      payload = this.jwt.verify<object>(token, verifyWith(this.keyFor(secretKey), expected));
     } catch (error) {
-      return { ok: false, reason: error instanceof jwt.TokenExpiredError ? 'expired' : 'invalid' };
+      return { ok: false, reason: error instanceof TokenExpiredError ? 'expired' : 'invalid' };
     }
     if (!isTokenClaims(payload)) return { ok: false, reason: 'invalid' };
     return { ok: true, claims: payload };

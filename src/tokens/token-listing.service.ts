@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Caller } from '../auth/caller';
+import type { Caller } from '../common/caller';
 import { DomainError } from '../common/errors';
 import type { ListPage, ListRequest } from '../common/query';
 import { EventRecorder } from '../events/event-recorder';

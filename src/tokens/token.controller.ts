@@ -11,9 +11,9 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Authenticated, CurrentCaller, Public } from '../auth/decorators';
-import type { Caller } from '../auth/caller';
-import { parseAuthorization, withoutBearerPrefix } from '../auth/authorization-header';
+import { Authenticated, CurrentCaller, Public } from '../common/access-decorators';
+import type { Caller } from '../common/caller';
+import { parseAuthorization, withoutBearerPrefix } from '../common/authorization-header';
 import { DomainError } from '../common/errors';
 import { ApiJsonBody } from '../common/api-docs';
 import { ApiAuth, ApiErrors } from '../common/openapi';

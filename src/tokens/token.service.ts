@@ -8,9 +8,10 @@ import { holdsScope, PermissionExpression } from '../permissions';
 import { PasswordHasher, MAX_PASSWORD_LENGTH } from '../users/password-hasher';
 import { toUserResponse } from '../users/user.mapper';
 import type { UserRecord } from '../database/schema';
-import { CallerPermissions } from '../auth/caller-permissions';
-import { Authenticator, toUserCaller } from '../auth/authenticator';
-import type { Credentials } from '../auth/authorization-header';
+import { CallerPermissions } from '../roles/caller-permissions';
+import { ApplicationCredentials } from '../applications/application-credentials';
+import type { Credentials } from '../common/authorization-header';
+import { toUserCaller } from './token-caller';
 import { type IssuedTokens, TokenIssuer } from './token-issuer';
 import { TokenRevoker } from './token-revoker';
 import { type SigningMembership, TokenSessionRepository } from './token-session.repository';
@@ -37,7 +38,7 @@ export class TokenService {
     private readonly revoker: TokenRevoker,
     private readonly sessions: TokenSessionRepository,
     private readonly recorder: EventRecorder,
-    private readonly authenticator: Authenticator,
+    private readonly applications: ApplicationCredentials,
     private readonly permissions: CallerPermissions,
     @Inject(LOGGER) private readonly logger: Logger,
     @Optional() @Inject(SIGN_IN_FAILURE_OBSERVER) private readonly failures?: SignInFailureObserver,
@@ -192,7 +193,7 @@ export class TokenService {
 
   async verify(credentials: Credentials, presented: string): Promise<VerificationResponse> {
     if (credentials.scheme === 'basic') {
-      const application = await this.authenticator.verifyBasic(credentials.applicationId, credentials.secret);
+      const application = await this.applications.verifyBasic(credentials.applicationId, credentials.secret);
       this.recorder.recordAfterAnswer({
         membershipId: application.membershipId,
         eventType: 'TokenVerified',

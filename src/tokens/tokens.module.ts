@@ -1,15 +1,24 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { JwtModule } from '@nestjs/jwt';
+import { ApplicationsModule } from '../applications/applications.module';
+import { EventsModule } from '../events/events.module';
+import { CallerPermissionsModule } from '../roles/caller-permissions.module';
+import { PasswordHasherModule } from '../users/password-hasher.module';
+import { JwtCodec, TOKEN_JWT_OPTIONS } from './jwt-codec';
 import { TokenController } from './token.controller';
 import { TokenIssuer } from './token-issuer';
+import { TokenListingController } from './token-listing.controller';
+import { TokenListingService } from './token-listing.service';
 import { TokenRevoker } from './token-revoker';
 import { TokenSessionRepository } from './token-session.repository';
 import { TokenService } from './token.service';
 import { TokenVerifier } from './token-verifier';
 
-@Global()
+/** Sign-in, the token endpoints and the token listings; the codec is @nestjs/jwt with each membership's key. */
 @Module({
-  controllers: [TokenController],
-  providers: [TokenSessionRepository, TokenVerifier, TokenIssuer, TokenRevoker, TokenService],
-  exports: [TokenSessionRepository, TokenVerifier, TokenIssuer, TokenRevoker, TokenService],
+  imports: [JwtModule.register(TOKEN_JWT_OPTIONS), PasswordHasherModule, EventsModule, ApplicationsModule, CallerPermissionsModule],
+  controllers: [TokenController, TokenListingController],
+  providers: [JwtCodec, TokenSessionRepository, TokenVerifier, TokenIssuer, TokenRevoker, TokenService, TokenListingService],
+  exports: [TokenVerifier, TokenRevoker, TokenService],
 })
 export class TokensModule {}

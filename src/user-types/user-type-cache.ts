@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { BoundedCache } from '../common/bounded-cache';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { UserTypeRow } from '../database/schema';
-import { SLUG_PATTERN } from '../memberships/membership.dto';
+import { SLUG_PATTERN } from '../common/patterns';
 import { UserTypeRepository } from './user-type.repository';
 
 /** User types are read on every user write: cached per instance for up to an hour (the specification's limit). */

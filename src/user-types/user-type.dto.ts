@@ -1,9 +1,9 @@
 import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { IsBoolean, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import type { FieldError } from '../common/errors';
-import { SLUG_PATTERN } from '../memberships/membership.dto';
-import { fieldErrorsOf, requireJsonObject, splitBody, validateDto } from '../users/request-body';
+import { IsSlug } from '../common/patterns';
+import { fieldErrorsOf, requireJsonObject, splitBody, validateDto } from '../common/request-body';
 import { validationFailure } from '../common/validation';
 import { parsePropertyDefinitions, PROPERTY_TYPES, type PropertyDefinitions } from './custom-fields';
 
@@ -17,7 +17,7 @@ export class UserTypeFieldsDto {
   @ApiPropertyOptional({ example: 'employee', description: 'Defaults to the name slugified. Cannot be changed after creation; users name their type by it.' })
   @IsOptional()
   @IsString()
-  @Matches(SLUG_PATTERN, { message: 'must be lower-case letters, digits and dashes (1-64)' })
+  @IsSlug()
   slug?: string;
 
   @ApiPropertyOptional({ type: String, maxLength: 1024, nullable: true })

@@ -1,10 +1,10 @@
 import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsEmail, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import type { FieldError } from '../common/errors';
-import { USERNAME_PATTERN } from '../memberships/membership.dto';
+import { IsEmailAddress, IsUsername } from '../common/patterns';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './password-hasher';
-import { fieldErrorsOf, requireJsonObject, splitBody, validateDto } from './request-body';
+import { fieldErrorsOf, requireJsonObject, splitBody, validateDto } from '../common/request-body';
 import { validationFailure } from '../common/validation';
 
 /** Own permissions or forbidden entries a user may carry; each is checked as a permission expression. */
@@ -14,11 +14,11 @@ export const MAX_USER_PERMISSIONS = 200;
 export class UserFieldsDto {
   @ApiProperty({ example: 'alice', description: '1-128 letters, digits or ._@+-; unique in the membership, case-insensitive' })
   @IsString()
-  @Matches(USERNAME_PATTERN, { message: 'must be 1-128 letters, digits or ._@+-' })
+  @IsUsername()
   username!: string;
 
   @ApiProperty({ example: 'alice@example.com', description: 'Unique in the membership; stored lower case' })
-  @IsEmail({}, { message: 'must be an e-mail address' })
+  @IsEmailAddress()
   @MaxLength(254)
   email_address!: string;
 

@@ -1,12 +1,16 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
+import { MembershipStoreModule } from '../memberships/membership-store.module';
+import { CallerPermissionsModule } from '../roles/caller-permissions.module';
+import { TokensModule } from '../tokens/tokens.module';
 import { UserTypesModule } from '../user-types/user-types.module';
+import { PasswordHasherModule } from './password-hasher.module';
 import { UserRepository } from './user.repository';
 import { UsersController } from './users.controller';
 import { UsersService } from './users.service';
 
-@Global()
 @Module({
-  imports: [UserTypesModule],
+  imports: [UserTypesModule, MembershipStoreModule, CallerPermissionsModule, EventsModule, PasswordHasherModule, TokensModule],
   controllers: [UsersController],
   providers: [UserRepository, UsersService],
   exports: [UserRepository, UsersService],

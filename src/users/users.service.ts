@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { Caller } from '../auth/caller';
-import { CallerPermissions } from '../auth/caller-permissions';
+import type { Caller } from '../common/caller';
+import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, type FieldError } from '../common/errors';
 import { newId } from '../common/ids';
 import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';

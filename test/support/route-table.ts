@@ -2,7 +2,7 @@ import { RequestMethod } from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { AUTHENTICATED_ONLY, IS_PUBLIC, type PermissionRequirement, REQUIRED_PERMISSION } from '../../src/auth/decorators';
+import { AUTHENTICATED_ONLY, IS_PUBLIC, type PermissionRequirement, REQUIRED_PERMISSION } from '../../src/common/access-decorators';
 
 /** One route the HTTP server answers, with who may call it. */
 export interface RouteEntry {

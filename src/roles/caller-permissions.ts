@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors';
 import { decide, type Decision, firstDeniedObject, forbiddenObjectIds, type Granter, type PermissionExpression, type PermissionHolder } from '../permissions';
-import { ADMIN_ROLE_SLUG, SERVICE_RESOURCES } from '../roles/role.mapper';
-import { parseStored, RoleCache } from '../roles/role-cache';
-import type { Caller } from './caller';
+import { ADMIN_ROLE_SLUG, SERVICE_RESOURCES } from './role.mapper';
+import { parseStored, RoleCache } from './role-cache';
+import type { Caller } from '../common/caller';
 
 /** Turns a caller into the permission holder the pure decision module reasons about. */
 @Injectable()

@@ -5,7 +5,7 @@ import { isPossibleId } from '../common/ids';
 import { MembershipCache } from '../memberships/membership-cache';
 import { objectPermission } from '../permissions';
 import { Authenticator } from './authenticator';
-import { CallerPermissions } from './caller-permissions';
+import { CallerPermissions } from '../roles/caller-permissions';
 import {
   AUTHENTICATED_ONLY,
   type AuthenticatedRequest,
@@ -13,7 +13,7 @@ import {
   type PermissionRequirement,
   REQUIRED_PERMISSION,
   USER_RECORD,
-} from './decorators';
+} from '../common/access-decorators';
 
 /** Route parameter that names the membership of every membership-scoped route. */
 export const MEMBERSHIP_PARAM = 'membershipId';

@@ -1,6 +1,6 @@
 import type { ValidationPipe } from '@nestjs/common';
-import { DomainError, type FieldError } from '../common/errors';
-import { createValidationPipe, validationFailure } from '../common/validation';
+import { DomainError, type FieldError } from './errors';
+import { createValidationPipe, validationFailure } from './validation';
 
 /*
  * Bodies that the global ValidationPipe cannot take whole: a user carries custom fields beside its

@@ -1,0 +1,74 @@
+/**
+ * The house's layering as a test (`npm run lint:layers`, run by .ci/run after lint).
+ *
+ * Why dependency-cruiser and not eslint-plugin-boundaries: the rules here are about the import
+ * graph as a whole (cycles across many files, rooms and their order), which dependency-cruiser
+ * resolves itself (TypeScript paths, type-only imports) and checks in one pass over src/; the
+ * eslint plugin sees one file at a time, has no cycle rule of its own (import/no-cycle is a
+ * second plugin, slow on this tree) and would tie the layering to the lint configuration.
+ *
+ * Rooms, lowest first; a file may import from its own room or a lower one, never a higher one
+ * (README, "Architecture"). Features may use each other as long as no cycle forms.
+ */
+const ROOMS = [
+  { name: 'foundation', path: '^src/(common|config|database|permissions)/' },
+  { name: 'infrastructure', path: '^src/(queue|outbound|openapi)/' },
+  {
+    name: 'features',
+    path: '^src/(applications|device-codes|events|health|mail|memberships|providers|roles|setup|token-code-policies|tokens|user-types|users|webhooks)/',
+  },
+  { name: 'access and operations', path: '^src/(access|metrics)/' },
+  { name: 'app', path: '^src/[^/]+\\.ts$' },
+];
+
+/** One rule per room: nothing in it may import from any room above it. */
+const upwardImports = ROOMS.slice(0, -1).map((room, index) => ({
+  name: `no-upward-import-from-${room.name.replace(/\W+/g, '-')}`,
+  comment: `${room.name} sits below ${ROOMS.slice(index + 1).map((higher) => higher.name).join(', ')}: it may not import from them`,
+  severity: 'error',
+  from: { path: room.path },
+  to: { path: ROOMS.slice(index + 1).map((higher) => higher.path) },
+}));
+
+module.exports = {
+  forbidden: [
+    ...upwardImports,
+    {
+      name: 'no-circular',
+      comment: 'Import cycles make the order of initialisation an accident; break them by moving the shared piece down.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'client-stands-alone',
+      comment: 'src/client is published on its own (portcullis/client): it may import nothing from the service.',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { path: '^src/', pathNot: '^src/client/' },
+    },
+    {
+      name: 'every-file-has-a-room',
+      comment: 'A new top-level folder must be given its room in .dependency-cruiser.cjs (and the README).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/client/', ...ROOMS.map((room) => room.path)] },
+      to: {},
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'An import that does not resolve is a typo or a missing dependency.',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    // Specs may reach into test/ and examples/; the rules are about the running service.
+    exclude: { path: ['\\.spec\\.ts$'] },
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports count: a type from a higher room is still an arrow pointing up.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+  },
+};

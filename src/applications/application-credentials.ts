@@ -1,0 +1,43 @@
+import { Injectable } from '@nestjs/common';
+import type { ApplicationCaller } from '../common/caller';
+import { DomainError } from '../common/errors';
+import { isPossibleId } from '../common/ids';
+import type { ApplicationRow } from '../database/schema';
+import { digestSecret, secretMatches } from './application-secret';
+import { ApplicationRepository } from './application.repository';
+
+/** Compared against when the application does not exist, so a miss costs what a hit costs. */
+const DECOY_DIGEST = digestSecret('decoy-secret-for-unknown-applications');
+
+/** The one answer to every Basic problem (the contract: identical, byte for byte). */
+const invalidBasicToken = (): DomainError => new DomainError('InvalidToken', 'The token is not valid', undefined, 'basic');
+
+/** Checks an application's Basic credentials (`<application id>:<secret>`). */
+@Injectable()
+export class ApplicationCredentials {
+  constructor(private readonly applications: ApplicationRepository) {}
+
+  /**
+   * Every Basic problem is the same InvalidToken, in about the same time. An id that cannot exist
+   * (empty for an unreadable value) is not looked up, but its secret is still compared.
+   */
+  async verifyBasic(applicationId: string, secret: string): Promise<ApplicationRow> {
+    const application = isPossibleId(applicationId) ? await this.applications.findAnyById(applicationId) : undefined;
+    const matches = secretMatches(secret, application?.secretDigest ?? DECOY_DIGEST);
+    if (!application || !matches || !application.isActive) throw invalidBasicToken();
+    return application;
+  }
+}
+
+/** The caller of a request made with an application's verified Basic credentials. */
+export function toApplicationCaller(application: ApplicationRow): ApplicationCaller {
+  return {
+    kind: 'application',
+    id: application.id,
+    membershipId: application.membershipId,
+    roleSlug: application.role,
+    ownPermissions: application.permissions,
+    ownForbidden: application.forbidden,
+    application,
+  };
+}

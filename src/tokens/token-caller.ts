@@ -1,0 +1,20 @@
+import type { UserCaller } from '../common/caller';
+import type { UserRecord } from '../database/schema';
+import type { VerifiedBearer, VerifiedCaller, VerifiedWithUser } from './token-verifier';
+
+/** The caller of a verified token, with the whole user row when it was loaded. */
+export function toUserCaller(verified: VerifiedCaller | VerifiedWithUser | VerifiedBearer, record?: UserRecord): UserCaller {
+  const { claims, user, session, family } = verified;
+  return {
+    kind: 'user',
+    // Checked equal to the session's user and the membership whose key signed the token.
+    id: claims.sub,
+    membershipId: claims.prn,
+    roleSlug: user.role,
+    ownPermissions: user.permissions,
+    ownForbidden: user.forbidden,
+    user: record,
+    sessionId: family.id,
+    scopes: session.scopes ?? null,
+  };
+}

@@ -7,6 +7,7 @@ import {
   IsEmail,
   IsIn,
   IsInt,
+  IsObject,
   IsOptional,
   IsString,
   Length,
@@ -19,6 +20,7 @@ import {
 } from 'class-validator';
 import { SLUG_PATTERN } from '../common/ids';
 import { MAX_MAIL_PROVIDERS, MailProviderDto } from '../mail/mail-provider';
+import { OtpSettingsDto } from '../recovery/otp-settings';
 
 export { SLUG_PATTERN };
 export const USERNAME_PATTERN = /^[A-Za-z0-9._@+-]{1,128}$/;
@@ -106,6 +108,16 @@ export class UpdateMembershipDto extends NewMembershipDto {
   @ValidateNested({ each: true })
   @Type(() => MailProviderDto)
   mail_providers?: MailProviderDto[];
+
+  @ApiPropertyOptional({
+    type: OtpSettingsDto,
+    description: 'One-time passwords in reset mails. Omitted: kept. contains_letters and contains_digits both false: 400',
+  })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsObject()
+  @ValidateNested()
+  @Type(() => OtpSettingsDto)
+  otp_settings?: OtpSettingsDto;
 }
 
 export class FirstAdminUserDto {

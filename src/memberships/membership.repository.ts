@@ -40,6 +40,7 @@ export type MembershipSettings = Pick<
   | 'userActivation'
   | 'hashAlgorithm'
   | 'mailProviders'
+  | 'otpSettings'
   | 'codePolicy'
 >;
 

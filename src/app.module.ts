@@ -22,6 +22,7 @@ import { SetupModule } from './setup/setup.module';
 import { TokensModule } from './tokens/tokens.module';
 import { TokenListingModule } from './tokens/token-listing.module';
 import { UsersModule } from './users/users.module';
+import { RecoveryModule } from './recovery/recovery.module';
 
 @Module({})
 export class AppModule {
@@ -47,6 +48,7 @@ export class AppModule {
         MailModule,
         TokenCodePoliciesModule,
         DeviceCodesModule,
+        RecoveryModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllErrorsFilter },

@@ -1,5 +1,9 @@
 import { Global, Module } from '@nestjs/common';
+import { ActivationIssuer } from '../recovery/activation-issuer';
+import { ChallengeTokens } from '../recovery/challenge-tokens';
+import { UserChallengeRepository } from '../recovery/user-challenge.repository';
 import { UserTypesModule } from '../user-types/user-types.module';
+import { PasswordCheckController } from './password-check.controller';
 import { UserRepository } from './user.repository';
 import { UsersController } from './users.controller';
 import { UsersService } from './users.service';
@@ -7,8 +11,9 @@ import { UsersService } from './users.service';
 @Global()
 @Module({
   imports: [UserTypesModule],
-  controllers: [UsersController],
-  providers: [UserRepository, UsersService],
-  exports: [UserRepository],
+  controllers: [UsersController, PasswordCheckController],
+  // The challenge store lives here because creating and changing users opens and ends challenges.
+  providers: [UserRepository, UsersService, UserChallengeRepository, ChallengeTokens, ActivationIssuer],
+  exports: [UserRepository, UserChallengeRepository, ChallengeTokens],
 })
 export class UsersModule {}

@@ -22,7 +22,7 @@ export class PasswordCheckController {
   @HttpCode(200)
   @Authenticated()
   @ApiOperation({ summary: "Check the caller's own password", description: DESCRIPTION })
-  @ApiQuery({ name: 'password', required: false, deprecated: true, description: 'Deprecated: send the body instead' })
+  @ApiQuery({ name: 'password', type: String, required: false, deprecated: true, description: 'Deprecated: send the body instead' })
   @ApiJsonBody(CheckPasswordDto, { check: { summary: 'A password', value: { password: 'correct horse battery' } } }, false)
   @ApiResponse({ status: 200, type: CheckPasswordAnswerSchema, example: { valid: true } })
   @ApiErrors(400, 401, 403)
@@ -33,7 +33,7 @@ export class PasswordCheckController {
   @Get()
   @Authenticated()
   @ApiOperation({ summary: "Check the caller's own password (query form, deprecated)", description: DESCRIPTION, deprecated: true })
-  @ApiQuery({ name: 'password', required: true, deprecated: true, example: 'correct horse battery' })
+  @ApiQuery({ name: 'password', type: String, required: true, deprecated: true, example: 'correct horse battery' })
   @ApiResponse({ status: 200, type: CheckPasswordAnswerSchema, example: { valid: false } })
   @ApiErrors(400, 401, 403)
   checkByGet(@CurrentCaller() caller: Caller, @Body() body: CheckPasswordDto, @Query('password') query: unknown): Promise<{ valid: boolean }> {

@@ -1,5 +1,6 @@
 import { startTestApp, type TestApp } from '../support/app';
 import { setupInstallation, signIn, type SignedIn, unique, type Installation } from '../support/factories';
+import { captureLog, type CapturedLog } from '../support/log-capture';
 import { expectErrorBody } from '../support/resources';
 import { createUser, queryEvents } from '../support/webhooks';
 
@@ -9,9 +10,11 @@ describe('/users/check-password', () => {
   let t: TestApp;
   let installation: Installation;
   let user: SignedIn;
+  let log: CapturedLog;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    log = captureLog('debug');
+    t = await startTestApp({ logger: log.logger });
     installation = await setupInstallation(t);
     const username = unique('checker');
     await createUser(t, installation.admin, { username, email_address: `${username}@example.com`, password: PASSWORD });
@@ -50,5 +53,9 @@ describe('/users/check-password', () => {
     // Only the admin's own event reads may have been recorded in between; nothing about the checks.
     expect(after.filter((event) => !['TokenVerified'].includes(event.event_type as string)).length).toBeLessThanOrEqual(before);
     expect(JSON.stringify(after)).not.toContain(PASSWORD);
+    // The query form puts the password in the URL: log lines hold the route template, never the value.
+    expect(log.text()).toContain('/users/check-password');
+    expect(log.text()).not.toContain(PASSWORD);
+    expect(log.text()).not.toContain(encodeURIComponent(PASSWORD));
   });
 });

@@ -14,6 +14,6 @@ import { UsersService } from './users.service';
   controllers: [UsersController, PasswordCheckController],
   // The challenge store lives here because creating and changing users opens and ends challenges.
   providers: [UserRepository, UsersService, UserChallengeRepository, ChallengeTokens, ActivationIssuer],
-  exports: [UserRepository, UserChallengeRepository, ChallengeTokens],
+  exports: [UserRepository, UserChallengeRepository, ChallengeTokens, ActivationIssuer],
 })
 export class UsersModule {}

@@ -4,6 +4,7 @@ import { captureLog, type CapturedLog } from '../support/log-capture';
 import { type CaughtMail, MailCatcher } from '../support/mail-catcher';
 import { type ApiObject, createMembership, type CreatedMembership, expectErrorBody } from '../support/resources';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
+import { putBodyOf } from '../support/users';
 import { eventually, queryEvents } from '../support/webhooks';
 
 const PASSWORD = 'a long enough password';
@@ -103,6 +104,16 @@ describe('self-activation under user_activation: passive (a real SMTP server on 
     const activated = await createAndReadMail();
     expect((await t.http().post(`${usersPath()}/${activated.user._id}/activate`).set('Authorization', tenant.admin.auth)).status).toBe(200);
     expectErrorBody(await activate(activated.token), 401, 'InvalidToken');
+
+    // An admin's PUT that says is_active ends it too, even when it keeps the user inactive.
+    const put = await createAndReadMail();
+    const replaced = await t
+      .http()
+      .put(`${usersPath()}/${put.user._id}`)
+      .set('Authorization', tenant.admin.auth)
+      .send(putBodyOf(put.user, { firstname: 'Renamed', is_active: false }));
+    expect(replaced.status).toBe(200);
+    expectErrorBody(await activate(put.token), 401, 'InvalidToken');
   });
 
   it('gives no activation to a user created with is_active given, and refuses a reset-typed or foreign token', async () => {

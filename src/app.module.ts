@@ -21,6 +21,7 @@ import { RolesModule } from './roles/roles.module';
 import { SetupModule } from './setup/setup.module';
 import { TokensModule } from './tokens/tokens.module';
 import { UsersModule } from './users/users.module';
+import { RecoveryModule } from './recovery/recovery.module';
 
 @Module({})
 export class AppModule {
@@ -45,6 +46,7 @@ export class AppModule {
         MailModule,
         TokenCodePoliciesModule,
         DeviceCodesModule,
+        RecoveryModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllErrorsFilter },

@@ -32,6 +32,7 @@ export const ERROR_STATUS = {
   RefreshTokenWasRevoked: 401,
   SetupRejected: 401,
   ProviderTokenInvalid: 401,
+  OtpInvalid: 401,
   // 403
   AccessDenied: 403,
   ProviderDisabled: 403,

@@ -39,6 +39,12 @@ export interface AppConfig {
   deviceVerificationUri: string;
   /** Seconds a device waits between polls (RFC 8628 `interval`). */
   devicePollIntervalSeconds: number;
+  /** RESET_TOKEN_EXPIRES_IN: lifetime of a password reset token, seconds. */
+  resetTokenExpiresIn: number;
+  /** RESET_MIN_INTERVAL_SECONDS: another reset request of the same user within it does nothing; 0: no interval. */
+  resetMinIntervalSeconds: number;
+  /** ACTIVATION_TOKEN_EXPIRES_IN: lifetime of an activation token, seconds. */
+  activationTokenExpiresIn: number;
 }
 
 export class ConfigError extends Error {
@@ -171,6 +177,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     corsOrigins: corsOrigins(env),
     deviceVerificationUri: deviceVerificationUri(env, port),
     devicePollIntervalSeconds: integer(env, 'DEVICE_POLL_INTERVAL_SECONDS', 5, 1, 60),
+    resetTokenExpiresIn: integer(env, 'RESET_TOKEN_EXPIRES_IN', 3600, 60, 86_400),
+    resetMinIntervalSeconds: integer(env, 'RESET_MIN_INTERVAL_SECONDS', 60, 0, 3600),
+    activationTokenExpiresIn: integer(env, 'ACTIVATION_TOKEN_EXPIRES_IN', 259_200, 3600, 2_592_000),
   };
 }
 

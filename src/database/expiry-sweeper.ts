@@ -20,6 +20,8 @@ const SWEPT_TABLES: readonly SweptTable[] = [
   { table: 'token_sessions', expiresColumn: 'expires_at', alsoEnds: { table: 'sessions', via: 'session_id' } },
   // A poll of an expired code answers ExpiredToken until the row is swept here.
   { table: 'token_codes', expiresColumn: 'expires_at' },
+  // Pending resets and activations: their tokens have expired by then, and the reset interval is over.
+  { table: 'user_challenges', expiresColumn: 'expires_at' },
 ];
 
 const BATCH_SIZE = 1_000;

@@ -434,3 +434,34 @@ export const tokenCodePolicies = pgTable(
 );
 
 export type TokenCodePolicyRow = typeof tokenCodePolicies.$inferSelect;
+
+/**
+ * A user's pending password reset or activation (contract "Account recovery, activation and
+ * password checks"). The tokens themselves are never stored: a token is valid only while its
+ * `jti` is the one here. The OTP is stored as HMAC-SHA256(secret_key, `<id>:<otp>`).
+ */
+export const userChallenges = pgTable(
+  'user_challenges',
+  {
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    kind: text('kind').$type<'reset' | 'activation'>().notNull(),
+    /** The `jti` of the one token that may use this challenge. */
+    jti: text('jti').notNull(),
+    otpDigest: text('otp_digest'),
+    otpAttempts: integer('otp_attempts').notNull().default(0),
+    otpExpiresAt: ts('otp_expires_at'),
+    /** When the reset was requested: another request within RESET_MIN_INTERVAL_SECONDS does nothing. */
+    requestedAt: ts('requested_at').notNull().defaultNow(),
+    /** When the row is no longer needed (token expiry, or the end of the request interval if later); swept after. */
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [uniqueIndex('user_challenges_user_kind_unique').on(t.userId, t.kind), index('user_challenges_expires_at').on(t.expiresAt)],
+);
+
+export type UserChallengeRow = typeof userChallenges.$inferSelect;

@@ -17,9 +17,21 @@ export interface NewEvent {
   prior?: object | null;
 }
 
+/**
+ * Mail-only values (contract "Shared rules"): secrets the subject user's mail carries, handed
+ * beside the committed event to the listeners, in memory only. Never part of the event row.
+ */
+export type MailOnlyValues = Partial<
+  Record<'reset_token' | 'reset_token_expires_in' | 'otp' | 'otp_expires_in' | 'activation_token' | 'activation_token_expires_in', string>
+>;
+
 export type RecordedEvent = EventRow;
-export type RecordEvent = (event: NewEvent) => RecordedEvent;
-export type CommittedEventsListener = (events: readonly RecordedEvent[]) => void;
+/** Records an event in the transaction; `mailValues` go to the listeners beside it after the commit, never to the database. */
+export type RecordEvent = (event: NewEvent, mailValues?: MailOnlyValues) => RecordedEvent;
+/** `mailValues`: by event id, for the events recorded with some (a rolled-back transaction hands none). */
+export type CommittedEventsListener = (events: readonly RecordedEvent[], mailValues: ReadonlyMap<string, MailOnlyValues>) => void;
+
+const NO_MAIL_VALUES: ReadonlyMap<string, MailOnlyValues> = new Map();
 
 /**
  * Every feature records events through this: the event is written in the same transaction as
@@ -42,9 +54,11 @@ export class EventRecorder {
   /** Runs `work` in a transaction; events recorded through `record` are written before the commit. */
   async transaction<T>(work: (tx: Tx, record: RecordEvent) => Promise<T>): Promise<T> {
     const pending: RecordedEvent[] = [];
-    const record: RecordEvent = (event) => {
+    const mailValues = new Map<string, MailOnlyValues>();
+    const record: RecordEvent = (event, values) => {
       const row = toRow(event);
       pending.push(row);
+      if (values) mailValues.set(row.id, values);
       return row;
     };
     const result = await this.database.db.transaction(async (tx) => {
@@ -52,7 +66,7 @@ export class EventRecorder {
       await this.repository.insert(tx, pending);
       return value;
     });
-    this.publish(pending);
+    this.publish(pending, mailValues);
     return result;
   }
 
@@ -111,11 +125,11 @@ export class EventRecorder {
   }
 
   /** Hands committed events to the listeners (the webhook dispatcher). Only after the commit. */
-  publish(recorded: readonly RecordedEvent[]): void {
+  publish(recorded: readonly RecordedEvent[], mailValues: ReadonlyMap<string, MailOnlyValues> = NO_MAIL_VALUES): void {
     if (!recorded.length) return;
     for (const listener of this.listeners) {
       try {
-        listener(recorded);
+        listener(recorded, mailValues);
       } catch (error) {
         // A listener must never fail the request whose change already committed.
         this.logger.error({ err: error }, 'event listener failed');

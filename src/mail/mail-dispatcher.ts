@@ -34,6 +34,13 @@ export interface MailItem {
   values: MailOnlyValues;
 }
 
+const NO_VALUES: MailOnlyValues = Object.freeze({});
+
+function isSubjectUser(recipient: MailRecipient, user: Record<string, unknown> | null): boolean {
+  const address = user?.email_address;
+  return typeof address === 'string' && address.toLowerCase() === recipient.email_address.toLowerCase();
+}
+
 interface CachedLookup {
   expiresAt: number;
   hooks: Promise<MailhookRow[]>;
@@ -74,7 +81,7 @@ export class MailDispatcher implements BeforeApplicationShutdown {
       onError: (error, item) => this.logger.error({ err: error, mailhookId: item.hook.id, eventId: item.event.id }, 'mail delivery failed unexpectedly'),
     });
     registry.register(this.messages);
-    recorder.onCommitted((events) => this.onCommitted(events));
+    recorder.onCommitted((events, mailValues) => this.onCommitted(events, mailValues));
   }
 
   get queue(): BoundedQueue<MailItem> {
@@ -95,14 +102,14 @@ export class MailDispatcher implements BeforeApplicationShutdown {
     this.lookups.close();
   }
 
-  private onCommitted(events: readonly RecordedEvent[]): void {
+  private onCommitted(events: readonly RecordedEvent[], mailValues: ReadonlyMap<string, MailOnlyValues>): void {
     for (const event of events) {
       if (MAILHOOK_CHANGE_EVENTS.has(event.eventType)) this.invalidate(event.membershipId);
     }
     if (!this.accepting) return;
     const triggering = events.filter((event) => !isResultEventType(event.eventType));
     if (!triggering.length) return;
-    const lookup: Promise<void> = this.enqueueMessages(triggering)
+    const lookup: Promise<void> = this.enqueueMessages(triggering, mailValues)
       .catch((error: unknown) => {
         this.logger.error({ err: error, eventTypes: [...new Set(triggering.map((e) => e.eventType))] }, 'could not look up mail hooks for events');
       })
@@ -110,16 +117,17 @@ export class MailDispatcher implements BeforeApplicationShutdown {
     this.pendingLookups.add(lookup);
   }
 
-  private async enqueueMessages(events: readonly RecordedEvent[]): Promise<void> {
+  private async enqueueMessages(events: readonly RecordedEvent[], mailValues: ReadonlyMap<string, MailOnlyValues>): Promise<void> {
     for (const event of events) {
-      // Mail-only values (reset token, OTP, activation token) are not produced yet: they render as ''.
-      const values: MailOnlyValues = {};
       const hooks = await this.activeHooks(event.membershipId, event.eventType);
       if (!hooks.length) continue;
       const user = subjectUserOf(event.eventType, event.document, event.prior);
+      const values = mailValues.get(event.id) ?? NO_VALUES;
       for (const hook of hooks) {
         for (const recipient of recipientsOf(hook.recipients, hook.sendToUtilizer, user)) {
-          this.messages.enqueue({ hook, event, recipient, values });
+          // Hook rules already keep mail-only placeholders out of hooks with other recipients; this
+          // keeps the values to the subject user's own message whatever a hook holds.
+          this.messages.enqueue({ hook, event, recipient, values: isSubjectUser(recipient, user) ? values : NO_VALUES });
         }
       }
     }

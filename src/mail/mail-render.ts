@@ -6,8 +6,10 @@ import type { MailRecipient } from '../database/schema';
 import { bodyBudget, isKnownPlaceholder, OutputBudget, resolvePlaceholder, renderTextWith, type TemplateContext } from '../webhooks/template';
 import { MAX_SUBJECT_LENGTH } from './mail-template-rules';
 
+import type { MailOnlyValues } from '../events/event-recorder';
+
 /** Values that live only in memory, beside the committed event (never stored, logged or answered). */
-export type MailOnlyValues = Partial<Record<'reset_token' | 'reset_token_expires_in' | 'otp' | 'otp_expires_in' | 'activation_token' | 'activation_token_expires_in', string>>;
+export type { MailOnlyValues };
 
 export interface MailContext extends TemplateContext {
   membership: { name: string; slug: string };

@@ -7,6 +7,7 @@ import {
   IsEmail,
   IsIn,
   IsInt,
+  IsObject,
   IsOptional,
   IsString,
   Length,
@@ -18,6 +19,7 @@ import {
 } from 'class-validator';
 import { IsSlug, IsUsername } from '../common/patterns';
 import { MAX_MAIL_PROVIDERS, MailProviderDto } from '../mail/mail-provider';
+import { OtpSettingsDto } from '../recovery/otp-settings';
 
 /** `active`: new users start active; `passive`: new users start inactive (contract, "Memberships"). */
 export const USER_ACTIVATION_MODES = ['active', 'passive'] as const;
@@ -101,6 +103,16 @@ export class UpdateMembershipDto extends NewMembershipDto {
   @ValidateNested({ each: true })
   @Type(() => MailProviderDto)
   mail_providers?: MailProviderDto[];
+
+  @ApiPropertyOptional({
+    type: OtpSettingsDto,
+    description: 'One-time passwords in reset mails. Omitted: kept. contains_letters and contains_digits both false: 400',
+  })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsObject()
+  @ValidateNested()
+  @Type(() => OtpSettingsDto)
+  otp_settings?: OtpSettingsDto;
 }
 
 export class FirstAdminUserDto {

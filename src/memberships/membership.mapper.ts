@@ -1,5 +1,6 @@
 import type { MembershipRow } from '../database/schema';
 import { toSys, type Sys } from '../common/sys';
+import { storedOtpSettings, type OtpSettings } from '../recovery/otp-settings';
 import { toMailProviderResponse, type MailProviderResponse } from '../mail/mail-provider';
 
 export interface MembershipResponse {
@@ -13,7 +14,7 @@ export interface MembershipResponse {
   hash_algorithm: string;
   user_activation: string;
   mail_providers: MailProviderResponse[];
-  otp_settings: Record<string, unknown>;
+  otp_settings: OtpSettings;
   code_policy: string | null;
   is_system: boolean;
   sys: Sys;
@@ -31,7 +32,7 @@ export function toMembershipResponse(row: MembershipRow, options: { includeSecre
     hash_algorithm: row.hashAlgorithm,
     user_activation: row.userActivation,
     mail_providers: row.mailProviders.map(toMailProviderResponse),
-    otp_settings: row.otpSettings,
+    otp_settings: storedOtpSettings(row.otpSettings),
     code_policy: row.codePolicy,
     is_system: row.isSystem,
     sys: toSys(row),

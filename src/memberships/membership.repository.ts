@@ -43,6 +43,7 @@ export type MembershipSettings = Pick<
   | 'userActivation'
   | 'hashAlgorithm'
   | 'mailProviders'
+  | 'otpSettings'
   | 'codePolicy'
 >;
 

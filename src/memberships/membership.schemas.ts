@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { SysSchema } from '../common/api-docs';
 import { MailProviderSchema } from '../mail/mail-provider';
+import { OtpSettingsDto } from '../recovery/otp-settings';
 
 /** OpenAPI description of a membership answer (built by toMembershipResponse). */
 export class MembershipSchema {
@@ -14,7 +15,7 @@ export class MembershipSchema {
   @ApiProperty({ enum: ['ARGON2ID'] }) hash_algorithm!: string;
   @ApiProperty({ enum: ['active', 'passive'] }) user_activation!: string;
   @ApiProperty({ type: [MailProviderSchema] }) mail_providers!: MailProviderSchema[];
-  @ApiProperty({ type: 'object', additionalProperties: true }) otp_settings!: Record<string, unknown>;
+  @ApiProperty({ type: OtpSettingsDto, description: 'One-time passwords in reset mails (every field filled in)' }) otp_settings!: OtpSettingsDto;
   @ApiProperty({ type: String, nullable: true, description: 'Slug of the token code policy device codes follow; null: the defaults' }) code_policy!: string | null;
   @ApiProperty() is_system!: boolean;
   @ApiProperty({ type: SysSchema }) sys!: SysSchema;

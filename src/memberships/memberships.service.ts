@@ -12,6 +12,7 @@ import { duplicateSlugProblem, nextMailProviders, type MailProviderDto } from '.
 import { DESTINATION_NOT_ALLOWED, DestinationPolicy } from '../outbound/destination-policy';
 import type { StoredMailProvider } from '../database/schema';
 import type { Executor } from '../database/database';
+import { otpSettingsFrom } from '../recovery/otp-settings';
 import { MembershipCache } from './membership-cache';
 import { MembershipProvisioner, type ProvisionedMembership } from './membership-provisioner';
 import { MEMBERSHIP_DEFAULTS, type CreateMembershipDto, type UpdateMembershipDto } from './membership.dto';
@@ -66,12 +67,14 @@ export class MembershipsService {
 
   /**
    * Replaces the mutable settings; an omitted setting returns to its default, except the slug,
-   * which is kept (it is the token audience), and `mail_providers`, kept when omitted. A new name or slug changes the token issuer or
+   * which is kept (it is the token audience), and `mail_providers` and `otp_settings`, kept when omitted. A new name or slug changes the token issuer or
    * audience, so the membership's earlier tokens stop verifying.
    */
   async update(caller: Caller, id: string, input: UpdateMembershipDto): Promise<MembershipResponse> {
     await this.assertMayTouch(caller, id);
     if (input.mail_providers !== undefined) this.checkMailProviders(input.mail_providers);
+    const otpSettings = input.otp_settings === undefined ? undefined : otpSettingsFrom(input.otp_settings);
+    if (otpSettings === null) throw validationError('otp_settings', 'contains_letters and contains_digits cannot both be false');
     const row = await this.recorder.transaction(async (tx) => {
       const current = await this.memberships.lockById(tx, id);
       if (!current) throw notFound();
@@ -87,6 +90,7 @@ export class MembershipsService {
         userActivation: input.user_activation ?? MEMBERSHIP_DEFAULTS.userActivation,
         hashAlgorithm: input.hash_algorithm ?? MEMBERSHIP_DEFAULTS.hashAlgorithm,
         mailProviders,
+        otpSettings: otpSettings ?? current.otpSettings,
         codePolicy: input.code_policy ?? null,
       };
       if (next.codePolicy !== null && !(await this.memberships.hasCodePolicy(tx, id, next.codePolicy))) {

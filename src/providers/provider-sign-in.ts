@@ -4,7 +4,7 @@ import { isEmail } from 'class-validator';
 import type { JWTPayload } from 'jose';
 import { DomainError, validationError } from '../common/errors';
 import { isPossibleId, newId } from '../common/ids';
-import type { ProviderRow, UserRecord, UserRow } from '../database/schema';
+import type { MembershipRow, ProviderRow, UserRecord, UserRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { SYSTEM_UTILIZER } from '../events/event-types';
 import { MembershipRepository } from '../memberships/membership.repository';
@@ -12,6 +12,7 @@ import type { SessionMetadata, TokenResponse } from '../tokens/token.dto';
 import { TokenService } from '../tokens/token.service';
 import { toUserResponse } from '../users/user.mapper';
 import { UserRepository } from '../users/user.repository';
+import { ActivationIssuer } from '../recovery/activation-issuer';
 import { UsersService } from '../users/users.service';
 import { OidcClient } from './oidc-client';
 import { ProviderCache } from './provider-cache';
@@ -80,6 +81,7 @@ export class ProviderSignIn {
     private readonly userRules: UsersService,
     private readonly recorder: EventRecorder,
     private readonly tokens: TokenService,
+    private readonly activations: ActivationIssuer,
   ) {}
 
   async login(membershipId: string | undefined, slug: string, body: unknown, metadata: SessionMetadata): Promise<TokenResponse> {
@@ -101,11 +103,14 @@ export class ProviderSignIn {
       idToken = request.idToken;
     }
     const claims = await this.oidc.verifyIdToken(client, idToken, request.nonce);
-    const user = await this.resolveUser(membership.id, membership.userActivation !== 'passive', provider, claims);
+    const user = await this.resolveUser(membership, provider, claims);
     return this.tokens.signInVerified(membership, user, metadata, { grant: 'provider', provider: provider.slug });
   }
 
-  private async resolveUser(membershipId: string, activeOnSignUp: boolean, provider: ProviderRow, claims: JWTPayload & { sub: string }): Promise<UserRecord> {
+  private async resolveUser(membership: MembershipRow, provider: ProviderRow, claims: JWTPayload & { sub: string }): Promise<UserRecord> {
+    const membershipId = membership.id;
+    // Under `user_activation: passive` a signed-up user starts inactive and gets an activation mail.
+    const activeOnSignUp = membership.userActivation !== 'passive';
     const linked = await this.identities.findUser(membershipId, provider.id, claims.sub);
     if (linked) return withoutHash(linked);
     const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : undefined;
@@ -151,7 +156,8 @@ export class ProviderSignIn {
         createdBy: SYSTEM_UTILIZER,
       });
       await this.identities.link(tx, membershipId, provider.id, claims.sub, row.id);
-      record({ membershipId, eventType: 'UserCreated', utilizerId: SYSTEM_UTILIZER, document: toUserResponse(row) });
+      const mailValues = activeOnSignUp ? undefined : await this.activations.open(tx, membership, row.id);
+      record({ membershipId, eventType: 'UserCreated', utilizerId: SYSTEM_UTILIZER, document: toUserResponse(row) }, mailValues);
       return withoutHash(row);
     });
   }

@@ -70,4 +70,26 @@ describe('JwtCodec', () => {
       expect(codec.verify(expired, `${SECRET}x`, expected)).toEqual({ ok: false, reason: 'invalid' });
     });
   });
+  describe('challenge tokens (reset, activation)', () => {
+    const challenge = { typ: 'reset' as const, sub: 'usr_1', prn: 'mbr_1', jti: 'jti_9', iss: 'Acme', aud: 'acme' };
+
+    it('verifies a token of the expected typ only', () => {
+      const reset = codec.sign(challenge, now(), 600, SECRET);
+      expect(codec.verifyChallenge(reset, SECRET, { ...expected, typ: 'reset' })).toMatchObject({ ok: true, claims: { typ: 'reset', jti: 'jti_9' } });
+      expect(codec.verifyChallenge(reset, SECRET, { ...expected, typ: 'activation' })).toEqual({ ok: false, reason: 'invalid' });
+      expect(codec.verifyChallenge(token, SECRET, { ...expected, typ: 'reset' })).toEqual({ ok: false, reason: 'invalid' });
+    });
+
+    it('never verifies a token with a typ as an access or refresh token, even one with a sid', () => {
+      const withSid = codec.sign({ ...claims, typ: 'reset' } as unknown as typeof claims, now(), 600, SECRET);
+      expect(codec.verify(withSid, SECRET, expected)).toEqual({ ok: false, reason: 'invalid' });
+      expect(codec.peek(codec.sign(challenge, now(), 600, SECRET))).toBeNull();
+    });
+
+    it('tells an expired challenge token from a bad one', () => {
+      const expired = codec.sign(challenge, now() - 7200, 60, SECRET);
+      expect(codec.verifyChallenge(expired, SECRET, { ...expected, typ: 'reset' })).toEqual({ ok: false, reason: 'expired' });
+      expect(codec.verifyChallenge(expired, 'another key', { ...expected, typ: 'reset' })).toEqual({ ok: false, reason: 'invalid' });
+    });
+  });
 });

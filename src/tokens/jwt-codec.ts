@@ -30,6 +30,24 @@ export interface TokenClaims {
   exp: number;
 }
 
+/** What a reset or activation token is for (contract "Account recovery"): never an access token. */
+export type ChallengeTokenType = 'reset' | 'activation';
+
+/** Claims of reset and activation tokens: no `sid`, so no token route can take them for a session. */
+export interface ChallengeClaims {
+  typ: ChallengeTokenType;
+  sub: string;
+  prn: string;
+  jti: string;
+  iss: string;
+  aud: string;
+  iat: number;
+  nbf: number;
+  exp: number;
+}
+
+type VerifyResult<C> = { ok: true; claims: C } | { ok: false; reason: 'invalid' | 'expired' };
+
 /** Tokens larger than this are not even decoded. */
 export const MAX_TOKEN_LENGTH = 8192;
 
@@ -76,8 +94,13 @@ export class JwtCodec {
     return key;
   }
 
-  sign(claims: Omit<TokenClaims, 'iat' | 'nbf' | 'exp'>, issuedAt: number, lifetimeSeconds: number, secretKey: string): string {
-    const payload: TokenClaims = { ...claims, iat: issuedAt, nbf: issuedAt, exp: issuedAt + lifetimeSeconds };
+  sign(
+    claims: Omit<TokenClaims, 'iat' | 'nbf' | 'exp'> | Omit<ChallengeClaims, 'iat' | 'nbf' | 'exp'>,
+    issuedAt: number,
+    lifetimeSeconds: number,
+    secretKey: string,
+  ): string {
+    const payload = { ...claims, iat: issuedAt, nbf: issuedAt, exp: issuedAt + lifetimeSeconds };
     // jsonwebtoken keeps the payload's own iat; exp and nbf are given in the payload too.
     return this.jwt.sign(payload, { privateKey: this.keyFor(secretKey) });
   }
@@ -109,26 +132,52 @@ export class JwtCodec {
   }
 
   /** 'expired' only when the signature is good and the only problem is the expiry. */
-  verify(
+  verify(token: string, secretKey: string, expected: { issuer: string; audience: string }): VerifyResult<TokenClaims> {
+    return this.decode(token, secretKey, expected, isTokenClaims);
+  }
+
+  /** A reset or activation token of exactly this `typ`; any other token, access tokens included, is 'invalid'. */
+  verifyChallenge(token: string, secretKey: string, expected: { issuer: string; audience: string; typ: ChallengeTokenType }): VerifyResult<ChallengeClaims> {
+    if (token.length > MAX_TOKEN_LENGTH) return { ok: false, reason: 'invalid' };
+    return this.decode(token, secretKey, expected, (payload): payload is ChallengeClaims => isChallengeClaims(payload, expected.typ));
+  }
+
+  private decode<C>(
     token: string,
     secretKey: string,
     expected: { issuer: string; audience: string },
-  ): { ok: true; claims: TokenClaims } | { ok: false; reason: 'invalid' | 'expired' } {
+    isClaims: (payload: unknown) => payload is C,
+  ): VerifyResult<C> {
     let payload: unknown;
     try {
       payload = this.jwt.verify<object>(token, verifyWith(this.keyFor(secretKey), expected));
     } catch (error) {
       return { ok: false, reason: error instanceof TokenExpiredError ? 'expired' : 'invalid' };
     }
-    if (!isTokenClaims(payload)) return { ok: false, reason: 'invalid' };
+    if (!isClaims(payload)) return { ok: false, reason: 'invalid' };
     return { ok: true, claims: payload };
   }
+}
+
+function isChallengeClaims(payload: unknown, typ: ChallengeTokenType): payload is ChallengeClaims {
+  if (!payload || typeof payload !== 'object') return false;
+  const claims = payload as Record<string, unknown>;
+  return (
+    claims.typ === typ &&
+    claims.sid === undefined &&
+    typeof claims.sub === 'string' &&
+    typeof claims.jti === 'string' &&
+    typeof claims.prn === 'string' &&
+    typeof claims.exp === 'number'
+  );
 }
 
 function isTokenClaims(payload: unknown): payload is TokenClaims {
   if (!payload || typeof payload !== 'object') return false;
   const claims = payload as Record<string, unknown>;
   return (
+    // Reset and activation tokens carry a `typ`; no access or refresh token does.
+    claims.typ === undefined &&
     typeof claims.sub === 'string' &&
     typeof claims.jti === 'string' &&
     typeof claims.sid === 'string' &&

@@ -139,6 +139,16 @@ export class UserRepository {
     return row;
   }
 
+  /** The user with this username (case-insensitive, as sign-in), for a password reset. */
+  async findByUsername(membershipId: string, username: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
+    const [row] = await executor
+      .select()
+      .from(users)
+      .where(and(this.scope(membershipId), sql`lower(${users.username}) = ${username.toLowerCase()}`))
+      .limit(1);
+    return row;
+  }
+
   /**
    * Another user whose username or e-mail address equals either given one (case-insensitive).
    * Sign-in takes either, so a username may not be someone else's e-mail address and vice versa.

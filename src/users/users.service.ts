@@ -14,7 +14,10 @@ import { RoleRepository } from '../roles/role.repository';
 import { TokenRevoker } from '../tokens/token-revoker';
 import { storedDefinitions, validateCustomFields, type CustomFieldSchema, type ValidatedCustomFields } from '../user-types/custom-fields';
 import { UserTypeCache } from '../user-types/user-type-cache';
-import { PasswordHasher } from './password-hasher';
+import { MAX_PASSWORD_LENGTH, PasswordHasher } from './password-hasher';
+import { ActivationIssuer } from '../recovery/activation-issuer';
+import { UserChallengeRepository } from '../recovery/user-challenge.repository';
+import type { MailOnlyValues } from '../events/event-recorder';
 import { type QueryBody } from '../common/query/query-body';
 import { validationFailure } from '../common/validation';
 import { sameJson } from '../common/same-json';
@@ -118,6 +121,8 @@ export class UsersService {
     private readonly memberships: MembershipCache,
     private readonly userTypes: UserTypeCache,
     private readonly permissions: CallerPermissions,
+    private readonly challenges: UserChallengeRepository,
+    private readonly activations: ActivationIssuer,
   ) {}
 
   async list(caller: Caller, membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
@@ -143,7 +148,10 @@ export class UsersService {
   async create(membershipId: string, caller: Caller, input: UserInput<CreateUserFieldsDto>): Promise<UserResponse> {
     const fields = input.fields;
     const state = await this.validatedState(membershipId, fields, input.customFields, null);
-    const isActive = fields.is_active ?? (await this.activeByDefault(membershipId));
+    const membership = await this.memberships.get(membershipId);
+    // Under `user_activation: passive` a user created without is_active starts inactive and may activate itself.
+    const awaitsActivation = fields.is_active === undefined && membership?.userActivation === 'passive';
+    const isActive = fields.is_active ?? !awaitsActivation;
     // Checked before hashing too, so that a request bound to fail costs no hash.
     await this.requireRole(membershipId, state.next.role, null);
     const granter = await this.permissions.granterOf(caller);
@@ -164,7 +172,8 @@ export class UsersService {
         isActive,
         createdBy: caller.id,
       });
-      record({ membershipId, eventType: 'UserCreated', utilizerId: caller.id, document: toUserResponse(row) });
+      const mailValues: MailOnlyValues | undefined = awaitsActivation && membership ? await this.activations.open(tx, membership, row.id) : undefined;
+      record({ membershipId, eventType: 'UserCreated', utilizerId: caller.id, document: toUserResponse(row) }, mailValues);
       return row;
     });
     return toUserResponse(created);
@@ -207,6 +216,8 @@ export class UsersService {
         document: toUserResponse(row),
         prior: toUserResponse(locked),
       });
+      // An admin's word on is_active ends a pending self-activation (as `setActive`).
+      if (input.fields.is_active !== undefined) await this.challenges.deletePending(tx, membershipId, id, 'activation');
       // An inactive user has no live session, whichever route made it inactive (as `setActive`).
       if (!row.isActive) await this.revoker.revokeAllOfUser(tx, record, membershipId, id, caller.id, REVOKE_REASON.frozen);
       return row;
@@ -244,6 +255,8 @@ export class UsersService {
     await this.events.transaction(async (tx, record) => {
       const row = await this.repository.update(tx, membershipId, id, { passwordHash, modifiedAt: new Date(), modifiedBy: caller.id });
       if (!row) throw notFound();
+      // A reset mailed before the change must not undo it.
+      await this.challenges.deletePending(tx, membershipId, id, 'reset');
       await this.revoker.revokeAllOfUser(tx, record, membershipId, id, caller.id, REVOKE_REASON.passwordChanged, {
         exceptSessionId: ownSession,
       });
@@ -276,11 +289,27 @@ export class UsersService {
         });
         result = updated;
       }
+      // Either way a pending self-activation ends: a frozen user cannot activate itself.
+      await this.challenges.deletePending(tx, membershipId, id, 'activation');
       // Also when already frozen: a session that outlived an earlier freeze cannot stay usable.
       if (!active) await this.revoker.revokeAllOfUser(tx, record, membershipId, id, caller.id, REVOKE_REASON.frozen);
       return result;
     });
     return toUserResponse(row);
+  }
+
+  /**
+   * The caller's own password, checked (contract "Check password"): one Argon2 verification, no
+   * event, no lockout, no session change. The value is never logged or echoed.
+   */
+  async checkPassword(caller: Caller, password: unknown): Promise<{ valid: boolean }> {
+    if (caller.kind !== 'user') throw new DomainError('AccessDenied', 'Only a user checks its own password; applications have none');
+    if (typeof password !== 'string' || password === '') throw validationFailure([{ field: 'password', message: 'is required, as one string' }]);
+    // Longer than any password the service accepts: cannot match, and costs no hashing.
+    if (password.length > MAX_PASSWORD_LENGTH) return { valid: false };
+    const user = await this.repository.findById(caller.membershipId, caller.id);
+    if (!user) throw notFound();
+    return { valid: await this.hasher.verify(user.passwordHash, password) };
   }
 
   async remove(membershipId: string, id: string, caller: Caller): Promise<void> {
@@ -411,11 +440,6 @@ export class UsersService {
     if (!(await this.roles.findBySlug(membershipId, role, executor))) {
       throw validationFailure([{ field: 'role', message: 'no role with this slug exists in the membership' }]);
     }
-  }
-
-  private async activeByDefault(membershipId: string): Promise<boolean> {
-    const membership = await this.memberships.get(membershipId);
-    return membership?.userActivation !== 'passive';
   }
 
   /** The unique indexes catch the same username or e-mail twice; this also keeps one user's username from being another's e-mail. */

@@ -52,7 +52,7 @@ describe('memberships API', () => {
         hash_algorithm: 'ARGON2ID',
         user_activation: 'passive',
         mail_providers: [],
-        otp_settings: {},
+        otp_settings: { enabled: false, length: 6, contains_letters: false, contains_digits: true, expires_in: 600 },
         code_policy: null,
         is_system: false,
         sys: { created_at: expect.any(String), created_by: inst.admin.userId },

@@ -94,7 +94,10 @@ POST   /memberships/:membershipId/users/:id/activate        permission users.upd
 PUT    /memberships/:membershipId/users/:id/change-password permission users.update.:id
 POST   /memberships/:membershipId/users/:id/freeze          permission users.update.:id
 POST   /memberships/:membershipId/users/_query              permission users.read
+POST   /memberships/:membershipId/users/activate            public
+POST   /memberships/:membershipId/users/reset-password      public
 GET    /memberships/:membershipId/users/search              permission users.read
+POST   /memberships/:membershipId/users/set-password        public
 DELETE /memberships/:membershipId/webhooks                  permission webhooks.delete
 GET    /memberships/:membershipId/webhooks                  permission webhooks.read
 POST   /memberships/:membershipId/webhooks                  permission webhooks.create
@@ -113,6 +116,9 @@ POST   /revoke-token                                        public
 GET    /roles/check-permission                              authenticated
 POST   /roles/check-permission                              authenticated
 POST   /setup                                               public + SetupTokenGuard
+GET    /users/check-password                                authenticated
+POST   /users/check-password                                authenticated
+POST   /verify-otp                                          public
 GET    /verify-token                                        public
 POST   /verify-token                                        public
 GET    /whoami                                              authenticated

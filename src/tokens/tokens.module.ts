@@ -19,6 +19,6 @@ import { TokenVerifier } from './token-verifier';
   imports: [JwtModule.register(TOKEN_JWT_OPTIONS), PasswordHasherModule, EventsModule, ApplicationsModule, CallerPermissionsModule],
   controllers: [TokenController, TokenListingController],
   providers: [JwtCodec, TokenSessionRepository, TokenVerifier, TokenIssuer, TokenRevoker, TokenService, TokenListingService],
-  exports: [TokenVerifier, TokenRevoker, TokenService],
+  exports: [JwtCodec, TokenVerifier, TokenRevoker, TokenService],
 })
 export class TokensModule {}

@@ -33,6 +33,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -362,6 +363,16 @@ function runArgon2Rate(seconds) {
   return JSON.parse(out.stdout.trim());
 }
 
+/** The events `_query` scenario's body; its floor runs the same select (bench/floor-app.mjs). */
+const EVENTS_QUERY_BODY = JSON.stringify({ where: { event_type: { $in: ['UserCreated', 'TokenGenerated'] } } });
+
+/** Which floor a scenario is measured against, and how the table names it. */
+const FLOOR_OF = {
+  'refresh (revoke=false)': { label: 'tx 2 inserts+2 JWTs', slice: 'refresh' },
+  'events _query': { label: 'same select as JSON', slice: 'events' },
+  'sign-in': { label: 'argon2 raw', slice: 'argon2' },
+};
+
 const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 const pad = (text, width, right = false) => (right ? String(text).padStart(width) : String(text).padEnd(width));
 
@@ -382,19 +393,25 @@ async function main() {
 
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
+  const receiver = await startReceiver();
   const service = start('service', [...SERVICE_NODE_OPTIONS, MAIN], {
     HOST: '127.0.0.1',
     PORT: String(port),
     NODE_ENV: 'production',
     LOG_LEVEL: LOG_LEVEL,
     SETUP_TOKEN,
+    // The webhook burst's receiver is on loopback, which the outbound policy refuses unless allowed.
+    OUTBOUND_ALLOW: '127.0.0.1/32',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: dataDir }),
   });
   await waitFor(`${base}/ping`, {}, 60_000, service);
   log(`service up on ${base} (${databaseUrl ? 'PostgreSQL server' : 'embedded database'})`);
 
-  const data = await prepare(base);
+  const data = { ...(await prepare(base)), servicePid: service.child.pid };
   const m = data.membership._id;
+  // Idle: set up, prepared, not yet loaded (settle the start-up garbage first).
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  const rssIdle = residentMegabytes(service.child.pid);
 
   const floorPort = await freePort();
   const floor = start('floor', [...FLOOR_NODE_OPTIONS, join(ROOT, 'bench', 'floor-app.mjs')], {
@@ -413,6 +430,14 @@ async function main() {
   const floorAtHalf = { options: { url: floorUrl, headers: { authorization: data.bearer } }, rate: Math.max(1, Math.floor(floorResult.rps / 2)) };
 
   const floorSlice = (seconds) => measure({ url: floorUrl, headers: { authorization: data.bearer }, duration: seconds }, floor);
+  // The write and list scenarios get floors doing their own work (bench/floor-app.mjs says what).
+  const refreshFloorSlice = (seconds) =>
+    measure(
+      { url: `${floorUrl}/refresh`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: data.user.refresh_token }), duration: seconds },
+      floor,
+    );
+  const eventsFloorSlice = (seconds) =>
+    measure({ url: `${floorUrl}/events`, method: 'POST', headers: { 'content-type': 'application/json', authorization: data.bearer }, body: EVENTS_QUERY_BODY, duration: seconds }, floor);
   const argon2Slice = (seconds) => {
     const raw = runArgon2Rate(seconds);
     return { rps: raw.rate, p50: raw.p50, p99: raw.p99, total: raw.count, seconds: raw.seconds, cpuUs: Number.NaN, pgUs: Number.NaN };
@@ -436,7 +461,7 @@ async function main() {
         url: `${base}/memberships/${m}/events/_query?limit=20`,
         method: 'POST',
         headers: { ...json, ...bearer },
-        body: JSON.stringify({ where: { event_type: { $in: ['UserCreated', 'TokenGenerated'] } } }),
+        body: EVENTS_QUERY_BODY,
       },
     ],
     // Last, so that the code it shares with every route (HTTP, routing, the driver, JWTs, event
@@ -461,7 +486,8 @@ async function main() {
     // than autovacuum's next look (a minute): give the planner the statistics a running
     // service would have, so this measures the steady state and not a just-grown table.
     if (name === 'events _query' && databaseUrl && (!ONLY || ONLY.has(name))) await analyze(databaseUrl, 'events');
-    const result = await pairedScenario(name, service, options, name === 'sign-in' ? argon2Slice : floorSlice);
+    const slices = { refresh: refreshFloorSlice, events: eventsFloorSlice, argon2: argon2Slice };
+    const result = await pairedScenario(name, service, options, slices[FLOOR_OF[name]?.slice] ?? floorSlice);
     if (result) results.push(result);
   }
 
@@ -471,6 +497,8 @@ async function main() {
     halfRate.push(await atHalfRate(result.name, service, optionsOf.get(result.name), result.rps, floorAtHalf));
   }
   await stop(floor);
+  const rssAfterReads = residentMegabytes(service.child.pid);
+  const burst = ONLY ? null : await webhookBurst(base, data, receiver);
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const lines = [];
@@ -489,7 +517,7 @@ async function main() {
       `${pad(fmt(floorResult.cpuUs), 7, true)} ${pad(fmt(floorResult.pgUs), 6, true)}`,
   );
   for (const result of results) {
-    const floorText = `${result.name === 'sign-in' ? 'argon2 raw' : 'Nest+JWT+PK'} ${fmt(result.floor.rps)} /s p50 ${fmt(result.floor.p50)} p99 ${fmt(result.floor.p99)}`;
+    const floorText = `${FLOOR_OF[result.name]?.label ?? 'Nest+JWT+PK'} ${fmt(result.floor.rps)} /s p50 ${fmt(result.floor.p50)} p99 ${fmt(result.floor.p99)}`;
     const notes = [];
     // The target is per core of the service process. On two cores shared with PostgreSQL and the
     // load generator the service never gets a whole core, so its rate is divided by the cores it
@@ -529,8 +557,67 @@ async function main() {
     );
   }
   lines.push('');
+  lines.push(
+    `Memory (resident, the service process): idle ${fmt(rssIdle)} MB, after the read scenarios ${fmt(rssAfterReads)} MB` +
+      (burst
+        ? `, after a webhook burst (${burst.requests} verify-token in ${fmt(BURST_SECONDS)} s, each calling a webhook on loopback: ${burst.delivered} delivered, queue drained in ${fmt(burst.drainSeconds, 1)} s) ${fmt(burst.rss)} MB`
+        : ', webhook burst not run (BENCH_ONLY)'),
+  );
+  lines.push('');
   lines.push(`whole run ${fmt((Date.now() - began) / 1000)} s`);
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** Resident memory of a process in MB (VmRSS), NaN where /proc is not there. */
+function residentMegabytes(pid) {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** A loopback HTTP receiver for the webhook burst: counts the calls and answers 204. */
+async function startReceiver() {
+  const state = { received: 0 };
+  const server = createHttpServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      state.received++;
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+  return { url: `http://127.0.0.1:${server.address().port}/hook`, state };
+}
+
+const BURST_SECONDS = 4;
+
+/**
+ * The webhook burst: a webhook on TokenVerified, then verify-token at full speed for a few
+ * seconds, so that every answer queues a webhook call; waits (at most 30 s) until the receiver
+ * has had them all, then reads the resident memory.
+ */
+async function webhookBurst(base, data, receiver) {
+  log('webhook burst ...');
+  const m = data.membership._id;
+  const admin = await call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': m }, body: { username: 'bench-admin', password: PASSWORD } });
+  await call(base, 'POST', `/memberships/${m}/webhooks`, {
+    auth: `Bearer ${admin.access_token}`,
+    body: { name: 'bench burst', event: 'TokenVerified', status: 'active', try_count: 1, request: { method: 'POST', url: receiver.url, body: { event: '{{event_type}}' } } },
+  });
+  const before = receiver.state.received;
+  const result = await autocannon({ url: `${base}/verify-token`, headers: { authorization: data.bearer }, connections: CONNECTIONS, duration: BURST_SECONDS });
+  const started = Date.now();
+  while (receiver.state.received - before < result.requests.total && Date.now() - started < 30_000) await new Promise((resolve) => setTimeout(resolve, 100));
+  return {
+    requests: result.requests.total,
+    delivered: receiver.state.received - before,
+    drainSeconds: (Date.now() - started) / 1000,
+    rss: residentMegabytes(data.servicePid),
+  };
 }
 
 async function cleanup() {

@@ -631,21 +631,30 @@ async function cleanup() {
   }
 }
 
-let interrupted = false;
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => {
-    if (interrupted) process.exit(1);
-    interrupted = true;
-    log(`${signal}: stopping what the bench started`);
-    void cleanup().finally(() => process.exit(1));
-  });
+if (process.argv.includes('--scale')) {
+  // `npm run bench -- --scale`: the cost-as-data-grows scenario instead (bench/scale.mjs).
+  await import('./scale.mjs');
+} else {
+  await runBench();
 }
 
-try {
-  await main();
-  await cleanup();
-} catch (error) {
-  log(`failed: ${error.stack ?? error.message}`);
-  await cleanup();
-  process.exitCode = 1;
+async function runBench() {
+  let interrupted = false;
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.on(signal, () => {
+      if (interrupted) process.exit(1);
+      interrupted = true;
+      log(`${signal}: stopping what the bench started`);
+      void cleanup().finally(() => process.exit(1));
+    });
+  }
+
+  try {
+    await main();
+    await cleanup();
+  } catch (error) {
+    log(`failed: ${error.stack ?? error.message}`);
+    await cleanup();
+    process.exitCode = 1;
+  }
 }

@@ -55,6 +55,8 @@ const THREADS = Number(process.env.UV_THREADPOOL_SIZE ?? availableParallelism())
 const PASSWORD = 'bench password 0123';
 // Another build of the service may be measured instead of dist/ (e.g. a build kept elsewhere).
 const MAIN = process.env.BENCH_MAIN ?? join(ROOT, 'dist', 'main.js');
+/** `--peers` (npm run bench:peers): the peers' pairs instead of the scenarios (see startOidcPeer). */
+const PEERS = process.argv.includes('--peers');
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((name) => name.trim())) : null;
 const nodeOptions = (value) => (value ?? '').split(/\s+/).filter(Boolean);
 // The runtime flags `npm start` and the Dockerfile give the service; the floor app gets the same.
@@ -429,6 +431,7 @@ async function main() {
   // The same latency measurement on the floor app, beside each route's: what this machine gives at half load anyway.
   const floorAtHalf = { options: { url: floorUrl, headers: { authorization: data.bearer } }, rate: Math.max(1, Math.floor(floorResult.rps / 2)) };
 
+  let peerSlice;
   const floorSlice = (seconds) => measure({ url: floorUrl, headers: { authorization: data.bearer }, duration: seconds }, floor);
   // The write and list scenarios get floors doing their own work (bench/floor-app.mjs says what).
   const refreshFloorSlice = (seconds) =>
@@ -479,6 +482,26 @@ async function main() {
       },
     ],
   ];
+  if (PEERS) {
+    // `--peers`: only the peers' pairs, each against the service's own route (FLOOR_OF says which).
+    const peer = await startOidcPeer(databaseUrl);
+    FLOOR_OF['verify-token POST'] = { label: 'oidc-provider introspect', slice: 'peer' };
+    peerSlice = (seconds) =>
+      measure(
+        {
+          url: `${peer.url}/token/introspection`,
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: peer.basic },
+          body: `token=${encodeURIComponent(peer.accessToken)}`,
+          duration: seconds,
+        },
+        peer.entry,
+      );
+    scenarios.splice(0, scenarios.length, [
+      'verify-token POST',
+      { url: `${base}/verify-token`, method: 'POST', headers: json, body: JSON.stringify({ token: data.bearer }) },
+    ]);
+  }
   const results = [];
   const optionsOf = new Map(scenarios);
   for (const [name, options] of scenarios) {
@@ -486,7 +509,7 @@ async function main() {
     // than autovacuum's next look (a minute): give the planner the statistics a running
     // service would have, so this measures the steady state and not a just-grown table.
     if (name === 'events _query' && databaseUrl && (!ONLY || ONLY.has(name))) await analyze(databaseUrl, 'events');
-    const slices = { refresh: refreshFloorSlice, events: eventsFloorSlice, argon2: argon2Slice };
+    const slices = { refresh: refreshFloorSlice, events: eventsFloorSlice, argon2: argon2Slice, peer: peerSlice };
     const result = await pairedScenario(name, service, options, slices[FLOOR_OF[name]?.slice] ?? floorSlice);
     if (result) results.push(result);
   }
@@ -498,7 +521,7 @@ async function main() {
   }
   await stop(floor);
   const rssAfterReads = residentMegabytes(service.child.pid);
-  const burst = ONLY ? null : await webhookBurst(base, data, receiver);
+  const burst = ONLY || PEERS ? null : await webhookBurst(base, data, receiver);
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const lines = [];
@@ -566,6 +589,35 @@ async function main() {
   lines.push('');
   lines.push(`whole run ${fmt((Date.now() - began) / 1000)} s`);
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * node oidc-provider on the same PostgreSQL database (bench/peer-oidc.mjs), with one
+ * client-credentials client and one opaque access token issued to it: its introspection is the
+ * peer of POST /verify-token.
+ */
+async function startOidcPeer(databaseUrl) {
+  if (!databaseUrl) throw new Error('--peers needs the PostgreSQL server');
+  const port = await freePort();
+  const clientId = 'bench-peer';
+  const clientSecret = randomBytes(24).toString('hex');
+  const entry = start('oidc-provider', [...FLOOR_NODE_OPTIONS, join(ROOT, 'bench', 'peer-oidc.mjs')], {
+    PEER_PORT: String(port),
+    PEER_DATABASE_URL: databaseUrl,
+    PEER_CLIENT_ID: clientId,
+    PEER_CLIENT_SECRET: clientSecret,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/.well-known/openid-configuration`, {}, 30_000, entry);
+  const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
+  const res = await fetch(`${url}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+    body: 'grant_type=client_credentials',
+  });
+  if (!res.ok) throw new Error(`oidc-provider token: ${res.status} ${await res.text()}`);
+  const { access_token: accessToken } = await res.json();
+  return { entry, url, basic, accessToken };
 }
 
 /** Resident memory of a process in MB (VmRSS), NaN where /proc is not there. */

@@ -25,6 +25,7 @@
  * Figures, not a gate: nothing here fails on a number. Environment: BENCH_DURATION (seconds per
  * scenario, 8, and as much again for its floor), BENCH_ROUNDS (slices the duration is cut into,
  * 4), BENCH_WARMUP (2), BENCH_CONNECTIONS (16), BENCH_LOG_LEVEL (service LOG_LEVEL, info),
+ * BENCH_SOAK_SECONDS (a long run at half load for memory growth after everything else, off by default),
  * BENCH_MAIN (the service entry point, dist/main.js), BENCH_ONLY (comma-separated scenario names
  * to run, e.g. "/me Bearer,check-permission"; the floor always runs), BENCH_NODE_OPTIONS (extra
  * node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_FLOOR_NODE_OPTIONS
@@ -57,6 +58,7 @@ const PASSWORD = 'bench password 0123';
 const MAIN = process.env.BENCH_MAIN ?? join(ROOT, 'dist', 'main.js');
 /** `--peers` (npm run bench:peers): the peers' pairs instead of the scenarios (see startOidcPeer). */
 const PEERS = process.argv.includes('--peers');
+const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 0);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((name) => name.trim())) : null;
 const nodeOptions = (value) => (value ?? '').split(/\s+/).filter(Boolean);
 // The runtime flags `npm start` and the Dockerfile give the service; the floor app gets the same.
@@ -522,6 +524,7 @@ async function main() {
   await stop(floor);
   const rssAfterReads = residentMegabytes(service.child.pid);
   const burst = ONLY || PEERS ? null : await webhookBurst(base, data, receiver);
+  const soak = SOAK_SECONDS > 0 && !PEERS ? await soakRun(service, results, optionsOf, floorAtHalf.rate) : null;
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const lines = [];
@@ -586,6 +589,13 @@ async function main() {
         ? `, after a webhook burst (${burst.requests} verify-token in ${fmt(BURST_SECONDS)} s, each calling a webhook on loopback: ${burst.delivered} delivered, queue drained in ${fmt(burst.drainSeconds, 1)} s) ${fmt(burst.rss)} MB`
         : ', webhook burst not run (BENCH_ONLY)'),
   );
+  if (soak) {
+    lines.push(
+      `Long run (${fmt(SOAK_SECONDS)} s at half load, /me, verify-token and check-permission in turn, ${soak.requests} requests): ` +
+        `RSS after the first ${SOAK_PIECE_SECONDS} s (warm-up) ${fmt(soak.warm)} MB, highest after it ${fmt(soak.highest)} MB, at the end ${fmt(soak.last)} MB ` +
+        `(growth after warm-up ${fmt((100 * (soak.last - soak.warm)) / soak.warm, 1)}%; samples ${soak.samples.map((mb) => fmt(mb)).join(' ')})`,
+    );
+  }
   lines.push('');
   lines.push(`whole run ${fmt((Date.now() - began) / 1000)} s`);
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -618,6 +628,31 @@ async function startOidcPeer(databaseUrl) {
   if (!res.ok) throw new Error(`oidc-provider token: ${res.status} ${await res.text()}`);
   const { access_token: accessToken } = await res.json();
   return { entry, url, basic, accessToken };
+}
+
+const SOAK_PIECE_SECONDS = 30;
+
+/**
+ * The long run for memory growth (BENCH_SOAK_SECONDS, off by default; the issue asks for 600):
+ * the read routes in turn, each at half of its measured maximum (half of the floor's when it was
+ * not measured), in pieces of 30 s, with the service's resident memory read after each piece.
+ * The first piece is the warm-up the growth is measured from.
+ */
+async function soakRun(service, results, optionsOf, fallbackRate) {
+  const routes = ['/me Bearer', 'verify-token Bearer', 'check-permission'];
+  const rateOf = (name) => Math.max(1, Math.floor((results.find((r) => r.name === name)?.rps ?? 2 * fallbackRate) / 2));
+  const pieces = Math.max(2, Math.ceil(SOAK_SECONDS / SOAK_PIECE_SECONDS));
+  const samples = [];
+  let requests = 0;
+  for (let piece = 0; piece < pieces; piece++) {
+    const name = routes[piece % routes.length];
+    log(`long run: piece ${piece + 1} of ${pieces} (${name}) ...`);
+    const result = await constantRate({ ...optionsOf.get(name), rate: rateOf(name), connections: CONNECTIONS, duration: SOAK_PIECE_SECONDS });
+    requests += result.total;
+    samples.push(residentMegabytes(service.child.pid));
+  }
+  const afterWarmUp = samples.slice(1);
+  return { requests, samples, warm: samples[0], highest: Math.max(...afterWarmUp), last: samples.at(-1) };
 }
 
 /** Resident memory of a process in MB (VmRSS), NaN where /proc is not there. */

@@ -536,7 +536,7 @@ async function main() {
   lines.push('');
   const header =
     `${pad('scenario', 24)} ${pad('req/s', 8, true)} ${pad('p50 ms', 7, true)} ${pad('p99 ms', 7, true)} ${pad('cpu µs', 7, true)} ${pad('pg µs', 6, true)}   ` +
-    `${pad('its floor, in the same minute', 46)} ${pad('of floor', 9, true)}  notes`;
+    `${pad(PEERS ? 'its peer, in the same minute' : 'its floor, in the same minute', 46)} ${pad(PEERS ? 'of peer' : 'of floor', 9, true)}  notes`;
   lines.push(header, '-'.repeat(header.length + 10));
   lines.push(
     `${pad('floor app (alone)', 24)} ${pad(fmt(floorResult.rps), 8, true)} ${pad(fmt(floorResult.p50), 7, true)} ${pad(fmt(floorResult.p99), 7, true)} ` +

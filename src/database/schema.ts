@@ -124,6 +124,10 @@ export const users = pgTable(
     uniqueIndex('users_email_unique').on(t.membershipId, t.emailAddress),
     index('users_membership_created').on(t.membershipId, t.createdAt),
     index('users_membership_role').on(t.membershipId, t.role),
+    // `where: {username: ...}` compares the username as stored (case-sensitive): the unique index
+    // above is on lower(username) and cannot serve it, and without this one the filter read every
+    // user of the membership (users `_query` by username 3x slower at 100k users than at 1k).
+    index('users_membership_username').on(t.membershipId, t.username),
   ],
 );
 

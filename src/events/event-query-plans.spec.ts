@@ -93,6 +93,33 @@ describe('event query plans', () => {
     expect(plan).not.toMatch(/Seq Scan/);
   });
 
+  // Every documented filterable field (EVENT_QUERY_SCHEMA) alone, and every sortable field in
+  // both directions: an index is read, never the whole table.
+  const anyIndexOnEvents = /(Index (Only )?Scan( Backward)? using|Bitmap Index Scan on) events_\w+/;
+
+  it.each([
+    ['_id', { _id: 'ev-7007' }],
+    ['event_type', { event_type: 'UserDeleted' }],
+    ['utilizer_id', { utilizer_id: 'u-7-11' }],
+    ['event_time', { event_time: { $lt: '2026-01-03T00:00:00.000Z' } }],
+    ['membership_id', { membership_id: 'm-7' }],
+    ['document', { 'document.n': 7007 }],
+    ['prior', { prior: { $exists: false } }],
+  ])('a filter by %s reads an index, never a sequential scan', async (field, where) => {
+    const plan = await explain(`Filter by ${field}`, where);
+    expect(plan).toMatch(anyIndexOnEvents);
+    expect(plan).not.toMatch(/Seq Scan/);
+  });
+
+  it.each(['event_type', 'utilizer_id', 'event_time'].flatMap((field) => [`${field} asc`, `${field} desc`]))(
+    'sorting by %s reads an index, never a sequential scan',
+    async (sort) => {
+      const plan = await explain(`Sorted by ${sort}`, {}, sort);
+      expect(plan).toMatch(anyIndexOnEvents);
+      expect(plan).not.toMatch(/Seq Scan/);
+    },
+  );
+
   it('type and time range together use events_membership_type_time', async () => {
     const from = new Date(t0 + 3 * 24 * 3600_000).toISOString();
     const plan = await explain('Type since a time, newest first', { event_type: 'TokenGenerated', event_time: { $gte: from } });

@@ -61,8 +61,13 @@ export class MailhookRepository {
     return row;
   }
 
-  /** The mail hooks an event of this type sends (served by mailhooks_membership_event). */
-  findActiveFor(membershipId: string, eventType: string): Promise<MailhookRow[]> {
+  /**
+   * The mail hooks an event of this type sends (served by mailhooks_membership_event). `async` on
+   * purpose: a drizzle query is a lazy thenable that runs again on every `then`, and the mail
+   * dispatcher caches what this returns and awaits it once per event; the cached builder ran one
+   * query per event (every TokenVerified, every refresh), a real promise runs it once.
+   */
+  async findActiveFor(membershipId: string, eventType: string): Promise<MailhookRow[]> {
     return this.database.db
       .select()
       .from(mailhooks)

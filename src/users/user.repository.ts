@@ -3,7 +3,7 @@ import { and, asc, eq, inArray, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { users, type UserRow } from '../database/schema';
-import { deleteByIds, runListQuery, type ListPage, type ListRequest, type QueryField, type QuerySchema } from '../common/query';
+import { deleteByIds, runListQuery, type ListPage, type ListQuery, type ListRequest, type QueryField, type QuerySchema } from '../common/query';
 import { propertyNameProblem } from '../user-types/custom-fields';
 import { toUserResponse } from './user.mapper';
 
@@ -80,6 +80,21 @@ export function userQuerySchema(request: Pick<ListRequest, 'where' | 'select'>):
 /** `%`, `_` and `\` are LIKE wildcards or its escape; a keyword means its own characters. */
 function likePattern(keyword: string): string {
   return `%${keyword.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** The users list of a membership, for runListQuery (and for explaining its plans); `condition` narrows it (search). */
+export function userListQuery(executor: Executor, membershipId: string, request: ListRequest, condition?: SQL): ListQuery<UserRow> {
+  const scope = eq(users.membershipId, membershipId);
+  return {
+    executor,
+    table: users,
+    idColumn: users.id,
+    scope: condition ? sql`(${scope} and ${condition})` : scope,
+    schema: userQuerySchema(request),
+    request,
+    defaultSort: sql`${asc(users.createdAt)}, ${asc(users.id)}`,
+    toResponse: toUserResponse,
+  };
 }
 
 export type UserChanges = Partial<
@@ -175,16 +190,7 @@ export class UserRepository {
   }
 
   list(membershipId: string, request: ListRequest, condition?: SQL): Promise<ListPage<Record<string, unknown>>> {
-    return runListQuery<UserRow>({
-      executor: this.database.db,
-      table: users,
-      idColumn: users.id,
-      scope: condition ? sql`(${this.scope(membershipId)} and ${condition})` : this.scope(membershipId),
-      schema: userQuerySchema(request),
-      request,
-      defaultSort: sql`${asc(users.createdAt)}, ${asc(users.id)}`,
-      toResponse: toUserResponse,
-    });
+    return runListQuery(userListQuery(this.database.db, membershipId, request, condition));
   }
 
   /** Users whose username, e-mail address, first or last name contains the keyword (case-insensitive). */

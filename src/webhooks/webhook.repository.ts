@@ -57,8 +57,11 @@ export class WebhookRepository {
     return row;
   }
 
-  /** The webhooks an event of this type calls (served by webhooks_membership_event). */
-  findActiveFor(membershipId: string, eventType: string): Promise<WebhookRow[]> {
+  /**
+   * The webhooks an event of this type calls (served by webhooks_membership_event). `async`: a
+   * real promise, which callers may cache and await many times (a drizzle query runs again on every `then`).
+   */
+  async findActiveFor(membershipId: string, eventType: string): Promise<WebhookRow[]> {
     return this.database.db
       .select()
       .from(webhooks)

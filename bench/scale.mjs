@@ -1,0 +1,277 @@
+#!/usr/bin/env node
+/**
+ * Cost as data grows (`npm run bench -- --scale`, or `node bench/scale.mjs`): one membership is
+ * filled, by bulk SQL and not over HTTP, with 10k, 100k and 1M events and 1k, 10k and 100k users
+ * (the steps of SCALE_STEPS), and at each size the bench measures, with autocannon:
+ *  - events `_query` by type and time range, GET /events newest first;
+ *  - users `_query` by username and by e-mail address;
+ *  - sign-in (argon2id: few connections) and /me.
+ * It prints the p50 of each per size, and the ratio of the largest size's p50 to the smallest's.
+ * ANALYZE runs after each fill, as autovacuum would on a service that grew that much.
+ *
+ * Needs the PostgreSQL server (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres):
+ * it creates a database of its own and drops it at the end; everything it starts is stopped.
+ * Environment: SCALE_STEPS ("10000:1000,100000:10000,1000000:100000", events:users per step),
+ * SCALE_SECONDS (per query and size, 3), SCALE_CONNECTIONS (16; sign-in uses 4), BENCH_MAIN.
+ * Figures, not a gate.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const MAIN = process.env.BENCH_MAIN ?? join(ROOT, 'dist', 'main.js');
+const SECONDS = Number(process.env.SCALE_SECONDS ?? 3);
+const CONNECTIONS = Number(process.env.SCALE_CONNECTIONS ?? 16);
+const STEPS = (process.env.SCALE_STEPS ?? '10000:1000,100000:10000,1000000:100000').split(',').map((step) => {
+  const [events, users] = step.split(':').map(Number);
+  return { events, users };
+});
+const PASSWORD = 'bench password 0123';
+const SETUP_TOKEN = randomBytes(24).toString('hex');
+const TYPES = ['UserCreated', 'UserUpdated', 'UserDeleted', 'TokenGenerated', 'TokenVerified', 'TokenRefreshed', 'TokenRevoked', 'RoleCreated'];
+/** Fill events over the last 30 days, spaced evenly, so that "the last day" is a thirtieth of them. */
+const SPAN_SECONDS = 30 * 24 * 3600;
+
+const cleanups = [];
+const log = (message) => process.stderr.write(`[scale] ${message}\n`);
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function call(base, method, path, { auth, body, headers = {} } = {}) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(auth ? { authorization: auth } : {}), ...headers },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+async function createDatabase() {
+  const name = `portcullis_scale_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: SERVER_URL, connectionTimeoutMillis: 2_000 });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  cleanups.push(async () => {
+    const client = new pg.Client({ connectionString: SERVER_URL });
+    await client.connect();
+    try {
+      await client.query(`drop database if exists ${name} with (force)`);
+      log(`dropped database ${name}`);
+    } finally {
+      await client.end();
+    }
+  });
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function startService(databaseUrl) {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', MAIN], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), NODE_ENV: 'production', LOG_LEVEL: 'warn', SETUP_TOKEN, DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  cleanups.push(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error('the service exited early');
+    try {
+      if ((await fetch(`${base}/ping`)).ok) return base;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error('the service did not answer within 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Events up to `total` in the membership, by one INSERT ... SELECT per step (types round-robin, times spread over 30 days). */
+async function fillEvents(client, membershipId, from, total) {
+  await client.query(
+    `insert into events (id, membership_id, event_type, utilizer_id, document, prior, event_time)
+     select 'scale-ev-' || i, $1, ($2::text[])[1 + i % $3], 'scale-user-' || (i % 1000), jsonb_build_object('n', i), null,
+       now() - make_interval(secs => $4::float8 * i / $5)
+     from generate_series($6::int, $7::int) as i`,
+    [membershipId, TYPES, TYPES.length, SPAN_SECONDS, 1_000_000, from + 1, total],
+  );
+}
+
+/** Users up to `total`: copies of a template user (its password hash too, so any of them can sign in). */
+async function fillUsers(client, templateId, from, total) {
+  const { rows } = await client.query(`select column_name from information_schema.columns where table_name = 'users' order by ordinal_position`);
+  const overrides = {
+    id: `'scale-user-' || i`,
+    username: `'scale-user-' || i`,
+    email_address: `'scale-user-' || i || '@example.com'`,
+    created_at: `now() - make_interval(secs => i)`,
+  };
+  const columns = rows.map((row) => row.column_name);
+  const values = columns.map((column) => overrides[column] ?? `t.${column}`);
+  await client.query(
+    `insert into users (${columns.join(', ')}) select ${values.join(', ')} from users t, generate_series($2::int, $3::int) as i where t.id = $1`,
+    [templateId, from + 1, total],
+  );
+}
+
+async function p50Of(options) {
+  await autocannon({ connections: CONNECTIONS, ...options, duration: 1 });
+  const result = await autocannon({ connections: CONNECTIONS, ...options, duration: SECONDS });
+  if (result.non2xx || result.errors) log(`${options.url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { p50: result.latency.p50, rps: result.requests.average, bad: result.non2xx + result.errors };
+}
+
+async function main() {
+  const databaseUrl = await createDatabase();
+  const base = await startService(databaseUrl);
+  const setup = await call(base, 'POST', '/setup', {
+    headers: { 'x-setup-token': SETUP_TOKEN },
+    body: {
+      membership: { name: 'Scale' },
+      user: { username: 'scale-admin', email_address: 'scale-admin@example.com', password: PASSWORD },
+      application: { name: 'scale-app' },
+    },
+  });
+  const m = setup.membership._id;
+  const signIn = (username) => call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': m }, body: { username, password: PASSWORD } });
+  const admin = await signIn('scale-admin');
+  const adminAuth = `Bearer ${admin.access_token}`;
+  await call(base, 'POST', `/memberships/${m}/roles`, { auth: adminAuth, body: { name: 'Scale reader', slug: 'scale-reader', permissions: ['users.read', 'events.read'] } });
+  const template = await call(base, 'POST', `/memberships/${m}/users`, {
+    auth: adminAuth,
+    body: { username: 'scale-template', email_address: 'scale-template@example.com', password: PASSWORD, role: 'scale-reader' },
+  });
+  const reader = await signIn('scale-template');
+  const bearer = `Bearer ${reader.access_token}`;
+  const json = { 'content-type': 'application/json' };
+
+  const client = new pg.Client({ connectionString: databaseUrl });
+  client.on('error', () => undefined);
+  await client.connect();
+  cleanups.push(() => client.end());
+  const rows = [];
+  let events = 0;
+  let users = 0;
+  for (const step of STEPS) {
+    log(`filling to ${step.events} events and ${step.users} users ...`);
+    const filled = Date.now();
+    if (step.events > events) await fillEvents(client, m, events, step.events);
+    if (step.users > users) await fillUsers(client, template._id, users, step.users);
+    events = Math.max(events, step.events);
+    users = Math.max(users, step.users);
+    await client.query('analyze events');
+    await client.query('analyze users');
+    log(`filled in ${((Date.now() - filled) / 1000).toFixed(0)} s; measuring ...`);
+    const dayAgo = new Date(Date.now() - 24 * 3600_000).toISOString();
+    const twoDaysAgo = new Date(Date.now() - 48 * 3600_000).toISOString();
+    const middle = `scale-user-${Math.floor(users / 2)}`;
+    const queries = {
+      'events by type+range': {
+        url: `${base}/memberships/${m}/events/_query?limit=20`,
+        method: 'POST',
+        headers: { ...json, authorization: bearer },
+        body: JSON.stringify({ where: { event_type: 'TokenVerified', event_time: { $gte: twoDaysAgo, $lt: dayAgo } } }),
+      },
+      'GET /events': { url: `${base}/memberships/${m}/events?limit=20`, headers: { authorization: bearer } },
+      'users by username': {
+        url: `${base}/memberships/${m}/users/_query`,
+        method: 'POST',
+        headers: { ...json, authorization: bearer },
+        body: JSON.stringify({ where: { username: middle } }),
+      },
+      'users by e-mail': {
+        url: `${base}/memberships/${m}/users/_query`,
+        method: 'POST',
+        headers: { ...json, authorization: bearer },
+        body: JSON.stringify({ where: { email_address: `${middle}@example.com` } }),
+      },
+      'sign-in': {
+        url: `${base}/generate-token`,
+        method: 'POST',
+        headers: { ...json, 'x-service-alias': m },
+        body: JSON.stringify({ username: middle, password: PASSWORD }),
+        connections: 4,
+      },
+      '/me': { url: `${base}/me`, headers: { authorization: bearer } },
+    };
+    const measured = {};
+    for (const [name, options] of Object.entries(queries)) measured[name] = await p50Of(options);
+    rows.push({ events, users, measured });
+  }
+
+  const names = Object.keys(rows[0].measured);
+  const width = 20;
+  const lines = [
+    `Portcullis scale bench: one membership, ${SECONDS} s per query and size after 1 s warm-up, ${CONNECTIONS} connections (sign-in 4); p50 ms (req/s)`,
+    '',
+    `${'events / users'.padEnd(18)}${names.map((name) => name.padStart(width)).join('')}`,
+  ];
+  for (const row of rows) {
+    const cells = names.map((name) => {
+      const { p50, rps, bad } = row.measured[name];
+      return `${p50} (${Math.round(rps)})${bad ? '!' : ''}`.padStart(width);
+    });
+    lines.push(`${`${row.events} / ${row.users}`.padEnd(18)}${cells.join('')}`);
+  }
+  const first = rows[0].measured;
+  const last = rows.at(-1).measured;
+  lines.push(`${'largest/smallest'.padEnd(18)}${names.map((name) => `${(last[name].p50 / Math.max(1, first[name].p50)).toFixed(2)}x`.padStart(width)).join('')}`);
+  lines.push('', '! = some answers were not 2xx (see the log)');
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+async function cleanup() {
+  for (const step of cleanups.reverse()) {
+    try {
+      await step();
+    } catch (error) {
+      log(`cleanup: ${error.message}`);
+    }
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    log(`${signal}: stopping what the scale bench started`);
+    void cleanup().finally(() => process.exit(1));
+  });
+}
+
+try {
+  await main();
+} catch (error) {
+  log(`failed: ${error.stack ?? error.message}`);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+}

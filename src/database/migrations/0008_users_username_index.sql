@@ -1,0 +1,1 @@
+CREATE INDEX "users_membership_username" ON "users" USING btree ("membership_id","username");

@@ -2,12 +2,18 @@ import { type DynamicModule, Global, Inject, Module, type OnApplicationShutdown 
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from './config/config';
 import { LOGGER } from './common/logger';
+import { ClsModule } from 'nestjs-cls';
+import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { DATABASE, type Database, openDatabase } from './database/database';
+import { ambientDatabase, DrizzleAdapter, DRIZZLE_CLIENT, RequestTransaction } from './common/request-transaction';
 import { ExpirySweeper } from './database/expiry-sweeper';
 import { EventRecorder } from './events/event-recorder';
 import { EventRepository } from './events/event.repository';
 import { PasswordHasher } from './users/password-hasher';
 import { JwtCodec } from './tokens/jwt-codec';
+
+/** The database as opened; everything else injects DATABASE, which joins the request transaction. */
+const OPENED_DATABASE = Symbol('OPENED_DATABASE');
 
 /** Closes the database last, after every other module has stopped using it. */
 class DatabaseCloser implements OnApplicationShutdown {
@@ -17,17 +23,27 @@ class DatabaseCloser implements OnApplicationShutdown {
   }
 }
 
-/** Infrastructure every feature uses: configuration, logger, database, event recorder. Caches are BoundedCache instances owned by their feature. */
+/** Infrastructure every feature uses: configuration, logger, database and the request transaction, event recorder. Caches are BoundedCache instances owned by their feature. */
 @Global()
 @Module({})
 export class CoreModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: CoreModule,
+      imports: [
+        // Global: the transactional plugin's TransactionHost must reach RequestTransaction here.
+        ClsModule.forRoot({
+          global: true,
+          plugins: [new ClsPluginTransactional({ adapter: new DrizzleAdapter() })],
+        }),
+      ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
-        { provide: DATABASE, useFactory: () => openDatabase(config.database) },
+        { provide: OPENED_DATABASE, useFactory: () => openDatabase(config.database) },
+        { provide: DRIZZLE_CLIENT, useFactory: (database: Database) => database.db, inject: [OPENED_DATABASE] },
+        RequestTransaction,
+        { provide: DATABASE, useFactory: ambientDatabase, inject: [OPENED_DATABASE, RequestTransaction] },
         { provide: DatabaseCloser, useClass: DatabaseCloser },
         ExpirySweeper,
         EventRepository,
@@ -35,7 +51,7 @@ export class CoreModule {
         PasswordHasher,
         { provide: JwtCodec, useValue: new JwtCodec() },
       ],
-      exports: [APP_CONFIG, LOGGER, DATABASE, ExpirySweeper, EventRepository, EventRecorder, PasswordHasher, JwtCodec],
+      exports: [APP_CONFIG, LOGGER, DATABASE, DRIZZLE_CLIENT, RequestTransaction, ExpirySweeper, EventRepository, EventRecorder, PasswordHasher, JwtCodec],
     };
   }
 }

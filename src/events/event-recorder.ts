@@ -1,9 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { DATABASE, type Database, type Tx } from '../database/database';
 import type { EventRow } from '../database/schema';
 import { newId } from '../common/ids';
 import { LOGGER } from '../common/logger';
+import { RequestTransaction } from '../common/request-transaction';
 import { EventRepository } from './event.repository';
 import { SYSTEM_UTILIZER, type EventType } from './event-types';
 import { sanitizeDocument } from './sanitize';
@@ -21,9 +22,17 @@ export type RecordedEvent = EventRow;
 export type RecordEvent = (event: NewEvent) => RecordedEvent;
 export type CommittedEventsListener = (events: readonly RecordedEvent[]) => void;
 
+/** The events recorded in the open request transaction, written just before it commits. */
+const PENDING_EVENTS = Symbol('PENDING_EVENTS');
+
 /**
  * Every feature records events through this: the event is written in the same transaction as
  * the change, and listeners (the webhook dispatcher) hear of it only after the commit.
+ *
+ * Inside a request transaction (EventRecordingInterceptor) a service calls `recordChange` and
+ * its repositories use the ambient transaction; the events go in one insert just before the
+ * commit. Work outside a request (queue jobs, setup at start) and services that need their own
+ * transaction shape use `transaction`, which joins the request transaction when there is one.
  */
 @Injectable()
 export class EventRecorder {
@@ -33,14 +42,32 @@ export class EventRecorder {
     @Inject(DATABASE) private readonly database: Database,
     private readonly repository: EventRepository,
     @Inject(LOGGER) private readonly logger: Logger,
+    // Optional only for unit specs that build a recorder by hand: with none, there is never a request transaction.
+    @Optional() private readonly requestTransaction?: RequestTransaction,
   ) {}
 
   onCommitted(listener: CommittedEventsListener): void {
     this.listeners.push(listener);
   }
 
-  /** Runs `work` in a transaction; events recorded through `record` are written before the commit. */
+  /**
+   * An event of the change the current request transaction makes: written in that transaction
+   * just before it commits, heard by listeners only after the commit, gone with a rollback.
+   */
+  recordChange(event: NewEvent): RecordedEvent {
+    const row = toRow(event);
+    this.pendingOfRequest().push(row);
+    return row;
+  }
+
+  /**
+   * Runs `work` in a transaction; events recorded through `record` are written before the commit.
+   * Inside a request transaction it is that one: `work` gets it, and its events commit with the request.
+   */
   async transaction<T>(work: (tx: Tx, record: RecordEvent) => Promise<T>): Promise<T> {
+    if (this.requestTransaction?.active) {
+      return work(this.requestTransaction.executor as Tx, (event) => this.recordChange(event));
+    }
     const pending: RecordedEvent[] = [];
     const record: RecordEvent = (event) => {
       const row = toRow(event);
@@ -98,6 +125,17 @@ export class EventRecorder {
   /** Shutdown: the events of answered requests are written before the database closes. */
   async beforeApplicationShutdown(): Promise<void> {
     await this.settled();
+  }
+
+  private pendingOfRequest(): RecordedEvent[] {
+    const transaction = this.requestTransaction;
+    if (!transaction) throw new Error('recordChange needs a request transaction');
+    return transaction.state(PENDING_EVENTS, () => {
+      const pending: RecordedEvent[] = [];
+      transaction.beforeCommit((tx) => this.repository.insert(tx, pending));
+      transaction.afterCommit(() => this.publish(pending));
+      return pending;
+    });
   }
 
   private readonly groupCommit = new GroupCommit<RecordedEvent>((rows) => this.repository.insertBatch(rows));

@@ -63,16 +63,19 @@ export class MembershipProvisioner {
       isSystem: options.isSystem,
       createdBy,
     });
-    const role = await this.roles.insert(tx, {
-      id: newId(),
-      membershipId,
-      name: 'Admin',
-      slug: ADMIN_ROLE_SLUG,
-      description: 'Every action on every resource of the membership',
-      permissions: adminPermissions(membershipId, options.isSystem),
-      forbidden: [],
-      createdBy,
-    });
+    const role = await this.roles.insert(
+      {
+        id: newId(),
+        membershipId,
+        name: 'Admin',
+        slug: ADMIN_ROLE_SLUG,
+        description: 'Every action on every resource of the membership',
+        permissions: adminPermissions(membershipId, options.isSystem),
+        forbidden: [],
+        createdBy,
+      },
+      tx,
+    );
     const result: ProvisionedMembership = {
       membership: toMembershipResponse(membership, { includeSecretKey: true }),
       role: toRoleResponse(role),

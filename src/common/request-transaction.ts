@@ -94,7 +94,7 @@ export class RequestTransaction {
 
   /** The request's transaction while one is open, else the database. */
   get executor(): Db {
-    return this.currentUnit() ? (this.host.tx as Db) : this.db;
+    return this.currentUnit() ? this.host.tx : this.db;
   }
 
   /** Work that belongs in the transaction but must happen last (the recorder's event insert). Only inside one. */

@@ -101,15 +101,18 @@ export class MembershipProvisioner {
     }
     if (input.application) {
       const { secret, digest } = newApplicationSecret();
-      const application = await this.applications.insert(tx, {
-        id: newId(),
-        membershipId,
-        name: input.application.name,
-        slug: slugify(input.application.name),
-        role: ADMIN_ROLE_SLUG,
-        secretDigest: digest,
-        createdBy,
-      });
+      const application = await this.applications.insert(
+        {
+          id: newId(),
+          membershipId,
+          name: input.application.name,
+          slug: slugify(input.application.name),
+          role: ADMIN_ROLE_SLUG,
+          secretDigest: digest,
+          createdBy,
+        },
+        tx,
+      );
       const response = toApplicationResponse(application);
       record({ membershipId, eventType: 'ApplicationCreated', utilizerId: createdBy, document: response });
       result.application = { ...response, secret };

@@ -1,4 +1,4 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Module, type Type } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
 import type { AppConfig } from './config/config';
@@ -25,7 +25,8 @@ import { RecoveryModule } from './recovery/recovery.module';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+  /** `testModules`: modules an e2e test adds (test-only routes); the service itself passes none. */
+  static forRoot(config: AppConfig, logger: Logger, testModules: Type[] = []): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -47,6 +48,7 @@ export class AppModule {
         TokenCodePoliciesModule,
         DeviceCodesModule,
         RecoveryModule,
+        ...testModules,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllErrorsFilter },

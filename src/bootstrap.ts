@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express from 'express';
@@ -20,9 +21,12 @@ export interface CreatedApp {
   logger: Logger;
 }
 
-/** Builds the whole service (used by main.ts and by the e2e tests, so both run the same thing). */
-export async function createApp(config: AppConfig, logger: Logger = createLogger(config.logLevel)): Promise<CreatedApp> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), new PreshapedExpressAdapter(MAX_HEADER_BYTES), {
+/**
+ * Builds the whole service (used by main.ts and by the e2e tests, so both run the same thing).
+ * `testModules`: modules only a test adds beside the service's own (never passed by main.ts).
+ */
+export async function createApp(config: AppConfig, logger: Logger = createLogger(config.logLevel), testModules: Type[] = []): Promise<CreatedApp> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger, testModules), new PreshapedExpressAdapter(MAX_HEADER_BYTES), {
     bodyParser: false,
     logger: new NestPinoLogger(logger),
     abortOnError: false,

@@ -2,8 +2,14 @@ import { type DynamicModule, Global, Inject, Module, type OnApplicationShutdown 
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from './config/config';
 import { LOGGER } from './common/logger';
+import { ClsModule } from 'nestjs-cls';
+import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { DATABASE, type Database, openDatabase } from './database/database';
+import { ambientDatabase, DrizzleAdapter, DRIZZLE_CLIENT, RequestTransaction } from './common/request-transaction';
 import { ExpirySweeper } from './database/expiry-sweeper';
+
+/** The database as opened; everything else injects DATABASE, which joins the request transaction. */
+const OPENED_DATABASE = Symbol('OPENED_DATABASE');
 
 /** Closes the database last, after every other module has stopped using it. */
 class DatabaseCloser implements OnApplicationShutdown {
@@ -14,7 +20,8 @@ class DatabaseCloser implements OnApplicationShutdown {
 }
 
 /**
- * Infrastructure every feature uses: configuration, logger, database. One of the three global
+ * Infrastructure every feature uses: configuration, logger, database and the
+ * request transaction (nestjs-cls) that repositories join through DATABASE. One of the three global
  * modules (with QueueModule and MetricsModule); everything else is imported where it is used.
  * Caches are BoundedCache instances owned by their feature.
  */
@@ -24,14 +31,24 @@ export class CoreModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: CoreModule,
+      imports: [
+        // Global: the transactional plugin's TransactionHost must reach RequestTransaction here.
+        ClsModule.forRoot({
+          global: true,
+          plugins: [new ClsPluginTransactional({ adapter: new DrizzleAdapter() })],
+        }),
+      ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
-        { provide: DATABASE, useFactory: () => openDatabase(config.database) },
+        { provide: OPENED_DATABASE, useFactory: () => openDatabase(config.database) },
+        { provide: DRIZZLE_CLIENT, useFactory: (database: Database) => database.db, inject: [OPENED_DATABASE] },
+        RequestTransaction,
+        { provide: DATABASE, useFactory: ambientDatabase, inject: [OPENED_DATABASE, RequestTransaction] },
         { provide: DatabaseCloser, useClass: DatabaseCloser },
         ExpirySweeper,
       ],
-      exports: [APP_CONFIG, LOGGER, DATABASE, ExpirySweeper],
+      exports: [APP_CONFIG, LOGGER, DATABASE, DRIZZLE_CLIENT, RequestTransaction, ExpirySweeper],
     };
   }
 }

@@ -58,7 +58,7 @@ export class ApplicationRepository {
   }
 
   /** Locks the row until the transaction ends, so concurrent updates and rotations of one application are serialized. */
-  async lockById(membershipId: string, id: string, executor: Executor): Promise<ApplicationRow | undefined> {
+  async lockById(membershipId: string, id: string, executor: Executor = this.database.db): Promise<ApplicationRow | undefined> {
     const [row] = await executor
       .select()
       .from(applications)
@@ -68,12 +68,12 @@ export class ApplicationRepository {
     return row;
   }
 
-  async insert(executor: Executor, row: typeof applications.$inferInsert): Promise<ApplicationRow> {
+  async insert(row: typeof applications.$inferInsert, executor: Executor = this.database.db): Promise<ApplicationRow> {
     const [created] = await executor.insert(applications).values(row).returning();
     return created;
   }
 
-  async update(membershipId: string, id: string, content: ApplicationContent, modifiedBy: string, executor: Executor): Promise<ApplicationRow> {
+  async update(membershipId: string, id: string, content: ApplicationContent, modifiedBy: string, executor: Executor = this.database.db): Promise<ApplicationRow> {
     const [row] = await executor
       .update(applications)
       .set({ ...content, modifiedAt: new Date(), modifiedBy })
@@ -83,7 +83,7 @@ export class ApplicationRepository {
   }
 
   /** The Basic authenticator reads the digest on every request, so the old secret fails from the commit on. */
-  async replaceSecretDigest(membershipId: string, id: string, secretDigest: string, modifiedBy: string, executor: Executor): Promise<ApplicationRow> {
+  async replaceSecretDigest(membershipId: string, id: string, secretDigest: string, modifiedBy: string, executor: Executor = this.database.db): Promise<ApplicationRow> {
     const [row] = await executor
       .update(applications)
       .set({ secretDigest, modifiedAt: new Date(), modifiedBy })
@@ -92,7 +92,7 @@ export class ApplicationRepository {
     return row;
   }
 
-  async deleteByIds(membershipId: string, ids: readonly string[], executor: Executor): Promise<ApplicationRow[]> {
+  async deleteByIds(membershipId: string, ids: readonly string[], executor: Executor = this.database.db): Promise<ApplicationRow[]> {
     return deleteByIds<ApplicationRow>(executor, applications, applications.id, eq(applications.membershipId, membershipId), ids);
   }
 

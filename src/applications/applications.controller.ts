@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller, RequirePermission } from '../common/access-decorators';
@@ -10,6 +10,7 @@ import { ApplicationBodyDto } from './application.dto';
 import type { ApplicationResponse } from './application.mapper';
 import { APPLICATION_SORTABLE_FIELDS } from './application.repository';
 import { ApplicationsService, type ApplicationWithSecret } from './applications.service';
+import { EventRecordingInterceptor } from '../events/event-recording.interceptor';
 
 export class ApplicationSchema {
   @ApiProperty() _id!: string;
@@ -31,6 +32,7 @@ export class ApplicationWithSecretSchema extends ApplicationSchema {
 @ApiTags('applications')
 @ApiAuth()
 @Controller('memberships/:membershipId/applications')
+@UseInterceptors(EventRecordingInterceptor)
 export class ApplicationsController {
   constructor(private readonly applications: ApplicationsService) {}
 

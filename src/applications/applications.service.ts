@@ -5,7 +5,6 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { bulkDeleteAnswer, type ListPage, type ListRequest } from '../common/query';
-import type { Executor } from '../database/database';
 import type { ApplicationRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { validatePermissionList } from '../roles/permission-list';
@@ -60,28 +59,24 @@ export class ApplicationsService {
   async create(caller: Caller, membershipId: string, input: ApplicationBodyDto): Promise<ApplicationWithSecret> {
     const lists = listsOf(input);
     const { secret, digest } = newApplicationSecret();
-    // Read before the transaction: the role cache may query the database.
     const granter = await this.permissions.granterOf(caller);
-    const application = await this.recorder.transaction(async (tx, record) => {
-      await this.assertRoleExists(membershipId, input.role, tx);
-      const granted = await loadAssignment(this.roles, membershipId, { role: input.role ?? null, ...lists }, tx);
-      assertHoldsGrants(granter, grantedByAssignment(null, granted));
-      const row = await this.applications.insert(tx, {
-        id: newId(),
-        membershipId,
-        name: input.name,
-        slug: input.slug ?? slugify(input.name),
-        description: input.description ?? null,
-        role: input.role ?? null,
-        ...lists,
-        isActive: input.is_active ?? true,
-        secretDigest: digest,
-        createdBy: caller.id,
-      });
-      const response = toApplicationResponse(row);
-      record({ membershipId, eventType: 'ApplicationCreated', utilizerId: caller.id, document: response });
-      return response;
+    await this.assertRoleExists(membershipId, input.role);
+    const granted = await loadAssignment(this.roles, membershipId, { role: input.role ?? null, ...lists });
+    assertHoldsGrants(granter, grantedByAssignment(null, granted));
+    const row = await this.applications.insert({
+      id: newId(),
+      membershipId,
+      name: input.name,
+      slug: input.slug ?? slugify(input.name),
+      description: input.description ?? null,
+      role: input.role ?? null,
+      ...lists,
+      isActive: input.is_active ?? true,
+      secretDigest: digest,
+      createdBy: caller.id,
     });
+    const application = toApplicationResponse(row);
+    this.recorder.recordChange({ membershipId, eventType: 'ApplicationCreated', utilizerId: caller.id, document: application });
     return { ...application, secret };
   }
 
@@ -89,39 +84,34 @@ export class ApplicationsService {
   async update(caller: Caller, membershipId: string, id: string, input: ApplicationBodyDto): Promise<ApplicationResponse> {
     const lists = listsOf(input);
     const granter = await this.permissions.granterOf(caller);
-    return this.recorder.transaction(async (tx, record) => {
-      const current = await this.applications.lockById(membershipId, id, tx);
-      if (!current) throw notFound();
-      const next: ApplicationContent = {
-        name: input.name,
-        slug: input.slug ?? current.slug,
-        description: input.description ?? null,
-        role: input.role ?? null,
-        ...lists,
-        isActive: input.is_active ?? true,
-      };
-      if (sameContent(current, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
-      if (next.role !== current.role) await this.assertRoleExists(membershipId, next.role, tx);
-      const before = await loadAssignment(this.roles, membershipId, current, tx);
-      assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, next, tx)));
-      const row = await this.applications.update(membershipId, id, next, caller.id, tx);
-      const response = toApplicationResponse(row);
-      record({ membershipId, eventType: 'ApplicationUpdated', utilizerId: caller.id, document: response, prior: toApplicationResponse(current) });
-      return response;
-    });
+    const current = await this.applications.lockById(membershipId, id);
+    if (!current) throw notFound();
+    const next: ApplicationContent = {
+      name: input.name,
+      slug: input.slug ?? current.slug,
+      description: input.description ?? null,
+      role: input.role ?? null,
+      ...lists,
+      isActive: input.is_active ?? true,
+    };
+    if (sameContent(current, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+    if (next.role !== current.role) await this.assertRoleExists(membershipId, next.role);
+    const before = await loadAssignment(this.roles, membershipId, current);
+    assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, next)));
+    const row = await this.applications.update(membershipId, id, next, caller.id);
+    const application = toApplicationResponse(row);
+    this.recorder.recordChange({ membershipId, eventType: 'ApplicationUpdated', utilizerId: caller.id, document: application, prior: toApplicationResponse(current) });
+    return application;
   }
 
   /** A new secret, shown once; the old one fails from the commit on (Basic checks read the digest every time). */
   async rotateSecret(caller: Caller, membershipId: string, id: string): Promise<ApplicationWithSecret> {
     const { secret, digest } = newApplicationSecret();
-    const application = await this.recorder.transaction(async (tx, record) => {
-      const current = await this.applications.lockById(membershipId, id, tx);
-      if (!current) throw notFound();
-      const row = await this.applications.replaceSecretDigest(membershipId, id, digest, caller.id, tx);
-      const response = toApplicationResponse(row);
-      record({ membershipId, eventType: 'ApplicationUpdated', utilizerId: caller.id, document: response, prior: toApplicationResponse(current) });
-      return response;
-    });
+    const current = await this.applications.lockById(membershipId, id);
+    if (!current) throw notFound();
+    const row = await this.applications.replaceSecretDigest(membershipId, id, digest, caller.id);
+    const application = toApplicationResponse(row);
+    this.recorder.recordChange({ membershipId, eventType: 'ApplicationUpdated', utilizerId: caller.id, document: application, prior: toApplicationResponse(current) });
     return { ...application, secret };
   }
 
@@ -136,19 +126,16 @@ export class ApplicationsService {
   }
 
   private async deleteMany(caller: Caller, membershipId: string, ids: string[]): Promise<string[]> {
-    const rows = await this.recorder.transaction(async (tx, record) => {
-      const deleted = await this.applications.deleteByIds(membershipId, ids, tx);
-      for (const row of deleted) {
-        record({ membershipId, eventType: 'ApplicationDeleted', utilizerId: caller.id, document: {}, prior: toApplicationResponse(row) });
-      }
-      return deleted;
-    });
-    return rows.map((row) => row.id);
+    const deleted = await this.applications.deleteByIds(membershipId, ids);
+    for (const row of deleted) {
+      this.recorder.recordChange({ membershipId, eventType: 'ApplicationDeleted', utilizerId: caller.id, document: {}, prior: toApplicationResponse(row) });
+    }
+    return deleted.map((row) => row.id);
   }
 
-  private async assertRoleExists(membershipId: string, role: string | null | undefined, executor: Executor): Promise<void> {
+  private async assertRoleExists(membershipId: string, role: string | null | undefined): Promise<void> {
     if (role === null || role === undefined) return;
-    if (!(await this.roles.findBySlug(membershipId, role, executor))) {
+    if (!(await this.roles.findBySlug(membershipId, role))) {
       throw validationError('role', `no role with the slug ${JSON.stringify(role.slice(0, 64))} exists in this membership`);
     }
   }

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller, RequirePermission } from '../common/access-decorators';
@@ -10,6 +10,7 @@ import { BulkDeleteAnswerDto, BulkDeleteDto } from '../webhooks/webhook.dto';
 import { MailhookBodyDto, MailhookPageDto, MailhookResponseDto } from './mailhook.dto';
 import type { MailhookResponse } from './mailhook.mapper';
 import { MailhooksService } from './mailhooks.service';
+import { EventRecordingInterceptor } from '../events/event-recording.interceptor';
 
 const MAILHOOK_SORT = 'slug or sys.created_at, optionally followed by asc or desc; default creation order';
 
@@ -17,6 +18,7 @@ const MAILHOOK_SORT = 'slug or sys.created_at, optionally followed by asc or des
 @ApiAuth()
 @ApiParam({ name: 'membershipId' })
 @Controller('memberships/:membershipId/mailhooks')
+@UseInterceptors(EventRecordingInterceptor)
 export class MailhooksController {
   constructor(private readonly mailhooks: MailhooksService) {}
 

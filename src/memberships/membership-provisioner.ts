@@ -63,16 +63,19 @@ export class MembershipProvisioner {
       isSystem: options.isSystem,
       createdBy,
     });
-    const role = await this.roles.insert(tx, {
-      id: newId(),
-      membershipId,
-      name: 'Admin',
-      slug: ADMIN_ROLE_SLUG,
-      description: 'Every action on every resource of the membership',
-      permissions: adminPermissions(membershipId, options.isSystem),
-      forbidden: [],
-      createdBy,
-    });
+    const role = await this.roles.insert(
+      {
+        id: newId(),
+        membershipId,
+        name: 'Admin',
+        slug: ADMIN_ROLE_SLUG,
+        description: 'Every action on every resource of the membership',
+        permissions: adminPermissions(membershipId, options.isSystem),
+        forbidden: [],
+        createdBy,
+      },
+      tx,
+    );
     const result: ProvisionedMembership = {
       membership: toMembershipResponse(membership, { includeSecretKey: true }),
       role: toRoleResponse(role),
@@ -98,15 +101,18 @@ export class MembershipProvisioner {
     }
     if (input.application) {
       const { secret, digest } = newApplicationSecret();
-      const application = await this.applications.insert(tx, {
-        id: newId(),
-        membershipId,
-        name: input.application.name,
-        slug: slugify(input.application.name),
-        role: ADMIN_ROLE_SLUG,
-        secretDigest: digest,
-        createdBy,
-      });
+      const application = await this.applications.insert(
+        {
+          id: newId(),
+          membershipId,
+          name: input.application.name,
+          slug: slugify(input.application.name),
+          role: ADMIN_ROLE_SLUG,
+          secretDigest: digest,
+          createdBy,
+        },
+        tx,
+      );
       const response = toApplicationResponse(application);
       record({ membershipId, eventType: 'ApplicationCreated', utilizerId: createdBy, document: response });
       result.application = { ...response, secret };

@@ -53,7 +53,7 @@ export class RoleRepository {
   }
 
   /** Locks the row until the transaction ends, so concurrent updates of one role are serialized. */
-  async lockById(membershipId: string, id: string, executor: Executor): Promise<RoleRow | undefined> {
+  async lockById(membershipId: string, id: string, executor: Executor = this.database.db): Promise<RoleRow | undefined> {
     const [row] = await executor
       .select()
       .from(roles)
@@ -71,12 +71,12 @@ export class RoleRepository {
       .where(and(eq(roles.membershipId, membershipId), inArray(roles.id, [...ids])));
   }
 
-  async insert(executor: Executor, row: typeof roles.$inferInsert): Promise<RoleRow> {
+  async insert(row: typeof roles.$inferInsert, executor: Executor = this.database.db): Promise<RoleRow> {
     const [created] = await executor.insert(roles).values(row).returning();
     return created;
   }
 
-  async update(membershipId: string, id: string, content: RoleContent, modifiedBy: string, executor: Executor): Promise<RoleRow> {
+  async update(membershipId: string, id: string, content: RoleContent, modifiedBy: string, executor: Executor = this.database.db): Promise<RoleRow> {
     const [row] = await executor
       .update(roles)
       .set({ ...content, modifiedAt: new Date(), modifiedBy })
@@ -85,7 +85,7 @@ export class RoleRepository {
     return row;
   }
 
-  async deleteByIds(membershipId: string, ids: readonly string[], executor: Executor): Promise<RoleRow[]> {
+  async deleteByIds(membershipId: string, ids: readonly string[], executor: Executor = this.database.db): Promise<RoleRow[]> {
     return deleteByIds<RoleRow>(executor, roles, roles.id, eq(roles.membershipId, membershipId), ids);
   }
 

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller, RequirePermission } from '../common/access-decorators';
@@ -6,6 +6,7 @@ import { ApiAuth, ApiErrors } from '../common/openapi';
 import { parseBulkIds, type ListPage } from '../common/query';
 import { ApiJsonBody, ApiListParams, ApiListResponse, ApiQueryBody, BulkDeleteAnswerSchema, SysSchema } from '../common/api-docs';
 import { BulkDeleteBodyDto, type QueryBody, QueryBodyParam } from '../common/query/query-body';
+import { EventRecordingInterceptor } from '../events/event-recording.interceptor';
 import { RoleBodyDto } from './role.dto';
 import type { RoleResponse } from './role.mapper';
 import { ROLE_SORTABLE_FIELDS } from './role.repository';
@@ -25,6 +26,7 @@ export class RoleSchema {
 @ApiTags('roles')
 @ApiAuth()
 @Controller('memberships/:membershipId/roles')
+@UseInterceptors(EventRecordingInterceptor)
 export class RolesController {
   constructor(private readonly roles: RolesService) {}
 

@@ -5,6 +5,7 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { bulkDeleteAnswer, type ListPage, type ListRequest } from '../common/query';
+import { RequestTransaction } from '../common/request-transaction';
 import { EventRecorder } from '../events/event-recorder';
 import { validatePermissionList } from './permission-list';
 import { assertHoldsGrants, grantedBy, type GrantedLists } from '../permissions';
@@ -25,8 +26,9 @@ const notFound = (): DomainError => new DomainError('RoleNotFound', 'The role do
  *   one can lock a membership out of its own administration;
  * - deleting a role leaves the users and applications that name it without role permissions
  *   (a later role with the same slug applies to them again).
- * Every change invalidates this instance's role cache at once; other instances see it within
- * the cache's 5 minutes.
+ * Every change invalidates this instance's role cache once it commits; other instances see it
+ * within the cache's 5 minutes. Changes run in the request transaction (EventRecordingInterceptor
+ * on the controller); their events commit with them.
  */
 @Injectable()
 export class RolesService {
@@ -35,6 +37,7 @@ export class RolesService {
     private readonly cache: RoleCache,
     private readonly recorder: EventRecorder,
     private readonly permissions: CallerPermissions,
+    private readonly transaction: RequestTransaction,
   ) {}
 
   async get(membershipId: string, id: string): Promise<RoleResponse> {
@@ -61,45 +64,38 @@ export class RolesService {
     if (slug === ADMIN_ROLE_SLUG) throw new DomainError('ReservedRole', `The slug "${ADMIN_ROLE_SLUG}" is reserved for the service's admin role`);
     const content = contentOf(input);
     assertHoldsGrants(await this.permissions.granterOf(caller), grantedBy(null, listsOf(content)));
-    const role = await this.recorder.transaction(async (tx, record) => {
-      const row = await this.roles.insert(tx, { id: newId(), membershipId, slug, ...content, createdBy: caller.id });
-      const response = toRoleResponse(row);
-      record({ membershipId, eventType: 'RoleCreated', utilizerId: caller.id, document: response });
-      return response;
-    });
+    const row = await this.roles.insert({ id: newId(), membershipId, slug, ...content, createdBy: caller.id });
+    const role = toRoleResponse(row);
+    this.recorder.recordChange({ membershipId, eventType: 'RoleCreated', utilizerId: caller.id, document: role });
     // A miss for this slug may be cached (users can name a role before it exists).
-    this.cache.invalidate(membershipId, slug);
+    this.transaction.afterCommit(() => this.cache.invalidate(membershipId, slug));
     return role;
   }
 
   async update(caller: Caller, membershipId: string, id: string, input: RoleBodyDto): Promise<RoleResponse> {
     const content = contentOf(input);
-    // Read before the transaction: the role cache may query the database.
     const granter = await this.permissions.granterOf(caller);
-    const role = await this.recorder.transaction(async (tx, record) => {
-      const current = await this.roles.lockById(membershipId, id, tx);
-      if (!current) throw notFound();
-      if (current.slug === ADMIN_ROLE_SLUG) {
-        throw new DomainError('ReservedRole', 'The admin role is managed by the service and cannot be changed');
-      }
-      if (input.slug !== undefined && input.slug !== current.slug) {
-        throw validationError('slug', 'cannot be changed: users and applications name their role by its slug');
-      }
-      if (
-        current.name === content.name &&
-        current.description === content.description &&
-        sameJson(current.permissions, content.permissions) &&
-        sameJson(current.forbidden, content.forbidden)
-      ) {
-        throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
-      }
-      assertHoldsGrants(granter, grantedBy(listsOf(current), listsOf(content)));
-      const row = await this.roles.update(membershipId, id, content, caller.id, tx);
-      const response = toRoleResponse(row);
-      record({ membershipId, eventType: 'RoleUpdated', utilizerId: caller.id, document: response, prior: toRoleResponse(current) });
-      return response;
-    });
-    this.cache.invalidate(membershipId, role.slug);
+    const current = await this.roles.lockById(membershipId, id);
+    if (!current) throw notFound();
+    if (current.slug === ADMIN_ROLE_SLUG) {
+      throw new DomainError('ReservedRole', 'The admin role is managed by the service and cannot be changed');
+    }
+    if (input.slug !== undefined && input.slug !== current.slug) {
+      throw validationError('slug', 'cannot be changed: users and applications name their role by its slug');
+    }
+    if (
+      current.name === content.name &&
+      current.description === content.description &&
+      sameJson(current.permissions, content.permissions) &&
+      sameJson(current.forbidden, content.forbidden)
+    ) {
+      throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+    }
+    assertHoldsGrants(granter, grantedBy(listsOf(current), listsOf(content)));
+    const row = await this.roles.update(membershipId, id, content, caller.id);
+    const role = toRoleResponse(row);
+    this.recorder.recordChange({ membershipId, eventType: 'RoleUpdated', utilizerId: caller.id, document: role, prior: toRoleResponse(current) });
+    this.transaction.afterCommit(() => this.cache.invalidate(membershipId, role.slug));
     return role;
   }
 
@@ -116,18 +112,17 @@ export class RolesService {
 
   /** All or nothing: the admin role among the ids refuses the whole request. */
   private async deleteMany(caller: Caller, membershipId: string, ids: string[]): Promise<string[]> {
-    const deleted = await this.recorder.transaction(async (tx, record) => {
-      const existing = await this.roles.findByIds(membershipId, ids, tx);
-      if (existing.some((row) => row.slug === ADMIN_ROLE_SLUG)) {
-        throw new DomainError('SystemRolesCannotBeDeleted', 'The admin role cannot be deleted');
-      }
-      const rows = await this.roles.deleteByIds(membershipId, ids, tx);
-      for (const row of rows) {
-        record({ membershipId, eventType: 'RoleDeleted', utilizerId: caller.id, document: {}, prior: toRoleResponse(row) });
-      }
-      return rows;
+    const existing = await this.roles.findByIds(membershipId, ids);
+    if (existing.some((row) => row.slug === ADMIN_ROLE_SLUG)) {
+      throw new DomainError('SystemRolesCannotBeDeleted', 'The admin role cannot be deleted');
+    }
+    const deleted = await this.roles.deleteByIds(membershipId, ids);
+    for (const row of deleted) {
+      this.recorder.recordChange({ membershipId, eventType: 'RoleDeleted', utilizerId: caller.id, document: {}, prior: toRoleResponse(row) });
+    }
+    this.transaction.afterCommit(() => {
+      for (const row of deleted) this.cache.invalidate(membershipId, row.slug);
     });
-    for (const row of deleted) this.cache.invalidate(membershipId, row.slug);
     return deleted.map((row) => row.id);
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller, RequirePermission } from '../common/access-decorators';
@@ -9,6 +9,7 @@ import { BulkDeleteBodyDto, type QueryBody, QueryBodyParam } from '../common/que
 import { TokenCodePolicyBodyDto, TokenCodePolicyPageDto, TokenCodePolicyResponseDto } from './token-code-policy.dto';
 import type { TokenCodePolicyResponse } from './token-code-policy.mapper';
 import { TokenCodePoliciesService } from './token-code-policies.service';
+import { EventRecordingInterceptor } from '../events/event-recording.interceptor';
 
 const POLICY_SORT = 'slug or sys.created_at, optionally followed by asc or desc; default creation order';
 
@@ -16,6 +17,7 @@ const POLICY_SORT = 'slug or sys.created_at, optionally followed by asc or desc;
 @ApiAuth()
 @ApiParam({ name: 'membershipId' })
 @Controller('memberships/:membershipId/token-code-policies')
+@UseInterceptors(EventRecordingInterceptor)
 export class TokenCodePoliciesController {
   constructor(private readonly policies: TokenCodePoliciesService) {}
 

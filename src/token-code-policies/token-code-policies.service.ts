@@ -67,42 +67,36 @@ export class TokenCodePoliciesService {
     return this.policies.list(membershipId, { query, ...body, hiddenIds });
   }
 
-  create(membershipId: string, caller: Caller, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
+  async create(membershipId: string, caller: Caller, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
     const fields = toFields(body);
     const utilizerId = utilizerIdOf(caller);
-    return this.recorder.transaction(async (tx, record) => {
-      // Uniqueness is the database's (token_code_policies_slug_unique -> 409 TokenCodePolicyAlreadyExists).
-      const row = await this.policies.insert(membershipId, tx, { id: newId(), ...fields, slug: slugify(fields.name), createdBy: utilizerId });
-      const document = toTokenCodePolicyResponse(row);
-      record({ membershipId, eventType: 'TokenCodePolicyCreated', utilizerId, document });
-      return document;
-    });
+    // Uniqueness is the database's (token_code_policies_slug_unique -> 409 TokenCodePolicyAlreadyExists).
+    const row = await this.policies.insert(membershipId, { id: newId(), ...fields, slug: slugify(fields.name), createdBy: utilizerId });
+    const document = toTokenCodePolicyResponse(row);
+    this.recorder.recordChange({ membershipId, eventType: 'TokenCodePolicyCreated', utilizerId, document });
+    return document;
   }
 
-  replace(membershipId: string, id: string, caller: Caller, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
+  async replace(membershipId: string, id: string, caller: Caller, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
     const fields = toFields(body);
     const utilizerId = utilizerIdOf(caller);
-    return this.recorder.transaction(async (tx, record) => {
-      const current = await this.policies.findByIdForUpdate(membershipId, id, tx);
-      if (!current) throw notFound();
-      if (sameFields(current, fields)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
-      const updated = await this.policies.replace(membershipId, tx, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId });
-      const document = toTokenCodePolicyResponse(updated);
-      record({ membershipId, eventType: 'TokenCodePolicyUpdated', utilizerId, document, prior: toTokenCodePolicyResponse(current) });
-      return document;
-    });
+    const current = await this.policies.findByIdForUpdate(membershipId, id);
+    if (!current) throw notFound();
+    if (sameFields(current, fields)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+    const updated = await this.policies.replace(membershipId, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId });
+    const document = toTokenCodePolicyResponse(updated);
+    this.recorder.recordChange({ membershipId, eventType: 'TokenCodePolicyUpdated', utilizerId, document, prior: toTokenCodePolicyResponse(current) });
+    return document;
   }
 
   async delete(membershipId: string, id: string, caller: Caller): Promise<void> {
     const utilizerId = utilizerIdOf(caller);
-    await this.recorder.transaction(async (tx, record) => {
-      const current = await this.policies.findByIdForUpdate(membershipId, id, tx);
-      if (!current) throw notFound();
-      if (await this.policies.inUse(membershipId, tx, [current.slug])) throw inUse();
-      const deleted = await this.policies.deleteById(membershipId, tx, id);
-      if (!deleted) throw notFound();
-      record({ membershipId, eventType: 'TokenCodePolicyDeleted', utilizerId, document: {}, prior: toTokenCodePolicyResponse(deleted) });
-    });
+    const current = await this.policies.findByIdForUpdate(membershipId, id);
+    if (!current) throw notFound();
+    if (await this.policies.inUse(membershipId, [current.slug])) throw inUse();
+    const deleted = await this.policies.deleteById(membershipId, id);
+    if (!deleted) throw notFound();
+    this.recorder.recordChange({ membershipId, eventType: 'TokenCodePolicyDeleted', utilizerId, document: {}, prior: toTokenCodePolicyResponse(deleted) });
   }
 
   /** All or nothing: when the membership's policy is among them, nothing is deleted (409). */
@@ -110,15 +104,12 @@ export class TokenCodePoliciesService {
     const ids = parseBulkIds(body);
     await this.permissions.assertMayActOnEach(caller, 'token-code-policies', 'delete', ids);
     const utilizerId = utilizerIdOf(caller);
-    const deleted = await this.recorder.transaction(async (tx, record) => {
-      const found = await this.policies.findByIds(membershipId, tx, ids);
-      if (await this.policies.inUse(membershipId, tx, found.map((row) => row.slug))) throw inUse();
-      const rows = await this.policies.deleteByIds(membershipId, tx, ids);
-      for (const row of rows) {
-        record({ membershipId, eventType: 'TokenCodePolicyDeleted', utilizerId, document: {}, prior: toTokenCodePolicyResponse(row) });
-      }
-      return rows;
-    });
+    const found = await this.policies.findByIds(membershipId, ids);
+    if (await this.policies.inUse(membershipId, found.map((row) => row.slug))) throw inUse();
+    const deleted = await this.policies.deleteByIds(membershipId, ids);
+    for (const row of deleted) {
+      this.recorder.recordChange({ membershipId, eventType: 'TokenCodePolicyDeleted', utilizerId, document: {}, prior: toTokenCodePolicyResponse(row) });
+    }
     return bulkDeleteAnswer(ids, deleted.map((row) => row.id));
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor, type Tx } from '../database/database';
+import { DATABASE, type Database, type Executor } from '../database/database';
 import { memberships, tokenCodePolicies, type TokenCodePolicyRow } from '../database/schema';
 import { deleteByIds, runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
 import { toTokenCodePolicyResponse } from './token-code-policy.mapper';
@@ -56,7 +56,7 @@ export class TokenCodePolicyRepository {
     return row;
   }
 
-  async findByIdForUpdate(membershipId: string, id: string, tx: Tx): Promise<TokenCodePolicyRow | undefined> {
+  async findByIdForUpdate(membershipId: string, id: string, tx: Executor = this.database.db): Promise<TokenCodePolicyRow | undefined> {
     const [row] = await tx
       .select()
       .from(tokenCodePolicies)
@@ -79,7 +79,7 @@ export class TokenCodePolicyRepository {
     });
   }
 
-  async insert(membershipId: string, tx: Tx, row: Omit<NewTokenCodePolicyRow, 'membershipId'>): Promise<TokenCodePolicyRow> {
+  async insert(membershipId: string, row: Omit<NewTokenCodePolicyRow, 'membershipId'>, tx: Executor = this.database.db): Promise<TokenCodePolicyRow> {
     const [created] = await tx
       .insert(tokenCodePolicies)
       .values({ ...row, membershipId })
@@ -87,7 +87,7 @@ export class TokenCodePolicyRepository {
     return created;
   }
 
-  async replace(membershipId: string, tx: Tx, id: string, changes: TokenCodePolicyChanges): Promise<TokenCodePolicyRow> {
+  async replace(membershipId: string, id: string, changes: TokenCodePolicyChanges, tx: Executor = this.database.db): Promise<TokenCodePolicyRow> {
     const [updated] = await tx
       .update(tokenCodePolicies)
       .set(changes)
@@ -100,7 +100,7 @@ export class TokenCodePolicyRepository {
    * Whether the membership names one of these policies as its `code_policy`. The membership row is
    * locked (share) so that naming a policy and deleting it cannot both commit.
    */
-  async inUse(membershipId: string, tx: Tx, slugs: readonly string[]): Promise<boolean> {
+  async inUse(membershipId: string, slugs: readonly string[], tx: Executor = this.database.db): Promise<boolean> {
     if (slugs.length === 0) return false;
     const [row] = await tx
       .select({ codePolicy: memberships.codePolicy })
@@ -110,7 +110,7 @@ export class TokenCodePolicyRepository {
     return row?.codePolicy !== null && row?.codePolicy !== undefined && slugs.includes(row.codePolicy);
   }
 
-  async deleteById(membershipId: string, tx: Tx, id: string): Promise<TokenCodePolicyRow | undefined> {
+  async deleteById(membershipId: string, id: string, tx: Executor = this.database.db): Promise<TokenCodePolicyRow | undefined> {
     const [deleted] = await tx
       .delete(tokenCodePolicies)
       .where(and(scope(membershipId), eq(tokenCodePolicies.id, id)))
@@ -118,12 +118,12 @@ export class TokenCodePolicyRepository {
     return deleted;
   }
 
-  deleteByIds(membershipId: string, tx: Tx, ids: readonly string[]): Promise<TokenCodePolicyRow[]> {
+  deleteByIds(membershipId: string, ids: readonly string[], tx: Executor = this.database.db): Promise<TokenCodePolicyRow[]> {
     return deleteByIds<TokenCodePolicyRow>(tx, tokenCodePolicies, tokenCodePolicies.id, scope(membershipId), ids);
   }
 
   /** The policies with these ids (the ones a bulk delete would remove), for the in-use check. */
-  async findByIds(membershipId: string, tx: Tx, ids: readonly string[]): Promise<TokenCodePolicyRow[]> {
+  async findByIds(membershipId: string, ids: readonly string[], tx: Executor = this.database.db): Promise<TokenCodePolicyRow[]> {
     if (ids.length === 0) return [];
     return tx
       .select()

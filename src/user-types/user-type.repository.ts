@@ -66,12 +66,12 @@ export class UserTypeRepository {
     });
   }
 
-  async insert(executor: Executor, row: typeof userTypes.$inferInsert): Promise<UserTypeRow> {
+  async insert(row: typeof userTypes.$inferInsert, executor: Executor = this.database.db): Promise<UserTypeRow> {
     const [created] = await executor.insert(userTypes).values(row).returning();
     return created;
   }
 
-  async update(executor: Executor, membershipId: string, id: string, changes: UserTypeChanges): Promise<UserTypeRow | undefined> {
+  async update(membershipId: string, id: string, changes: UserTypeChanges, executor: Executor = this.database.db): Promise<UserTypeRow | undefined> {
     const [updated] = await executor
       .update(userTypes)
       .set(changes)
@@ -80,7 +80,7 @@ export class UserTypeRepository {
     return updated;
   }
 
-  deleteByIds(executor: Executor, membershipId: string, ids: readonly string[]): Promise<UserTypeRow[]> {
+  deleteByIds(membershipId: string, ids: readonly string[], executor: Executor = this.database.db): Promise<UserTypeRow[]> {
     return deleteByIds<UserTypeRow>(executor, userTypes, userTypes.id, this.scope(membershipId), ids);
   }
 }

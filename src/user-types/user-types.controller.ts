@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller, RequirePermission } from '../common/access-decorators';
@@ -10,6 +10,7 @@ import type { UserTypeResponse } from './user-type.mapper';
 import { UserTypeBodyDto, UserTypeBodyPipe, type UserTypeInput } from './user-type.dto';
 import { UserTypePropertySchema, UserTypeSchema } from './user-type.schemas';
 import { UserTypesService } from './user-types.service';
+import { EventRecordingInterceptor } from '../events/event-recording.interceptor';
 
 const SORTABLE = '_id, slug, sys.created_at';
 
@@ -17,6 +18,7 @@ const SORTABLE = '_id, slug, sys.created_at';
 @ApiExtraModels(UserTypePropertySchema)
 @ApiAuth()
 @Controller('memberships/:membershipId/user-types')
+@UseInterceptors(EventRecordingInterceptor)
 export class UserTypesController {
   constructor(private readonly userTypes: UserTypesService) {}
 

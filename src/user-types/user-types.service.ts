@@ -5,6 +5,7 @@ import { DomainError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
 import type { UserTypeRow } from '../database/schema';
+import { RequestTransaction } from '../common/request-transaction';
 import { EventRecorder } from '../events/event-recorder';
 import { type QueryBody } from '../common/query/query-body';
 import { validationFailure } from '../common/validation';
@@ -31,6 +32,7 @@ export class UserTypesService {
     private readonly cache: UserTypeCache,
     private readonly events: EventRecorder,
     private readonly permissions: CallerPermissions,
+    private readonly transaction: RequestTransaction,
   ) {}
 
   async list(caller: Caller, membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
@@ -46,54 +48,49 @@ export class UserTypesService {
 
   async create(membershipId: string, caller: Caller, input: UserTypeInput): Promise<UserTypeResponse> {
     const slug = input.fields.slug ?? slugify(input.fields.name);
-    const created = await this.events.transaction(async (tx, record) => {
-      const row = await this.repository.insert(tx, {
-        id: newId(),
-        membershipId,
-        name: input.fields.name,
-        slug,
-        description: input.fields.description ?? null,
-        properties: input.properties,
-        allowAdditionalProperties: input.fields.allow_additional_properties ?? false,
-        createdBy: caller.id,
-      });
-      record({ membershipId, eventType: 'UserTypeCreated', utilizerId: caller.id, document: toUserTypeResponse(row) });
-      return row;
+    const row = await this.repository.insert({
+      id: newId(),
+      membershipId,
+      name: input.fields.name,
+      slug,
+      description: input.fields.description ?? null,
+      properties: input.properties,
+      allowAdditionalProperties: input.fields.allow_additional_properties ?? false,
+      createdBy: caller.id,
     });
+    const created = toUserTypeResponse(row);
+    this.events.recordChange({ membershipId, eventType: 'UserTypeCreated', utilizerId: caller.id, document: created });
     // Forget a cached miss, so users of the new type can be written here at once.
-    this.cache.invalidate(membershipId, slug);
-    return toUserTypeResponse(created);
+    this.transaction.afterCommit(() => this.cache.invalidate(membershipId, slug));
+    return created;
   }
 
   async update(membershipId: string, id: string, caller: Caller, input: UserTypeInput): Promise<UserTypeResponse> {
-    const updated = await this.events.transaction(async (tx, record) => {
-      const current = await this.repository.findById(membershipId, id, tx);
-      if (!current) throw notFound();
-      if (input.fields.slug !== undefined && input.fields.slug !== current.slug) {
-        throw validationFailure([{ field: 'slug', message: 'cannot be changed: users name their type by it' }]);
-      }
-      const next = {
-        name: input.fields.name,
-        description: input.fields.description ?? null,
-        properties: input.properties as Record<string, unknown>,
-        allowAdditionalProperties: input.fields.allow_additional_properties ?? false,
-      };
-      if (isUnchanged(current, next)) {
-        throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
-      }
-      const row = await this.repository.update(tx, membershipId, id, { ...next, modifiedAt: new Date(), modifiedBy: caller.id });
-      if (!row) throw notFound();
-      record({
-        membershipId,
-        eventType: 'UserTypeUpdated',
-        utilizerId: caller.id,
-        document: toUserTypeResponse(row),
-        prior: toUserTypeResponse(current),
-      });
-      return row;
+    const current = await this.repository.findById(membershipId, id);
+    if (!current) throw notFound();
+    if (input.fields.slug !== undefined && input.fields.slug !== current.slug) {
+      throw validationFailure([{ field: 'slug', message: 'cannot be changed: users name their type by it' }]);
+    }
+    const next = {
+      name: input.fields.name,
+      description: input.fields.description ?? null,
+      properties: input.properties as Record<string, unknown>,
+      allowAdditionalProperties: input.fields.allow_additional_properties ?? false,
+    };
+    if (isUnchanged(current, next)) {
+      throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+    }
+    const row = await this.repository.update(membershipId, id, { ...next, modifiedAt: new Date(), modifiedBy: caller.id });
+    if (!row) throw notFound();
+    this.events.recordChange({
+      membershipId,
+      eventType: 'UserTypeUpdated',
+      utilizerId: caller.id,
+      document: toUserTypeResponse(row),
+      prior: toUserTypeResponse(current),
     });
-    this.cache.invalidate(membershipId, updated.slug);
-    return toUserTypeResponse(updated);
+    this.transaction.afterCommit(() => this.cache.invalidate(membershipId, row.slug));
+    return toUserTypeResponse(row);
   }
 
   async remove(membershipId: string, id: string, caller: Caller): Promise<void> {
@@ -112,14 +109,13 @@ export class UserTypesService {
   }
 
   private async deleteAndRecord(membershipId: string, ids: readonly string[], caller: Caller): Promise<UserTypeRow[]> {
-    const deleted = await this.events.transaction(async (tx, record) => {
-      const rows = await this.repository.deleteByIds(tx, membershipId, ids);
-      for (const row of rows) {
-        record({ membershipId, eventType: 'UserTypeDeleted', utilizerId: caller.id, document: {}, prior: toUserTypeResponse(row) });
-      }
-      return rows;
+    const deleted = await this.repository.deleteByIds(membershipId, ids);
+    for (const row of deleted) {
+      this.events.recordChange({ membershipId, eventType: 'UserTypeDeleted', utilizerId: caller.id, document: {}, prior: toUserTypeResponse(row) });
+    }
+    this.transaction.afterCommit(() => {
+      for (const row of deleted) this.cache.invalidate(membershipId, row.slug);
     });
-    for (const row of deleted) this.cache.invalidate(membershipId, row.slug);
     return deleted;
   }
 }

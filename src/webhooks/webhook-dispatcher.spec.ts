@@ -53,18 +53,16 @@ describe('WebhookDispatcher', () => {
     const calls: OutgoingCall[] = [];
     const config = loadConfig({ DATABASE_URL: 'memory://', WEBHOOK_TIMEOUT_MS: String(options.timeoutMs ?? 300), SHUTDOWN_DRAIN_MS: String(options.drainMs ?? 1000) });
     const dispatcher = new WebhookDispatcher(recorder, webhooks, config, logger, registry, options.strict ? strictOutbound : outbound, { observe: (call) => calls.push(call) });
-    const webhook = await database.db.transaction((tx) =>
-      webhooks.insert(membershipId, tx, {
-        id: `wh-${counter}`,
-        name: 'hook',
-        slug: 'hook',
-        event: options.event ?? 'UserCreated',
-        status: options.status ?? 'active',
-        tryCount: options.tryCount ?? 1,
-        request: { method: webhookRequest.method ?? 'POST', url: webhookRequest.url },
-        createdBy: 'system',
-      }),
-    );
+    const webhook = await webhooks.insert(membershipId, {
+      id: `wh-${counter}`,
+      name: 'hook',
+      slug: 'hook',
+      event: options.event ?? 'UserCreated',
+      status: options.status ?? 'active',
+      tryCount: options.tryCount ?? 1,
+      request: { method: webhookRequest.method ?? 'POST', url: webhookRequest.url },
+      createdBy: 'system',
+    });
     const resultEvents = async () =>
       database.db
         .select()

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor, type Tx } from '../database/database';
+import { DATABASE, type Database, type Executor } from '../database/database';
 import { webhooks, type WebhookRow } from '../database/schema';
 import { deleteByIds, runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
 import { toWebhookResponse } from './webhook.mapper';
@@ -47,7 +47,7 @@ export class WebhookRepository {
   }
 
   /** The row, locked until the transaction ends, so concurrent replaces of one webhook serialize. */
-  async findByIdForUpdate(membershipId: string, id: string, tx: Tx): Promise<WebhookRow | undefined> {
+  async findByIdForUpdate(membershipId: string, id: string, tx: Executor = this.database.db): Promise<WebhookRow | undefined> {
     const [row] = await tx
       .select()
       .from(webhooks)
@@ -81,7 +81,7 @@ export class WebhookRepository {
     });
   }
 
-  async insert(membershipId: string, tx: Tx, row: Omit<NewWebhookRow, 'membershipId'>): Promise<WebhookRow> {
+  async insert(membershipId: string, row: Omit<NewWebhookRow, 'membershipId'>, tx: Executor = this.database.db): Promise<WebhookRow> {
     const [created] = await tx
       .insert(webhooks)
       .values({ ...row, membershipId })
@@ -89,7 +89,7 @@ export class WebhookRepository {
     return created;
   }
 
-  async replace(membershipId: string, tx: Tx, id: string, changes: WebhookChanges): Promise<WebhookRow> {
+  async replace(membershipId: string, id: string, changes: WebhookChanges, tx: Executor = this.database.db): Promise<WebhookRow> {
     const [updated] = await tx
       .update(webhooks)
       .set(changes)
@@ -98,7 +98,7 @@ export class WebhookRepository {
     return updated;
   }
 
-  async deleteById(membershipId: string, tx: Tx, id: string): Promise<WebhookRow | undefined> {
+  async deleteById(membershipId: string, id: string, tx: Executor = this.database.db): Promise<WebhookRow | undefined> {
     const [deleted] = await tx
       .delete(webhooks)
       .where(and(scope(membershipId), eq(webhooks.id, id)))
@@ -106,7 +106,7 @@ export class WebhookRepository {
     return deleted;
   }
 
-  deleteByIds(membershipId: string, tx: Tx, ids: readonly string[]): Promise<WebhookRow[]> {
+  deleteByIds(membershipId: string, ids: readonly string[], tx: Executor = this.database.db): Promise<WebhookRow[]> {
     return deleteByIds<WebhookRow>(tx, webhooks, webhooks.id, scope(membershipId), ids);
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller, RequirePermission } from '../common/access-decorators';
@@ -9,6 +9,7 @@ import { type QueryBody, QueryBodyParam } from '../common/query/query-body';
 import { BulkDeleteAnswerDto, BulkDeleteDto, WebhookBodyDto, WebhookPageDto, WebhookResponseDto } from './webhook.dto';
 import type { WebhookResponse } from './webhook.mapper';
 import { WebhooksService } from './webhooks.service';
+import { EventRecordingInterceptor } from '../events/event-recording.interceptor';
 
 const WEBHOOK_SORT = 'slug or sys.created_at, optionally followed by asc or desc; default creation order';
 
@@ -16,6 +17,7 @@ const WEBHOOK_SORT = 'slug or sys.created_at, optionally followed by asc or desc
 @ApiAuth()
 @ApiParam({ name: 'membershipId' })
 @Controller('memberships/:membershipId/webhooks')
+@UseInterceptors(EventRecordingInterceptor)
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 

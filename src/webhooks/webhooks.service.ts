@@ -97,60 +97,46 @@ export class WebhooksService {
     return this.webhooks.list(membershipId, { query, ...body, hiddenIds });
   }
 
-  create(membershipId: string, caller: Caller, body: WebhookBodyDto): Promise<WebhookResponse> {
+  async create(membershipId: string, caller: Caller, body: WebhookBodyDto): Promise<WebhookResponse> {
     const fields = toFields(body);
     this.checkDestination(fields);
     const utilizerId = utilizerIdOf(caller);
-    return this.recorder.transaction(async (tx, record) => {
-      const row = await this.webhooks.insert(membershipId, tx, {
-        id: newId(),
-        ...fields,
-        secret: body.secret ?? null,
-        createdBy: utilizerId,
-      });
-      record({ membershipId, eventType: 'WebhookCreated', utilizerId, document: toWebhookEventDocument(row) });
-      return toWebhookResponse(row);
-    });
+    const row = await this.webhooks.insert(membershipId, { id: newId(), ...fields, secret: body.secret ?? null, createdBy: utilizerId });
+    this.recorder.recordChange({ membershipId, eventType: 'WebhookCreated', utilizerId, document: toWebhookEventDocument(row) });
+    return toWebhookResponse(row);
   }
 
-  replace(membershipId: string, id: string, caller: Caller, body: WebhookBodyDto): Promise<WebhookResponse> {
+  async replace(membershipId: string, id: string, caller: Caller, body: WebhookBodyDto): Promise<WebhookResponse> {
     const fields = toFields(body);
     this.checkDestination(fields);
     const utilizerId = utilizerIdOf(caller);
-    return this.recorder.transaction(async (tx, record) => {
-      const current = await this.webhooks.findByIdForUpdate(membershipId, id, tx);
-      if (!current) throw notFound();
-      const secret = nextSecret(current.secret, body.secret);
-      if (sameFields(current, fields) && secret === current.secret) {
-        throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
-      }
-      const changes: WebhookChanges = { ...fields, secret, modifiedAt: new Date(), modifiedBy: utilizerId };
-      const updated = await this.webhooks.replace(membershipId, tx, id, changes);
-      record({ membershipId, eventType: 'WebhookUpdated', utilizerId, document: toWebhookEventDocument(updated), prior: toWebhookEventDocument(current) });
-      return toWebhookResponse(updated);
-    });
+    const current = await this.webhooks.findByIdForUpdate(membershipId, id);
+    if (!current) throw notFound();
+    const secret = nextSecret(current.secret, body.secret);
+    if (sameFields(current, fields) && secret === current.secret) {
+      throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+    }
+    const changes: WebhookChanges = { ...fields, secret, modifiedAt: new Date(), modifiedBy: utilizerId };
+    const updated = await this.webhooks.replace(membershipId, id, changes);
+    this.recorder.recordChange({ membershipId, eventType: 'WebhookUpdated', utilizerId, document: toWebhookEventDocument(updated), prior: toWebhookEventDocument(current) });
+    return toWebhookResponse(updated);
   }
 
   async delete(membershipId: string, id: string, caller: Caller): Promise<void> {
     const utilizerId = utilizerIdOf(caller);
-    await this.recorder.transaction(async (tx, record) => {
-      const deleted = await this.webhooks.deleteById(membershipId, tx, id);
-      if (!deleted) throw notFound();
-      record({ membershipId, eventType: 'WebhookDeleted', utilizerId, document: {}, prior: toWebhookEventDocument(deleted) });
-    });
+    const deleted = await this.webhooks.deleteById(membershipId, id);
+    if (!deleted) throw notFound();
+    this.recorder.recordChange({ membershipId, eventType: 'WebhookDeleted', utilizerId, document: {}, prior: toWebhookEventDocument(deleted) });
   }
 
   async deleteMany(membershipId: string, caller: Caller, body: unknown): Promise<{ deleted: string[]; not_found: string[] }> {
     const ids = parseBulkIds(body);
     await this.permissions.assertMayActOnEach(caller, 'webhooks', 'delete', ids);
     const utilizerId = utilizerIdOf(caller);
-    const deleted = await this.recorder.transaction(async (tx, record) => {
-      const rows = await this.webhooks.deleteByIds(membershipId, tx, ids);
-      for (const row of rows) {
-        record({ membershipId, eventType: 'WebhookDeleted', utilizerId, document: {}, prior: toWebhookEventDocument(row) });
-      }
-      return rows;
-    });
+    const deleted = await this.webhooks.deleteByIds(membershipId, ids);
+    for (const row of deleted) {
+      this.recorder.recordChange({ membershipId, eventType: 'WebhookDeleted', utilizerId, document: {}, prior: toWebhookEventDocument(row) });
+    }
     return bulkDeleteAnswer(ids, deleted.map((row) => row.id));
   }
 }

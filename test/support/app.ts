@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import type { Type } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import request from 'supertest';
@@ -27,6 +28,8 @@ export interface TestAppOptions {
   databaseUrl?: string;
   /** Log here instead of the service's own logger (a spec that asserts what was logged). */
   logger?: Logger;
+  /** Test-only modules booted beside the service's own (routes that exist only for a test). */
+  modules?: Type[];
 }
 
 /** Boots the real AppModule on a fresh database and listens on 127.0.0.1. */
@@ -48,7 +51,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...options.env,
     DATABASE_URL: databaseUrl,
   });
-  const { app } = await createApp(config, options.logger);
+  const { app } = await createApp(config, options.logger, options.modules);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;

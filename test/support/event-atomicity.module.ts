@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Injectable, Module, Param, Post, UseInterceptors } from '@nestjs/common';
-import { Public } from '../../src/auth/decorators';
+import { Public } from '../../src/common/access-decorators';
 import { validationError } from '../../src/common/errors';
 import { EventRecorder } from '../../src/events/event-recorder';
 import { EventRecordingInterceptor } from '../../src/events/event-recording.interceptor';

@@ -1,4 +1,19 @@
-import { membershipScopedKey, ReadThroughCache } from './read-through-cache';
+import { membershipScopedKey, ReadThroughCache, type ReadThroughCacheOptions } from './read-through-cache';
+
+/** The base class opened for the test: a key is looked up by the loader the test gives. */
+class TestCache extends ReadThroughCache<string> {
+  constructor(options: ReadThroughCacheOptions) {
+    super(options);
+  }
+
+  get(key: string, load: () => Promise<string | undefined>): Promise<string | undefined> {
+    return this.read(key, load);
+  }
+
+  forget(key: string): void {
+    this.forgetKey(key);
+  }
+}
 
 describe('ReadThroughCache', () => {
   afterEach(() => jest.useRealTimers());
@@ -16,7 +31,7 @@ describe('ReadThroughCache', () => {
   }
 
   it('looks a key up once, then answers hits and misses from memory', async () => {
-    const cache = new ReadThroughCache<string>({ maxEntries: 10, ttlMs: 60_000 });
+    const cache = new TestCache({ maxEntries: 10, ttlMs: 60_000 });
     const rows = lookup({ a: 'row a' });
     expect(await cache.get('a', rows.load('a'))).toBe('row a');
     expect(await cache.get('a', rows.load('a'))).toBe('row a');
@@ -24,12 +39,12 @@ describe('ReadThroughCache', () => {
     expect(await cache.get('missing', rows.load('missing'))).toBeUndefined();
     expect(rows.calls()).toBe(2);
     expect(cache.size).toBe(2);
-    cache.close();
+    cache.onModuleDestroy();
   });
 
   it('remembers a miss only for missTtlMs, a hit for ttlMs', async () => {
     jest.useFakeTimers({ now: new Date('2026-01-01T00:00:00.000Z') });
-    const cache = new ReadThroughCache<string>({ maxEntries: 10, ttlMs: 60_000, missTtlMs: 1_000 });
+    const cache = new TestCache({ maxEntries: 10, ttlMs: 60_000, missTtlMs: 1_000 });
     const rows = lookup({ a: 'row a' });
     await cache.get('a', rows.load('a'));
     await cache.get('b', rows.load('b'));
@@ -37,17 +52,17 @@ describe('ReadThroughCache', () => {
     await cache.get('a', rows.load('a'));
     await cache.get('b', rows.load('b'));
     expect(rows.calls()).toBe(3);
-    cache.close();
+    cache.onModuleDestroy();
   });
 
   it('looks a forgotten key up again', async () => {
-    const cache = new ReadThroughCache<string>({ maxEntries: 10, ttlMs: 60_000 });
+    const cache = new TestCache({ maxEntries: 10, ttlMs: 60_000 });
     const rows = lookup({ a: 'row a' });
     await cache.get('a', rows.load('a'));
     cache.forget('a');
     await cache.get('a', rows.load('a'));
     expect(rows.calls()).toBe(2);
-    cache.close();
+    cache.onModuleDestroy();
   });
 
   it('keys a slug by its membership', () => {

@@ -13,22 +13,23 @@ export interface ReadThroughCacheOptions extends BoundedCacheOptions {
 
 /**
  * The one shape of the service's per-instance caches of rows (memberships, user types, roles,
- * providers): a BoundedCache in front of a repository lookup that remembers hits and misses,
- * so each cache states only its key, its lookup and its lifetimes.
+ * providers): a BoundedCache in front of a repository lookup that remembers hits and misses.
+ * Each cache extends it and states only its key, its lookup and its lifetimes; the application
+ * closes it at shutdown (onModuleDestroy).
  */
-export class ReadThroughCache<V extends NonNullable<unknown>> {
+export abstract class ReadThroughCache<V extends NonNullable<unknown>> {
   private readonly entries: BoundedCache<V | typeof MISSING>;
   private readonly hitTtlMs: number;
   private readonly missTtlMs: number;
 
-  constructor(options: ReadThroughCacheOptions) {
+  protected constructor(options: ReadThroughCacheOptions) {
     this.entries = new BoundedCache({ maxEntries: options.maxEntries, ttlMs: options.ttlMs });
     this.hitTtlMs = options.ttlMs;
     this.missTtlMs = options.missTtlMs ?? options.ttlMs;
   }
 
   /** The cached value of `key`, or what `load` finds (undefined: none), which is then remembered. */
-  async get(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
+  protected async read(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
     const cached = this.entries.get(key);
     if (cached !== undefined) return cached === MISSING ? undefined : cached;
     const loaded = await load();
@@ -37,7 +38,7 @@ export class ReadThroughCache<V extends NonNullable<unknown>> {
   }
 
   /** Called by the instance that changed the row, so the change is visible there at once. */
-  forget(key: string): void {
+  protected forgetKey(key: string): void {
     this.entries.delete(key);
   }
 
@@ -51,7 +52,7 @@ export class ReadThroughCache<V extends NonNullable<unknown>> {
   }
 
   /** Stops the sweep timer (application shutdown). */
-  close(): void {
+  onModuleDestroy(): void {
     this.entries.close();
   }
 }

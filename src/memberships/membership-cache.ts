@@ -1,6 +1,6 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { ReadThroughCache } from '../common/read-through-cache';
+import { Inject, Injectable } from '@nestjs/common';
 import { isPossibleId } from '../common/ids';
+import { ReadThroughCache } from '../common/read-through-cache';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { MembershipRow } from '../database/schema';
 import { MembershipRepository } from './membership.repository';
@@ -11,36 +11,21 @@ export const MEMBERSHIP_CACHE_TTL_MS = 60 * 60 * 1000;
 export const MEMBERSHIP_MISS_TTL_MS = 10_000;
 
 @Injectable()
-export class MembershipCache implements OnModuleDestroy {
-  private readonly entries: ReadThroughCache<MembershipRow>;
-
+export class MembershipCache extends ReadThroughCache<MembershipRow> {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly memberships: MembershipRepository,
   ) {
-    this.entries = new ReadThroughCache({ maxEntries: config.cacheMaxEntries, ttlMs: MEMBERSHIP_CACHE_TTL_MS, missTtlMs: MEMBERSHIP_MISS_TTL_MS });
+    super({ maxEntries: config.cacheMaxEntries, ttlMs: MEMBERSHIP_CACHE_TTL_MS, missTtlMs: MEMBERSHIP_MISS_TTL_MS });
   }
 
   /** The membership, or undefined; an id that cannot exist is answered without a lookup and never cached. */
   async get(id: string): Promise<MembershipRow | undefined> {
     if (!isPossibleId(id)) return undefined;
-    return this.entries.get(id, () => this.memberships.findById(id));
+    return this.read(id, () => this.memberships.findById(id));
   }
 
   invalidate(id: string): void {
-    this.entries.forget(id);
-  }
-
-  /** Entries held now (hits and remembered misses). */
-  get size(): number {
-    return this.entries.size;
-  }
-
-  get maxEntries(): number {
-    return this.entries.maxEntries;
-  }
-
-  onModuleDestroy(): void {
-    this.entries.close();
+    this.forgetKey(id);
   }
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { membershipScopedKey, ReadThroughCache } from '../common/read-through-cache';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { ProviderRow } from '../database/schema';
@@ -9,25 +9,19 @@ import { ProviderRepository } from './provider.repository';
  * once on the instance that made it (the service forgets the entry), elsewhere within the TTL.
  */
 @Injectable()
-export class ProviderCache implements OnModuleDestroy {
-  private readonly entries: ReadThroughCache<ProviderRow>;
-
+export class ProviderCache extends ReadThroughCache<ProviderRow> {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly providers: ProviderRepository,
   ) {
-    this.entries = new ReadThroughCache({ maxEntries: config.cacheMaxEntries, ttlMs: config.providerCacheTtlSeconds * 1000 });
+    super({ maxEntries: config.cacheMaxEntries, ttlMs: config.providerCacheTtlSeconds * 1000 });
   }
 
-  async get(membershipId: string, slug: string): Promise<ProviderRow | undefined> {
-    return this.entries.get(membershipScopedKey(membershipId, slug), () => this.providers.findBySlug(membershipId, slug));
+  get(membershipId: string, slug: string): Promise<ProviderRow | undefined> {
+    return this.read(membershipScopedKey(membershipId, slug), () => this.providers.findBySlug(membershipId, slug));
   }
 
   forget(membershipId: string, slug: string): void {
-    this.entries.forget(membershipScopedKey(membershipId, slug));
-  }
-
-  onModuleDestroy(): void {
-    this.entries.close();
+    this.forgetKey(membershipScopedKey(membershipId, slug));
   }
 }

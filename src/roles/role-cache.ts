@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { membershipScopedKey, ReadThroughCache } from '../common/read-through-cache';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { PermissionExpression } from '../permissions';
@@ -25,21 +25,19 @@ export function parseStored(expressions: readonly string[]): PermissionExpressio
 }
 
 @Injectable()
-export class RoleCache implements OnModuleDestroy {
-  private readonly entries: ReadThroughCache<RolePermissions>;
-
+export class RoleCache extends ReadThroughCache<RolePermissions> {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly roles: RoleRepository,
   ) {
-    this.entries = new ReadThroughCache({ maxEntries: config.cacheMaxEntries, ttlMs: ROLE_CACHE_TTL_MS });
+    super({ maxEntries: config.cacheMaxEntries, ttlMs: ROLE_CACHE_TTL_MS });
   }
 
   /** Role slugs come from stored users and applications, not from request text. */
   async permissionsOf(membershipId: string, slug: string | null): Promise<RolePermissions> {
     if (!slug) return NO_ROLE;
     // A missing role is remembered as NO_ROLE (it grants nothing), so the lookup always finds a value.
-    const value = await this.entries.get(membershipScopedKey(membershipId, slug), async () => {
+    const value = await this.read(membershipScopedKey(membershipId, slug), async () => {
       const role = await this.roles.findBySlug(membershipId, slug);
       return role ? { permissions: parseStored(role.permissions), forbidden: parseStored(role.forbidden) } : NO_ROLE;
     });
@@ -48,15 +46,6 @@ export class RoleCache implements OnModuleDestroy {
 
   /** Called by the instance that changed the role, so the change is visible there at once. */
   invalidate(membershipId: string, slug: string): void {
-    this.entries.forget(membershipScopedKey(membershipId, slug));
-  }
-
-  /** Entries held now. */
-  get size(): number {
-    return this.entries.size;
-  }
-
-  onModuleDestroy(): void {
-    this.entries.close();
+    this.forgetKey(membershipScopedKey(membershipId, slug));
   }
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { membershipScopedKey, ReadThroughCache } from '../common/read-through-cache';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { UserTypeRow } from '../database/schema';
@@ -11,33 +11,22 @@ export const USER_TYPE_CACHE_TTL_MS = 60 * 60 * 1000;
 export const USER_TYPE_MISS_TTL_MS = 10_000;
 
 @Injectable()
-export class UserTypeCache implements OnModuleDestroy {
-  private readonly entries: ReadThroughCache<UserTypeRow>;
-
+export class UserTypeCache extends ReadThroughCache<UserTypeRow> {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly userTypes: UserTypeRepository,
   ) {
-    this.entries = new ReadThroughCache({ maxEntries: config.cacheMaxEntries, ttlMs: USER_TYPE_CACHE_TTL_MS, missTtlMs: USER_TYPE_MISS_TTL_MS });
+    super({ maxEntries: config.cacheMaxEntries, ttlMs: USER_TYPE_CACHE_TTL_MS, missTtlMs: USER_TYPE_MISS_TTL_MS });
   }
 
   /** The user type, or undefined; a slug that cannot exist (the request's `user_type`) is answered without a lookup and never cached. */
   async getBySlug(membershipId: string, slug: string): Promise<UserTypeRow | undefined> {
     if (!SLUG_PATTERN.test(slug)) return undefined;
-    return this.entries.get(membershipScopedKey(membershipId, slug), () => this.userTypes.findBySlug(membershipId, slug));
+    return this.read(membershipScopedKey(membershipId, slug), () => this.userTypes.findBySlug(membershipId, slug));
   }
 
   /** Called by the instance that changed the type, so the change is visible there at once. */
   invalidate(membershipId: string, slug: string): void {
-    this.entries.forget(membershipScopedKey(membershipId, slug));
-  }
-
-  /** Entries held now (hits and remembered misses). */
-  get size(): number {
-    return this.entries.size;
-  }
-
-  onModuleDestroy(): void {
-    this.entries.close();
+    this.forgetKey(membershipScopedKey(membershipId, slug));
   }
 }

@@ -137,8 +137,3 @@ export class MailhookResponseDto {
   @ApiProperty() membership_id!: string;
   @ApiProperty({ type: SysSchema }) sys!: SysSchema;
 }
-
-export class MailhookPageDto {
-  @ApiProperty({ type: [MailhookResponseDto] }) items!: MailhookResponseDto[];
-  @ApiPropertyOptional() count?: number;
-}

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor, type Tx } from '../database/database';
+import { and, eq, sql } from 'drizzle-orm';
+import { DATABASE, type Database } from '../database/database';
+import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { mailhooks, type MailhookRow } from '../database/schema';
-import { deleteByIds, runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
+import type { QuerySchema } from '../common/query';
 import { toMailhookResponse } from './mailhook.mapper';
 
 export type NewMailhookRow = typeof mailhooks.$inferInsert;
@@ -34,31 +35,10 @@ export const MAILHOOK_QUERY_SCHEMA: QuerySchema = {
   },
 };
 
-const DEFAULT_SORT: SQL = sql`${asc(mailhooks.createdAt)}, ${asc(mailhooks.id)}`;
-const scope = (membershipId: string): SQL => eq(mailhooks.membershipId, membershipId);
-
 @Injectable()
-export class MailhookRepository {
-  constructor(@Inject(DATABASE) private readonly database: Database) {}
-
-  async findById(membershipId: string, id: string, executor: Executor = this.database.db): Promise<MailhookRow | undefined> {
-    const [row] = await executor
-      .select()
-      .from(mailhooks)
-      .where(and(scope(membershipId), eq(mailhooks.id, id)))
-      .limit(1);
-    return row;
-  }
-
-  /** The row, locked until the transaction ends, so concurrent replaces of one mail hook serialize. */
-  async findByIdForUpdate(membershipId: string, id: string, tx: Tx): Promise<MailhookRow | undefined> {
-    const [row] = await tx
-      .select()
-      .from(mailhooks)
-      .where(and(scope(membershipId), eq(mailhooks.id, id)))
-      .limit(1)
-      .for('update');
-    return row;
+export class MailhookRepository extends MembershipScopedRepository<MailhookRow, NewMailhookRow, MailhookChanges> {
+  constructor(@Inject(DATABASE) database: Database) {
+    super(database, { table: mailhooks, schema: MAILHOOK_QUERY_SCHEMA, toResponse: toMailhookResponse });
   }
 
   /**
@@ -71,48 +51,6 @@ export class MailhookRepository {
     return this.database.db
       .select()
       .from(mailhooks)
-      .where(and(scope(membershipId), eq(mailhooks.event, eventType), eq(mailhooks.isActive, true)));
-  }
-
-  list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return runListQuery<MailhookRow>({
-      executor: this.database.db,
-      table: mailhooks,
-      idColumn: mailhooks.id,
-      scope: scope(membershipId),
-      schema: MAILHOOK_QUERY_SCHEMA,
-      request,
-      defaultSort: DEFAULT_SORT,
-      toResponse: toMailhookResponse,
-    });
-  }
-
-  async insert(membershipId: string, tx: Tx, row: Omit<NewMailhookRow, 'membershipId'>): Promise<MailhookRow> {
-    const [created] = await tx
-      .insert(mailhooks)
-      .values({ ...row, membershipId })
-      .returning();
-    return created;
-  }
-
-  async replace(membershipId: string, tx: Tx, id: string, changes: MailhookChanges): Promise<MailhookRow> {
-    const [updated] = await tx
-      .update(mailhooks)
-      .set(changes)
-      .where(and(scope(membershipId), eq(mailhooks.id, id)))
-      .returning();
-    return updated;
-  }
-
-  async deleteById(membershipId: string, tx: Tx, id: string): Promise<MailhookRow | undefined> {
-    const [deleted] = await tx
-      .delete(mailhooks)
-      .where(and(scope(membershipId), eq(mailhooks.id, id)))
-      .returning();
-    return deleted;
-  }
-
-  deleteByIds(membershipId: string, tx: Tx, ids: readonly string[]): Promise<MailhookRow[]> {
-    return deleteByIds<MailhookRow>(tx, mailhooks, mailhooks.id, scope(membershipId), ids);
+      .where(and(this.scope(membershipId), eq(mailhooks.event, eventType), eq(mailhooks.isActive, true)));
   }
 }

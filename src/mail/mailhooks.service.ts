@@ -89,7 +89,7 @@ export class MailhooksService {
     const utilizerId = utilizerIdOf(caller);
     return this.recorder.transaction(async (tx, record) => {
       await this.assertProviderExists(tx, membershipId, fields.mailProvider);
-      const row = await this.mailhooks.insert(membershipId, tx, { id: newId(), ...fields, createdBy: utilizerId });
+      const row = await this.mailhooks.insert(membershipId, { id: newId(), ...fields, createdBy: utilizerId }, tx);
       const document = toMailhookResponse(row);
       record({ membershipId, eventType: 'MailhookCreated', utilizerId, document });
       return document;
@@ -105,7 +105,7 @@ export class MailhooksService {
       const current = await this.mailhooks.findByIdForUpdate(membershipId, id, tx);
       if (!current) throw notFound();
       if (sameFields(current, fields)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
-      const updated = await this.mailhooks.replace(membershipId, tx, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId });
+      const updated = await this.mailhooks.replace(membershipId, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId }, tx);
       const document = toMailhookResponse(updated);
       record({ membershipId, eventType: 'MailhookUpdated', utilizerId, document, prior: toMailhookResponse(current) });
       return document;
@@ -115,7 +115,7 @@ export class MailhooksService {
   async delete(membershipId: string, id: string, caller: Caller): Promise<void> {
     const utilizerId = utilizerIdOf(caller);
     await this.recorder.transaction(async (tx, record) => {
-      const deleted = await this.mailhooks.deleteById(membershipId, tx, id);
+      const deleted = await this.mailhooks.deleteById(membershipId, id, tx);
       if (!deleted) throw notFound();
       record({ membershipId, eventType: 'MailhookDeleted', utilizerId, document: {}, prior: toMailhookResponse(deleted) });
     });
@@ -126,7 +126,7 @@ export class MailhooksService {
     await this.permissions.assertMayActOnEach(caller, 'mailhooks', 'delete', ids);
     const utilizerId = utilizerIdOf(caller);
     const deleted = await this.recorder.transaction(async (tx, record) => {
-      const rows = await this.mailhooks.deleteByIds(membershipId, tx, ids);
+      const rows = await this.mailhooks.deleteByIds(membershipId, ids, tx);
       for (const row of rows) {
         record({ membershipId, eventType: 'MailhookDeleted', utilizerId, document: {}, prior: toMailhookResponse(row) });
       }

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor, type Tx } from '../database/database';
+import { and, eq, sql } from 'drizzle-orm';
+import { DATABASE, type Database } from '../database/database';
+import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { providers, type ProviderRow } from '../database/schema';
-import { deleteByIds, runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
+import type { QuerySchema } from '../common/query';
 import { toProviderResponse } from './provider.mapper';
 
 export type NewProviderRow = typeof providers.$inferInsert;
@@ -38,74 +39,19 @@ export const PROVIDER_QUERY_SCHEMA: QuerySchema = {
   hidden: ['client_secret'],
 };
 
-const DEFAULT_SORT: SQL = sql`${asc(providers.createdAt)}, ${asc(providers.id)}`;
-const scope = (membershipId: string): SQL => eq(providers.membershipId, membershipId);
-
+/** deleteByIds removes the providers and, by the foreign key's cascade, their identity links; users stay. */
 @Injectable()
-export class ProviderRepository {
-  constructor(@Inject(DATABASE) private readonly database: Database) {}
-
-  async findById(membershipId: string, id: string, executor: Executor = this.database.db): Promise<ProviderRow | undefined> {
-    const [row] = await executor
-      .select()
-      .from(providers)
-      .where(and(scope(membershipId), eq(providers.id, id)))
-      .limit(1);
-    return row;
+export class ProviderRepository extends MembershipScopedRepository<ProviderRow, NewProviderRow, ProviderChanges> {
+  constructor(@Inject(DATABASE) database: Database) {
+    super(database, { table: providers, schema: PROVIDER_QUERY_SCHEMA, toResponse: toProviderResponse });
   }
 
   async findBySlug(membershipId: string, slug: string): Promise<ProviderRow | undefined> {
     const [row] = await this.database.db
       .select()
       .from(providers)
-      .where(and(scope(membershipId), eq(providers.slug, slug)))
+      .where(and(this.scope(membershipId), eq(providers.slug, slug)))
       .limit(1);
     return row;
-  }
-
-  /** The row, locked until the transaction ends, so concurrent replaces of one provider serialize. */
-  async findByIdForUpdate(membershipId: string, id: string, tx: Tx): Promise<ProviderRow | undefined> {
-    const [row] = await tx
-      .select()
-      .from(providers)
-      .where(and(scope(membershipId), eq(providers.id, id)))
-      .limit(1)
-      .for('update');
-    return row;
-  }
-
-  list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return runListQuery<ProviderRow>({
-      executor: this.database.db,
-      table: providers,
-      idColumn: providers.id,
-      scope: scope(membershipId),
-      schema: PROVIDER_QUERY_SCHEMA,
-      request,
-      defaultSort: DEFAULT_SORT,
-      toResponse: toProviderResponse,
-    });
-  }
-
-  async insert(membershipId: string, tx: Tx, row: Omit<NewProviderRow, 'membershipId'>): Promise<ProviderRow> {
-    const [created] = await tx
-      .insert(providers)
-      .values({ ...row, membershipId })
-      .returning();
-    return created;
-  }
-
-  async replace(membershipId: string, tx: Tx, id: string, changes: ProviderChanges): Promise<ProviderRow> {
-    const [updated] = await tx
-      .update(providers)
-      .set(changes)
-      .where(and(scope(membershipId), eq(providers.id, id)))
-      .returning();
-    return updated;
-  }
-
-  /** Deletes the providers and, by the foreign key's cascade, their identity links; users stay. */
-  deleteByIds(membershipId: string, tx: Tx, ids: readonly string[]): Promise<ProviderRow[]> {
-    return deleteByIds<ProviderRow>(tx, providers, providers.id, scope(membershipId), ids);
   }
 }

@@ -87,13 +87,11 @@ export class ProvidersService {
     const created = await this.recorder.transaction(async (tx, record) => {
       await this.assertReferencesExist(membershipId, fields, tx);
       assertHoldsGrants(granter, grantedByAssignment(null, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole), tx)));
-      const row = await this.providers.insert(membershipId, tx, {
-        id: newId(),
-        slug: body.slug ?? slugify(fields.name),
-        ...fields,
-        clientSecret: body.client_secret ?? null,
-        createdBy: utilizerId,
-      });
+      const row = await this.providers.insert(
+        membershipId,
+        { id: newId(), slug: body.slug ?? slugify(fields.name), ...fields, clientSecret: body.client_secret ?? null, createdBy: utilizerId },
+        tx,
+      );
       const response = toProviderResponse(row);
       record({ membershipId, eventType: 'ProviderCreated', utilizerId, document: response });
       return response;
@@ -119,7 +117,7 @@ export class ProvidersService {
       await this.assertReferencesExist(membershipId, fields, tx);
       const before = await loadAssignment(this.roles, membershipId, grantsOf(current.defaultRole), tx);
       assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole), tx)));
-      const updated = await this.providers.replace(membershipId, tx, id, { ...fields, clientSecret, modifiedAt: new Date(), modifiedBy: utilizerId });
+      const updated = await this.providers.replace(membershipId, id, { ...fields, clientSecret, modifiedAt: new Date(), modifiedBy: utilizerId }, tx);
       const response = toProviderResponse(updated);
       record({ membershipId, eventType: 'ProviderUpdated', utilizerId, document: response, prior: toProviderResponse(current) });
       return response;
@@ -142,7 +140,7 @@ export class ProvidersService {
   private async deleteByIds(membershipId: string, caller: Caller, ids: string[]): Promise<string[]> {
     const utilizerId = utilizerIdOf(caller);
     const rows = await this.recorder.transaction(async (tx, record) => {
-      const deleted = await this.providers.deleteByIds(membershipId, tx, ids);
+      const deleted = await this.providers.deleteByIds(membershipId, ids, tx);
       for (const row of deleted) {
         record({ membershipId, eventType: 'ProviderDeleted', utilizerId, document: {}, prior: toProviderResponse(row) });
       }

@@ -1,5 +1,5 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { BoundedCache } from '../common/bounded-cache';
+import { Inject, Injectable } from '@nestjs/common';
+import { membershipScopedKey, ReadThroughCache } from '../common/read-through-cache';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { PermissionExpression } from '../permissions';
 import { RoleRepository } from './role.repository';
@@ -25,45 +25,27 @@ export function parseStored(expressions: readonly string[]): PermissionExpressio
 }
 
 @Injectable()
-export class RoleCache implements OnModuleDestroy {
-  private readonly entries: BoundedCache<RolePermissions>;
-
+export class RoleCache extends ReadThroughCache<RolePermissions> {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly roles: RoleRepository,
   ) {
-    this.entries = new BoundedCache({ maxEntries: config.cacheMaxEntries, ttlMs: ROLE_CACHE_TTL_MS });
-  }
-
-  private key(membershipId: string, slug: string): string {
-    return `${membershipId}:${slug}`;
+    super({ maxEntries: config.cacheMaxEntries, ttlMs: ROLE_CACHE_TTL_MS });
   }
 
   /** Role slugs come from stored users and applications, not from request text. */
   async permissionsOf(membershipId: string, slug: string | null): Promise<RolePermissions> {
     if (!slug) return NO_ROLE;
-    const key = this.key(membershipId, slug);
-    const cached = this.entries.get(key);
-    if (cached) return cached;
-    const role = await this.roles.findBySlug(membershipId, slug);
-    const value: RolePermissions = role
-      ? { permissions: parseStored(role.permissions), forbidden: parseStored(role.forbidden) }
-      : NO_ROLE;
-    this.entries.set(key, value);
-    return value;
+    // A missing role is remembered as NO_ROLE (it grants nothing), so the lookup always finds a value.
+    const value = await this.read(membershipScopedKey(membershipId, slug), async () => {
+      const role = await this.roles.findBySlug(membershipId, slug);
+      return role ? { permissions: parseStored(role.permissions), forbidden: parseStored(role.forbidden) } : NO_ROLE;
+    });
+    return value ?? NO_ROLE;
   }
 
   /** Called by the instance that changed the role, so the change is visible there at once. */
   invalidate(membershipId: string, slug: string): void {
-    this.entries.delete(this.key(membershipId, slug));
-  }
-
-  /** Entries held now. */
-  get size(): number {
-    return this.entries.size;
-  }
-
-  onModuleDestroy(): void {
-    this.entries.close();
+    this.forgetKey(membershipScopedKey(membershipId, slug));
   }
 }

@@ -40,8 +40,3 @@ export class TokenCodePolicyResponseDto {
   @ApiProperty() membership_id!: string;
   @ApiProperty({ type: SysDto }) sys!: SysDto;
 }
-
-export class TokenCodePolicyPageDto {
-  @ApiProperty({ type: [TokenCodePolicyResponseDto] }) items!: TokenCodePolicyResponseDto[];
-  @ApiPropertyOptional() count?: number;
-}

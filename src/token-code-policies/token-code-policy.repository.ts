@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
+import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { memberships, tokenCodePolicies, type TokenCodePolicyRow } from '../database/schema';
-import { deleteByIds, runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
+import type { QuerySchema } from '../common/query';
 import { toTokenCodePolicyResponse } from './token-code-policy.mapper';
 
 export type NewTokenCodePolicyRow = typeof tokenCodePolicies.$inferInsert;
@@ -31,69 +32,19 @@ export const TOKEN_CODE_POLICY_QUERY_SCHEMA: QuerySchema = {
   hidden: [],
 };
 
-const DEFAULT_SORT: SQL = sql`${asc(tokenCodePolicies.createdAt)}, ${asc(tokenCodePolicies.id)}`;
-const scope = (membershipId: string): SQL => eq(tokenCodePolicies.membershipId, membershipId);
-
 @Injectable()
-export class TokenCodePolicyRepository {
-  constructor(@Inject(DATABASE) private readonly database: Database) {}
-
-  async findById(membershipId: string, id: string, executor: Executor = this.database.db): Promise<TokenCodePolicyRow | undefined> {
-    const [row] = await executor
-      .select()
-      .from(tokenCodePolicies)
-      .where(and(scope(membershipId), eq(tokenCodePolicies.id, id)))
-      .limit(1);
-    return row;
+export class TokenCodePolicyRepository extends MembershipScopedRepository<TokenCodePolicyRow, NewTokenCodePolicyRow, TokenCodePolicyChanges> {
+  constructor(@Inject(DATABASE) database: Database) {
+    super(database, { table: tokenCodePolicies, schema: TOKEN_CODE_POLICY_QUERY_SCHEMA, toResponse: toTokenCodePolicyResponse });
   }
 
   async findBySlug(membershipId: string, slug: string, executor: Executor = this.database.db): Promise<TokenCodePolicyRow | undefined> {
     const [row] = await executor
       .select()
       .from(tokenCodePolicies)
-      .where(and(scope(membershipId), eq(tokenCodePolicies.slug, slug)))
+      .where(and(this.scope(membershipId), eq(tokenCodePolicies.slug, slug)))
       .limit(1);
     return row;
-  }
-
-  async findByIdForUpdate(membershipId: string, id: string, tx: Executor = this.database.db): Promise<TokenCodePolicyRow | undefined> {
-    const [row] = await tx
-      .select()
-      .from(tokenCodePolicies)
-      .where(and(scope(membershipId), eq(tokenCodePolicies.id, id)))
-      .limit(1)
-      .for('update');
-    return row;
-  }
-
-  list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return runListQuery<TokenCodePolicyRow>({
-      executor: this.database.db,
-      table: tokenCodePolicies,
-      idColumn: tokenCodePolicies.id,
-      scope: scope(membershipId),
-      schema: TOKEN_CODE_POLICY_QUERY_SCHEMA,
-      request,
-      defaultSort: DEFAULT_SORT,
-      toResponse: toTokenCodePolicyResponse,
-    });
-  }
-
-  async insert(membershipId: string, row: Omit<NewTokenCodePolicyRow, 'membershipId'>, tx: Executor = this.database.db): Promise<TokenCodePolicyRow> {
-    const [created] = await tx
-      .insert(tokenCodePolicies)
-      .values({ ...row, membershipId })
-      .returning();
-    return created;
-  }
-
-  async replace(membershipId: string, id: string, changes: TokenCodePolicyChanges, tx: Executor = this.database.db): Promise<TokenCodePolicyRow> {
-    const [updated] = await tx
-      .update(tokenCodePolicies)
-      .set(changes)
-      .where(and(scope(membershipId), eq(tokenCodePolicies.id, id)))
-      .returning();
-    return updated;
   }
 
   /**
@@ -110,25 +61,13 @@ export class TokenCodePolicyRepository {
     return row?.codePolicy !== null && row?.codePolicy !== undefined && slugs.includes(row.codePolicy);
   }
 
-  async deleteById(membershipId: string, id: string, tx: Executor = this.database.db): Promise<TokenCodePolicyRow | undefined> {
-    const [deleted] = await tx
-      .delete(tokenCodePolicies)
-      .where(and(scope(membershipId), eq(tokenCodePolicies.id, id)))
-      .returning();
-    return deleted;
-  }
-
-  deleteByIds(membershipId: string, ids: readonly string[], tx: Executor = this.database.db): Promise<TokenCodePolicyRow[]> {
-    return deleteByIds<TokenCodePolicyRow>(tx, tokenCodePolicies, tokenCodePolicies.id, scope(membershipId), ids);
-  }
-
   /** The policies with these ids (the ones a bulk delete would remove), for the in-use check. */
   async findByIds(membershipId: string, ids: readonly string[], tx: Executor = this.database.db): Promise<TokenCodePolicyRow[]> {
     if (ids.length === 0) return [];
     return tx
       .select()
       .from(tokenCodePolicies)
-      .where(and(scope(membershipId), inArray(tokenCodePolicies.id, [...ids])))
+      .where(and(this.scope(membershipId), inArray(tokenCodePolicies.id, [...ids])))
       .for('update');
   }
 }

@@ -1,5 +1,5 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { BoundedCache } from '../common/bounded-cache';
+import { Inject, Injectable } from '@nestjs/common';
+import { membershipScopedKey, ReadThroughCache } from '../common/read-through-cache';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { UserTypeRow } from '../database/schema';
 import { SLUG_PATTERN } from '../common/patterns';
@@ -10,46 +10,23 @@ export const USER_TYPE_CACHE_TTL_MS = 60 * 60 * 1000;
 /** A miss is remembered briefly: long enough to spare the database, short enough that a type created on another instance appears soon. */
 export const USER_TYPE_MISS_TTL_MS = 10_000;
 
-/** Stands for "no such user type" in the cache (the cache holds no undefined or null). */
-const MISSING = Symbol('missing user type');
-
 @Injectable()
-export class UserTypeCache implements OnModuleDestroy {
-  private readonly entries: BoundedCache<UserTypeRow | typeof MISSING>;
-
+export class UserTypeCache extends ReadThroughCache<UserTypeRow> {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly userTypes: UserTypeRepository,
   ) {
-    this.entries = new BoundedCache({ maxEntries: config.cacheMaxEntries, ttlMs: USER_TYPE_CACHE_TTL_MS });
-  }
-
-  private key(membershipId: string, slug: string): string {
-    return `${membershipId}:${slug}`;
+    super({ maxEntries: config.cacheMaxEntries, ttlMs: USER_TYPE_CACHE_TTL_MS, missTtlMs: USER_TYPE_MISS_TTL_MS });
   }
 
   /** The user type, or undefined; a slug that cannot exist (the request's `user_type`) is answered without a lookup and never cached. */
   async getBySlug(membershipId: string, slug: string): Promise<UserTypeRow | undefined> {
     if (!SLUG_PATTERN.test(slug)) return undefined;
-    const key = this.key(membershipId, slug);
-    const cached = this.entries.get(key);
-    if (cached !== undefined) return cached === MISSING ? undefined : cached;
-    const row = await this.userTypes.findBySlug(membershipId, slug);
-    this.entries.set(key, row ?? MISSING, row ? USER_TYPE_CACHE_TTL_MS : USER_TYPE_MISS_TTL_MS);
-    return row;
+    return this.read(membershipScopedKey(membershipId, slug), () => this.userTypes.findBySlug(membershipId, slug));
   }
 
   /** Called by the instance that changed the type, so the change is visible there at once. */
   invalidate(membershipId: string, slug: string): void {
-    this.entries.delete(this.key(membershipId, slug));
-  }
-
-  /** Entries held now (hits and remembered misses). */
-  get size(): number {
-    return this.entries.size;
-  }
-
-  onModuleDestroy(): void {
-    this.entries.close();
+    this.forgetKey(membershipScopedKey(membershipId, slug));
   }
 }

@@ -1,10 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Param, Query, UseInterceptors } from '@nestjs/common';
+import { ApiExtraModels, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
-import { CurrentCaller, RequirePermission } from '../common/access-decorators';
-import { ApiAuth, ApiErrors } from '../common/openapi';
-import { ApiJsonBody, ApiListParams, ApiListResponse, ApiQueryBody, BulkDeleteAnswerSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, type QueryBody, QueryBodyParam } from '../common/query/query-body';
+import { CurrentCaller } from '../common/access-decorators';
+import { ApiAuth } from '../common/openapi';
+import { BulkDeleteRoute, CreateRoute, DeleteRoute, GetRoute, ListRoute, QueryRoute, ReplaceRoute } from '../common/crud/crud-routes';
+import { type QueryBody, QueryBodyParam } from '../common/query/query-body';
 import type { ListPage } from '../common/query';
 import type { UserTypeResponse } from './user-type.mapper';
 import { UserTypeBodyDto, UserTypeBodyPipe, type UserTypeInput } from './user-type.dto';
@@ -22,28 +22,18 @@ const SORTABLE = '_id, slug, sys.created_at';
 export class UserTypesController {
   constructor(private readonly userTypes: UserTypesService) {}
 
-  @Get()
-  @RequirePermission('user-types.read')
-  @ApiOperation({ summary: 'List user types (skip, limit, with_count, sort)' })
-  @ApiListParams(SORTABLE)
-  @ApiListResponse(UserTypeSchema)
-  @ApiErrors(400, 403, 404)
-  list(
-    @CurrentCaller() caller: Caller,
-    @Param('membershipId') membershipId: string,
-    @Query() query: Record<string, unknown>,
-  ): Promise<ListPage<Record<string, unknown>>> {
+  @ListRoute({ permission: 'user-types.read', summary: 'List user types (skip, limit, with_count, sort)', sortable: SORTABLE, items: UserTypeSchema })
+  list(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
     return this.userTypes.list(caller, membershipId, query);
   }
 
-  @Post('_query')
-  @HttpCode(200)
-  @RequirePermission('user-types.read')
-  @ApiOperation({ summary: 'Query user types with {where, select}' })
-  @ApiQueryBody({ where: { slug: 'employee' } })
-  @ApiListParams(SORTABLE)
-  @ApiListResponse(UserTypeSchema)
-  @ApiErrors(400, 403, 404)
+  @QueryRoute({
+    permission: 'user-types.read',
+    summary: 'Query user types with {where, select}',
+    sortable: SORTABLE,
+    items: UserTypeSchema,
+    example: { where: { slug: 'employee' } },
+  })
   query(
     @CurrentCaller() caller: Caller,
     @Param('membershipId') membershipId: string,
@@ -53,40 +43,30 @@ export class UserTypesController {
     return this.userTypes.list(caller, membershipId, query, body);
   }
 
-  @Post()
-  @RequirePermission('user-types.create')
-  @ApiOperation({ summary: 'Create a user type' })
-  @ApiBody({ type: UserTypeBodyDto })
-  @ApiResponse({ status: 201, type: UserTypeSchema })
-  @ApiErrors(400, 403, 404, 409)
-  create(
-    @Param('membershipId') membershipId: string,
-    @CurrentCaller() caller: Caller,
-    @Body(UserTypeBodyPipe) input: UserTypeInput,
-  ): Promise<UserTypeResponse> {
+  @CreateRoute({ permission: 'user-types.create', summary: 'Create a user type', answer: UserTypeSchema, body: UserTypeBodyDto })
+  create(@Param('membershipId') membershipId: string, @CurrentCaller() caller: Caller, @Body(UserTypeBodyPipe) input: UserTypeInput): Promise<UserTypeResponse> {
     return this.userTypes.create(membershipId, caller, input);
   }
 
-  @Get(':id')
-  @RequirePermission('user-types.read', { object: 'id' })
-  @ApiOperation({ summary: 'Get a user type' })
-  @ApiResponse({ status: 200, type: UserTypeSchema })
-  @ApiErrors(403, 404)
+  @GetRoute({ permission: 'user-types.read', summary: 'Get a user type', answer: UserTypeSchema })
   get(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<UserTypeResponse> {
     return this.userTypes.get(membershipId, id);
   }
 
-  @Put(':id')
-  @RequirePermission('user-types.update', { object: 'id' })
-  @ApiOperation({ summary: 'Replace a user type (the slug cannot change)' })
-  @ApiJsonBody(UserTypeBodyDto, {
-    replace: {
-      summary: 'New name and properties (slug left out: it cannot change)',
-      value: { name: 'Employee', allow_additional_properties: false, properties: { department: { type: 'enum', values: ['sales', 'it'] } } },
+  @ReplaceRoute({
+    permission: 'user-types.update',
+    summary: 'Replace a user type (the slug cannot change)',
+    answer: UserTypeSchema,
+    body: {
+      model: UserTypeBodyDto,
+      examples: {
+        replace: {
+          summary: 'New name and properties (slug left out: it cannot change)',
+          value: { name: 'Employee', allow_additional_properties: false, properties: { department: { type: 'enum', values: ['sales', 'it'] } } },
+        },
+      },
     },
   })
-  @ApiResponse({ status: 200, type: UserTypeSchema })
-  @ApiErrors(400, 403, 404, 409)
   update(
     @Param('membershipId') membershipId: string,
     @Param('id') id: string,
@@ -96,28 +76,13 @@ export class UserTypesController {
     return this.userTypes.update(membershipId, id, caller, input);
   }
 
-  @Delete(':id')
-  @HttpCode(204)
-  @RequirePermission('user-types.delete', { object: 'id' })
-  @ApiOperation({ summary: 'Delete a user type (users of the type keep their fields)' })
-  @ApiResponse({ status: 204, description: 'Deleted' })
-  @ApiErrors(403, 404)
+  @DeleteRoute({ permission: 'user-types.delete', summary: 'Delete a user type (users of the type keep their fields)' })
   async remove(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentCaller() caller: Caller): Promise<void> {
     await this.userTypes.remove(membershipId, id, caller);
   }
 
-  @Delete()
-  @HttpCode(200)
-  @RequirePermission('user-types.delete')
-  @ApiOperation({ summary: 'Delete several user types: {"ids": [...]}' })
-  @ApiBody({ type: BulkDeleteBodyDto })
-  @ApiResponse({ status: 200, type: BulkDeleteAnswerSchema })
-  @ApiErrors(400, 403, 404)
-  removeMany(
-    @Param('membershipId') membershipId: string,
-    @CurrentCaller() caller: Caller,
-    @Body() body: unknown,
-  ): Promise<{ deleted: string[]; not_found: string[] }> {
+  @BulkDeleteRoute({ permission: 'user-types.delete', summary: 'Delete several user types: {"ids": [...]}' })
+  removeMany(@Param('membershipId') membershipId: string, @CurrentCaller() caller: Caller, @Body() body: unknown): Promise<{ deleted: string[]; not_found: string[] }> {
     return this.userTypes.removeMany(membershipId, body, caller);
   }
 }

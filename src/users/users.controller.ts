@@ -1,10 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller, CurrentDecision, RequirePermission } from '../common/access-decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
-import { ApiListParams, ApiListResponse, ApiQueryBody, BulkDeleteAnswerSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, type QueryBody, QueryBodyParam } from '../common/query/query-body';
+import { BulkDeleteRoute, CreateRoute, DeleteRoute, GetRoute, ListRoute, QueryRoute, ReplaceRoute, SearchRoute } from '../common/crud/crud-routes';
+import { type QueryBody, QueryBodyParam } from '../common/query/query-body';
 import { UserResource } from '../openapi/resource-schemas';
 import type { ListPage } from '../common/query';
 import type { Decision } from '../permissions';
@@ -23,6 +23,8 @@ import { UsersService } from './users.service';
 
 const SORTABLE = '_id, email_address, role, sys.created_at';
 
+const WITH_CUSTOM_FIELDS = 'The user with its custom fields';
+
 const CUSTOM_FIELDS_NOTE =
   'Custom fields of the user type stand at the top level beside these fields; they are checked against the type (unknown fields are 400).';
 
@@ -32,28 +34,18 @@ const CUSTOM_FIELDS_NOTE =
 export class UsersController {
   constructor(private readonly users: UsersService) {}
 
-  @Get()
-  @RequirePermission('users.read')
-  @ApiOperation({ summary: 'List users (skip, limit, with_count, sort)' })
-  @ApiListParams(SORTABLE)
-  @ApiListResponse(UserResource)
-  @ApiErrors(400, 403, 404)
-  list(
-    @CurrentCaller() caller: Caller,
-    @Param('membershipId') membershipId: string,
-    @Query() query: Record<string, unknown>,
-  ): Promise<ListPage<Record<string, unknown>>> {
+  @ListRoute({ permission: 'users.read', summary: 'List users (skip, limit, with_count, sort)', sortable: SORTABLE, items: UserResource })
+  list(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
     return this.users.list(caller, membershipId, query);
   }
 
-  @Post('_query')
-  @HttpCode(200)
-  @RequirePermission('users.read')
-  @ApiOperation({ summary: 'Query users with {where, select}; custom fields are filtered by their names (dotted paths go inside them)' })
-  @ApiQueryBody({ where: { is_active: true, role: 'admin' }, select: { username: 1, email_address: 1 } })
-  @ApiListParams(SORTABLE)
-  @ApiListResponse(UserResource)
-  @ApiErrors(400, 403, 404)
+  @QueryRoute({
+    permission: 'users.read',
+    summary: 'Query users with {where, select}; custom fields are filtered by their names (dotted paths go inside them)',
+    sortable: SORTABLE,
+    items: UserResource,
+    example: { where: { is_active: true, role: 'admin' }, select: { username: 1, email_address: 1 } },
+  })
   query(
     @CurrentCaller() caller: Caller,
     @Param('membershipId') membershipId: string,
@@ -63,13 +55,13 @@ export class UsersController {
     return this.users.list(caller, membershipId, query, body);
   }
 
-  @Get('search')
-  @RequirePermission('users.read')
-  @ApiOperation({ summary: 'Users whose username, e-mail address, first or last name contains the keyword (case-insensitive)' })
-  @ApiQuery({ name: 'keyword', required: true, type: String, example: 'ada' })
-  @ApiListParams(SORTABLE)
-  @ApiListResponse(UserResource)
-  @ApiErrors(400, 403, 404)
+  @SearchRoute({
+    permission: 'users.read',
+    summary: 'Users whose username, e-mail address, first or last name contains the keyword (case-insensitive)',
+    sortable: SORTABLE,
+    items: UserResource,
+    keywordExample: 'ada',
+  })
   search(
     @CurrentCaller() caller: Caller,
     @Param('membershipId') membershipId: string,
@@ -79,12 +71,14 @@ export class UsersController {
     return this.users.search(caller, membershipId, keyword, query);
   }
 
-  @Post()
-  @RequirePermission('users.create')
-  @ApiOperation({ summary: 'Create a user', description: CUSTOM_FIELDS_NOTE })
-  @ApiBody({ type: CreateUserBodyDto })
-  @ApiResponse({ status: 201, type: UserResource, description: 'The user with its custom fields (never the password hash)' })
-  @ApiErrors(400, 403, 404, 409)
+  @CreateRoute({
+    permission: 'users.create',
+    summary: 'Create a user',
+    description: CUSTOM_FIELDS_NOTE,
+    body: CreateUserBodyDto,
+    answer: UserResource,
+    answerDescription: 'The user with its custom fields (never the password hash)',
+  })
   create(
     @Param('membershipId') membershipId: string,
     @CurrentCaller() caller: Caller,
@@ -93,24 +87,19 @@ export class UsersController {
     return this.users.create(membershipId, caller, input);
   }
 
-  @Get(':id')
-  @RequirePermission('users.read', { object: 'id' })
-  @ApiOperation({ summary: 'Get a user (a user may read itself)' })
-  @ApiResponse({ status: 200, type: UserResource, description: 'The user with its custom fields' })
-  @ApiErrors(403, 404)
+  @GetRoute({ permission: 'users.read', summary: 'Get a user (a user may read itself)', answer: UserResource, answerDescription: WITH_CUSTOM_FIELDS })
   get(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<UserResponse> {
     return this.users.get(membershipId, id);
   }
 
-  @Put(':id')
-  @RequirePermission('users.update', { object: 'id' })
-  @ApiOperation({
+  @ReplaceRoute({
+    permission: 'users.update',
     summary: 'Replace a user (not its password)',
     description: `${CUSTOM_FIELDS_NOTE} A user may change its own firstname, lastname and custom fields; anything else needs users.update.`,
+    body: UpdateUserBodyDto,
+    answer: UserResource,
+    answerDescription: WITH_CUSTOM_FIELDS,
   })
-  @ApiBody({ type: UpdateUserBodyDto })
-  @ApiResponse({ status: 200, type: UserResource, description: 'The user with its custom fields' })
-  @ApiErrors(400, 403, 404, 409)
   update(
     @Param('membershipId') membershipId: string,
     @Param('id') id: string,
@@ -146,7 +135,7 @@ export class UsersController {
   @HttpCode(200)
   @RequirePermission('users.update', { object: 'id' })
   @ApiOperation({ summary: 'Activate a user (is_active = true)' })
-  @ApiResponse({ status: 200, type: UserResource, description: 'The user with its custom fields' })
+  @ApiResponse({ status: 200, type: UserResource, description: WITH_CUSTOM_FIELDS })
   @ApiErrors(403, 404)
   activate(
     @Param('membershipId') membershipId: string,
@@ -161,7 +150,7 @@ export class UsersController {
   @HttpCode(200)
   @RequirePermission('users.update', { object: 'id' })
   @ApiOperation({ summary: 'Freeze a user (is_active = false) and revoke all its tokens' })
-  @ApiResponse({ status: 200, type: UserResource, description: 'The user with its custom fields' })
+  @ApiResponse({ status: 200, type: UserResource, description: WITH_CUSTOM_FIELDS })
   @ApiErrors(403, 404)
   freeze(
     @Param('membershipId') membershipId: string,
@@ -172,23 +161,12 @@ export class UsersController {
     return this.users.setActive(membershipId, id, caller, decision, false);
   }
 
-  @Delete(':id')
-  @HttpCode(204)
-  @RequirePermission('users.delete', { object: 'id' })
-  @ApiOperation({ summary: 'Delete a user and revoke its tokens' })
-  @ApiResponse({ status: 204, description: 'Deleted' })
-  @ApiErrors(403, 404)
+  @DeleteRoute({ permission: 'users.delete', summary: 'Delete a user and revoke its tokens' })
   async remove(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentCaller() caller: Caller): Promise<void> {
     await this.users.remove(membershipId, id, caller);
   }
 
-  @Delete()
-  @HttpCode(200)
-  @RequirePermission('users.delete')
-  @ApiOperation({ summary: 'Delete several users: {"ids": [...]}' })
-  @ApiBody({ type: BulkDeleteBodyDto })
-  @ApiResponse({ status: 200, type: BulkDeleteAnswerSchema })
-  @ApiErrors(400, 403, 404)
+  @BulkDeleteRoute({ permission: 'users.delete', summary: 'Delete several users: {"ids": [...]}' })
   removeMany(
     @Param('membershipId') membershipId: string,
     @CurrentCaller() caller: Caller,

@@ -183,17 +183,3 @@ export class WebhookResponseDto {
   @ApiProperty() membership_id!: string;
   @ApiProperty({ type: SysDto }) sys!: SysDto;
 }
-
-export class WebhookPageDto {
-  @ApiProperty({ type: [WebhookResponseDto] }) items!: WebhookResponseDto[];
-  @ApiPropertyOptional() count?: number;
-}
-
-export class BulkDeleteDto {
-  @ApiProperty({ type: [String], minItems: 1, maxItems: 1000, example: ['3f0c8a2e-5b1d-4c7e-9f1a-2b3c4d5e6f70'] }) ids!: string[];
-}
-
-export class BulkDeleteAnswerDto {
-  @ApiProperty({ type: [String] }) deleted!: string[];
-  @ApiProperty({ type: [String] }) not_found!: string[];
-}

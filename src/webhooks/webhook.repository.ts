@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor } from '../database/database';
+import { and, eq, sql } from 'drizzle-orm';
+import { DATABASE, type Database } from '../database/database';
+import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { webhooks, type WebhookRow } from '../database/schema';
-import { deleteByIds, runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
+import type { QuerySchema } from '../common/query';
 import { toWebhookResponse } from './webhook.mapper';
 
 export type NewWebhookRow = typeof webhooks.$inferInsert;
@@ -30,31 +31,10 @@ export const WEBHOOK_QUERY_SCHEMA: QuerySchema = {
   hidden: ['secret'],
 };
 
-const DEFAULT_SORT: SQL = sql`${asc(webhooks.createdAt)}, ${asc(webhooks.id)}`;
-const scope = (membershipId: string): SQL => eq(webhooks.membershipId, membershipId);
-
 @Injectable()
-export class WebhookRepository {
-  constructor(@Inject(DATABASE) private readonly database: Database) {}
-
-  async findById(membershipId: string, id: string, executor: Executor = this.database.db): Promise<WebhookRow | undefined> {
-    const [row] = await executor
-      .select()
-      .from(webhooks)
-      .where(and(scope(membershipId), eq(webhooks.id, id)))
-      .limit(1);
-    return row;
-  }
-
-  /** The row, locked until the transaction ends, so concurrent replaces of one webhook serialize. */
-  async findByIdForUpdate(membershipId: string, id: string, tx: Executor = this.database.db): Promise<WebhookRow | undefined> {
-    const [row] = await tx
-      .select()
-      .from(webhooks)
-      .where(and(scope(membershipId), eq(webhooks.id, id)))
-      .limit(1)
-      .for('update');
-    return row;
+export class WebhookRepository extends MembershipScopedRepository<WebhookRow, NewWebhookRow, WebhookChanges> {
+  constructor(@Inject(DATABASE) database: Database) {
+    super(database, { table: webhooks, schema: WEBHOOK_QUERY_SCHEMA, toResponse: toWebhookResponse });
   }
 
   /**
@@ -65,48 +45,6 @@ export class WebhookRepository {
     return this.database.db
       .select()
       .from(webhooks)
-      .where(and(scope(membershipId), eq(webhooks.event, eventType), eq(webhooks.status, 'active')));
-  }
-
-  list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return runListQuery<WebhookRow>({
-      executor: this.database.db,
-      table: webhooks,
-      idColumn: webhooks.id,
-      scope: scope(membershipId),
-      schema: WEBHOOK_QUERY_SCHEMA,
-      request,
-      defaultSort: DEFAULT_SORT,
-      toResponse: toWebhookResponse,
-    });
-  }
-
-  async insert(membershipId: string, row: Omit<NewWebhookRow, 'membershipId'>, tx: Executor = this.database.db): Promise<WebhookRow> {
-    const [created] = await tx
-      .insert(webhooks)
-      .values({ ...row, membershipId })
-      .returning();
-    return created;
-  }
-
-  async replace(membershipId: string, id: string, changes: WebhookChanges, tx: Executor = this.database.db): Promise<WebhookRow> {
-    const [updated] = await tx
-      .update(webhooks)
-      .set(changes)
-      .where(and(scope(membershipId), eq(webhooks.id, id)))
-      .returning();
-    return updated;
-  }
-
-  async deleteById(membershipId: string, id: string, tx: Executor = this.database.db): Promise<WebhookRow | undefined> {
-    const [deleted] = await tx
-      .delete(webhooks)
-      .where(and(scope(membershipId), eq(webhooks.id, id)))
-      .returning();
-    return deleted;
-  }
-
-  deleteByIds(membershipId: string, ids: readonly string[], tx: Executor = this.database.db): Promise<WebhookRow[]> {
-    return deleteByIds<WebhookRow>(tx, webhooks, webhooks.id, scope(membershipId), ids);
+      .where(and(this.scope(membershipId), eq(webhooks.event, eventType), eq(webhooks.status, 'active')));
   }
 }

@@ -1,0 +1,91 @@
+import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+import type { Database, Executor } from '../../database/database';
+import { deleteByIds, runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../query';
+
+/** A table of rows that belong to one membership, with the columns every such resource has. */
+export type MembershipScopedTable = PgTable & { id: PgColumn; membershipId: PgColumn; createdAt: PgColumn };
+
+export interface MembershipScopedResource<TRow> {
+  table: MembershipScopedTable;
+  /** The fields `where`, `select` and `sort` may name (see common/query). */
+  schema: QuerySchema;
+  /** The row as the API answers it. */
+  toResponse: (row: TRow) => object;
+}
+
+/**
+ * The reads and writes every membership resource with a plain CRUD surface repeats (mail hooks,
+ * webhooks, providers, token code policies): find by id (locked or not), list/_query, insert,
+ * replace, delete one, delete many, always inside the membership, so an id of another membership
+ * is simply not found. A repository extends it and adds only what is its own.
+ *
+ * Drizzle cannot infer row types through a table type parameter, so the queries here answer
+ * through casts to TRow: the table and TRow are paired once, in the subclass's constructor.
+ */
+export abstract class MembershipScopedRepository<TRow, TNewRow extends object, TChanges extends object> {
+  /** Creation order, the id as tie-breaker: what an index serves inside one membership. */
+  protected readonly defaultSort: SQL;
+
+  protected constructor(
+    protected readonly database: Database,
+    protected readonly resource: MembershipScopedResource<TRow>,
+  ) {
+    this.defaultSort = sql`${asc(resource.table.createdAt)}, ${asc(resource.table.id)}`;
+  }
+
+  /** The tenant condition of every query. */
+  protected scope(membershipId: string): SQL {
+    return eq(this.resource.table.membershipId, membershipId);
+  }
+
+  protected byId(membershipId: string, id: string): SQL | undefined {
+    return and(this.scope(membershipId), eq(this.resource.table.id, id));
+  }
+
+  async findById(membershipId: string, id: string, executor: Executor = this.database.db): Promise<TRow | undefined> {
+    const [row] = await executor.select().from(this.resource.table).where(this.byId(membershipId, id)).limit(1);
+    return row as TRow | undefined;
+  }
+
+  /** The row, locked until the transaction ends, so concurrent replaces of one row serialize. */
+  async findByIdForUpdate(membershipId: string, id: string, tx: Executor = this.database.db): Promise<TRow | undefined> {
+    const [row] = await tx.select().from(this.resource.table).where(this.byId(membershipId, id)).limit(1).for('update');
+    return row as TRow | undefined;
+  }
+
+  list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    return runListQuery<TRow>({
+      executor: this.database.db,
+      table: this.resource.table,
+      idColumn: this.resource.table.id,
+      scope: this.scope(membershipId),
+      schema: this.resource.schema,
+      request,
+      defaultSort: this.defaultSort,
+      toResponse: this.resource.toResponse,
+    });
+  }
+
+  async insert(membershipId: string, row: Omit<TNewRow, 'membershipId'>, tx: Executor = this.database.db): Promise<TRow> {
+    const [created] = (await tx
+      .insert(this.resource.table)
+      .values({ ...row, membershipId })
+      .returning()) as TRow[];
+    return created;
+  }
+
+  async replace(membershipId: string, id: string, changes: TChanges, tx: Executor = this.database.db): Promise<TRow> {
+    const [updated] = (await tx.update(this.resource.table).set(changes).where(this.byId(membershipId, id)).returning()) as TRow[];
+    return updated;
+  }
+
+  async deleteById(membershipId: string, id: string, tx: Executor = this.database.db): Promise<TRow | undefined> {
+    const [deleted] = (await tx.delete(this.resource.table).where(this.byId(membershipId, id)).returning()) as TRow[];
+    return deleted;
+  }
+
+  deleteByIds(membershipId: string, ids: readonly string[], tx: Executor = this.database.db): Promise<TRow[]> {
+    return deleteByIds<TRow>(tx, this.resource.table, this.resource.table.id, this.scope(membershipId), ids);
+  }
+}

@@ -1,0 +1,71 @@
+import { membershipScopedKey, ReadThroughCache, type ReadThroughCacheOptions } from './read-through-cache';
+
+/** The base class opened for the test: a key is looked up by the loader the test gives. */
+class TestCache extends ReadThroughCache<string> {
+  constructor(options: ReadThroughCacheOptions) {
+    super(options);
+  }
+
+  get(key: string, load: () => Promise<string | undefined>): Promise<string | undefined> {
+    return this.read(key, load);
+  }
+
+  forget(key: string): void {
+    this.forgetKey(key);
+  }
+}
+
+describe('ReadThroughCache', () => {
+  afterEach(() => jest.useRealTimers());
+
+  /** A lookup that counts its calls and finds only the keys of `rows`. */
+  function lookup(rows: Record<string, string>): { load: (key: string) => () => Promise<string | undefined>; calls: () => number } {
+    let calls = 0;
+    return {
+      load: (key) => async () => {
+        calls += 1;
+        return rows[key];
+      },
+      calls: () => calls,
+    };
+  }
+
+  it('looks a key up once, then answers hits and misses from memory', async () => {
+    const cache = new TestCache({ maxEntries: 10, ttlMs: 60_000 });
+    const rows = lookup({ a: 'row a' });
+    expect(await cache.get('a', rows.load('a'))).toBe('row a');
+    expect(await cache.get('a', rows.load('a'))).toBe('row a');
+    expect(await cache.get('missing', rows.load('missing'))).toBeUndefined();
+    expect(await cache.get('missing', rows.load('missing'))).toBeUndefined();
+    expect(rows.calls()).toBe(2);
+    expect(cache.size).toBe(2);
+    cache.onModuleDestroy();
+  });
+
+  it('remembers a miss only for missTtlMs, a hit for ttlMs', async () => {
+    jest.useFakeTimers({ now: new Date('2026-01-01T00:00:00.000Z') });
+    const cache = new TestCache({ maxEntries: 10, ttlMs: 60_000, missTtlMs: 1_000 });
+    const rows = lookup({ a: 'row a' });
+    await cache.get('a', rows.load('a'));
+    await cache.get('b', rows.load('b'));
+    jest.setSystemTime(Date.now() + 2_000);
+    await cache.get('a', rows.load('a'));
+    await cache.get('b', rows.load('b'));
+    expect(rows.calls()).toBe(3);
+    cache.onModuleDestroy();
+  });
+
+  it('looks a forgotten key up again', async () => {
+    const cache = new TestCache({ maxEntries: 10, ttlMs: 60_000 });
+    const rows = lookup({ a: 'row a' });
+    await cache.get('a', rows.load('a'));
+    cache.forget('a');
+    await cache.get('a', rows.load('a'));
+    expect(rows.calls()).toBe(2);
+    cache.onModuleDestroy();
+  });
+
+  it('keys a slug by its membership', () => {
+    expect(membershipScopedKey('m1', 'admin')).not.toBe(membershipScopedKey('m2', 'admin'));
+  });
+});

@@ -1,0 +1,63 @@
+import { BoundedCache, type BoundedCacheOptions } from './bounded-cache';
+
+/** Stands for "looked up, not there" (the bounded cache holds no undefined). */
+const MISSING = Symbol('missing');
+
+export interface ReadThroughCacheOptions extends BoundedCacheOptions {
+  /**
+   * How long a miss is remembered; left out, as long as a hit. Short where a row created on
+   * another instance must appear soon, long enough that probing unknown keys spares the database.
+   */
+  missTtlMs?: number;
+}
+
+/**
+ * The one shape of the service's per-instance caches of rows (memberships, user types, roles,
+ * providers): a BoundedCache in front of a repository lookup that remembers hits and misses.
+ * Each cache extends it and states only its key, its lookup and its lifetimes; the application
+ * closes it at shutdown (onModuleDestroy).
+ */
+export abstract class ReadThroughCache<V extends NonNullable<unknown>> {
+  private readonly entries: BoundedCache<V | typeof MISSING>;
+  private readonly hitTtlMs: number;
+  private readonly missTtlMs: number;
+
+  protected constructor(options: ReadThroughCacheOptions) {
+    this.entries = new BoundedCache({ maxEntries: options.maxEntries, ttlMs: options.ttlMs });
+    this.hitTtlMs = options.ttlMs;
+    this.missTtlMs = options.missTtlMs ?? options.ttlMs;
+  }
+
+  /** The cached value of `key`, or what `load` finds (undefined: none), which is then remembered. */
+  protected async read(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
+    const cached = this.entries.get(key);
+    if (cached !== undefined) return cached === MISSING ? undefined : cached;
+    const loaded = await load();
+    this.entries.set(key, loaded ?? MISSING, loaded === undefined ? this.missTtlMs : this.hitTtlMs);
+    return loaded;
+  }
+
+  /** Called by the instance that changed the row, so the change is visible there at once. */
+  protected forgetKey(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /** Entries held now (hits and remembered misses). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get maxEntries(): number {
+    return this.entries.maxEntries;
+  }
+
+  /** Stops the sweep timer (application shutdown). */
+  onModuleDestroy(): void {
+    this.entries.close();
+  }
+}
+
+/** The key of a row named by its slug inside one membership (ids hold no ':', so keys cannot collide). */
+export function membershipScopedKey(membershipId: string, slug: string): string {
+  return `${membershipId}:${slug}`;
+}

@@ -1,15 +1,17 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, unique, type Installation } from '../support/factories';
 import {
+  type ApiObject,
   createApplication,
   createApplicationWithPermissions,
+  type CreatedMembership,
   createMembership,
   createRole,
   expectErrorBody,
   hostileQueries,
-  type ApiObject,
-  type CreatedMembership,
-} from '../support/resources';
+  type Installation,
+  setupInstallation,
+  unique,
+} from '../support/api';
 
 describe('applications API', () => {
   let t: TestApp;

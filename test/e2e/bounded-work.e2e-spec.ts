@@ -2,9 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { JSON_BODY_LIMITS } from '../../src/common/json-budget';
 import { MembershipCache } from '../../src/memberships/membership-cache';
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation } from '../support/factories';
-import { expectErrorBody } from '../support/resources';
-import { webhookBody, webhooksPath } from '../support/webhooks';
+import { expectErrorBody, type Installation, setupInstallation, webhookBody, webhooksPath } from '../support/api';
 
 /**
  * Contract, "Bounded work and per-object rules": the key and depth budget of request bodies,

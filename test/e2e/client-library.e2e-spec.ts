@@ -7,7 +7,7 @@
  */
 import type { PortcullisSettings } from '../../src/client';
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, signIn, type SignedIn } from '../support/factories';
+import { type Installation, setupInstallation, type SignedIn, signIn } from '../support/api';
 import {
   type ApiKind,
   closedPort,

@@ -4,9 +4,8 @@ import { events, tokenCodes } from '../../src/database/schema';
 import { ExpirySweeper } from '../../src/database/expiry-sweeper';
 import { startTestApp, type TestApp } from '../support/app';
 import { captureLog } from '../support/log-capture';
-import { type Installation, type SignedIn, setupInstallation } from '../support/factories';
+import { createSignedInUser, type Installation, putBodyOf, setupInstallation, type SignedIn, usersPath } from '../support/api';
 import { scopedToken } from '../support/protected-apps';
-import { createSignedInUser, putBodyOf, usersPath } from '../support/users';
 
 /** The device code flow (RFC 8628), from the device's side and the approving user's. */
 describe('device code flow', () => {

@@ -2,8 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation } from '../support/factories';
-import { createSignedInUser } from '../support/users';
+import { createSignedInUser, type Installation, setupInstallation } from '../support/api';
 
 /** Debian's chromium; flags as in swagger-ui.e2e-spec.ts: quiet on the network, the page held to loopback. */
 const CHROMIUM = '/usr/bin/chromium';

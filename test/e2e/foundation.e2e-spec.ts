@@ -1,5 +1,5 @@
 import { startTestApp, TEST_SETUP_TOKEN, type TestApp } from '../support/app';
-import { unique } from '../support/factories';
+import { unique } from '../support/api';
 
 describe('foundation: health, setup, error path', () => {
   let t: TestApp;

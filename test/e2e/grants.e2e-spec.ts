@@ -1,7 +1,19 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, signIn, type SignedIn } from '../support/factories';
-import { createApplication, createApplicationWithPermissions, createRole, expectErrorBody, type ApiCaller, type ApiObject } from '../support/resources';
-import { createSignedInUser, createUser, putBodyOf, usersPath } from '../support/users';
+import {
+  type ApiCaller,
+  type ApiObject,
+  createApplication,
+  createApplicationWithPermissions,
+  createRole,
+  createSignedInUser,
+  createUser,
+  expectErrorBody,
+  putBodyOf,
+  setupInstallation,
+  type SignedIn,
+  signIn,
+  usersPath,
+} from '../support/api';
 
 /**
  * Grants (contract "Grants"): a caller can grant only what it holds, on roles, applications and

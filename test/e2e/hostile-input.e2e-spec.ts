@@ -1,9 +1,16 @@
 import request from 'supertest';
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, unique } from '../support/factories';
-import { createApplication, createMembership, createRole } from '../support/resources';
+import {
+  createApplication,
+  createMembership,
+  createRole,
+  createUser,
+  createUserType,
+  type Installation,
+  setupInstallation,
+  unique,
+} from '../support/api';
 import { type RouteEntry, routeTable } from '../support/route-table';
-import { createUser, createUserType } from '../support/users';
 
 /**
  * Every route of the running app (the route table reads the live router, so a route added later is

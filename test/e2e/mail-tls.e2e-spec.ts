@@ -4,11 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { type TestApp, TEST_SETUP_TOKEN } from '../support/app';
-import { setupInstallation, type SignedIn, unique } from '../support/factories';
+import { createUser, eventually, setupInstallation, type SignedIn, unique } from '../support/api';
 import { MailCatcher } from '../support/mail-catcher';
 import { buildServiceIntoTemp, type RunningService, startService } from '../support/operations';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
-import { createUser, eventually } from '../support/webhooks';
 
 /*
  * STARTTLS and implicit TLS against smtp-server on 127.0.0.1 with a self-signed certificate for

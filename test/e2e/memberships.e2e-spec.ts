@@ -2,13 +2,16 @@ import { eq } from 'drizzle-orm';
 import { DATABASE, type Database } from '../../src/database/database';
 import { roles } from '../../src/database/schema';
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, signIn, unique, type Installation } from '../support/factories';
 import {
   createApplicationWithPermissions,
   createMembership,
   expectErrorBody,
   hostileQueries,
-} from '../support/resources';
+  type Installation,
+  setupInstallation,
+  signIn,
+  unique,
+} from '../support/api';
 
 /** Stands for the per-run slug prefix inside it.each tables (built before the prefix exists). */
 const TAG_PLACEHOLDER = '__TAG__';

@@ -1,7 +1,16 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, signIn, type SignedIn } from '../support/factories';
-import { createApplicationWithPermissions, expectErrorBody, type ApiCaller } from '../support/resources';
-import { createSignedInUser, createUser, eventsAbout, usersPath } from '../support/users';
+import {
+  type ApiCaller,
+  createApplicationWithPermissions,
+  createSignedInUser,
+  createUser,
+  eventsAbout,
+  expectErrorBody,
+  setupInstallation,
+  type SignedIn,
+  signIn,
+  usersPath,
+} from '../support/api';
 
 /** Contract "Password change": the user itself proves the current password; others need users.update.{id}. */
 describe('password change', () => {

@@ -1,8 +1,23 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, unique, type SignedIn } from '../support/factories';
-import { createApplication, createApplicationWithPermissions, createRole, expectErrorBody, type ApiCaller, type ApiObject } from '../support/resources';
-import { createSignedInUser, createUser, createUserType, putBodyOf, userTypesPath, usersPath } from '../support/users';
-import { createWebhook, webhooksPath } from '../support/webhooks';
+import {
+  type ApiCaller,
+  type ApiObject,
+  createApplication,
+  createApplicationWithPermissions,
+  createRole,
+  createSignedInUser,
+  createUser,
+  createUserType,
+  createWebhook,
+  expectErrorBody,
+  putBodyOf,
+  setupInstallation,
+  type SignedIn,
+  unique,
+  usersPath,
+  userTypesPath,
+  webhooksPath,
+} from '../support/api';
 
 /**
  * Contract "Bounded work and per-object rules": bulk routes apply each id's decision, lists leave

@@ -1,7 +1,5 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, type SignedIn } from '../support/factories';
-import { createRole } from '../support/resources';
-import { createSignedInUser } from '../support/users';
+import { createRole, createSignedInUser, type Installation, setupInstallation, type SignedIn } from '../support/api';
 
 /**
  * The permission decision as callers see it: /roles/check-permission answers with the reason,

@@ -1,7 +1,15 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, unique, type Installation } from '../support/factories';
-import { createMembership, createRole, expectErrorBody, type ApiObject, type CreatedMembership } from '../support/resources';
-import { createSignedInUser } from '../support/users';
+import {
+  type ApiObject,
+  type CreatedMembership,
+  createMembership,
+  createRole,
+  createSignedInUser,
+  expectErrorBody,
+  type Installation,
+  setupInstallation,
+  unique,
+} from '../support/api';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
 const CLIENT_SECRET = 'provider-client-secret-that-must-never-be-shown';

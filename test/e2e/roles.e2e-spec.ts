@@ -1,15 +1,18 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, signIn, unique, type Installation } from '../support/factories';
 import {
+  type ApiObject,
   createApplication,
   createApplicationWithPermissions,
+  type CreatedMembership,
   createMembership,
   createRole,
   expectErrorBody,
   hostileQueries,
-  type ApiObject,
-  type CreatedMembership,
-} from '../support/resources';
+  type Installation,
+  setupInstallation,
+  signIn,
+  unique,
+} from '../support/api';
 
 describe('roles API', () => {
   let t: TestApp;

@@ -5,8 +5,7 @@ import { tokenSessions } from '../../src/database/schema';
 import { EventRecorder } from '../../src/events/event-recorder';
 import { TokenSessionRepository } from '../../src/tokens/token-session.repository';
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, type SignedIn, setupInstallation, signIn } from '../support/factories';
-import { createSignedInUser, eventsAbout, putBodyOf, usersPath } from '../support/users';
+import { createSignedInUser, eventsAbout, type Installation, putBodyOf, setupInstallation, type SignedIn, signIn, usersPath } from '../support/api';
 
 /**
  * Sessions: a sign-in, every pair refreshed from it and every scoped token made from any of its

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation } from '../support/factories';
+import { type Installation, setupInstallation } from '../support/api';
 
 /** Debian's chromium (.ci/run installs it). */
 const CHROMIUM = '/usr/bin/chromium';

@@ -1,9 +1,16 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, unique } from '../support/factories';
-import { createApplication, createMembership, type CreatedMembership } from '../support/resources';
+import {
+  createApplication,
+  type CreatedMembership,
+  createMembership,
+  createUser,
+  createUserType,
+  createWebhook,
+  type Installation,
+  setupInstallation,
+  unique,
+} from '../support/api';
 import { routeTable } from '../support/route-table';
-import { createUser, createUserType } from '../support/users';
-import { createWebhook } from '../support/webhooks';
 
 /**
  * Every route under /memberships/:membershipId, walked with the admin of ANOTHER membership: each

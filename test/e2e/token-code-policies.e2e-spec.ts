@@ -2,7 +2,7 @@ import { and, asc, eq } from 'drizzle-orm';
 import { DATABASE, type Database } from '../../src/database/database';
 import { events } from '../../src/database/schema';
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, unique } from '../support/factories';
+import { type Installation, setupInstallation, unique } from '../support/api';
 
 /** Token code policies: CRUD, `_query`, bulk delete, their events. */
 describe('token code policies', () => {

@@ -1,9 +1,7 @@
 import { Client } from 'pg';
 import { startTestApp, type TestApp } from '../support/app';
 import { serverUrl } from '../support/database';
-import { type Installation, setupInstallation, signIn } from '../support/factories';
-import { createApplication, createMembership } from '../support/resources';
-import { createSignedInUser } from '../support/users';
+import { createApplication, createMembership, createSignedInUser, type Installation, setupInstallation, signIn } from '../support/api';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- event bodies are untyped JSON
 

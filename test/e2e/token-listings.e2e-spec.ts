@@ -1,6 +1,15 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, unique, type Installation, type SignedIn } from '../support/factories';
-import { createApplicationWithPermissions, createMembership, expectErrorBody, hostileQueries, type CreatedMembership } from '../support/resources';
+import {
+  createApplicationWithPermissions,
+  type CreatedMembership,
+  createMembership,
+  expectErrorBody,
+  hostileQueries,
+  type Installation,
+  setupInstallation,
+  type SignedIn,
+  unique,
+} from '../support/api';
 
 describe('active and revoked token listings', () => {
   let t: TestApp;

@@ -1,7 +1,7 @@
 import { createSecretKey } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, signIn } from '../support/factories';
+import { type Installation, setupInstallation, signIn } from '../support/api';
 
 const b64url = (value: object | string): string =>
   Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');

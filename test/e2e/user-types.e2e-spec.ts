@@ -1,6 +1,17 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, unique, type SignedIn } from '../support/factories';
-import { createSignedInUser, createUser, createUserType, eventsAbout, putBodyOf, userBody, userTypesPath, usersPath } from '../support/users';
+import {
+  createSignedInUser,
+  createUser,
+  createUserType,
+  eventsAbout,
+  putBodyOf,
+  setupInstallation,
+  type SignedIn,
+  unique,
+  userBody,
+  usersPath,
+  userTypesPath,
+} from '../support/api';
 
 describe('user types API', () => {
   let t: TestApp;

@@ -1,17 +1,21 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, signIn, unique, type Installation, type SignedIn } from '../support/factories';
 import {
-  DEFAULT_PASSWORD,
   createSignedInUser,
   createUser,
   createUserType,
+  DEFAULT_PASSWORD,
   eventsAbout,
+  type Installation,
   putBodyOf,
+  setupInstallation,
+  type SignedIn,
+  signIn,
+  unique,
   userBody,
-  usersPath,
   type UserDoc,
+  usersPath,
   type UserTypeDoc,
-} from '../support/users';
+} from '../support/api';
 
 /** Secrets that must never leave the service in a user object. */
 function expectNoSecrets(value: unknown): void {

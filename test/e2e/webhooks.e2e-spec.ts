@@ -1,9 +1,24 @@
 import { verifyWebhookSignature } from '../../src/webhooks/signature';
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, type SignedIn, unique } from '../support/factories';
-import { createApplication, createMembership, createRole, type CreatedMembership } from '../support/resources';
+import {
+  createApplication,
+  type CreatedMembership,
+  createMembership,
+  createRole,
+  createUser,
+  createWebhook,
+  eventsPath,
+  eventually,
+  type Json,
+  queryEvents,
+  setupInstallation,
+  type SignedIn,
+  unique,
+  waitForResults,
+  webhookBody,
+  webhooksPath,
+} from '../support/api';
 import { ALLOW_LOOPBACK_RECEIVERS, WebhookReceiver } from '../support/webhook-receiver';
-import { createUser, createWebhook, eventsPath, eventually, type Json, queryEvents, waitForResults, webhookBody, webhooksPath } from '../support/webhooks';
 
 const TIMEOUT_MS = 500;
 

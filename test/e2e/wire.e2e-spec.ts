@@ -1,8 +1,7 @@
 import type { Response } from 'supertest';
 import { loadConfig } from '../../src/config/config';
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation } from '../support/factories';
-import { createApplication } from '../support/resources';
+import { createApplication, type Installation, setupInstallation } from '../support/api';
 import { routeTable } from '../support/route-table';
 
 /**

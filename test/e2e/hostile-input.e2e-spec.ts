@@ -1,13 +1,13 @@
 import request from 'supertest';
-import { startTestApp, type TestApp } from '../support/app';
+import type { TestApp } from '../support/app';
 import {
+  bootInstallation,
   createApplication,
   createMembership,
   createRole,
   createUser,
   createUserType,
   type Installation,
-  setupInstallation,
   unique,
 } from '../support/api';
 import { type RouteEntry, routeTable } from '../support/route-table';
@@ -166,8 +166,7 @@ describe('hostile input on every route', () => {
   const failures: string[] = [];
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { NODE_ENV: 'development' } });
-    inst = await setupInstallation(t);
+    ({ t, inst } = await bootInstallation({ env: { NODE_ENV: 'development' } }));
     const m = inst.membership._id as string;
     const caller = { auth: inst.admin.auth, membershipId: m };
     ids.memberships = (await createMembership(t, inst.admin)).membershipId;

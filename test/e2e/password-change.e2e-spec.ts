@@ -1,12 +1,12 @@
-import { startTestApp, type TestApp } from '../support/app';
+import type { TestApp } from '../support/app';
 import {
   type ApiCaller,
+  bootInstallation,
   createApplicationWithPermissions,
   createSignedInUser,
   createUser,
   eventsAbout,
   expectErrorBody,
-  setupInstallation,
   type SignedIn,
   signIn,
   usersPath,
@@ -19,13 +19,10 @@ describe('password change', () => {
   let base: string;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    admin = (await setupInstallation(t)).admin;
+    ({ t, admin } = await bootInstallation());
     base = usersPath(admin.membershipId);
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   const change = (caller: ApiCaller, userId: string, body: object) =>
     t.http().put(`${base}/${userId}/change-password`).set('Authorization', caller.auth).send(body);

@@ -1,7 +1,8 @@
-import { startTestApp, type TestApp } from '../support/app';
+import type { TestApp } from '../support/app';
 import {
   type ApiCaller,
   type ApiObject,
+  bootInstallation,
   createApplication,
   createApplicationWithPermissions,
   createRole,
@@ -11,7 +12,6 @@ import {
   createWebhook,
   expectErrorBody,
   putBodyOf,
-  setupInstallation,
   type SignedIn,
   unique,
   usersPath,
@@ -30,13 +30,8 @@ describe('per-object rules', () => {
   // Passive webhooks are never called: the address is only stored.
   const HOOK_URL = 'https://receiver.invalid/hook';
 
-  beforeAll(async () => {
-    t = await startTestApp();
-    admin = (await setupInstallation(t)).admin;
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  beforeAll(async () => ({ t, admin } = await bootInstallation()));
+  afterAll(() => t.close());
 
   interface Resource {
     name: string;

@@ -74,6 +74,16 @@ export function as(app: TestApp | (() => TestApp), caller: Credentials | (() => 
   };
 }
 
+/** `{ Authorization: … }` for supertest's `.set(...)`: `t.http().post(path).set(authHeader(admin)).send(body)`. */
+export const authHeader = (who: Credentials): { Authorization: string } => ({ Authorization: authorizationOf(who) });
+
+/** Secrets that must never leave the service in a user object: no password field, no argon2 hash. */
+export function expectNoSecrets(value: unknown): void {
+  const text = JSON.stringify(value);
+  expect(text).not.toMatch(/"password(_?hash)?"\s*:/i);
+  expect(text).not.toMatch(/\$argon2/);
+}
+
 function expectStatus(res: Response, status: number, what: string): void {
   if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
 }

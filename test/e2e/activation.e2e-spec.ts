@@ -1,11 +1,19 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, signIn, unique } from '../support/factories';
+import {
+  type ApiObject,
+  type CreatedMembership,
+  createMembership,
+  eventually,
+  expectErrorBody,
+  putBodyOf,
+  queryEvents,
+  setupInstallation,
+  signIn,
+  unique,
+} from '../support/api';
 import { captureLog, type CapturedLog } from '../support/log-capture';
 import { type CaughtMail, MailCatcher } from '../support/mail-catcher';
-import { type ApiObject, createMembership, type CreatedMembership, expectErrorBody } from '../support/resources';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
-import { putBodyOf } from '../support/users';
-import { eventually, queryEvents } from '../support/webhooks';
 
 const PASSWORD = 'a long enough password';
 

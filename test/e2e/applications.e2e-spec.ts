@@ -1,39 +1,30 @@
-import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, unique, type Installation } from '../support/factories';
+import type { TestApp } from '../support/app';
 import {
+  type ApiObject,
+  as,
+  bootTenants,
   createApplication,
   createApplicationWithPermissions,
-  createMembership,
+  type CreatedMembership,
   createRole,
   expectErrorBody,
   hostileQueries,
-  type ApiObject,
-  type CreatedMembership,
-} from '../support/resources';
+  unique,
+} from '../support/api';
 
 describe('applications API', () => {
   let t: TestApp;
-  let inst: Installation;
   let tenant: CreatedMembership;
   let other: CreatedMembership;
   let base: string;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    inst = await setupInstallation(t);
-    tenant = await createMembership(t, inst.admin);
-    other = await createMembership(t, inst.admin);
+    ({ t, tenant, other } = await bootTenants());
     base = `/memberships/${tenant.membershipId}/applications`;
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
-  const auth = (): string => tenant.admin.auth;
-  const get = (path: string, as = auth()) => t.http().get(path).set('Authorization', as);
-  const post = (path: string, body?: object, as = auth()) => t.http().post(path).set('Authorization', as).send(body);
-  const put = (path: string, body: object, as = auth()) => t.http().put(path).set('Authorization', as).send(body);
-  const del = (path: string, body?: object, as = auth()) => t.http().delete(path).set('Authorization', as).send(body);
+  const { get, post, put, del } = as(() => t, () => tenant.admin);
 
   async function eventsOf(type: string, resourceId: string): Promise<ApiObject[]> {
     const res = await post(`/memberships/${tenant.membershipId}/events/_query`, {

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { JSON_BODY_LIMITS } from '../../src/common/json-budget';
 import { MembershipCache } from '../../src/memberships/membership-cache';
-import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation } from '../support/factories';
-import { expectErrorBody } from '../support/resources';
-import { webhookBody, webhooksPath } from '../support/webhooks';
+import type { TestApp } from '../support/app';
+import { bootInstallation, expectErrorBody, type Installation, webhookBody, webhooksPath } from '../support/api';
 
 /**
  * Contract, "Bounded work and per-object rules": the key and depth budget of request bodies,
@@ -21,10 +19,7 @@ describe('bounded work per request', () => {
   let t: TestApp;
   let inst: Installation;
 
-  beforeAll(async () => {
-    t = await startTestApp({ env: { CACHE_MAX_ENTRIES: String(CACHE_MAX_ENTRIES) } });
-    inst = await setupInstallation(t);
-  });
+  beforeAll(async () => ({ t, inst } = await bootInstallation({ env: { CACHE_MAX_ENTRIES: String(CACHE_MAX_ENTRIES) } })));
   afterAll(async () => {
     await t?.close();
   });

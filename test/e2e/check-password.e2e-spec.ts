@@ -1,8 +1,15 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, signIn, type SignedIn, unique, type Installation } from '../support/factories';
+import {
+  createUser,
+  expectErrorBody,
+  type Installation,
+  queryEvents,
+  setupInstallation,
+  type SignedIn,
+  signIn,
+  unique,
+} from '../support/api';
 import { captureLog, type CapturedLog } from '../support/log-capture';
-import { expectErrorBody } from '../support/resources';
-import { createUser, queryEvents } from '../support/webhooks';
 
 const PASSWORD = 'the password to check';
 

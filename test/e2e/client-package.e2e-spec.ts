@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation } from '../support/factories';
+import { type Installation, setupInstallation } from '../support/api';
 import { createUserWithRole } from '../support/protected-apps';
 
 const run = promisify(execFile);

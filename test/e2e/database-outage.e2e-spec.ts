@@ -1,6 +1,6 @@
 import { startTestApp, type TestApp } from '../support/app';
 import { createServerDatabase, serverUrl } from '../support/database';
-import { setupInstallation } from '../support/factories';
+import { setupInstallation } from '../support/api';
 import { TcpProxy } from '../support/tcp-proxy';
 
 const server = serverUrl();

@@ -4,9 +4,8 @@ import { events, tokenCodes } from '../../src/database/schema';
 import { ExpirySweeper } from '../../src/database/expiry-sweeper';
 import { startTestApp, type TestApp } from '../support/app';
 import { captureLog } from '../support/log-capture';
-import { type Installation, type SignedIn, setupInstallation } from '../support/factories';
+import { bootInstallation, createSignedInUser, type Installation, putBodyOf, setupInstallation, type SignedIn, usersPath } from '../support/api';
 import { scopedToken } from '../support/protected-apps';
-import { createSignedInUser, putBodyOf, usersPath } from '../support/users';
 
 /** The device code flow (RFC 8628), from the device's side and the approving user's. */
 describe('device code flow', () => {
@@ -14,14 +13,8 @@ describe('device code flow', () => {
   let inst: Installation;
   let admin: SignedIn;
 
-  beforeAll(async () => {
-    t = await startTestApp();
-    inst = await setupInstallation(t);
-    admin = inst.admin;
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  beforeAll(async () => ({ t, inst, admin } = await bootInstallation()));
+  afterAll(() => t.close());
 
   const codesPath = () => `/memberships/${admin.membershipId}/codes`;
   const createCode = async (clientInfo: Record<string, string> = { name: 'Living room TV' }) => {

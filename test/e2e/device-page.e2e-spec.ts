@@ -1,28 +1,12 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation } from '../support/factories';
-import { createSignedInUser } from '../support/users';
+import type { Browser, Page } from 'playwright-core';
+import type { TestApp } from '../support/app';
+import { bootInstallation, createSignedInUser, type Installation } from '../support/api';
+import { describeWithBrowser, launchChromium } from '../support/browser';
 
-/** Debian's chromium; flags as in swagger-ui.e2e-spec.ts: quiet on the network, the page held to loopback. */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /** Set (to anything) to rewrite the screenshot in docs/. */
 const SCREENSHOT = process.env.DEVICE_PAGE_SCREENSHOT ? join(__dirname, '..', '..', 'docs', 'device-approval-page.png') : undefined;
 const HOSTILE_NAME = '<img src=x onerror=alert(1)>';
-
-const chromiumPresent = existsSync(CHROMIUM);
-const describeWithBrowser = chromiumPresent || process.env.CI === 'true' ? describe : describe.skip;
 
 jest.setTimeout(180_000);
 
@@ -32,10 +16,8 @@ describeWithBrowser('the /device approval page in headless Chromium', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!chromiumPresent) throw new Error(`${CHROMIUM} is missing (apt-get install chromium); CI must run this test`);
-    t = await startTestApp();
-    inst = await setupInstallation(t);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    ({ t, inst } = await bootInstallation());
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,7 +1,13 @@
 import { startTestApp, type TestApp } from '../support/app';
 import { ATOMICITY_PATH, EventAtomicityTestModule } from '../support/event-atomicity.module';
-import { setupInstallation, unique, type Installation } from '../support/factories';
-import { createMembership, expectErrorBody, type CreatedMembership } from '../support/resources';
+import {
+  type CreatedMembership,
+  createMembership,
+  expectErrorBody,
+  type Installation,
+  setupInstallation,
+  unique,
+} from '../support/api';
 
 /**
  * EventRecordingInterceptor: a change and its event commit together or not at all. The route is

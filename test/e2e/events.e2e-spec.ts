@@ -1,8 +1,19 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, signIn, type SignedIn } from '../support/factories';
-import { createApplication, createMembership, createRole, type CreatedMembership } from '../support/resources';
+import {
+  createApplication,
+  type CreatedMembership,
+  createMembership,
+  createRole,
+  createUser,
+  createWebhook,
+  eventsPath,
+  type Json,
+  setupInstallation,
+  type SignedIn,
+  signIn,
+  waitForResults,
+} from '../support/api';
 import { ALLOW_LOOPBACK_RECEIVERS, WebhookReceiver } from '../support/webhook-receiver';
-import { createUser, createWebhook, eventsPath, type Json, waitForResults } from '../support/webhooks';
 
 type Event = Json;
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

@@ -1,5 +1,5 @@
 import { startTestApp, TEST_SETUP_TOKEN, type TestApp } from '../support/app';
-import { unique } from '../support/factories';
+import { unique } from '../support/api';
 
 describe('foundation: health, setup, error path', () => {
   let t: TestApp;
@@ -7,9 +7,7 @@ describe('foundation: health, setup, error path', () => {
   beforeAll(async () => {
     t = await startTestApp();
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   it('serves /ping without the database and reports "not set up yet" before setup', async () => {
     const ping = await t.http().get('/ping');

@@ -1,9 +1,16 @@
 import request from 'supertest';
-import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, unique } from '../support/factories';
-import { createApplication, createMembership, createRole } from '../support/resources';
+import type { TestApp } from '../support/app';
+import {
+  bootInstallation,
+  createApplication,
+  createMembership,
+  createRole,
+  createUser,
+  createUserType,
+  type Installation,
+  unique,
+} from '../support/api';
 import { type RouteEntry, routeTable } from '../support/route-table';
-import { createUser, createUserType } from '../support/users';
 
 /**
  * Every route of the running app (the route table reads the live router, so a route added later is
@@ -159,8 +166,7 @@ describe('hostile input on every route', () => {
   const failures: string[] = [];
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { NODE_ENV: 'development' } });
-    inst = await setupInstallation(t);
+    ({ t, inst } = await bootInstallation({ env: { NODE_ENV: 'development' } }));
     const m = inst.membership._id as string;
     const caller = { auth: inst.admin.auth, membershipId: m };
     ids.memberships = (await createMembership(t, inst.admin)).membershipId;

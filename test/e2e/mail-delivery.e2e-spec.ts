@@ -1,10 +1,20 @@
 import { createServer } from 'node:net';
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, type SignedIn, unique } from '../support/factories';
+import {
+  type ApiObject,
+  createApplicationWithPermissions,
+  type CreatedMembership,
+  createMembership,
+  createUser,
+  eventually,
+  expectErrorBody,
+  queryEvents,
+  setupInstallation,
+  type SignedIn,
+  unique,
+} from '../support/api';
 import { MailCatcher } from '../support/mail-catcher';
-import { createApplicationWithPermissions, createMembership, expectErrorBody, type ApiObject, type CreatedMembership } from '../support/resources';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
-import { createUser, eventually, queryEvents } from '../support/webhooks';
 
 const mailhooksPath = (membershipId: string): string => `/memberships/${membershipId}/mailhooks`;
 const TRY_COUNT = 3;

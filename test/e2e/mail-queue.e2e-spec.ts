@@ -1,12 +1,18 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, type SignedIn, unique } from '../support/factories';
+import {
+  type CreatedMembership,
+  createMembership,
+  eventually,
+  queryEvents,
+  setupInstallation,
+  type SignedIn,
+  unique,
+} from '../support/api';
 import { captureLog, type CapturedLog } from '../support/log-capture';
 import { MailCatcher } from '../support/mail-catcher';
 import { parseMetrics } from '../support/operations';
-import { createMembership, type CreatedMembership } from '../support/resources';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
-import { eventually, queryEvents } from '../support/webhooks';
 
 /** Contract "Mail providers, mail hooks and the mail queue": capacity 10000, 4 in parallel. */
 const CAPACITY = 10_000;

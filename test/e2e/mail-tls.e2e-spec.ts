@@ -4,11 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { type TestApp, TEST_SETUP_TOKEN } from '../support/app';
-import { setupInstallation, type SignedIn, unique } from '../support/factories';
+import { createUser, eventually, setupInstallation, type SignedIn, unique } from '../support/api';
 import { MailCatcher } from '../support/mail-catcher';
 import { buildServiceIntoTemp, type RunningService, startService } from '../support/operations';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
-import { createUser, eventually } from '../support/webhooks';
 
 /*
  * STARTTLS and implicit TLS against smtp-server on 127.0.0.1 with a self-signed certificate for
@@ -82,7 +81,7 @@ describe('mail over TLS (self-signed certificate trusted through NODE_EXTRA_CA_C
       .send({ name: unique(`tls-${slug}`), event: 'UserCreated', mail_provider: slug, from_address: 'no-reply@example.com', mail_subject: 'Welcome', mail_template: '<p>Hi {{user.username}}</p>', send_to_utilizer: true });
     expect(hook.status).toBe(201);
     const user = await createUser({ http } as unknown as TestApp, admin);
-    const mail = await eventually(async () => catcher().mails.find((candidate) => candidate.to.includes(user.email_address as string)), `the mail over ${slug}`, 20_000);
+    const mail = await eventually(async () => catcher().mails.find((candidate) => candidate.to.includes(user.email_address)), `the mail over ${slug}`, 20_000);
     expect(mail.body).toBe(`<p>Hi ${user.username}</p>`);
     await http().delete(`/memberships/${admin.membershipId}/mailhooks/${hook.body._id}`).set('Authorization', admin.auth).expect(204);
   });

@@ -1,7 +1,17 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, type SignedIn } from '../support/factories';
-import { createApplicationWithPermissions, createMembership, expectErrorBody, type ApiObject, type CreatedMembership } from '../support/resources';
-import { createWebhook, queryEvents, webhookBody, webhooksPath } from '../support/webhooks';
+import {
+  type ApiObject,
+  createApplicationWithPermissions,
+  type CreatedMembership,
+  createMembership,
+  createWebhook,
+  expectErrorBody,
+  queryEvents,
+  setupInstallation,
+  type SignedIn,
+  webhookBody,
+  webhooksPath,
+} from '../support/api';
 
 const mailhooksPath = (membershipId: string): string => `/memberships/${membershipId}/mailhooks`;
 const RELAY_PASSWORD = 'relay-password-never-shown-9f2c';

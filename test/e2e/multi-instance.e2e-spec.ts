@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { ExpirySweeper } from '../../src/database/expiry-sweeper';
 import { ROLE_CACHE_TTL_MS } from '../../src/roles/role-cache';
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, signIn, unique } from '../support/factories';
+import { type Installation, setupInstallation, signIn, unique } from '../support/api';
 
 /*
  * Two instances of the service on ONE PostgreSQL database, as behind a load balancer: what one

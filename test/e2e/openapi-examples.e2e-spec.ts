@@ -1,5 +1,5 @@
 import { startTestApp, TEST_SETUP_TOKEN, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, unique } from '../support/factories';
+import { type Installation, setupInstallation, unique } from '../support/api';
 
 /** The parts of the OpenAPI document these tests read. */
 interface Schema {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { canonicalJson } from '../../src/openapi/openapi';
 import { startTestApp, TEST_SETUP_TOKEN, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, unique } from '../support/factories';
+import { type Installation, setupInstallation, unique } from '../support/api';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 import { buildServiceIntoTemp, findExecutable, parseMetrics, type RunningService, startReceiver, startService } from '../support/operations';
 import { routeTable } from '../support/route-table';

@@ -2,10 +2,19 @@ import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, type SignedIn, unique } from '../support/factories';
-import { createMembership } from '../support/resources';
+import {
+  createMembership,
+  createUser,
+  createWebhook,
+  type Json,
+  setupInstallation,
+  type SignedIn,
+  unique,
+  waitForResults,
+  webhookBody,
+  webhooksPath,
+} from '../support/api';
 import { ALLOW_LOOPBACK_RECEIVERS, WebhookReceiver } from '../support/webhook-receiver';
-import { createUser, createWebhook, type Json, waitForResults, webhookBody, webhooksPath } from '../support/webhooks';
 
 /**
  * The outbound policy (contract "Outbound calls") as a tenant administrator meets it. Nothing here

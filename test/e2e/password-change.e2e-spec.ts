@@ -1,7 +1,16 @@
-import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, signIn, type SignedIn } from '../support/factories';
-import { createApplicationWithPermissions, expectErrorBody, type ApiCaller } from '../support/resources';
-import { createSignedInUser, createUser, eventsAbout, usersPath } from '../support/users';
+import type { TestApp } from '../support/app';
+import {
+  type ApiCaller,
+  bootInstallation,
+  createApplicationWithPermissions,
+  createSignedInUser,
+  createUser,
+  eventsAbout,
+  expectErrorBody,
+  type SignedIn,
+  signIn,
+  usersPath,
+} from '../support/api';
 
 /** Contract "Password change": the user itself proves the current password; others need users.update.{id}. */
 describe('password change', () => {
@@ -10,13 +19,10 @@ describe('password change', () => {
   let base: string;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    admin = (await setupInstallation(t)).admin;
+    ({ t, admin } = await bootInstallation());
     base = usersPath(admin.membershipId);
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   const change = (caller: ApiCaller, userId: string, body: object) =>
     t.http().put(`${base}/${userId}/change-password`).set('Authorization', caller.auth).send(body);

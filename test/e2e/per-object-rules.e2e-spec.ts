@@ -1,8 +1,23 @@
-import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, unique, type SignedIn } from '../support/factories';
-import { createApplication, createApplicationWithPermissions, createRole, expectErrorBody, type ApiCaller, type ApiObject } from '../support/resources';
-import { createSignedInUser, createUser, createUserType, putBodyOf, userTypesPath, usersPath } from '../support/users';
-import { createWebhook, webhooksPath } from '../support/webhooks';
+import type { TestApp } from '../support/app';
+import {
+  type ApiCaller,
+  type ApiObject,
+  bootInstallation,
+  createApplication,
+  createApplicationWithPermissions,
+  createRole,
+  createSignedInUser,
+  createUser,
+  createUserType,
+  createWebhook,
+  expectErrorBody,
+  putBodyOf,
+  type SignedIn,
+  unique,
+  usersPath,
+  userTypesPath,
+  webhooksPath,
+} from '../support/api';
 
 /**
  * Contract "Bounded work and per-object rules": bulk routes apply each id's decision, lists leave
@@ -15,13 +30,8 @@ describe('per-object rules', () => {
   // Passive webhooks are never called: the address is only stored.
   const HOOK_URL = 'https://receiver.invalid/hook';
 
-  beforeAll(async () => {
-    t = await startTestApp();
-    admin = (await setupInstallation(t)).admin;
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  beforeAll(async () => ({ t, admin } = await bootInstallation()));
+  afterAll(() => t.close());
 
   interface Resource {
     name: string;

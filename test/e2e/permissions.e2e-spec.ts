@@ -1,7 +1,5 @@
-import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, type SignedIn } from '../support/factories';
-import { createRole } from '../support/resources';
-import { createSignedInUser } from '../support/users';
+import type { TestApp } from '../support/app';
+import { bootInstallation, createRole, createSignedInUser, type Installation, type SignedIn } from '../support/api';
 
 /**
  * The permission decision as callers see it: /roles/check-permission answers with the reason,
@@ -13,13 +11,10 @@ describe('permissions: role and own grants, forbidden entries, scopes, own recor
   let m: string;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    inst = await setupInstallation(t);
+    ({ t, inst } = await bootInstallation());
     m = inst.membership._id;
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   const check = async (session: SignedIn, permission: string) => {
     const res = await t.http().get('/roles/check-permission').query({ permission }).set('Authorization', session.auth);

@@ -1,8 +1,13 @@
 import { type JWTPayload, SignJWT } from 'jose';
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, unique, type Installation } from '../support/factories';
+import {
+  type ApiObject,
+  expectErrorBody,
+  type Installation,
+  setupInstallation,
+  unique,
+} from '../support/api';
 import { newSigningKey, startOidcProvider, type OidcTestProvider } from '../support/oidc-provider';
-import { expectErrorBody, type ApiObject } from '../support/resources';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
 /*

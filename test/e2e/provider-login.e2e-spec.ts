@@ -2,10 +2,19 @@ import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { decodeProtectedHeader, type JWTPayload, SignJWT } from 'jose';
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, unique, type Installation } from '../support/factories';
+import {
+  type ApiObject,
+  type CreatedMembership,
+  createMembership,
+  createRole,
+  createUser,
+  createUserType,
+  expectErrorBody,
+  type Installation,
+  setupInstallation,
+  unique,
+} from '../support/api';
 import { authorizationCode, newSigningKey, pkcePair, startOidcProvider, type OidcTestProvider, type SigningPrivateKey } from '../support/oidc-provider';
-import { createMembership, createRole, expectErrorBody, type ApiObject, type CreatedMembership } from '../support/resources';
-import { createUser, createUserType } from '../support/users';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
 const CLIENT_ID = 'portcullis-test-client';

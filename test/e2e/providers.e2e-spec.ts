@@ -1,35 +1,23 @@
-import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, unique, type Installation } from '../support/factories';
-import { createMembership, createRole, expectErrorBody, type ApiObject, type CreatedMembership } from '../support/resources';
-import { createSignedInUser } from '../support/users';
+import type { TestApp } from '../support/app';
+import { type ApiObject, as, bootTenants, type CreatedMembership, createRole, createSignedInUser, expectErrorBody, unique } from '../support/api';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
 const CLIENT_SECRET = 'provider-client-secret-that-must-never-be-shown';
 
 describe('providers API', () => {
   let t: TestApp;
-  let inst: Installation;
   let tenant: CreatedMembership;
   let other: CreatedMembership;
   let base: string;
 
   beforeAll(async () => {
     // Loopback issuers are allowed, as for a local test provider.
-    t = await startTestApp({ env: { ...ALLOW_LOOPBACK_RECEIVERS } });
-    inst = await setupInstallation(t);
-    tenant = await createMembership(t, inst.admin);
-    other = await createMembership(t, inst.admin);
+    ({ t, tenant, other } = await bootTenants({ env: { ...ALLOW_LOOPBACK_RECEIVERS } }));
     base = `/memberships/${tenant.membershipId}/providers`;
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
-  const auth = (): string => tenant.admin.auth;
-  const get = (path: string, as = auth()) => t.http().get(path).set('Authorization', as);
-  const post = (path: string, body?: object, as = auth()) => t.http().post(path).set('Authorization', as).send(body);
-  const put = (path: string, body: object, as = auth()) => t.http().put(path).set('Authorization', as).send(body);
-  const del = (path: string, body?: object, as = auth()) => t.http().delete(path).set('Authorization', as).send(body);
+  const { get, post, put, del } = as(() => t, () => tenant.admin);
 
   const providerBody = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
     name: unique('Google'),

@@ -2,12 +2,22 @@ import jwt from 'jsonwebtoken';
 import { sql } from 'drizzle-orm';
 import { startTestApp, type TestApp } from '../support/app';
 import { DATABASE, type Database, queryRows } from '../../src/database/database';
-import { setupInstallation, signIn, type SignedIn, unique } from '../support/factories';
+import {
+  type ApiObject,
+  type CreatedMembership,
+  createMembership,
+  createUser,
+  eventually,
+  expectErrorBody,
+  queryEvents,
+  setupInstallation,
+  type SignedIn,
+  signIn,
+  unique,
+} from '../support/api';
 import { captureLog, type CapturedLog } from '../support/log-capture';
 import { type CaughtMail, MailCatcher } from '../support/mail-catcher';
-import { type ApiObject, createMembership, type CreatedMembership, expectErrorBody } from '../support/resources';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
-import { createUser, eventually, queryEvents } from '../support/webhooks';
 
 const PASSWORD = 'the original password';
 const NEW_PASSWORD = 'a brand new password';

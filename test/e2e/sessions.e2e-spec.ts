@@ -4,9 +4,8 @@ import { DATABASE, type Database } from '../../src/database/database';
 import { tokenSessions } from '../../src/database/schema';
 import { EventRecorder } from '../../src/events/event-recorder';
 import { TokenSessionRepository } from '../../src/tokens/token-session.repository';
-import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, type SignedIn, setupInstallation, signIn } from '../support/factories';
-import { createSignedInUser, eventsAbout, putBodyOf, usersPath } from '../support/users';
+import type { TestApp } from '../support/app';
+import { bearer, bootInstallation, createSignedInUser, eventsAbout, putBodyOf, type SignedIn, signIn, usersPath } from '../support/api';
 
 /**
  * Sessions: a sign-in, every pair refreshed from it and every scoped token made from any of its
@@ -14,19 +13,11 @@ import { createSignedInUser, eventsAbout, putBodyOf, usersPath } from '../suppor
  */
 describe('sessions, revocation triggers and token families', () => {
   let t: TestApp;
-  let inst: Installation;
   let admin: SignedIn;
 
-  beforeAll(async () => {
-    t = await startTestApp();
-    inst = await setupInstallation(t);
-    admin = inst.admin;
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  beforeAll(async () => ({ t, admin } = await bootInstallation()));
+  afterAll(() => t.close());
 
-  const bearer = (token: string) => `Bearer ${token}`;
   const me = (token: string) => t.http().get('/me').set('Authorization', bearer(token));
   const expectRevoked = async (token: string) => {
     const res = await me(token);

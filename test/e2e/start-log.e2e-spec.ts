@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config/config';
 import { startListening } from '../../src/server';
 import { TEST_SETUP_TOKEN, type TestApp } from '../support/app';
 import { createServerDatabase, serverUrl } from '../support/database';
-import { type Installation, setupInstallation } from '../support/factories';
+import { type Installation, setupInstallation } from '../support/api';
 import { captureLog, type CapturedLog } from '../support/log-capture';
 import { parseMetrics } from '../support/operations';
 

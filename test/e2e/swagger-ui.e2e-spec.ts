@@ -1,30 +1,13 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
-import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation } from '../support/factories';
+import type { Browser } from 'playwright-core';
+import type { TestApp } from '../support/app';
+import { bootInstallation, type Installation } from '../support/api';
+import { describeWithBrowser, launchChromium } from '../support/browser';
 
-/** Debian's chromium (.ci/run installs it). */
-const CHROMIUM = '/usr/bin/chromium';
-/** Flags that keep the browser quiet on the network; the page itself is held to loopback below. */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /** Set (to anything) to rewrite the screenshot in docs/; CI leaves it unset. */
 const SCREENSHOT = process.env.SWAGGER_UI_SCREENSHOT ? join(__dirname, '..', '..', 'docs', 'swagger-ui-try-it-out.png') : undefined;
 /** The host of the example receiver: public-looking, accepted at create, never called (the webhook is passive). */
 const RECEIVER_URL = 'https://receiver.example.com/hook';
-
-const chromiumPresent = existsSync(CHROMIUM);
-// Without Chromium the test skips locally; in CI it must run, so it fails there instead.
-const describeWithBrowser = chromiumPresent || process.env.CI === 'true' ? describe : describe.skip;
 
 jest.setTimeout(180_000);
 
@@ -34,10 +17,8 @@ describeWithBrowser('Swagger UI in headless Chromium', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!chromiumPresent) throw new Error(`${CHROMIUM} is missing (apt-get install chromium); CI must run this test`);
-    t = await startTestApp({ env: { NODE_ENV: 'development' } });
-    install = await setupInstallation(t);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    ({ t, inst: install } = await bootInstallation({ env: { NODE_ENV: 'development' } }));
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

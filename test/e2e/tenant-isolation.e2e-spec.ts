@@ -1,9 +1,16 @@
-import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, unique } from '../support/factories';
-import { createApplication, createMembership, type CreatedMembership } from '../support/resources';
+import type { TestApp } from '../support/app';
+import {
+  bootInstallation,
+  createApplication,
+  type CreatedMembership,
+  createMembership,
+  createUser,
+  createUserType,
+  createWebhook,
+  type Installation,
+  unique,
+} from '../support/api';
 import { routeTable } from '../support/route-table';
-import { createUser, createUserType } from '../support/users';
-import { createWebhook } from '../support/webhooks';
 
 /**
  * Every route under /memberships/:membershipId, walked with the admin of ANOTHER membership: each
@@ -20,8 +27,7 @@ describe('tenant isolation', () => {
   const secretsOfA: string[] = [];
 
   beforeAll(async () => {
-    t = await startTestApp();
-    inst = await setupInstallation(t);
+    ({ t, inst } = await bootInstallation());
     a = await createMembership(t, inst.admin);
     b = await createMembership(t, inst.admin);
     // Real ids of A's resources, so the walk hits existing objects, not just unknown ones.
@@ -82,9 +88,7 @@ describe('tenant isolation', () => {
       secretsOfA.push(candidate as string);
     }
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   it('answers 403 on every membership-scoped route for the admin of another membership, by Bearer and by Basic, and shows none of its data', async () => {
     // Public routes (a device asking for a code, polling for its pair) take no token by design.

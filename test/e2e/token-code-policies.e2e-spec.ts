@@ -1,21 +1,16 @@
 import { and, asc, eq } from 'drizzle-orm';
 import { DATABASE, type Database } from '../../src/database/database';
 import { events } from '../../src/database/schema';
-import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, unique } from '../support/factories';
+import type { TestApp } from '../support/app';
+import { bootInstallation, type Installation, unique } from '../support/api';
 
 /** Token code policies: CRUD, `_query`, bulk delete, their events. */
 describe('token code policies', () => {
   let t: TestApp;
   let inst: Installation;
 
-  beforeAll(async () => {
-    t = await startTestApp();
-    inst = await setupInstallation(t);
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  beforeAll(async () => ({ t, inst } = await bootInstallation()));
+  afterAll(() => t.close());
 
   const path = () => `/memberships/${inst.admin.membershipId}/token-code-policies`;
   const policyEvents = (type: string) =>

@@ -1,9 +1,7 @@
 import { Client } from 'pg';
-import { startTestApp, type TestApp } from '../support/app';
+import type { TestApp } from '../support/app';
 import { serverUrl } from '../support/database';
-import { type Installation, setupInstallation, signIn } from '../support/factories';
-import { createApplication, createMembership } from '../support/resources';
-import { createSignedInUser } from '../support/users';
+import { bootInstallation, createApplication, createMembership, createSignedInUser, type Installation, signIn } from '../support/api';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- event bodies are untyped JSON
 
@@ -22,13 +20,8 @@ describe('token events: contents of the specification, and no secret in any even
   let t: TestApp;
   let inst: Installation;
 
-  beforeAll(async () => {
-    t = await startTestApp();
-    inst = await setupInstallation(t);
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  beforeAll(async () => ({ t, inst } = await bootInstallation()));
+  afterAll(() => t.close());
 
   it('records TokenGenerated, TokenRefreshed, TokenVerified and TokenRevoked with the specified documents', async () => {
     const m = inst.membership._id as string;

@@ -1,6 +1,15 @@
-import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, unique, type Installation, type SignedIn } from '../support/factories';
-import { createApplicationWithPermissions, createMembership, expectErrorBody, hostileQueries, type CreatedMembership } from '../support/resources';
+import type { TestApp } from '../support/app';
+import {
+  as,
+  bootTenants,
+  createApplicationWithPermissions,
+  type CreatedMembership,
+  expectErrorBody,
+  hostileQueries,
+  type Installation,
+  type SignedIn,
+  unique,
+} from '../support/api';
 
 describe('active and revoked token listings', () => {
   let t: TestApp;
@@ -11,21 +20,13 @@ describe('active and revoked token listings', () => {
   let revoked: string;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    inst = await setupInstallation(t);
-    tenant = await createMembership(t, inst.admin);
-    other = await createMembership(t, inst.admin);
+    ({ t, inst, tenant, other } = await bootTenants());
     active = `/memberships/${tenant.membershipId}/active-tokens`;
     revoked = `/memberships/${tenant.membershipId}/revoked-tokens`;
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
-  const auth = (): string => tenant.admin.auth;
-  const get = (path: string, as = auth()) => t.http().get(path).set('Authorization', as);
-  const post = (path: string, body?: object, as = auth()) => t.http().post(path).set('Authorization', as).send(body);
-  const del = (path: string, as = auth()) => t.http().delete(path).set('Authorization', as);
+  const { get, post, del } = as(() => t, () => tenant.admin);
 
   /** Signs the tenant admin in again (a new session) with the given client metadata. */
   async function newSession(ip: string, agent: string, who: SignedIn = tenant.admin): Promise<{ accessToken: string; refreshToken: string; sessionId: string }> {
@@ -216,17 +217,17 @@ describe('active and revoked token listings', () => {
     expect((await get(active, reader.auth)).status).toBe(200);
     expect((await get(revoked, reader.auth)).status).toBe(200);
     expect((await get(`${active}/${session.sessionId}`, reader.auth)).status).toBe(200);
-    expectErrorBody(await del(`${active}/${session.sessionId}`, reader.auth), 403, 'AccessDenied');
+    expectErrorBody(await del(`${active}/${session.sessionId}`, undefined, reader.auth), 403, 'AccessDenied');
 
     const nobody = await createApplicationWithPermissions(t, tenant.admin, ['roles.read']);
     expectErrorBody(await get(active, nobody.auth), 403, 'AccessDenied');
     expectErrorBody(await get(revoked, nobody.auth), 403, 'AccessDenied');
 
     const deleter = await createApplicationWithPermissions(t, tenant.admin, ['tokens.delete'], [`tokens.delete.${session.sessionId}`]);
-    expectErrorBody(await del(`${active}/${session.sessionId}`, deleter.auth), 403, 'AccessDenied');
+    expectErrorBody(await del(`${active}/${session.sessionId}`, undefined, deleter.auth), 403, 'AccessDenied');
 
     expectErrorBody(await get(active, other.admin.auth), 403, 'AccessDenied');
-    expectErrorBody(await del(`${active}/${session.sessionId}`, other.admin.auth), 403, 'AccessDenied');
+    expectErrorBody(await del(`${active}/${session.sessionId}`, undefined, other.admin.auth), 403, 'AccessDenied');
     // Another membership's session id is not found in this membership.
     const foreign = await newSession('10.6.0.2', 'Foreign', other.admin);
     expectErrorBody(await get(`${active}/${foreign.sessionId}`), 404, 'TokenNotFound');

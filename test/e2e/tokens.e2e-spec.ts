@@ -1,7 +1,7 @@
 import { createSecretKey } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, signIn } from '../support/factories';
+import { bootInstallation, type Installation, setupInstallation, signIn } from '../support/api';
 
 const b64url = (value: object | string): string =>
   Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
@@ -12,13 +12,10 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
   let membershipId: string;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    inst = await setupInstallation(t);
+    ({ t, inst } = await bootInstallation());
     membershipId = inst.membership._id;
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   const fresh = () => signIn(t, membershipId, inst.admin.username, inst.admin.password);
 
@@ -374,9 +371,7 @@ describe('tokens: expiry with a membership whose lifetimes are seconds', () => {
     t = await startTestApp();
     inst = await setupInstallation(t, { expires_in: 1, refresh_token_expires_in: 4, scoped_token_expires_in: 1 });
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -5,11 +5,21 @@
  */
 import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher';
 import { startTestApp, type TestApp } from '../support/app';
-import { setupInstallation, type SignedIn, unique } from '../support/factories';
-import { createMembership, type CreatedMembership } from '../support/resources';
-import { createUserType } from '../support/users';
+import {
+  type CreatedMembership,
+  createMembership,
+  createUser,
+  createUserType,
+  createWebhook,
+  type Json,
+  queryEvents,
+  setupInstallation,
+  type SignedIn,
+  unique,
+  waitForResults,
+  webhooksPath,
+} from '../support/api';
 import { WebhookReceiver } from '../support/webhook-receiver';
-import { createUser, createWebhook, type Json, queryEvents, waitForResults, webhooksPath } from '../support/webhooks';
 
 const BODY_LIMIT = 1024 * 1024;
 const URL_AND_HEADERS_LIMIT = 64 * 1024;

@@ -1,8 +1,7 @@
 import type { Response } from 'supertest';
 import { loadConfig } from '../../src/config/config';
 import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation } from '../support/factories';
-import { createApplication } from '../support/resources';
+import { bootInstallation, createApplication, type Installation } from '../support/api';
 import { routeTable } from '../support/route-table';
 
 /**
@@ -28,13 +27,10 @@ describe('wire conventions', () => {
   let m: string;
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { NODE_ENV: 'development' } });
-    inst = await setupInstallation(t);
+    ({ t, inst } = await bootInstallation({ env: { NODE_ENV: 'development' } }));
     m = inst.membership._id as string;
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   describe('input hygiene (issue 15 point 7)', () => {
     it('a NUL, an invalid UTF-8 sequence or an over-long value in a path id answers 400 or 404 on every route with an id', async () => {

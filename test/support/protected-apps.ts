@@ -38,7 +38,7 @@ import {
 import { createApp as createExampleExpressApp } from '../../examples/protected-api/express-app';
 import { createApp as createExampleNestApp } from '../../examples/protected-api/nest-app';
 import type { TestApp } from './app';
-import { type Installation, type SignedIn, signIn, unique } from './factories';
+import { type Installation, type SignedIn, signIn, unique } from './api';
 
 // ---------------------------------------------------------------------------------------------
 // What a handler answers once the library let the request through.

@@ -28,6 +28,16 @@ export class ProviderIdentityRepository {
     await executor.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`provider-subject:${providerId}:${subject}`}::text, 0))`);
   }
 
+  /**
+   * Serializes sign-ins that would sign up or link by the same e-mail address in one membership
+   * (two subjects, or two providers, naming one address): the second finds the first's user and
+   * links or refuses it as the resolution rules say, instead of failing on the unique e-mail.
+   * Always taken after lockSubject, so the two locks cannot deadlock.
+   */
+  async lockEmail(executor: Executor, membershipId: string, email: string): Promise<void> {
+    await executor.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`provider-email:${membershipId}:${email}`}::text, 0))`);
+  }
+
   /** Links the subject to the user; a concurrent sign-in that linked it first wins (nothing is written). */
   async link(executor: Executor, membershipId: string, providerId: string, subject: string, userId: string): Promise<void> {
     await executor

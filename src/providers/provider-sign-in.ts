@@ -129,6 +129,7 @@ export class ProviderSignIn {
       await this.identities.lockSubject(tx, provider.id, claims.sub);
       const linkedMeanwhile = await this.identities.findUser(membershipId, provider.id, claims.sub, tx);
       if (linkedMeanwhile) return withoutHash(linkedMeanwhile);
+      if (email) await this.identities.lockEmail(tx, membershipId, email);
       const existing = email ? await this.users.findByEmail(membershipId, email, tx) : undefined;
       if (existing) {
         if (!provider.trustEmail) throw new DomainError('ProviderEmailNotTrusted', 'A user with this e-mail address exists and the provider is not trusted to link it');

@@ -55,8 +55,9 @@ describe('client library: a third-party API protected by the real service', () =
     const cached = await Promise.all(KINDS.map((kind) => extraApi(kind, settings({ BaseUrl: counting.baseUrl, BasicTokenCacheTTL: ttlSeconds }))));
     const path = `/directory/${suite.clerk.userId}`;
     const basic = suite.inst.application.basic;
-    const firstAt = Date.now();
     for (const api of cached) await api.http().get(path).set('Authorization', basic).expect(200);
+    // Every cache entry was filled by now: each expires at most ttlSeconds after this instant.
+    const filledBy = Date.now();
     expect([counting.count('/whoami'), counting.count('/roles/check-permission')]).toEqual([2, 2]);
     for (const api of cached) {
       await api.http().get(path).set('Authorization', basic).expect(200);
@@ -70,7 +71,7 @@ describe('client library: a third-party API protected by the real service', () =
     }
     expect([counting.count('/whoami'), counting.count('/roles/check-permission')]).toEqual([6, 6]);
     // After the TTL the application is verified again.
-    await sleep(firstAt + ttlSeconds * 1000 + 100 - Date.now());
+    await sleep(filledBy + ttlSeconds * 1000 + 100 - Date.now());
     for (const api of cached) await api.http().get(path).set('Authorization', basic).expect(200);
     expect([counting.count('/whoami'), counting.count('/roles/check-permission')]).toEqual([8, 8]);
   });

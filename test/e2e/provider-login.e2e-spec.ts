@@ -205,6 +205,21 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       expect(await eventsWhere({ event_type: 'UserCreated', 'document._id': users[0]._id })).toHaveLength(1);
     });
 
+    it('two first sign-ins of different subjects with one e-mail at once: one signs up, the other links (trust_email) or is refused as untrusted', async () => {
+      for (const [trust, second] of [
+        [true, 201],
+        [false, 409],
+      ] as const) {
+        const provider = await createProvider({ trust_email: trust });
+        const email = `${unique('shared')}@example.com`;
+        const tokens = await Promise.all([unique('one'), unique('two')].map((sub) => idToken({ sub, email })));
+        const answers = await Promise.all(tokens.map((token) => login({ id_token: token }, provider.slug)));
+        expect(answers.map((res) => res.status).sort()).toEqual([201, second].sort());
+        if (second === 409) expectErrorBody(answers.find((res) => res.status === 409)!, 409, 'ProviderEmailNotTrusted');
+        expect(await usersWithEmail(email)).toHaveLength(1);
+      }
+    });
+
     it("applies the default user type's custom-field rules to signed-up users, as POST users does", async () => {
       const type = await createUserType(t, tenant.admin, {
         properties: { department: { type: 'string', default: 'sales' }, level: { type: 'integer', default: 1 }, badge: { type: 'string', unique: true } },

@@ -5,7 +5,8 @@ import { EventRecorder } from '../../src/events/event-recorder';
 import { EventRecordingInterceptor } from '../../src/events/event-recording.interceptor';
 import { toRoleResponse } from '../../src/roles/role.mapper';
 import { RoleRepository } from '../../src/roles/role.repository';
-import { RolesModule } from '../../src/roles/roles.module';
+import { CallerPermissionsModule } from '../../src/roles/caller-permissions.module';
+import { EventsModule } from '../../src/events/events.module';
 
 export const ATOMICITY_PATH = (membershipId: string): string => `/test-only/memberships/${membershipId}/atomicity`;
 
@@ -50,7 +51,8 @@ class AtomicityController {
 }
 
 @Module({
-  imports: [RolesModule],
+  // The role store and the recorder, as the roles feature gets them.
+  imports: [CallerPermissionsModule, EventsModule],
   controllers: [AtomicityController],
   providers: [AtomicityService],
 })

@@ -10,8 +10,8 @@ import type { QueryBody } from '../common/query/query-body';
 
 /**
  * The read-only event log of a membership. Every read first waits for the events this instance
- * was still writing when the read came (`EventRecorder.settled`; TokenVerified is written after
- * its answer), so a caller reads its own verifications through the same instance.
+ * was still writing when the read came (`EventRecorder.settled`): events recorded after their
+ * answer (`recordAfterAnswer`) are then read through the same instance as well.
  */
 @Injectable()
 export class EventsService {

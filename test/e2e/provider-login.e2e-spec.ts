@@ -220,6 +220,29 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       }
     });
 
+    it('signs a new subject up inactive under user_activation passive (401 UserInactive) until it is activated', async () => {
+      const setActivation = (mode: string) =>
+        t.http().put(`/memberships/${tenant.membershipId}`).set('Authorization', admin()).send({ name: tenant.membership.name, user_activation: mode });
+      expect((await setActivation('passive')).status).toBe(200);
+      try {
+        const sub = unique('passive');
+        const email = `${sub}@example.com`;
+        expectErrorBody(await login({ id_token: await idToken({ sub, email }) }), 401, 'UserInactive');
+        const [user] = await usersWithEmail(email);
+        expect(user).toMatchObject({ is_active: false, source_provider: slug });
+        const [created] = await eventsWhere({ event_type: 'UserCreated', 'document._id': user._id });
+        expect(created.document.is_active).toBe(false);
+        // The link is made: once an administrator activates the user, the same subject signs in.
+        const activated = await t.http().post(`/memberships/${tenant.membershipId}/users/${user._id}/activate`).set('Authorization', admin());
+        expect(activated.status).toBeLessThan(300);
+        const again = await login({ id_token: await idToken({ sub, email }) });
+        expect(again.status).toBe(201);
+        expect(await usersWithEmail(email)).toHaveLength(1);
+      } finally {
+        expect((await setActivation('active')).status).toBe(200);
+      }
+    });
+
     it("applies the default user type's custom-field rules to signed-up users, as POST users does", async () => {
       const type = await createUserType(t, tenant.admin, {
         properties: { department: { type: 'string', default: 'sales' }, level: { type: 'integer', default: 1 }, badge: { type: 'string', unique: true } },

@@ -72,7 +72,17 @@ async function main() {
 
   const receiver = await startReceiver();
   onCleanup(() => receiver.close());
-  const config = loadConfig({ NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error', SETUP_TOKEN, HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'memory://', SHUTDOWN_DRAIN_MS: '2000' });
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+    SETUP_TOKEN,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    // The receiver is on loopback, which the outbound policy refuses unless allowed.
+    OUTBOUND_ALLOW: '127.0.0.1/32,::1/128',
+    DATABASE_URL: 'memory://',
+    SHUTDOWN_DRAIN_MS: '2000',
+  });
   const { app } = await createApp(config);
   onCleanup(() => app.close());
   await app.listen(0, '127.0.0.1');

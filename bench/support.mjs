@@ -7,6 +7,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -216,6 +217,36 @@ export async function api(base, method, path, { body, auth, headers = {} } = {})
 export function expectStatus(result, status, what) {
   if (result.status !== status) throw new Error(`${what}: expected ${status}, got ${result.status} ${JSON.stringify(result.body)?.slice(0, 500)}`);
   return result.body;
+}
+
+/**
+ * The built service (`dist`, a directory of CommonJS) in this process on a free loopback port,
+ * configured by `env` over the defaults below, closed at cleanup: `{ app, config, base, close }`; `close`
+ * may be called earlier (the cleanup then does nothing).
+ */
+export async function startInProcess(dist, env) {
+  const require = createRequire(import.meta.url);
+  const { loadConfig } = require(`${dist}/config/config.js`);
+  const { createApp } = require(`${dist}/bootstrap.js`);
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    // The webhook receivers are on loopback, which the outbound policy refuses unless allowed.
+    OUTBOUND_ALLOW: '127.0.0.1/32,::1/128',
+    ...env,
+  });
+  const { app } = await createApp(config);
+  let closed = false;
+  const close = async () => {
+    if (closed) return undefined;
+    closed = true;
+    await app.close();
+  };
+  onCleanup(close);
+  await app.listen(0, '127.0.0.1');
+  return { app, config, base: `http://127.0.0.1:${app.getHttpServer().address().port}`, close };
 }
 
 /** POST /setup of membership 'Bench' with a random admin, who signs in: `{ setup, membershipId, auth }` (auth: the Bearer header). */

@@ -30,7 +30,7 @@ import { randomBytes } from 'node:crypto';
 
 process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, availableParallelism()));
 // Imported after that line: a static import would be read first.
-const { api, listenOnLoopback, setUpAdmin, expectStatus, int, onCleanup, runMain } = await import('./support.mjs');
+const { api, startInProcess, listenOnLoopback, setUpAdmin, expectStatus, int, onCleanup, runMain } = await import('./support.mjs');
 
 const require = createRequire(import.meta.url);
 const DIST = resolve(process.env.DIST_DIR ?? new URL('../dist', import.meta.url).pathname);
@@ -66,27 +66,11 @@ async function startReceiver() {
 }
 
 async function main() {
-  const { loadConfig } = require(`${DIST}/config/config.js`);
-  const { createApp } = require(`${DIST}/bootstrap.js`);
   const { QueueRegistry } = require(`${DIST}/queue/queue-registry.js`);
 
   const receiver = await startReceiver();
   onCleanup(() => receiver.close());
-  const config = loadConfig({
-    NODE_ENV: 'production',
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
-    SETUP_TOKEN,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    // The receiver is on loopback, which the outbound policy refuses unless allowed.
-    OUTBOUND_ALLOW: '127.0.0.1/32,::1/128',
-    DATABASE_URL: 'memory://',
-    SHUTDOWN_DRAIN_MS: '2000',
-  });
-  const { app } = await createApp(config);
-  onCleanup(() => app.close());
-  await app.listen(0, '127.0.0.1');
-  const base = `http://127.0.0.1:${app.getHttpServer().address().port}`;
+  const { app, base } = await startInProcess(DIST, { SETUP_TOKEN, DATABASE_URL: 'memory://', SHUTDOWN_DRAIN_MS: '2000' });
   const queue = app.get(QueueRegistry).get('webhooks');
 
   const { membershipId, auth } = await setUpAdmin(base, SETUP_TOKEN, PASSWORD);

@@ -31,7 +31,7 @@ import { randomBytes } from 'node:crypto';
 // argon2 hashes on libuv's pool; size it before anything loads argon2 (as main.ts does).
 process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, availableParallelism()));
 // Imported after that line: a static import would be read first.
-const { api, listenOnLoopback, setUpAdmin, createDatabase, expectStatus, int, onCleanup, runMain } = await import('./support.mjs');
+const { api, startInProcess, listenOnLoopback, setUpAdmin, createDatabase, expectStatus, int, onCleanup, runMain } = await import('./support.mjs');
 
 const require = createRequire(import.meta.url);
 const DIST = resolve(process.env.DIST_DIR ?? new URL('../dist', import.meta.url).pathname);
@@ -86,35 +86,14 @@ function percentile(sorted, p) {
 }
 
 async function main() {
-  const { loadConfig } = require(`${DIST}/config/config.js`);
-  const { createApp } = require(`${DIST}/bootstrap.js`);
   const { QueueRegistry } = require(`${DIST}/queue/queue-registry.js`);
   const { WebhookDispatcher } = require(`${DIST}/webhooks/webhook-dispatcher.js`);
 
   const receiver = await startReceiver();
   onCleanup(() => receiver.close());
   const database = await benchDatabase();
-  const config = loadConfig({
-    NODE_ENV: 'production',
-    // Drops are counted from the queue; thousands of warn lines would only slow the run.
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
-    SETUP_TOKEN,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    // The receiver is on loopback, which the outbound policy refuses unless allowed.
-    OUTBOUND_ALLOW: '127.0.0.1/32,::1/128',
-    DATABASE_URL: database.url,
-  });
-  const { app } = await createApp(config);
-  let appClosed = false;
-  const closeApp = async () => {
-    if (appClosed) return undefined;
-    appClosed = true;
-    await app.close();
-  };
-  onCleanup(closeApp);
-  await app.listen(0, '127.0.0.1');
-  const base = `http://127.0.0.1:${app.getHttpServer().address().port}`;
+  // LOG_LEVEL (error unless set): drops are counted from the queue; thousands of warn lines would only slow the run.
+  const { app, config, base, close: closeApp } = await startInProcess(DIST, { SETUP_TOKEN, DATABASE_URL: database.url });
   const queue = app.get(QueueRegistry).get('webhooks');
   const dispatcher = app.get(WebhookDispatcher);
 

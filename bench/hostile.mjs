@@ -21,17 +21,10 @@
  * Environment: BENCH_MAIN (entry point, dist/main.js), BENCH_HOSTILE_REQUESTS (20000), BENCH_HOSTILE_SECONDS (30),
  * BENCH_HOSTILE_CONNECTIONS (16), BENCH_HOSTILE_ONLY (`work` or `memory`).
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import { join } from 'node:path';
+import { buildIfMissing, call, createDatabase, cleanUpOnSignals, cpuSecondsOf, freePort, logAs, MAIN, ROOT, runMain, SERVER_URL, sleep, start, waitFor } from './support.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const MAIN = process.env.BENCH_MAIN ?? join(ROOT, 'dist', 'main.js');
-const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REQUESTS = Number(process.env.BENCH_HOSTILE_REQUESTS ?? 20_000);
 // The memory part stops sending at this point even if REQUESTS were not all sent (shared cores).
 const SEND_SECONDS = Number(process.env.BENCH_HOSTILE_SECONDS ?? 30);
@@ -39,108 +32,11 @@ const CONNECTIONS = Number(process.env.BENCH_HOSTILE_CONNECTIONS ?? 16);
 const ONLY = process.env.BENCH_HOSTILE_ONLY ?? '';
 const SETUP_TOKEN = randomBytes(24).toString('hex');
 const PASSWORD = 'bench password 0123';
-const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
 const PING_EVERY_MS = 10;
 const LATER_MS = 15_000;
 
-const cleanups = [];
-const log = (message) => process.stderr.write(`[hostile] ${message}\n`);
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = logAs('hostile');
 const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-
-function cpuSecondsOf(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function createDatabase() {
-  const admin = new pg.Client({ connectionString: SERVER_URL, connectionTimeoutMillis: 2_000 });
-  try {
-    await admin.connect();
-  } catch (error) {
-    log(`no PostgreSQL server at ${SERVER_URL} (${error.message}); using an in-memory database`);
-    return 'memory://';
-  }
-  const name = `portcullis_hostile_${randomBytes(5).toString('hex')}`;
-  try {
-    await admin.query(`create database ${name}`);
-  } finally {
-    await admin.end();
-  }
-  cleanups.push(async () => {
-    const client = new pg.Client({ connectionString: SERVER_URL });
-    await client.connect();
-    try {
-      await client.query(`drop database if exists ${name} with (force)`);
-    } finally {
-      await client.end();
-    }
-  });
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-function startService(port, databaseUrl) {
-  const child = spawn(process.execPath, ['--max-semi-space-size=32', '--expose-gc', '--require', join(ROOT, 'bench', 'gc-on-signal.cjs'), MAIN], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), NODE_ENV: 'production', LOG_LEVEL: 'warn', SETUP_TOKEN, DATABASE_URL: databaseUrl },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => {
-    stderr = (stderr + chunk.toString('utf8')).slice(-4000);
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  cleanups.push(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
-  });
-  return { child, stderr: () => stderr };
-}
-
-async function waitUp(base, service) {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (service.child.exitCode !== null) throw new Error(`the service exited early:\n${service.stderr()}`);
-    try {
-      if ((await fetch(`${base}/ping`)).ok) return;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error('the service did not answer /ping within 60 s');
-    await sleep(200);
-  }
-}
-
-async function call(base, method, path, { auth, body, headers = {} } = {}) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(auth ? { authorization: auth } : {}), ...headers },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
 
 async function prepare(base) {
   const setup = await call(base, 'POST', '/setup', {
@@ -227,16 +123,22 @@ async function unknownMemberships(base, bearer) {
 }
 
 async function main() {
-  if (!existsSync(MAIN)) {
-    log('dist/main.js is missing: npm run build');
-    const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('npm run build failed');
-  }
-  const databaseUrl = await createDatabase();
+  buildIfMissing(MAIN);
+  const databaseUrl = await createDatabase(SERVER_URL, 'portcullis_hostile', (error) => {
+    log(`no PostgreSQL server at ${SERVER_URL} (${error.message}); using an in-memory database`);
+    return 'memory://';
+  });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const service = startService(port, databaseUrl);
-  await waitUp(base, service);
+  const service = start('the service', ['--max-semi-space-size=32', '--expose-gc', '--require', join(ROOT, 'bench', 'gc-on-signal.cjs'), MAIN], {
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    SETUP_TOKEN,
+    DATABASE_URL: databaseUrl,
+  });
+  await waitFor(`${base}/ping`, {}, 60_000, service);
   const { m, bearer } = await prepare(base);
   log(`service up on ${base}`);
 
@@ -260,26 +162,5 @@ async function main() {
   }
 }
 
-async function cleanup() {
-  for (const step of cleanups.reverse()) {
-    try {
-      await step();
-    } catch (error) {
-      log(`cleanup: ${error.message}`);
-    }
-  }
-}
-
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => {
-    void cleanup().finally(() => process.exit(1));
-  });
-}
-
-main()
-  .then(cleanup)
-  .catch(async (error) => {
-    log(error.stack ?? String(error));
-    await cleanup();
-    process.exit(1);
-  });
+cleanUpOnSignals();
+await runMain(main, (error) => log(error.stack ?? String(error)));

@@ -31,31 +31,26 @@
  * node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_FLOOR_NODE_OPTIONS
  * (the same for the floor app).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { constantRate, quantile } from './constant-rate.mjs';
 import pg from 'pg';
+import { buildIfMissing, call, cleanUpOnSignals, cpuSecondsOf, createDatabase, freePort, logAs, MAIN, onCleanup, ROOT, runMain, SERVER_URL, start, stop, waitFor } from './support.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 4));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SETUP_TOKEN = randomBytes(24).toString('hex');
 // What src/main.ts gives the service when UV_THREADPOOL_SIZE is unset.
 const THREADS = Number(process.env.UV_THREADPOOL_SIZE ?? availableParallelism());
 const PASSWORD = 'bench password 0123';
-// Another build of the service may be measured instead of dist/ (e.g. a build kept elsewhere).
-const MAIN = process.env.BENCH_MAIN ?? join(ROOT, 'dist', 'main.js');
 /** `--peers` (npm run bench:peers): the peers' pairs instead of the scenarios (see startOidcPeer). */
 const PEERS = process.argv.includes('--peers');
 const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 0);
@@ -65,29 +60,8 @@ const nodeOptions = (value) => (value ?? '').split(/\s+/).filter(Boolean);
 const RUNTIME_FLAGS = ['--max-semi-space-size=32'];
 const SERVICE_NODE_OPTIONS = [...RUNTIME_FLAGS, ...nodeOptions(process.env.BENCH_NODE_OPTIONS)];
 const FLOOR_NODE_OPTIONS = [...RUNTIME_FLAGS, ...nodeOptions(process.env.BENCH_FLOOR_NODE_OPTIONS)];
-const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-const children = new Set();
-const cleanups = [];
-
-function log(message) {
-  process.stderr.write(`[bench] ${message}\n`);
-}
-
-/**
- * CPU seconds (user + system) a process has used so far; NaN where /proc is not there. With
- * `reapedChildren`, also what its children that have exited used (cutime + cstime).
- */
-function cpuSecondsOf(pid, reapedChildren = false) {
-  try {
-    // Fields after the command name, which sits in parentheses and may contain spaces.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]) + (reapedChildren ? Number(fields[13]) + Number(fields[14]) : 0);
-    return ticks / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return Number.NaN;
-  }
-}
+const log = logAs('bench');
 
 /**
  * CPU seconds used so far by every PostgreSQL server process on this machine, those that ended
@@ -109,95 +83,6 @@ function postgresCpuSeconds() {
     return Number.NaN;
   }
   return total;
-}
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function start(name, args, env) {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => {
-    stderr = (stderr + chunk.toString('utf8')).slice(-4000);
-  });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const entry = { name, child, exited, stderr: () => stderr };
-  children.add(entry);
-  exited.then(() => children.delete(entry));
-  return entry;
-}
-
-async function stop(entry) {
-  if (entry.child.exitCode !== null || entry.child.signalCode !== null) return;
-  entry.child.kill('SIGTERM');
-  const timer = setTimeout(() => entry.child.kill('SIGKILL'), 15_000);
-  await entry.exited;
-  clearTimeout(timer);
-}
-
-async function waitFor(url, options = {}, timeoutMs = 60_000, entry) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (entry && entry.child.exitCode !== null) throw new Error(`${entry.name} exited early:\n${entry.stderr()}`);
-    try {
-      const res = await fetch(url, options);
-      if (res.ok) return;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-async function call(base, method, path, { auth, body, headers = {} } = {}) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(auth ? { authorization: auth } : {}), ...headers },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  const json = text ? JSON.parse(text) : null;
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return json;
-}
-
-/** A fresh database on the server, or null when no server answers. */
-async function createDatabase() {
-  const admin = new pg.Client({ connectionString: SERVER_URL, connectionTimeoutMillis: 2_000 });
-  try {
-    await admin.connect();
-  } catch (error) {
-    log(`no PostgreSQL server at ${SERVER_URL} (${error.message}); using the embedded database`);
-    return null;
-  }
-  const name = `portcullis_bench_${randomBytes(5).toString('hex')}`;
-  try {
-    await admin.query(`create database ${name}`);
-  } finally {
-    await admin.end();
-  }
-  cleanups.push(async () => {
-    const client = new pg.Client({ connectionString: SERVER_URL });
-    await client.connect();
-    try {
-      await client.query(`drop database if exists ${name} with (force)`);
-      log(`dropped database ${name}`);
-    } finally {
-      await client.end();
-    }
-  });
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
 }
 
 /** ANALYZE one table of the bench database (fresh statistics for the planner). */
@@ -382,17 +267,17 @@ const pad = (text, width, right = false) => (right ? String(text).padStart(width
 
 async function main() {
   const began = Date.now();
-  if (!existsSync(MAIN)) {
-    log('dist/main.js is missing: npm run build');
-    const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('npm run build failed');
-  }
+  buildIfMissing(MAIN);
 
-  const databaseUrl = await createDatabase();
+  // null: no server answers, and the service runs on the embedded database in a temporary directory.
+  const databaseUrl = await createDatabase(SERVER_URL, 'portcullis_bench', (error) => {
+    log(`no PostgreSQL server at ${SERVER_URL} (${error.message}); using the embedded database`);
+    return null;
+  });
   let dataDir;
   if (!databaseUrl) {
     dataDir = mkdtempSync(join(tmpdir(), 'portcullis-bench-'));
-    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+    onCleanup(async () => rmSync(dataDir, { recursive: true, force: true }));
   }
 
   const port = await freePort();
@@ -676,7 +561,7 @@ async function startReceiver() {
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+  onCleanup(() => new Promise((resolve) => server.close(resolve)));
   return { url: `http://127.0.0.1:${server.address().port}/hook`, state };
 }
 
@@ -707,17 +592,6 @@ async function webhookBurst(base, data, receiver) {
   };
 }
 
-async function cleanup() {
-  for (const entry of [...children]) await stop(entry);
-  for (const step of cleanups.reverse()) {
-    try {
-      await step();
-    } catch (error) {
-      log(`cleanup: ${error.message}`);
-    }
-  }
-}
-
 if (process.argv.includes('--scale')) {
   // `npm run bench -- --scale`: the cost-as-data-grows scenario instead (bench/scale.mjs).
   await import('./scale.mjs');
@@ -726,22 +600,6 @@ if (process.argv.includes('--scale')) {
 }
 
 async function runBench() {
-  let interrupted = false;
-  for (const signal of ['SIGINT', 'SIGTERM']) {
-    process.on(signal, () => {
-      if (interrupted) process.exit(1);
-      interrupted = true;
-      log(`${signal}: stopping what the bench started`);
-      void cleanup().finally(() => process.exit(1));
-    });
-  }
-
-  try {
-    await main();
-    await cleanup();
-  } catch (error) {
-    log(`failed: ${error.stack ?? error.message}`);
-    await cleanup();
-    process.exitCode = 1;
-  }
+  cleanUpOnSignals('the bench');
+  await runMain(main);
 }

@@ -15,17 +15,11 @@
  * SCALE_SECONDS (per query and size, 3), SCALE_CONNECTIONS (16; sign-in uses 4), BENCH_MAIN.
  * Figures, not a gate.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { call, cleanUpOnSignals, createDatabase, freePort, logAs, MAIN, onCleanup, runMain, SERVER_URL, start, waitFor } from './support.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const SERVER_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const MAIN = process.env.BENCH_MAIN ?? join(ROOT, 'dist', 'main.js');
 const SECONDS = Number(process.env.SCALE_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.SCALE_CONNECTIONS ?? 16);
 const STEPS = (process.env.SCALE_STEPS ?? '10000:1000,100000:10000,1000000:100000').split(',').map((step) => {
@@ -38,82 +32,19 @@ const TYPES = ['UserCreated', 'UserUpdated', 'UserDeleted', 'TokenGenerated', 'T
 /** Fill events over the last 30 days, spaced evenly, so that "the last day" is a thirtieth of them. */
 const SPAN_SECONDS = 30 * 24 * 3600;
 
-const cleanups = [];
-const log = (message) => process.stderr.write(`[scale] ${message}\n`);
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function call(base, method, path, { auth, body, headers = {} } = {}) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(auth ? { authorization: auth } : {}), ...headers },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
-
-async function createDatabase() {
-  const name = `portcullis_scale_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: SERVER_URL, connectionTimeoutMillis: 2_000 });
-  await admin.connect();
-  try {
-    await admin.query(`create database ${name}`);
-  } finally {
-    await admin.end();
-  }
-  cleanups.push(async () => {
-    const client = new pg.Client({ connectionString: SERVER_URL });
-    await client.connect();
-    try {
-      await client.query(`drop database if exists ${name} with (force)`);
-      log(`dropped database ${name}`);
-    } finally {
-      await client.end();
-    }
-  });
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
+const log = logAs('scale');
 
 async function startService(databaseUrl) {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--max-semi-space-size=32', MAIN], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), NODE_ENV: 'production', LOG_LEVEL: 'warn', SETUP_TOKEN, DATABASE_URL: databaseUrl },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  cleanups.push(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
-  });
+  const service = start(
+    'the service',
+    ['--max-semi-space-size=32', MAIN],
+    { HOST: '127.0.0.1', PORT: String(port), NODE_ENV: 'production', LOG_LEVEL: 'warn', SETUP_TOKEN, DATABASE_URL: databaseUrl },
+    { stderr: 'inherit' },
+  );
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error('the service exited early');
-    try {
-      if ((await fetch(`${base}/ping`)).ok) return base;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error('the service did not answer within 60 s');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  await waitFor(`${base}/ping`, {}, 60_000, service);
+  return base;
 }
 
 /** Events up to `total` in the membership, by one INSERT ... SELECT per step (types round-robin, times spread over 30 days). */
@@ -152,7 +83,7 @@ async function p50Of(options) {
 }
 
 async function main() {
-  const databaseUrl = await createDatabase();
+  const databaseUrl = await createDatabase(SERVER_URL, 'portcullis_scale');
   const base = await startService(databaseUrl);
   const setup = await call(base, 'POST', '/setup', {
     headers: { 'x-setup-token': SETUP_TOKEN },
@@ -178,7 +109,7 @@ async function main() {
   const client = new pg.Client({ connectionString: databaseUrl });
   client.on('error', () => undefined);
   await client.connect();
-  cleanups.push(() => client.end());
+  onCleanup(() => client.end());
   const rows = [];
   let events = 0;
   let users = 0;
@@ -250,28 +181,5 @@ async function main() {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-async function cleanup() {
-  for (const step of cleanups.reverse()) {
-    try {
-      await step();
-    } catch (error) {
-      log(`cleanup: ${error.message}`);
-    }
-  }
-}
-
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => {
-    log(`${signal}: stopping what the scale bench started`);
-    void cleanup().finally(() => process.exit(1));
-  });
-}
-
-try {
-  await main();
-} catch (error) {
-  log(`failed: ${error.stack ?? error.message}`);
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-}
+cleanUpOnSignals('the scale bench');
+await runMain(main);

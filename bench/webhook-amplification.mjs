@@ -29,6 +29,8 @@ import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, availableParallelism()));
+// Imported after that line: a static import would be read first.
+const { api, startInProcess, listenOnLoopback, setUpAdmin, expectStatus, int, onCleanup, runMain } = await import('./support.mjs');
 
 const require = createRequire(import.meta.url);
 const DIST = resolve(process.env.DIST_DIR ?? new URL('../dist', import.meta.url).pathname);
@@ -41,32 +43,11 @@ const PASSWORD = 'bench user password';
 const BLOB = Array.from({ length: 15 }, (_, i) => `${i}`.padEnd(4000, 'x'));
 const PLACEHOLDERS = 1000;
 
-function int(name, fallback) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, got "${raw}"`);
-  return value;
-}
-
 const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
-
-const cleanups = [];
-async function cleanup() {
-  while (cleanups.length) {
-    const step = cleanups.pop();
-    try {
-      await step();
-    } catch (error) {
-      console.error(`cleanup: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-}
 
 /** Counts requests and body bytes; answers 500 so that every attempt of try_count is made. */
 async function startReceiver() {
   const state = { received: 0, bytes: 0 };
-  const sockets = new Set();
   const server = createServer((request, response) => {
     request.on('data', (chunk) => {
       state.bytes += chunk.length;
@@ -76,73 +57,23 @@ async function startReceiver() {
       response.writeHead(500, { 'Content-Type': 'text/plain' }).end('no');
     });
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise((ok, fail) => server.once('error', fail).listen(0, '127.0.0.1', ok));
+  const close = await listenOnLoopback(server);
   return {
     state,
     url: `http://127.0.0.1:${server.address().port}/amplified`,
-    close: () =>
-      new Promise((done) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => done());
-      }),
+    close,
   };
 }
 
-async function api(base, method, path, { body, auth, headers = {} } = {}) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...(body ? { 'Content-Type': 'application/json' } : {}), ...(auth ? { Authorization: auth } : {}), ...headers },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await response.text();
-  let json;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = text;
-  }
-  return { status: response.status, body: json };
-}
-
-function expectStatus(result, status, what) {
-  if (result.status !== status) throw new Error(`${what}: expected ${status}, got ${result.status} ${JSON.stringify(result.body).slice(0, 500)}`);
-  return result.body;
-}
-
 async function main() {
-  const { loadConfig } = require(`${DIST}/config/config.js`);
-  const { createApp } = require(`${DIST}/bootstrap.js`);
   const { QueueRegistry } = require(`${DIST}/queue/queue-registry.js`);
 
   const receiver = await startReceiver();
-  cleanups.push(() => receiver.close());
-  const config = loadConfig({ NODE_ENV: 'production', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error', SETUP_TOKEN, HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'memory://', SHUTDOWN_DRAIN_MS: '2000' });
-  const { app } = await createApp(config);
-  cleanups.push(() => app.close());
-  await app.listen(0, '127.0.0.1');
-  const base = `http://127.0.0.1:${app.getHttpServer().address().port}`;
+  onCleanup(() => receiver.close());
+  const { app, base } = await startInProcess(DIST, { SETUP_TOKEN, DATABASE_URL: 'memory://', SHUTDOWN_DRAIN_MS: '2000' });
   const queue = app.get(QueueRegistry).get('webhooks');
 
-  const adminName = `admin-${randomBytes(4).toString('hex')}`;
-  const setup = expectStatus(
-    await api(base, 'POST', '/setup', {
-      headers: { 'X-Setup-Token': SETUP_TOKEN },
-      body: { membership: { name: 'Bench' }, user: { username: adminName, email_address: `${adminName}@example.com`, password: PASSWORD } },
-    }),
-    201,
-    'setup',
-  );
-  const membershipId = setup.membership._id;
-  const token = expectStatus(
-    await api(base, 'POST', '/generate-token', { headers: { 'X-Service-Alias': membershipId }, body: { username: adminName, password: PASSWORD } }),
-    201,
-    'sign-in',
-  );
-  const auth = `Bearer ${token.access_token}`;
+  const { membershipId, auth } = await setUpAdmin(base, SETUP_TOKEN, PASSWORD);
   const m = `/memberships/${membershipId}`;
   const type = expectStatus(
     await api(base, 'POST', `${m}/user-types`, { auth, body: { name: 'Amplifier', properties: { blob: { type: 'array' } } } }),
@@ -220,11 +151,4 @@ async function main() {
   if (overLimit) process.exit(1);
 }
 
-try {
-  await main();
-} catch (error) {
-  console.error(error instanceof Error ? error.stack : String(error));
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-}
+await runMain(main, (error) => console.error(error instanceof Error ? error.stack : String(error)));

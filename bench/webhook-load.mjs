@@ -30,6 +30,8 @@ import { randomBytes } from 'node:crypto';
 
 // argon2 hashes on libuv's pool; size it before anything loads argon2 (as main.ts does).
 process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, availableParallelism()));
+// Imported after that line: a static import would be read first.
+const { api, startInProcess, listenOnLoopback, setUpAdmin, createDatabase, expectStatus, int, onCleanup, runMain } = await import('./support.mjs');
 
 const require = createRequire(import.meta.url);
 const DIST = resolve(process.env.DIST_DIR ?? new URL('../dist', import.meta.url).pathname);
@@ -41,25 +43,6 @@ const SETTLE_SECONDS = int('BENCH_SETTLE_SECONDS', 30);
 const SETUP_TOKEN = `bench-setup-token-${randomBytes(16).toString('hex')}`;
 const PASSWORD = 'bench user password';
 
-function int(name, fallback) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, got "${raw}"`);
-  return value;
-}
-
-const cleanups = [];
-async function cleanup() {
-  while (cleanups.length) {
-    const step = cleanups.pop();
-    try {
-      await step();
-    } catch (error) {
-      console.error(`cleanup: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-}
 let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, () => {
@@ -71,7 +54,6 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 /** A receiver that counts requests and answers 200 (after BENCH_RECEIVER_DELAY_MS). */
 async function startReceiver() {
   const state = { received: 0 };
-  const sockets = new Set();
   const server = createServer((request, response) => {
     request.resume();
     request.on('end', () => {
@@ -82,19 +64,11 @@ async function startReceiver() {
     });
   });
   server.keepAliveTimeout = 30_000;
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise((ok, fail) => server.once('error', fail).listen(0, '127.0.0.1', ok));
+  const close = await listenOnLoopback(server);
   return {
     state,
     url: `http://127.0.0.1:${server.address().port}/users/{{document._id}}`,
-    close: () =>
-      new Promise((done) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => done());
-      }),
+    close,
   };
 }
 
@@ -102,42 +76,8 @@ async function startReceiver() {
 async function benchDatabase() {
   const server = process.env.DATABASE_URL;
   if (!server || server === 'memory://') return { url: 'memory://', description: 'embedded PostgreSQL (PGlite) in memory' };
-  const { Client } = require('pg');
-  const name = `portcullis_bench_${randomBytes(6).toString('hex')}`;
-  const admin = new Client({ connectionString: server });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  cleanups.push(async () => {
-    const client = new Client({ connectionString: server });
-    await client.connect();
-    await client.query(`drop database if exists ${name} with (force)`);
-    await client.end();
-  });
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), description: `PostgreSQL server, database ${name}` };
-}
-
-async function api(base, method, path, { body, auth, headers = {} } = {}) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...(body ? { 'Content-Type': 'application/json' } : {}), ...(auth ? { Authorization: auth } : {}), ...headers },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await response.text();
-  let json;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = text;
-  }
-  return { status: response.status, body: json };
-}
-
-function expectStatus(result, status, what) {
-  if (result.status !== status) throw new Error(`${what}: expected ${status}, got ${result.status} ${JSON.stringify(result.body)}`);
-  return result.body;
+  const url = await createDatabase(server, 'portcullis_bench');
+  return { url, description: `PostgreSQL server, database ${new URL(url).pathname.slice(1)}` };
 }
 
 function percentile(sorted, p) {
@@ -146,55 +86,19 @@ function percentile(sorted, p) {
 }
 
 async function main() {
-  const { loadConfig } = require(`${DIST}/config/config.js`);
-  const { createApp } = require(`${DIST}/bootstrap.js`);
   const { QueueRegistry } = require(`${DIST}/queue/queue-registry.js`);
   const { WebhookDispatcher } = require(`${DIST}/webhooks/webhook-dispatcher.js`);
 
   const receiver = await startReceiver();
-  cleanups.push(() => receiver.close());
+  onCleanup(() => receiver.close());
   const database = await benchDatabase();
-  const config = loadConfig({
-    NODE_ENV: 'production',
-    // Drops are counted from the queue; thousands of warn lines would only slow the run.
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
-    SETUP_TOKEN,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    // The receiver is on loopback, which the outbound policy refuses unless allowed.
-    OUTBOUND_ALLOW: '127.0.0.1/32,::1/128',
-    DATABASE_URL: database.url,
-  });
-  const { app } = await createApp(config);
-  let appClosed = false;
-  const closeApp = async () => {
-    if (appClosed) return undefined;
-    appClosed = true;
-    await app.close();
-  };
-  cleanups.push(closeApp);
-  await app.listen(0, '127.0.0.1');
-  const base = `http://127.0.0.1:${app.getHttpServer().address().port}`;
+  // LOG_LEVEL (error unless set): drops are counted from the queue; thousands of warn lines would only slow the run.
+  const { app, config, base, close: closeApp } = await startInProcess(DIST, { SETUP_TOKEN, DATABASE_URL: database.url });
   const queue = app.get(QueueRegistry).get('webhooks');
   const dispatcher = app.get(WebhookDispatcher);
 
-  const adminName = `admin-${randomBytes(4).toString('hex')}`;
-  const setup = expectStatus(
-    await api(base, 'POST', '/setup', {
-      headers: { 'X-Setup-Token': SETUP_TOKEN },
-      body: { membership: { name: 'Bench' }, user: { username: adminName, email_address: `${adminName}@example.com`, password: PASSWORD } },
-    }),
-    201,
-    'setup',
-  );
-  const membershipId = setup.membership._id;
+  const { setup, membershipId, auth } = await setUpAdmin(base, SETUP_TOKEN, PASSWORD);
   const adminId = setup.user._id;
-  const token = expectStatus(
-    await api(base, 'POST', '/generate-token', { headers: { 'X-Service-Alias': membershipId }, body: { username: adminName, password: PASSWORD } }),
-    201,
-    'sign-in',
-  );
-  const auth = `Bearer ${token.access_token}`;
   expectStatus(
     await api(base, 'POST', `/memberships/${membershipId}/webhooks`, {
       auth,
@@ -276,11 +180,4 @@ async function main() {
   process.exitCode = lostEvents === 0 ? 0 : 1;
 }
 
-try {
-  await main();
-} catch (error) {
-  console.error(error instanceof Error ? error.stack : String(error));
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-}
+await runMain(main, (error) => console.error(error instanceof Error ? error.stack : String(error)));

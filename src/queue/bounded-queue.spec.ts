@@ -378,7 +378,7 @@ describe('BoundedQueue', () => {
   });
 
   describe('throughput', () => {
-    it('processes 10,000 items at capacity 10,000 / concurrency 8 quickly and in order', async () => {
+    it('processes 10,000 items at capacity 10,000 / concurrency 8, every one, in order', async () => {
       const seen: number[] = [];
       const q = new BoundedQueue<number>({
         name: 'webhooks',
@@ -389,19 +389,17 @@ describe('BoundedQueue', () => {
           await Promise.resolve();
         },
       });
-      const t0 = Date.now();
       let accepted = 0;
       for (let i = 0; i < 10_000; i++) if (q.enqueue(i)) accepted++;
       expect(accepted).toBe(10_000);
       expect(q.inFlight + q.depth).toBe(10_000);
       expect(q.depth).toBeLessThanOrEqual(10_000);
       await q.onIdle();
-      const elapsed = Date.now() - t0;
       expect(q.processed).toBe(10_000);
       expect(q.dropped).toBe(0);
       expect(seen).toHaveLength(10_000);
       expect(seen.every((n, i) => n === i)).toBe(true);
-      expect(elapsed).toBeLessThan(2000);
+      // No time limit here: tests assert no times (shared cores); the webhook-load bench measures the rate.
     });
 
     it('drops exactly the overflow when 10,000 + 8 + 500 items arrive at once', async () => {

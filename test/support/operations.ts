@@ -132,7 +132,8 @@ export async function startService(main: string, env: Record<string, string>): P
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
-  const waitForLog = (predicate: (entry: Record<string, unknown>) => boolean, timeoutMs = 30_000) =>
+  // Generous: a loaded CI machine has taken over 30 s to start the built service.
+  const waitForLog = (predicate: (entry: Record<string, unknown>) => boolean, timeoutMs = 90_000) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
       const already = parsed.find(predicate);
       if (already) return resolve(already);

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsBoolean, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { IsSlug } from '../common/patterns';
-import { MAX_PERMISSION_ENTRIES } from '../roles/permission-list';
+import { IsPermissionExpressionList } from '../roles/permission-list';
 
 /** Body of POST and PUT .../applications. Expressions are checked by the service (400 InvalidPermission). */
 export class ApplicationBodyDto {
@@ -29,19 +29,11 @@ export class ApplicationBodyDto {
   role?: string | null;
 
   @ApiPropertyOptional({ type: [String], description: 'Own permission expressions; default []' })
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_PERMISSION_ENTRIES)
-  @IsString({ each: true })
-  @MaxLength(600, { each: true })
+  @IsPermissionExpressionList()
   permissions?: string[];
 
   @ApiPropertyOptional({ type: [String], description: 'Own denied expressions; default []' })
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_PERMISSION_ENTRIES)
-  @IsString({ each: true })
-  @MaxLength(600, { each: true })
+  @IsPermissionExpressionList()
   forbidden?: string[];
 
   @ApiPropertyOptional({ default: true, description: 'An inactive application\'s Basic token answers 401 InvalidToken' })

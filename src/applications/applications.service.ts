@@ -4,7 +4,7 @@ import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
-import { bulkDeleteAnswer, type ListPage, type ListRequest } from '../common/query';
+import { bulkDeleteAnswer, type ListPage, type ListRequest, parseSearchKeyword } from '../common/query';
 import type { ApplicationRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { validatePermissionList } from '../roles/permission-list';
@@ -18,8 +18,6 @@ import { ApplicationRepository, type ApplicationContent } from './application.re
 
 /** The one answer that carries the secret: create and rotation. */
 export type ApplicationWithSecret = ApplicationResponse & { secret: string };
-
-const MAX_KEYWORD_LENGTH = 128;
 
 const notFound = (): DomainError => new DomainError('ApplicationNotFound', 'The application does not exist');
 
@@ -49,11 +47,9 @@ export class ApplicationsService {
   }
 
   async search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    if (typeof keyword !== 'string' || keyword.trim() === '' || keyword.length > MAX_KEYWORD_LENGTH) {
-      throw validationError('keyword', `must be a non-empty string of at most ${MAX_KEYWORD_LENGTH} characters`);
-    }
+    const trimmedKeyword = parseSearchKeyword(keyword);
     const hiddenIds = await this.permissions.hiddenFromLists(caller, 'applications');
-    return this.applications.list(membershipId, { query, hiddenIds }, toApplicationResponse, keyword.trim());
+    return this.applications.list(membershipId, { query, hiddenIds }, toApplicationResponse, trimmedKeyword);
   }
 
   async create(caller: Caller, membershipId: string, input: ApplicationBodyDto): Promise<ApplicationWithSecret> {

@@ -1,6 +1,5 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { BoundedCache } from '../common/bounded-cache';
 import { LOGGER } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { MailhookRow, MailRecipient } from '../database/schema';
@@ -11,8 +10,8 @@ import { OUTBOUND_LOOKUP } from '../outbound/outbound.module';
 import type { LookupFunction } from '../outbound/outbound-lookup';
 import { OUTGOING_CALL_OBSERVER, type OutgoingCallObserver } from '../outbound/outgoing-calls';
 import { BoundedQueue, type DrainResult } from '../queue/bounded-queue';
+import { drainEventTriggeredQueue, HookListCache, PendingLookups } from '../queue/event-triggered-delivery';
 import { QueueRegistry } from '../queue/queue-registry';
-import { settleWithin } from '../queue/settle-within';
 import { TemplateError } from '../webhooks/template';
 import { type MailContext, type MailOnlyValues, recipientsOf, renderMailBody, renderSubject, subjectUserOf } from './mail-render';
 import { MailhookRepository } from './mailhook.repository';
@@ -41,11 +40,6 @@ function isSubjectUser(recipient: MailRecipient, user: Record<string, unknown> |
   return typeof address === 'string' && address.toLowerCase() === recipient.email_address.toLowerCase();
 }
 
-interface CachedLookup {
-  expiresAt: number;
-  hooks: Promise<MailhookRow[]>;
-}
-
 /**
  * Sends mail hooks' messages after the events that trigger them have committed (contract "Mail
  * providers, mail hooks and the mail queue"), in the shape of the webhook dispatcher: the request
@@ -55,8 +49,8 @@ interface CachedLookup {
 @Injectable()
 export class MailDispatcher implements BeforeApplicationShutdown {
   private readonly messages: BoundedQueue<MailItem>;
-  private readonly pendingLookups = new Set<Promise<void>>();
-  private readonly lookups: BoundedCache<Map<string, CachedLookup>>;
+  private readonly pendingLookups = new PendingLookups();
+  private readonly hookLists: HookListCache<MailhookRow>;
   private accepting = true;
   private draining?: Promise<DrainResult>;
 
@@ -70,7 +64,11 @@ export class MailDispatcher implements BeforeApplicationShutdown {
     registry: QueueRegistry,
     @Optional() @Inject(OUTGOING_CALL_OBSERVER) private readonly observer?: OutgoingCallObserver,
   ) {
-    this.lookups = new BoundedCache({ maxEntries: config.cacheMaxEntries, ttlMs: MAILHOOK_LOOKUP_TTL_MS });
+    this.hookLists = new HookListCache({
+      maxEntries: config.cacheMaxEntries,
+      ttlMs: MAILHOOK_LOOKUP_TTL_MS,
+      findActiveFor: (membershipId, eventType) => this.mailhooks.findActiveFor(membershipId, eventType),
+    });
     this.messages = new BoundedQueue<MailItem>({
       name: MAIL_QUEUE_NAME,
       capacity: MAIL_QUEUE_CAPACITY,
@@ -89,7 +87,7 @@ export class MailDispatcher implements BeforeApplicationShutdown {
   }
 
   invalidate(membershipId: string): void {
-    this.lookups.delete(membershipId);
+    this.hookLists.invalidate(membershipId);
   }
 
   drain(timeoutMs: number): Promise<DrainResult> {
@@ -99,7 +97,7 @@ export class MailDispatcher implements BeforeApplicationShutdown {
 
   async beforeApplicationShutdown(): Promise<void> {
     await this.drain(this.config.shutdownDrainMs);
-    this.lookups.close();
+    this.hookLists.close();
   }
 
   private onCommitted(events: readonly RecordedEvent[], mailValues: ReadonlyMap<string, MailOnlyValues>): void {
@@ -109,17 +107,14 @@ export class MailDispatcher implements BeforeApplicationShutdown {
     if (!this.accepting) return;
     const triggering = events.filter((event) => !isResultEventType(event.eventType));
     if (!triggering.length) return;
-    const lookup: Promise<void> = this.enqueueMessages(triggering, mailValues)
-      .catch((error: unknown) => {
-        this.logger.error({ err: error, eventTypes: [...new Set(triggering.map((e) => e.eventType))] }, 'could not look up mail hooks for events');
-      })
-      .finally(() => this.pendingLookups.delete(lookup));
-    this.pendingLookups.add(lookup);
+    this.pendingLookups.track(this.enqueueMessages(triggering, mailValues), (error) => {
+      this.logger.error({ err: error, eventTypes: [...new Set(triggering.map((e) => e.eventType))] }, 'could not look up mail hooks for events');
+    });
   }
 
   private async enqueueMessages(events: readonly RecordedEvent[], mailValues: ReadonlyMap<string, MailOnlyValues>): Promise<void> {
     for (const event of events) {
-      const hooks = await this.activeHooks(event.membershipId, event.eventType);
+      const hooks = await this.hookLists.activeFor(event.membershipId, event.eventType);
       if (!hooks.length) continue;
       const user = subjectUserOf(event.eventType, event.document, event.prior);
       const values = mailValues.get(event.id) ?? NO_VALUES;
@@ -131,24 +126,6 @@ export class MailDispatcher implements BeforeApplicationShutdown {
         }
       }
     }
-  }
-
-  private activeHooks(membershipId: string, eventType: string): Promise<MailhookRow[]> {
-    const now = Date.now();
-    let byType = this.lookups.get(membershipId);
-    const cached = byType?.get(eventType);
-    if (cached && cached.expiresAt > now) return cached.hooks;
-    if (!byType) {
-      byType = new Map();
-      this.lookups.set(membershipId, byType);
-    }
-    const hooks = this.mailhooks.findActiveFor(membershipId, eventType);
-    const entry: CachedLookup = { expiresAt: now + MAILHOOK_LOOKUP_TTL_MS, hooks };
-    byType.set(eventType, entry);
-    hooks.catch(() => {
-      if (byType.get(eventType) === entry) byType.delete(eventType);
-    });
-    return hooks;
   }
 
   private async deliver(item: MailItem): Promise<void> {
@@ -228,16 +205,18 @@ export class MailDispatcher implements BeforeApplicationShutdown {
     }
   }
 
-  private async runDrain(timeoutMs: number): Promise<DrainResult> {
-    const deadline = Date.now() + Math.max(0, timeoutMs);
-    await settleWithin([this.recorder.settled()], timeoutMs);
-    this.accepting = false;
-    if (this.pendingLookups.size) await settleWithin([...this.pendingLookups], deadline - Date.now());
-    const unfinishedLookups = this.pendingLookups.size;
-    const queued = await this.messages.drain(Math.max(0, deadline - Date.now()));
-    const result: DrainResult = { completed: queued.completed && unfinishedLookups === 0, delivered: queued.delivered, lost: queued.lost + unfinishedLookups };
-    const log = result.lost ? this.logger.warn.bind(this.logger) : this.logger.info.bind(this.logger);
-    log({ queue: MAIL_QUEUE_NAME, ...result }, `mail queue drained: ${result.delivered} delivered, ${result.lost} lost`);
-    return result;
+  private runDrain(timeoutMs: number): Promise<DrainResult> {
+    return drainEventTriggeredQueue({
+      timeoutMs,
+      eventsSettled: () => this.recorder.settled(),
+      stopAccepting: () => {
+        this.accepting = false;
+      },
+      lookups: this.pendingLookups,
+      queue: this.messages,
+      queueName: MAIL_QUEUE_NAME,
+      label: 'mail',
+      logger: this.logger,
+    });
   }
 }

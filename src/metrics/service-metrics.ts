@@ -33,6 +33,20 @@ export const MISNAMED_DEFAULT_GAUGES: readonly string[] = [
   'nodejs_active_resources_total',
 ];
 
+/** The per-queue families, one series per queue read at each scrape, in the order /metrics has always listed them. */
+const QUEUE_FAMILIES: readonly { type: 'gauge' | 'counter'; name: string; help: string; read: (queue: MonitoredQueue) => number }[] = [
+  { type: 'gauge', name: 'portcullis_queue_depth', help: 'Items waiting in an in-memory queue', read: (queue) => queue.depth },
+  { type: 'gauge', name: 'portcullis_queue_in_flight', help: 'Items of an in-memory queue being worked on now', read: (queue) => queue.inFlight },
+  {
+    type: 'gauge',
+    name: 'portcullis_queue_capacity',
+    help: 'Items an in-memory queue can hold waiting before it drops new ones',
+    read: (queue) => queue.capacity,
+  },
+  { type: 'counter', name: 'portcullis_queue_dropped_total', help: 'Items dropped because their queue was full', read: (queue) => queue.dropped },
+  { type: 'counter', name: 'portcullis_queue_processed_total', help: 'Items whose worker finished (success or failure)', read: (queue) => queue.processed },
+];
+
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** Bounds label cardinality: Node accepts dozens of methods, a scanner could try each. */
@@ -174,46 +188,20 @@ export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserv
 
   private registerQueueFamilies(): void {
     const queues = () => this.queues();
-    const each = (read: (queue: MonitoredQueue) => number) =>
-      function (this: Gauge<'queue'> | Counter<'queue'>) {
-        this.reset();
-        for (const queue of queues()) this.inc({ queue: queue.name }, read(queue));
+    for (const family of QUEUE_FAMILIES) {
+      const options = {
+        name: family.name,
+        help: family.help,
+        labelNames: ['queue'] as const,
+        registers: [this.registry],
+        collect(this: Gauge<'queue'> | Counter<'queue'>) {
+          this.reset();
+          for (const queue of queues()) this.inc({ queue: queue.name }, family.read(queue));
+        },
       };
-    new Gauge({
-      name: 'portcullis_queue_depth',
-      help: 'Items waiting in an in-memory queue',
-      labelNames: ['queue'] as const,
-      registers: [this.registry],
-      collect: each((queue) => queue.depth),
-    });
-    new Gauge({
-      name: 'portcullis_queue_in_flight',
-      help: 'Items of an in-memory queue being worked on now',
-      labelNames: ['queue'] as const,
-      registers: [this.registry],
-      collect: each((queue) => queue.inFlight),
-    });
-    new Gauge({
-      name: 'portcullis_queue_capacity',
-      help: 'Items an in-memory queue can hold waiting before it drops new ones',
-      labelNames: ['queue'] as const,
-      registers: [this.registry],
-      collect: each((queue) => queue.capacity),
-    });
-    new Counter({
-      name: 'portcullis_queue_dropped_total',
-      help: 'Items dropped because their queue was full',
-      labelNames: ['queue'] as const,
-      registers: [this.registry],
-      collect: each((queue) => queue.dropped),
-    });
-    new Counter({
-      name: 'portcullis_queue_processed_total',
-      help: 'Items whose worker finished (success or failure)',
-      labelNames: ['queue'] as const,
-      registers: [this.registry],
-      collect: each((queue) => queue.processed),
-    });
+      if (family.type === 'gauge') new Gauge(options);
+      else new Counter(options);
+    }
   }
 
   private registerRuntimeFamilies(): void {

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { IsSlug } from '../common/patterns';
-import { MAX_PERMISSION_ENTRIES } from './permission-list';
+import { IsPermissionExpressionList } from './permission-list';
 
 /** Body of POST and PUT .../roles. Expressions are checked by the service (400 InvalidPermission). */
 export class RoleBodyDto {
@@ -23,18 +23,10 @@ export class RoleBodyDto {
   description?: string | null;
 
   @ApiPropertyOptional({ type: [String], example: ['users.read', 'events.read'], description: 'Permission expressions; default []' })
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_PERMISSION_ENTRIES)
-  @IsString({ each: true })
-  @MaxLength(600, { each: true })
+  @IsPermissionExpressionList()
   permissions?: string[];
 
   @ApiPropertyOptional({ type: [String], example: ['users.delete'], description: 'Denied expressions; default []' })
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_PERMISSION_ENTRIES)
-  @IsString({ each: true })
-  @MaxLength(600, { each: true })
+  @IsPermissionExpressionList()
   forbidden?: string[];
 }

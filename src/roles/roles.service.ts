@@ -4,7 +4,7 @@ import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
-import { bulkDeleteAnswer, type ListPage, type ListRequest } from '../common/query';
+import { bulkDeleteAnswer, type ListPage, type ListRequest, parseSearchKeyword } from '../common/query';
 import { RequestTransaction } from '../common/request-transaction';
 import { EventRecorder } from '../events/event-recorder';
 import { validatePermissionList } from './permission-list';
@@ -13,8 +13,6 @@ import { parseStored, RoleCache } from './role-cache';
 import type { RoleBodyDto } from './role.dto';
 import { ADMIN_ROLE_SLUG, toRoleResponse, type RoleResponse } from './role.mapper';
 import { RoleRepository, type RoleContent } from './role.repository';
-
-const MAX_KEYWORD_LENGTH = 128;
 
 const notFound = (): DomainError => new DomainError('RoleNotFound', 'The role does not exist');
 
@@ -52,11 +50,9 @@ export class RolesService {
   }
 
   async search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    if (typeof keyword !== 'string' || keyword.trim() === '' || keyword.length > MAX_KEYWORD_LENGTH) {
-      throw validationError('keyword', `must be a non-empty string of at most ${MAX_KEYWORD_LENGTH} characters`);
-    }
+    const trimmedKeyword = parseSearchKeyword(keyword);
     const hiddenIds = await this.permissions.hiddenFromLists(caller, 'roles');
-    return this.roles.list(membershipId, { query, hiddenIds }, toRoleResponse, keyword.trim());
+    return this.roles.list(membershipId, { query, hiddenIds }, toRoleResponse, trimmedKeyword);
   }
 
   async create(caller: Caller, membershipId: string, input: RoleBodyDto): Promise<RoleResponse> {

@@ -1,10 +1,10 @@
-import { Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Query } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller, RequirePermission } from '../common/access-decorators';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import type { ListPage } from '../common/query';
-import { ApiListParams, ApiListResponse, ApiQueryBody } from '../common/api-docs';
+import { ListRoute, QueryRoute } from '../common/crud/crud-routes';
 import { type QueryBody, QueryBodyParam } from '../common/query/query-body';
 import type { TokenSessionResponse } from './token-listing.mapper';
 import { TOKEN_LISTING_SORTABLE_FIELDS } from './token-listing.schema';
@@ -30,6 +30,12 @@ export class TokenSessionSchema {
   revoke_reason?: string | null;
 }
 
+/** What the active and the revoked listings share: one permission, sort fields and item schema. */
+const LISTING = { permission: 'tokens.read', sortable: TOKEN_LISTING_SORTABLE_FIELDS, items: TokenSessionSchema };
+const ACTIVE = { ...LISTING, path: 'active-tokens' };
+const REVOKED = { ...LISTING, path: 'revoked-tokens' };
+const TOKEN_QUERY_EXAMPLE = { where: { username: 'ada' }, select: { username: 1, created_at: 1, expires_at: 1 } };
+
 /** Active and revoked token sessions of a membership (metadata only; token strings are never stored). */
 @ApiTags('tokens')
 @ApiAuth()
@@ -37,24 +43,12 @@ export class TokenSessionSchema {
 export class TokenListingController {
   constructor(private readonly listings: TokenListingService) {}
 
-  @Get('active-tokens')
-  @RequirePermission('tokens.read')
-  @ApiOperation({ summary: 'List live token sessions (not revoked, not expired), newest first' })
-  @ApiListParams(TOKEN_LISTING_SORTABLE_FIELDS)
-  @ApiListResponse(TokenSessionSchema)
-  @ApiErrors(400, 403, 404)
+  @ListRoute({ ...ACTIVE, summary: 'List live token sessions (not revoked, not expired), newest first' })
   listActive(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
     return this.listings.list(membershipId, 'active', { query });
   }
 
-  @Post('active-tokens/_query')
-  @HttpCode(200)
-  @RequirePermission('tokens.read')
-  @ApiOperation({ summary: 'Query live token sessions with where/select' })
-  @ApiQueryBody({ where: { username: 'ada' }, select: { username: 1, created_at: 1, expires_at: 1 } })
-  @ApiListParams(TOKEN_LISTING_SORTABLE_FIELDS)
-  @ApiListResponse(TokenSessionSchema)
-  @ApiErrors(400, 403, 404)
+  @QueryRoute({ ...ACTIVE, summary: 'Query live token sessions with where/select', example: TOKEN_QUERY_EXAMPLE })
   queryActive(
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,
@@ -87,24 +81,12 @@ export class TokenListingController {
     return this.listings.revoke(caller, membershipId, id);
   }
 
-  @Get('revoked-tokens')
-  @RequirePermission('tokens.read')
-  @ApiOperation({ summary: 'List revoked token sessions not yet swept (they are deleted a few minutes after expiry), newest first' })
-  @ApiListParams(TOKEN_LISTING_SORTABLE_FIELDS)
-  @ApiListResponse(TokenSessionSchema)
-  @ApiErrors(400, 403, 404)
+  @ListRoute({ ...REVOKED, summary: 'List revoked token sessions not yet swept (they are deleted a few minutes after expiry), newest first' })
   listRevoked(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
     return this.listings.list(membershipId, 'revoked', { query });
   }
 
-  @Post('revoked-tokens/_query')
-  @HttpCode(200)
-  @RequirePermission('tokens.read')
-  @ApiOperation({ summary: 'Query revoked token sessions with where/select' })
-  @ApiQueryBody({ where: { username: 'ada' }, select: { username: 1, created_at: 1, expires_at: 1 } })
-  @ApiListParams(TOKEN_LISTING_SORTABLE_FIELDS)
-  @ApiListResponse(TokenSessionSchema)
-  @ApiErrors(400, 403, 404)
+  @QueryRoute({ ...REVOKED, summary: 'Query revoked token sessions with where/select', example: TOKEN_QUERY_EXAMPLE })
   queryRevoked(
     @Param('membershipId') membershipId: string,
     @Query() query: Record<string, unknown>,

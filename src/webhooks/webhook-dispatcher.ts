@@ -1,14 +1,13 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { BoundedCache } from '../common/bounded-cache';
 import { LOGGER } from '../common/logger';
 import type { WebhookRow } from '../database/schema';
 import { EventRecorder, type RecordedEvent } from '../events/event-recorder';
 import { isResultEventType, SYSTEM_UTILIZER } from '../events/event-types';
 import { BoundedQueue, type DrainResult } from '../queue/bounded-queue';
+import { drainEventTriggeredQueue, HookListCache, PendingLookups } from '../queue/event-triggered-delivery';
 import { QueueRegistry } from '../queue/queue-registry';
-import { settleWithin } from '../queue/settle-within';
 import type { DeliveryEvent, DeliveryWebhook } from './delivery-request';
 import { OutboundHttp } from '../outbound/outbound.module';
 import { OUTGOING_CALL_OBSERVER, type OutgoingCall, type OutgoingCallObserver, type OutgoingCallTotals } from '../outbound/outgoing-calls';
@@ -31,11 +30,6 @@ const WEBHOOK_CHANGE_EVENTS = new Set(['WebhookCreated', 'WebhookUpdated', 'Webh
 export interface DeliveryItem {
   webhook: DeliveryWebhook;
   event: DeliveryEvent;
-}
-
-interface CachedLookup {
-  expiresAt: number;
-  webhooks: Promise<DeliveryWebhook[]>;
 }
 
 function toDeliveryWebhook(row: WebhookRow): DeliveryWebhook {
@@ -65,12 +59,9 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
   private readonly deliveries: BoundedQueue<DeliveryItem>;
   /** Aborted when the drain deadline passes: calls still running end at once. */
   private readonly stop = new AbortController();
-  private readonly pendingLookups = new Set<Promise<void>>();
-  /**
-   * Webhook lists per membership, then per event type. Bounded and swept like every cache; an
-   * entry also expires with the membership's entry, at most WEBHOOK_LOOKUP_TTL_MS after it was made.
-   */
-  private readonly lookups: BoundedCache<Map<string, CachedLookup>>;
+  private readonly pendingLookups = new PendingLookups();
+  /** Webhook lists per membership, then per event type, for at most WEBHOOK_LOOKUP_TTL_MS. */
+  private readonly webhookLists: HookListCache<DeliveryWebhook>;
   private readonly totals: OutgoingCallTotals = { success: 0, failure: 0, timeout: 0, durationSecondsSum: 0 };
   private accepting = true;
   private draining?: Promise<DrainResult>;
@@ -84,7 +75,11 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
     private readonly outbound: OutboundHttp,
     @Optional() @Inject(OUTGOING_CALL_OBSERVER) private readonly observer?: OutgoingCallObserver,
   ) {
-    this.lookups = new BoundedCache({ maxEntries: config.cacheMaxEntries, ttlMs: WEBHOOK_LOOKUP_TTL_MS });
+    this.webhookLists = new HookListCache({
+      maxEntries: config.cacheMaxEntries,
+      ttlMs: WEBHOOK_LOOKUP_TTL_MS,
+      findActiveFor: (membershipId, eventType) => this.webhooks.findActiveFor(membershipId, eventType).then((rows) => rows.map(toDeliveryWebhook)),
+    });
     this.deliveries = new BoundedQueue<DeliveryItem>({
       name: WEBHOOK_QUEUE_NAME,
       capacity: WEBHOOK_QUEUE_CAPACITY,
@@ -113,7 +108,7 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
 
   /** Forgets this instance's cached webhook lists of a membership. */
   invalidate(membershipId: string): void {
-    this.lookups.delete(membershipId);
+    this.webhookLists.invalidate(membershipId);
   }
 
   /**
@@ -133,7 +128,7 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
    */
   async beforeApplicationShutdown(): Promise<void> {
     await this.drain(this.config.shutdownDrainMs);
-    this.lookups.close();
+    this.webhookLists.close();
   }
 
   private onCommitted(events: readonly RecordedEvent[]): void {
@@ -144,40 +139,18 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
     // Result events never trigger webhooks (each call would trigger the next).
     const triggering = events.filter((event) => !isResultEventType(event.eventType));
     if (!triggering.length) return;
-    const lookup: Promise<void> = this.enqueueCalls(triggering)
-      .catch((error: unknown) => {
-        this.logger.error({ err: error, eventTypes: [...new Set(triggering.map((e) => e.eventType))] }, 'could not look up webhooks for events');
-      })
-      .finally(() => this.pendingLookups.delete(lookup));
-    this.pendingLookups.add(lookup);
+    this.pendingLookups.track(this.enqueueCalls(triggering), (error) => {
+      this.logger.error({ err: error, eventTypes: [...new Set(triggering.map((e) => e.eventType))] }, 'could not look up webhooks for events');
+    });
   }
 
   private async enqueueCalls(events: readonly RecordedEvent[]): Promise<void> {
     for (const event of events) {
-      const webhooks = await this.activeWebhooks(event.membershipId, event.eventType);
+      const webhooks = await this.webhookLists.activeFor(event.membershipId, event.eventType);
       if (!webhooks.length) continue;
       const deliveryEvent = toDeliveryEvent(event);
       for (const webhook of webhooks) this.deliveries.enqueue({ webhook, event: deliveryEvent });
     }
-  }
-
-  private activeWebhooks(membershipId: string, eventType: string): Promise<DeliveryWebhook[]> {
-    const now = Date.now();
-    let byType = this.lookups.get(membershipId);
-    const cached = byType?.get(eventType);
-    if (cached && cached.expiresAt > now) return cached.webhooks;
-    if (!byType) {
-      byType = new Map();
-      this.lookups.set(membershipId, byType);
-    }
-    // The promise is cached, so a burst of events of one type costs one query.
-    const webhooks = this.webhooks.findActiveFor(membershipId, eventType).then((rows) => rows.map(toDeliveryWebhook));
-    const entry: CachedLookup = { expiresAt: now + WEBHOOK_LOOKUP_TTL_MS, webhooks };
-    byType.set(eventType, entry);
-    webhooks.catch(() => {
-      if (byType.get(eventType) === entry) byType.delete(eventType);
-    });
-    return webhooks;
   }
 
   private async deliver(item: DeliveryItem): Promise<void> {
@@ -220,23 +193,21 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
   }
 
   private async runDrain(timeoutMs: number): Promise<DrainResult> {
-    const deadline = Date.now() + Math.max(0, timeoutMs);
-    // Events of requests already answered may still be on their way to the database
-    // (TokenVerified is written after its answer): their webhooks are called like the others.
-    await settleWithin([this.recorder.settled()], timeoutMs);
-    this.accepting = false;
-    // Events that committed just before: their lookups may still add calls to the queue.
-    if (this.pendingLookups.size) await settleWithin([...this.pendingLookups], deadline - Date.now());
-    const unfinishedLookups = this.pendingLookups.size;
-    const queued = await this.deliveries.drain(Math.max(0, deadline - Date.now()));
-    const result: DrainResult = {
-      completed: queued.completed && unfinishedLookups === 0,
-      delivered: queued.delivered,
-      lost: queued.lost + unfinishedLookups,
-    };
+    const result = await drainEventTriggeredQueue({
+      timeoutMs,
+      // TokenVerified is written after its answer: its webhooks are called like the others.
+      eventsSettled: () => this.recorder.settled(),
+      stopAccepting: () => {
+        this.accepting = false;
+      },
+      lookups: this.pendingLookups,
+      queue: this.deliveries,
+      queueName: WEBHOOK_QUEUE_NAME,
+      label: 'webhook',
+      logger: this.logger,
+    });
+    // Calls still running past the deadline end at once.
     if (!result.completed) this.stop.abort();
-    const log = result.lost ? this.logger.warn.bind(this.logger) : this.logger.info.bind(this.logger);
-    log({ queue: WEBHOOK_QUEUE_NAME, ...result }, `webhook queue drained: ${result.delivered} delivered, ${result.lost} lost`);
     return result;
   }
 }

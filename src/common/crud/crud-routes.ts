@@ -29,6 +29,11 @@ export interface ListRouteDocs extends RouteDocs {
   /** The fields `sort` accepts, as the `sort` parameter describes them. */
   sortable: string;
   items: Type<unknown>;
+  /**
+   * The collection's path below the controller's, for a controller that lists more than one
+   * collection (active and revoked tokens); left out, the controller's own path.
+   */
+  path?: string;
 }
 
 export interface QueryRouteDocs extends ListRouteDocs {
@@ -87,13 +92,13 @@ function answerDocs(status: number, docs: ItemRouteDocs): MethodDecorator {
 
 /** `GET /` : one page of the resource (skip, limit, with_count, sort). */
 export function ListRoute(docs: ListRouteDocs): MethodDecorator {
-  return applyDecorators(Get(), ...documented(docs, [400, 403, 404]), ApiListParams(docs.sortable), ApiListResponse(docs.items));
+  return applyDecorators(docs.path === undefined ? Get() : Get(docs.path), ...documented(docs, [400, 403, 404]), ApiListParams(docs.sortable), ApiListResponse(docs.items));
 }
 
 /** `POST /_query` : a page filtered by `where` and shaped by `select` in the body. */
 export function QueryRoute(docs: QueryRouteDocs): MethodDecorator {
   return applyDecorators(
-    Post('_query'),
+    Post(docs.path === undefined ? '_query' : `${docs.path}/_query`),
     HttpCode(200),
     ...documented(docs, [400, 403, 404]),
     ApiQueryBody(docs.example, docs.bodyRequired ?? true),

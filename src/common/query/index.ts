@@ -11,6 +11,7 @@ export {
 } from './translate';
 export { LIST_LIMITS } from './list-params';
 export { normalizeIsoTimestamp } from './iso-timestamp';
+export { MAX_SEARCH_KEYWORD_LENGTH, parseSearchKeyword } from './search-keyword';
 export {
   runListQuery,
   listSelect,

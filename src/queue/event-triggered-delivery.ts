@@ -1,0 +1,118 @@
+import type { Logger } from 'pino';
+import { BoundedCache } from '../common/bounded-cache';
+import type { BoundedQueue, DrainResult } from './bounded-queue';
+import { settleWithin } from './settle-within';
+
+/*
+ * The pieces the webhook and mail dispatchers share: both look up a membership's active hooks
+ * for each committed event, queue one item per hook (or recipient), and drain the same way on
+ * shutdown. One home here keeps the two from drifting apart (issue 14, "one home for each shared
+ * rule"); what differs (the rows, the items, the delivery) stays in each dispatcher.
+ */
+
+interface CachedHookList<T> {
+  expiresAt: number;
+  hooks: Promise<T[]>;
+}
+
+/**
+ * A membership's active hooks per event type, trusted for `ttlMs`. Most events have no hook, and
+ * asking the database for every event would double the writes' cost. The promise is cached, so a
+ * burst of events of one type costs one query; a failed query is forgotten so the next event asks
+ * again. Bounded and swept like every cache: an entry also expires with its membership's entry.
+ */
+export class HookListCache<T> {
+  private readonly byMembership: BoundedCache<Map<string, CachedHookList<T>>>;
+
+  constructor(
+    private readonly options: {
+      maxEntries: number;
+      ttlMs: number;
+      findActiveFor: (membershipId: string, eventType: string) => Promise<T[]>;
+    },
+  ) {
+    this.byMembership = new BoundedCache({ maxEntries: options.maxEntries, ttlMs: options.ttlMs });
+  }
+
+  activeFor(membershipId: string, eventType: string): Promise<T[]> {
+    const now = Date.now();
+    let byType = this.byMembership.get(membershipId);
+    const cached = byType?.get(eventType);
+    if (cached && cached.expiresAt > now) return cached.hooks;
+    if (!byType) {
+      byType = new Map();
+      this.byMembership.set(membershipId, byType);
+    }
+    const hooks = this.options.findActiveFor(membershipId, eventType);
+    const entry: CachedHookList<T> = { expiresAt: now + this.options.ttlMs, hooks };
+    byType.set(eventType, entry);
+    hooks.catch(() => {
+      if (byType.get(eventType) === entry) byType.delete(eventType);
+    });
+    return hooks;
+  }
+
+  /** Forgets this instance's cached hook lists of a membership. */
+  invalidate(membershipId: string): void {
+    this.byMembership.delete(membershipId);
+  }
+
+  close(): void {
+    this.byMembership.close();
+  }
+}
+
+/**
+ * Hook lookups started after a commit and not yet finished: a drain waits for them, since each
+ * may still add items to the queue, and counts those it could not wait for as lost.
+ */
+export class PendingLookups {
+  private readonly pending = new Set<Promise<void>>();
+
+  /** Tracks `lookup` until it settles; a failure goes to `onError` and never escapes. */
+  track(lookup: Promise<void>, onError: (error: unknown) => void): void {
+    const tracked: Promise<void> = lookup.catch(onError).finally(() => this.pending.delete(tracked));
+    this.pending.add(tracked);
+  }
+
+  /** Waits for the lookups until `deadline` (epoch ms); answers how many are still running. */
+  async settleBy(deadline: number): Promise<number> {
+    if (this.pending.size) await settleWithin([...this.pending], deadline - Date.now());
+    return this.pending.size;
+  }
+}
+
+export interface EventTriggeredDrain<T> {
+  timeoutMs: number;
+  /** Events still being written (some are written after their answer): their hooks run like the others. */
+  eventsSettled: () => Promise<unknown>;
+  /** Called once those writes are in: later commits add nothing to the queue. */
+  stopAccepting: () => void;
+  lookups: PendingLookups;
+  queue: BoundedQueue<T>;
+  queueName: string;
+  /** Names the items in the log line, e.g. "webhook" or "mail". */
+  label: string;
+  logger: Logger;
+}
+
+/**
+ * The shutdown drain of an event-triggered queue: takes the events still being written, stops
+ * taking new ones, waits for the lookups that may still queue items, then drains the queue, all
+ * within `timeoutMs`. Lookups still running at the deadline count as lost with the waiting items.
+ */
+export async function drainEventTriggeredQueue<T>(drain: EventTriggeredDrain<T>): Promise<DrainResult> {
+  const deadline = Date.now() + Math.max(0, drain.timeoutMs);
+  await settleWithin([drain.eventsSettled()], drain.timeoutMs);
+  drain.stopAccepting();
+  const unfinishedLookups = await drain.lookups.settleBy(deadline);
+  const queued = await drain.queue.drain(Math.max(0, deadline - Date.now()));
+  const result: DrainResult = {
+    completed: queued.completed && unfinishedLookups === 0,
+    delivered: queued.delivered,
+    lost: queued.lost + unfinishedLookups,
+  };
+  const log = result.lost ? drain.logger.warn.bind(drain.logger) : drain.logger.info.bind(drain.logger);
+  log({ queue: drain.queueName, ...result }, `${drain.label} queue drained: ${result.delivered} delivered, ${result.lost} lost`);
+  return result;
+}

@@ -1,16 +1,5 @@
 import { startTestApp, type TestApp } from '../support/app';
-import {
-  type ApiObject,
-  type CreatedMembership,
-  createMembership,
-  eventually,
-  expectErrorBody,
-  putBodyOf,
-  queryEvents,
-  setupInstallation,
-  signIn,
-  unique,
-} from '../support/api';
+import { type ApiObject, type CreatedMembership, createMembership, eventually, expectErrorBody, putBodyOf, queryEvents, setupInstallation, signIn, unique } from '../support/api';
 import { captureLog, type CapturedLog } from '../support/log-capture';
 import { type CaughtMail, MailCatcher } from '../support/mail-catcher';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';

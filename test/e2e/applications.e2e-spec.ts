@@ -1,42 +1,17 @@
-import type { TestApp } from '../support/app';
-import {
-  type ApiObject,
-  as,
-  bootTenants,
-  createApplication,
-  createApplicationWithPermissions,
-  type CreatedMembership,
-  createRole,
-  expectErrorBody,
-  hostileQueries,
-  unique,
-} from '../support/api';
+import { as, createApplication, createApplicationWithPermissions, createRole, expectErrorBody, hostileQueries, queryEventsAbout, unique, useTenants } from '../support/api';
 
 describe('applications API', () => {
-  let t: TestApp;
-  let tenant: CreatedMembership;
-  let other: CreatedMembership;
+  const suite = useTenants();
   let base: string;
+  beforeAll(() => (base = `/memberships/${suite.tenant.membershipId}/applications`));
 
-  beforeAll(async () => {
-    ({ t, tenant, other } = await bootTenants());
-    base = `/memberships/${tenant.membershipId}/applications`;
-  });
-  afterAll(() => t.close());
+  const { get, post, put, del } = as(() => suite.t, () => suite.tenant.admin);
 
-  const { get, post, put, del } = as(() => t, () => tenant.admin);
-
-  async function eventsOf(type: string, resourceId: string): Promise<ApiObject[]> {
-    const res = await post(`/memberships/${tenant.membershipId}/events/_query`, {
-      where: { event_type: type, $or: [{ 'document._id': resourceId }, { 'prior._id': resourceId }] },
-    });
-    expect(res.status).toBe(200);
-    return res.body.items;
-  }
+  const eventsOf = (type: string, resourceId: string) => queryEventsAbout(suite.t, suite.tenant.admin, type, resourceId);
 
   describe('create and read', () => {
     it('creates an application with its secret shown once; reads never show it', async () => {
-      const role = await createRole(t, tenant.admin, { permissions: ['applications.read'] });
+      const role = await createRole(suite.t, suite.tenant.admin, { permissions: ['applications.read'] });
       const name = unique('Billing Backend');
       const res = await post(base, { name, description: 'bills', role: role.slug, permissions: ['events.read'], forbidden: ['events.read.x'] });
       expect(res.status).toBe(201);
@@ -49,8 +24,8 @@ describe('applications API', () => {
         permissions: ['events.read'],
         forbidden: ['events.read.x'],
         is_active: true,
-        membership_id: tenant.membershipId,
-        sys: { created_at: expect.any(String), created_by: tenant.admin.userId },
+        membership_id: suite.tenant.membershipId,
+        sys: { created_at: expect.any(String), created_by: suite.tenant.admin.userId },
         secret: expect.any(String),
       });
       expect(res.body.secret.length).toBeGreaterThanOrEqual(43);
@@ -84,7 +59,7 @@ describe('applications API', () => {
     });
 
     it('answers 400 on `role` when the role does not exist in this membership', async () => {
-      const foreignRole = await createRole(t, other.admin);
+      const foreignRole = await createRole(suite.t, suite.other.admin);
       for (const role of ['no-such-role', foreignRole.slug]) {
         const res = await post(base, { name: unique('x'), role });
         expectErrorBody(res, 400, 'ModelValidationError');
@@ -96,7 +71,7 @@ describe('applications API', () => {
       const slug = unique('dup').toLowerCase();
       expect((await post(base, { name: 'a', slug })).status).toBe(201);
       expectErrorBody(await post(base, { name: 'b', slug }), 409, 'ApplicationAlreadyExists');
-      expect((await post(`/memberships/${other.membershipId}/applications`, { name: 'c', slug }, other.admin.auth)).status).toBe(201);
+      expect((await post(`/memberships/${suite.other.membershipId}/applications`, { name: 'c', slug }, suite.other.admin.auth)).status).toBe(201);
     });
 
     it.each([
@@ -128,15 +103,15 @@ describe('applications API', () => {
 
     it('answers 404 ApplicationNotFound for unknown and foreign ids; 403 for other memberships and missing permissions', async () => {
       expectErrorBody(await get(`${base}/00000000-0000-4000-8000-000000000000`), 404, 'ApplicationNotFound');
-      const foreign = await createApplication(t, other.admin);
+      const foreign = await createApplication(suite.t, suite.other.admin);
       expectErrorBody(await get(`${base}/${foreign.id}`), 404, 'ApplicationNotFound');
       expectErrorBody(await get(base, foreign.auth), 403, 'AccessDenied');
-      const reader = await createApplicationWithPermissions(t, tenant.admin, ['applications.read']);
+      const reader = await createApplicationWithPermissions(suite.t, suite.tenant.admin, ['applications.read']);
       expectErrorBody(await post(base, { name: 'x' }, reader.auth), 403, 'AccessDenied');
       expectErrorBody(await post(`${base}/${reader.id}/secret`, undefined, reader.auth), 403, 'AccessDenied');
       // Own-id permissions only: may read itself, not the others.
-      const self = await createApplication(t, tenant.admin, { name: unique('self') });
-      const selfRole = await createRole(t, tenant.admin, { permissions: [`applications.read.${self.id}`] });
+      const self = await createApplication(suite.t, suite.tenant.admin, { name: unique('self') });
+      const selfRole = await createRole(suite.t, suite.tenant.admin, { permissions: [`applications.read.${self.id}`] });
       expect((await put(`${base}/${self.id}`, { name: self.application.name, role: selfRole.slug })).status).toBe(200);
       expect((await get(`${base}/${self.id}`, self.auth)).status).toBe(200);
       expectErrorBody(await get(`${base}/${reader.id}`, self.auth), 403, 'AccessDenied');
@@ -150,10 +125,10 @@ describe('applications API', () => {
     let roleSlug: string;
 
     beforeAll(async () => {
-      roleSlug = (await createRole(t, tenant.admin)).slug;
-      await createApplication(t, tenant.admin, { name: `${tag} zero`, slug: slugs[0], role: roleSlug, description: 'first of three' });
-      await createApplication(t, tenant.admin, { name: `${tag} one`, slug: slugs[1], is_active: false, permissions: ['users.read'] });
-      await createApplication(t, tenant.admin, { name: `${tag} two`, slug: slugs[2], role: roleSlug, permissions: ['users.read', 'events.read'] });
+      roleSlug = (await createRole(suite.t, suite.tenant.admin)).slug;
+      await createApplication(suite.t, suite.tenant.admin, { name: `${tag} zero`, slug: slugs[0], role: roleSlug, description: 'first of three' });
+      await createApplication(suite.t, suite.tenant.admin, { name: `${tag} one`, slug: slugs[1], is_active: false, permissions: ['users.read'] });
+      await createApplication(suite.t, suite.tenant.admin, { name: `${tag} two`, slug: slugs[2], role: roleSlug, permissions: ['users.read', 'events.read'] });
     });
 
     const mine = { slug: { $in: slugs } };
@@ -161,11 +136,11 @@ describe('applications API', () => {
     const slugsOf = (res: { body: { items: { slug: string }[] } }): string[] => res.body.items.map((r) => r.slug).sort();
 
     it('lists with paging, with_count and sort; never another membership\'s', async () => {
-      await createApplication(t, other.admin);
+      await createApplication(suite.t, suite.other.admin);
       const all = await get(`${base}?with_count=true&limit=1000`);
       expect(all.status).toBe(200);
       expect(all.body.count).toBe(all.body.items.length);
-      expect((all.body.items as { membership_id: string }[]).every((a) => a.membership_id === tenant.membershipId)).toBe(true);
+      expect((all.body.items as { membership_id: string }[]).every((a) => a.membership_id === suite.tenant.membershipId)).toBe(true);
       expect(JSON.stringify(all.body)).not.toMatch(/secret/);
       const page = await get(`${base}?limit=2&skip=1`);
       expect(page.body).not.toHaveProperty('count');
@@ -225,8 +200,8 @@ describe('applications API', () => {
 
   describe('update and secret rotation', () => {
     it('replaces an application (the secret is kept), records ApplicationUpdated, 409 when identical', async () => {
-      const app = await createApplication(t, tenant.admin, { description: 'old', permissions: ['applications.read'] });
-      const role = await createRole(t, tenant.admin, { permissions: ['roles.read'] });
+      const app = await createApplication(suite.t, suite.tenant.admin, { description: 'old', permissions: ['applications.read'] });
+      const role = await createRole(suite.t, suite.tenant.admin, { permissions: ['roles.read'] });
       const body = { name: 'Renamed app', role: role.slug, permissions: [] };
       const res = await put(`${base}/${app.id}`, body);
       expect(res.status).toBe(200);
@@ -237,11 +212,11 @@ describe('applications API', () => {
         description: null,
         role: role.slug,
         permissions: [],
-        sys: { ...before.sys, modified_at: expect.any(String), modified_by: tenant.admin.userId },
+        sys: { ...before.sys, modified_at: expect.any(String), modified_by: suite.tenant.admin.userId },
       });
       expectErrorBody(await put(`${base}/${app.id}`, body), 409, 'IdenticalDocumentError');
       // Same secret still works, with the new role's permissions.
-      expect((await get(`/memberships/${tenant.membershipId}/roles`, app.auth)).status).toBe(200);
+      expect((await get(`/memberships/${suite.tenant.membershipId}/roles`, app.auth)).status).toBe(200);
       expectErrorBody(await get(base, app.auth), 403, 'AccessDenied');
 
       const events = await eventsOf('ApplicationUpdated', app.id);
@@ -250,7 +225,7 @@ describe('applications API', () => {
     });
 
     it('deactivation stops the Basic token at once; reactivation restores it', async () => {
-      const app = await createApplicationWithPermissions(t, tenant.admin, ['applications.read']);
+      const app = await createApplicationWithPermissions(suite.t, suite.tenant.admin, ['applications.read']);
       expect((await get(base, app.auth)).status).toBe(200);
       const name = app.application.name as string;
       expect((await put(`${base}/${app.id}`, { name, role: app.role.slug, is_active: false })).status).toBe(200);
@@ -260,23 +235,23 @@ describe('applications API', () => {
     });
 
     it('validates updates and answers 404 / 409 as create does', async () => {
-      const app = await createApplication(t, tenant.admin);
-      const taken = await createApplication(t, tenant.admin);
+      const app = await createApplication(suite.t, suite.tenant.admin);
+      const taken = await createApplication(suite.t, suite.tenant.admin);
       expectErrorBody(await put(`${base}/${app.id}`, { name: 'x', slug: taken.application.slug }), 409, 'ApplicationAlreadyExists');
       expectErrorBody(await put(`${base}/${app.id}`, { name: 'x', role: 'missing-role' }), 400, 'ModelValidationError');
       expectErrorBody(await put(`${base}/${app.id}`, { name: 'x', permissions: ['bad expression'] }), 400, 'InvalidPermission');
       expectErrorBody(await put(`${base}/${app.id}`, { slug: 'only-slug' }), 400, 'ModelValidationError');
       expectErrorBody(await put(`${base}/00000000-0000-4000-8000-000000000000`, { name: 'x' }), 404, 'ApplicationNotFound');
-      const foreign = await createApplication(t, other.admin);
+      const foreign = await createApplication(suite.t, suite.other.admin);
       expectErrorBody(await put(`${base}/${foreign.id}`, { name: 'x' }), 404, 'ApplicationNotFound');
     });
 
     it('rotates the secret: the old one is refused on the next request, the new one works', async () => {
-      const app = await createApplicationWithPermissions(t, tenant.admin, ['applications.read']);
+      const app = await createApplicationWithPermissions(suite.t, suite.tenant.admin, ['applications.read']);
       expect((await get(base, app.auth)).status).toBe(200);
       const res = await post(`${base}/${app.id}/secret`);
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ _id: app.id, secret: expect.any(String), sys: { modified_by: tenant.admin.userId } });
+      expect(res.body).toMatchObject({ _id: app.id, secret: expect.any(String), sys: { modified_by: suite.tenant.admin.userId } });
       expect(res.body.secret).not.toBe(app.secret);
       expectErrorBody(await get(base, app.auth), 401, 'InvalidToken');
       expect((await get(base, `Basic ${app.id}:${res.body.secret}`)).status).toBe(200);
@@ -290,8 +265,8 @@ describe('applications API', () => {
     });
 
     it('lets an application rotate its own secret when it holds applications.update on itself', async () => {
-      const app = await createApplication(t, tenant.admin, { permissions: [] });
-      const role = await createRole(t, tenant.admin, { permissions: [`applications.update.${app.id}`] });
+      const app = await createApplication(suite.t, suite.tenant.admin, { permissions: [] });
+      const role = await createRole(suite.t, suite.tenant.admin, { permissions: [`applications.update.${app.id}`] });
       expect((await put(`${base}/${app.id}`, { name: app.application.name, role: role.slug })).status).toBe(200);
       const res = await post(`${base}/${app.id}/secret`, undefined, app.auth);
       expect(res.status).toBe(200);
@@ -301,15 +276,15 @@ describe('applications API', () => {
 
     it('answers 404 when rotating an unknown or foreign application', async () => {
       expectErrorBody(await post(`${base}/00000000-0000-4000-8000-000000000000/secret`), 404, 'ApplicationNotFound');
-      const foreign = await createApplication(t, other.admin);
+      const foreign = await createApplication(suite.t, suite.other.admin);
       expectErrorBody(await post(`${base}/${foreign.id}/secret`), 404, 'ApplicationNotFound');
-      expect((await get(`/memberships/${other.membershipId}/applications/${foreign.id}`, foreign.auth)).status).toBe(403);
+      expect((await get(`/memberships/${suite.other.membershipId}/applications/${foreign.id}`, foreign.auth)).status).toBe(403);
     });
   });
 
   describe('delete', () => {
     it('deletes an application: its Basic token stops at once; ApplicationDeleted has the prior without secrets', async () => {
-      const app = await createApplicationWithPermissions(t, tenant.admin, ['applications.read']);
+      const app = await createApplicationWithPermissions(suite.t, suite.tenant.admin, ['applications.read']);
       expect((await get(base, app.auth)).status).toBe(200);
       expect((await del(`${base}/${app.id}`)).status).toBe(204);
       expectErrorBody(await get(base, app.auth), 401, 'InvalidToken');
@@ -323,13 +298,13 @@ describe('applications API', () => {
     });
 
     it('bulk-deletes own ids; foreign and unknown ids are not found and untouched', async () => {
-      const own = [await createApplication(t, tenant.admin), await createApplication(t, tenant.admin)];
-      const foreign = await createApplication(t, other.admin);
+      const own = [await createApplication(suite.t, suite.tenant.admin), await createApplication(suite.t, suite.tenant.admin)];
+      const foreign = await createApplication(suite.t, suite.other.admin);
       const unknown = 'unknown-id';
       const res = await del(base, { ids: [unknown, own[1].id, foreign.id, own[0].id] });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ deleted: [own[1].id, own[0].id], not_found: [unknown, foreign.id] });
-      expect((await get(`/memberships/${other.membershipId}/applications/${foreign.id}`, other.admin.auth)).status).toBe(200);
+      expect((await get(`/memberships/${suite.other.membershipId}/applications/${foreign.id}`, suite.other.admin.auth)).status).toBe(200);
       for (const app of own) {
         expectErrorBody(await get(`${base}/${app.id}`), 404, 'ApplicationNotFound');
         expect(await eventsOf('ApplicationDeleted', app.id)).toHaveLength(1);
@@ -337,11 +312,11 @@ describe('applications API', () => {
     });
 
     it('needs applications.delete, per id in a bulk delete', async () => {
-      const kept = await createApplication(t, tenant.admin);
-      const reader = await createApplicationWithPermissions(t, tenant.admin, ['applications.read']);
+      const kept = await createApplication(suite.t, suite.tenant.admin);
+      const reader = await createApplicationWithPermissions(suite.t, suite.tenant.admin, ['applications.read']);
       expectErrorBody(await del(`${base}/${kept.id}`, undefined, reader.auth), 403, 'AccessDenied');
       expectErrorBody(await del(base, { ids: [kept.id] }, reader.auth), 403, 'AccessDenied');
-      const deleter = await createApplicationWithPermissions(t, tenant.admin, ['applications.delete'], [`applications.delete.${kept.id}`]);
+      const deleter = await createApplicationWithPermissions(suite.t, suite.tenant.admin, ['applications.delete'], [`applications.delete.${kept.id}`]);
       expectErrorBody(await del(base, { ids: [kept.id] }, deleter.auth), 403, 'AccessDenied');
       expectErrorBody(await del(`${base}/${kept.id}`, undefined, deleter.auth), 403, 'AccessDenied');
       expect((await get(`${base}/${kept.id}`)).status).toBe(200);

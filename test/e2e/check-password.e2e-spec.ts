@@ -1,14 +1,5 @@
 import { startTestApp, type TestApp } from '../support/app';
-import {
-  createUser,
-  expectErrorBody,
-  type Installation,
-  queryEvents,
-  setupInstallation,
-  type SignedIn,
-  signIn,
-  unique,
-} from '../support/api';
+import { createUser, expectErrorBody, type Installation, queryEvents, setupInstallation, type SignedIn, signIn, unique } from '../support/api';
 import { captureLog, type CapturedLog } from '../support/log-capture';
 
 const PASSWORD = 'the password to check';

@@ -2,31 +2,26 @@ import { eq, sql } from 'drizzle-orm';
 import { DATABASE, type Database } from '../../src/database/database';
 import { events, tokenCodes } from '../../src/database/schema';
 import { ExpirySweeper } from '../../src/database/expiry-sweeper';
-import { startTestApp, type TestApp } from '../support/app';
+import { startTestApp } from '../support/app';
 import { captureLog } from '../support/log-capture';
-import { bootInstallation, createSignedInUser, type Installation, putBodyOf, setupInstallation, type SignedIn, usersPath } from '../support/api';
+import { createSignedInUser, putBodyOf, setupInstallation, useInstallation, usersPath } from '../support/api';
 import { scopedToken } from '../support/protected-apps';
 
 /** The device code flow (RFC 8628), from the device's side and the approving user's. */
 describe('device code flow', () => {
-  let t: TestApp;
-  let inst: Installation;
-  let admin: SignedIn;
+  const suite = useInstallation();
 
-  beforeAll(async () => ({ t, inst, admin } = await bootInstallation()));
-  afterAll(() => t.close());
-
-  const codesPath = () => `/memberships/${admin.membershipId}/codes`;
+  const codesPath = () => `/memberships/${suite.admin.membershipId}/codes`;
   const createCode = async (clientInfo: Record<string, string> = { name: 'Living room TV' }) => {
-    const res = await t.http().post(codesPath()).send({ client_info: clientInfo });
+    const res = await suite.t.http().post(codesPath()).send({ client_info: clientInfo });
     if (res.status !== 201) throw new Error(`create code failed: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body as { device_code: string; user_code: string; verification_uri: string; verification_uri_complete: string; expires_in: number; interval: number };
   };
-  const poll = (deviceCode: string) => t.http().post(`${codesPath()}/token`).send({ device_code: deviceCode });
+  const poll = (deviceCode: string) => suite.t.http().post(`${codesPath()}/token`).send({ device_code: deviceCode });
   const decide = (auth: string, userCode: string, decision: 'approve' | 'deny') =>
-    t.http().post(`${codesPath()}/${userCode}/${decision}`).set('Authorization', auth).send();
+    suite.t.http().post(`${codesPath()}/${userCode}/${decision}`).set('Authorization', auth).send();
   const errorOf = (res: { status: number; body: { errorCode?: string } }) => ({ status: res.status, code: res.body.errorCode });
-  const newUser = () => createSignedInUser(t, admin, { permissions: ['users.read', 'events.read'] });
+  const newUser = () => createSignedInUser(suite.t, suite.admin, { permissions: ['users.read', 'events.read'] });
 
   it('runs the whole flow: create, view, approve, poll for the pair, which works and is the approver', async () => {
     const code = await createCode();
@@ -43,7 +38,7 @@ describe('device code flow', () => {
     const { session } = await newUser();
     // Typed as people type it: lower case, with a dash.
     const typed = `${code.user_code.slice(0, 4).toLowerCase()}-${code.user_code.slice(4)}`;
-    const view = await t.http().get(`${codesPath()}/${typed}`).set('Authorization', session.auth);
+    const view = await suite.t.http().get(`${codesPath()}/${typed}`).set('Authorization', session.auth);
     expect(view.status).toBe(200);
     expect(view.body).toEqual({
       user_code: code.user_code,
@@ -55,19 +50,19 @@ describe('device code flow', () => {
     const approved = await decide(session.auth, typed, 'approve');
     expect({ status: approved.status, state: approved.body.state }).toEqual({ status: 200, state: 'approved' });
 
-    const pair = await t.http().post(`${codesPath()}/token`).set('X-UserAgent', 'tv-os/1.0').send({ device_code: code.device_code });
+    const pair = await suite.t.http().post(`${codesPath()}/token`).set('X-UserAgent', 'tv-os/1.0').send({ device_code: code.device_code });
     expect(pair.status).toBe(201);
     expect(pair.body).toEqual(expect.objectContaining({ token_type: 'Bearer', access_token: expect.any(String), refresh_token: expect.any(String) }));
-    const me = await t.http().get('/me').set('Authorization', `Bearer ${pair.body.access_token}`);
+    const me = await suite.t.http().get('/me').set('Authorization', `Bearer ${pair.body.access_token}`);
     expect({ status: me.status, id: me.body._id }).toEqual({ status: 200, id: session.userId });
-    const refreshed = await t.http().get('/refresh-token').set('Authorization', `Bearer ${pair.body.refresh_token}`);
+    const refreshed = await suite.t.http().get('/refresh-token').set('Authorization', `Bearer ${pair.body.refresh_token}`);
     expect(refreshed.status).toBe(201);
 
     // Consumed: a later poll, a view and a second decision find nothing.
     expect(errorOf(await poll(code.device_code))).toEqual({ status: 400, code: 'InvalidDeviceCode' });
     expect(errorOf(await decide(session.auth, code.user_code, 'deny'))).toEqual({ status: 409, code: 'TokenCodeAlreadyDecided' });
 
-    const generated = await t.app
+    const generated = await suite.t.app
       .get<Database>(DATABASE)
       .db.select()
       .from(events)
@@ -75,7 +70,7 @@ describe('device code flow', () => {
     expect(generated.map((e) => ({ utilizer: e.utilizerId, code: e.document.user_code }))).toEqual([
       { utilizer: session.userId, code: code.user_code },
     ]);
-    const approvals = await t.app.get<Database>(DATABASE).db.select().from(events).where(eq(events.eventType, 'TokenCodeApproved'));
+    const approvals = await suite.t.app.get<Database>(DATABASE).db.select().from(events).where(eq(events.eventType, 'TokenCodeApproved'));
     const approval = approvals.find((e) => JSON.stringify(e.document).includes(code.user_code));
     expect(approval?.utilizerId).toBe(session.userId);
     expect(approval?.document).toEqual({
@@ -109,7 +104,7 @@ describe('device code flow', () => {
     const code = await createCode();
     expect(errorOf(await poll(code.device_code))).toEqual({ status: 400, code: 'AuthorizationPending' });
     expect(errorOf(await poll(code.device_code))).toEqual({ status: 400, code: 'SlowDown' });
-    const [row] = await t.app.get<Database>(DATABASE).db.select().from(tokenCodes).where(eq(tokenCodes.userCode, code.user_code));
+    const [row] = await suite.t.app.get<Database>(DATABASE).db.select().from(tokenCodes).where(eq(tokenCodes.userCode, code.user_code));
     expect(row?.pollInterval).toBe(10);
   });
 
@@ -125,13 +120,13 @@ describe('device code flow', () => {
   it('an expired code answers ExpiredToken until the sweeper deletes it, then InvalidDeviceCode', async () => {
     const code = await createCode();
     const { session } = await newUser();
-    const { db } = t.app.get<Database>(DATABASE);
+    const { db } = suite.t.app.get<Database>(DATABASE);
     // Expired ten minutes ago: past the sweeper's grace (300 s) as well.
     await db.update(tokenCodes).set({ expiresAt: sql`now() - interval '10 minutes'` }).where(eq(tokenCodes.userCode, code.user_code));
     expect(errorOf(await poll(code.device_code))).toEqual({ status: 400, code: 'ExpiredToken' });
-    expect(errorOf(await t.http().get(`${codesPath()}/${code.user_code}`).set('Authorization', session.auth))).toEqual({ status: 404, code: 'TokenCodeNotFound' });
+    expect(errorOf(await suite.t.http().get(`${codesPath()}/${code.user_code}`).set('Authorization', session.auth))).toEqual({ status: 404, code: 'TokenCodeNotFound' });
     expect(errorOf(await decide(session.auth, code.user_code, 'approve'))).toEqual({ status: 404, code: 'TokenCodeNotFound' });
-    await t.app.get(ExpirySweeper).sweep();
+    await suite.t.app.get(ExpirySweeper).sweep();
     expect(await db.select().from(tokenCodes).where(eq(tokenCodes.userCode, code.user_code))).toEqual([]);
     expect(errorOf(await poll(code.device_code))).toEqual({ status: 400, code: 'InvalidDeviceCode' });
   });
@@ -140,22 +135,22 @@ describe('device code flow', () => {
     const code = await createCode();
     const { user, session } = await newUser();
     expect((await decide(session.auth, code.user_code, 'approve')).status).toBe(200);
-    await t.http().put(`${usersPath(admin.membershipId)}/${user._id}`).set('Authorization', admin.auth).send(putBodyOf(user, { is_active: false })).expect(200);
+    await suite.t.http().put(`${usersPath(suite.admin.membershipId)}/${user._id}`).set('Authorization', suite.admin.auth).send(putBodyOf(user, { is_active: false })).expect(200);
     expect(errorOf(await poll(code.device_code))).toEqual({ status: 401, code: 'UserInactive' });
-    const [row] = await t.app.get<Database>(DATABASE).db.select().from(tokenCodes).where(eq(tokenCodes.userCode, code.user_code));
+    const [row] = await suite.t.app.get<Database>(DATABASE).db.select().from(tokenCodes).where(eq(tokenCodes.userCode, code.user_code));
     expect(row?.state).toBe('approved');
   });
 
   it('a scoped approval gives the device exactly those scopes, kept by refresh', async () => {
     const code = await createCode();
     const { session } = await newUser();
-    const scoped = await scopedToken(t, session, ['users.read']);
+    const scoped = await scopedToken(suite.t, session, ['users.read']);
     expect((await decide(scoped, code.user_code, 'approve')).status).toBe(200);
     const pair = await poll(code.device_code);
     expect({ status: pair.status, scopes: pair.body.scopes }).toEqual({ status: 201, scopes: ['users.read'] });
-    const refreshed = await t.http().get('/refresh-token').set('Authorization', `Bearer ${pair.body.refresh_token}`);
+    const refreshed = await suite.t.http().get('/refresh-token').set('Authorization', `Bearer ${pair.body.refresh_token}`);
     expect({ status: refreshed.status, scopes: refreshed.body.scopes }).toEqual({ status: 201, scopes: ['users.read'] });
-    const outOfScope = await t.http().get(`/memberships/${admin.membershipId}/events`).set('Authorization', `Bearer ${refreshed.body.access_token}`);
+    const outOfScope = await suite.t.http().get(`/memberships/${suite.admin.membershipId}/events`).set('Authorization', `Bearer ${refreshed.body.access_token}`);
     expect(errorOf(outOfScope)).toEqual({ status: 403, code: 'AccessDenied' });
   });
 
@@ -165,40 +160,40 @@ describe('device code flow', () => {
     expect((await decide(session.auth, code.user_code, 'approve')).status).toBe(200);
     const pair = await poll(code.device_code);
     expect(pair.status).toBe(201);
-    await t.http().get('/revoke-token?logout-all=true').set('Authorization', session.auth).expect(204);
-    const me = await t.http().get('/me').set('Authorization', `Bearer ${pair.body.access_token}`);
+    await suite.t.http().get('/revoke-token?logout-all=true').set('Authorization', session.auth).expect(204);
+    const me = await suite.t.http().get('/me').set('Authorization', `Bearer ${pair.body.access_token}`);
     expect(errorOf(me)).toEqual({ status: 401, code: 'TokenWasRevoked' });
   });
 
   it('public routes: unknown membership 404, Basic callers cannot decide, client_info is bounded', async () => {
-    expect(errorOf(await t.http().post('/memberships/no-such-membership/codes').send({}))).toEqual({ status: 404, code: 'MembershipNotFound' });
-    expect(errorOf(await t.http().post('/memberships/no-such-membership/codes/token').send({ device_code: 'x' }))).toEqual({
+    expect(errorOf(await suite.t.http().post('/memberships/no-such-membership/codes').send({}))).toEqual({ status: 404, code: 'MembershipNotFound' });
+    expect(errorOf(await suite.t.http().post('/memberships/no-such-membership/codes/token').send({ device_code: 'x' }))).toEqual({
       status: 404,
       code: 'MembershipNotFound',
     });
     // An Authorization header on a public route is ignored.
-    const ignored = await t.http().post(codesPath()).set('Authorization', 'Bearer not-a-token').send({});
+    const ignored = await suite.t.http().post(codesPath()).set('Authorization', 'Bearer not-a-token').send({});
     expect(ignored.status).toBe(201);
     const code = await createCode();
-    expect(errorOf(await decide(inst.application.basic, code.user_code, 'approve'))).toEqual({ status: 403, code: 'AccessDenied' });
-    expect(errorOf(await t.http().post(codesPath()).send({ client_info: { 'Bad-Key': 'x' } }))).toEqual({ status: 400, code: 'ModelValidationError' });
-    expect(errorOf(await t.http().post(codesPath()).send({ client_info: { name: 'a\u0007b' } }))).toEqual({ status: 400, code: 'ModelValidationError' });
-    expect(errorOf(await t.http().post(codesPath()).send({ client_info: { name: 'x'.repeat(257) } }))).toEqual({ status: 400, code: 'ModelValidationError' });
+    expect(errorOf(await decide(suite.inst.application.basic, code.user_code, 'approve'))).toEqual({ status: 403, code: 'AccessDenied' });
+    expect(errorOf(await suite.t.http().post(codesPath()).send({ client_info: { 'Bad-Key': 'x' } }))).toEqual({ status: 400, code: 'ModelValidationError' });
+    expect(errorOf(await suite.t.http().post(codesPath()).send({ client_info: { name: 'a\u0007b' } }))).toEqual({ status: 400, code: 'ModelValidationError' });
+    expect(errorOf(await suite.t.http().post(codesPath()).send({ client_info: { name: 'x'.repeat(257) } }))).toEqual({ status: 400, code: 'ModelValidationError' });
     expect(errorOf(await poll('never-issued'))).toEqual({ status: 400, code: 'InvalidDeviceCode' });
   });
 
   it('the device code appears in no event, no list and no answer but the create answer', async () => {
     const code = await createCode();
     const { session } = await newUser();
-    const view = await t.http().get(`${codesPath()}/${code.user_code}`).set('Authorization', session.auth);
+    const view = await suite.t.http().get(`${codesPath()}/${code.user_code}`).set('Authorization', session.auth);
     const approved = await decide(session.auth, code.user_code, 'approve');
     const pair = await poll(code.device_code);
     expect(pair.status).toBe(201);
-    const eventList = await t.http().get(`/memberships/${admin.membershipId}/events?limit=500`).set('Authorization', admin.auth);
-    const tokenList = await t.http().get(`/memberships/${admin.membershipId}/active-tokens`).set('Authorization', admin.auth);
+    const eventList = await suite.t.http().get(`/memberships/${suite.admin.membershipId}/events?limit=500`).set('Authorization', suite.admin.auth);
+    const tokenList = await suite.t.http().get(`/memberships/${suite.admin.membershipId}/active-tokens`).set('Authorization', suite.admin.auth);
     expect([eventList.status, tokenList.status]).toEqual([200, 200]);
-    const stored = await t.app.get<Database>(DATABASE).db.select().from(events);
-    const storedCodes = await t.app.get<Database>(DATABASE).db.select().from(tokenCodes);
+    const stored = await suite.t.app.get<Database>(DATABASE).db.select().from(events);
+    const storedCodes = await suite.t.app.get<Database>(DATABASE).db.select().from(tokenCodes);
     for (const text of [view.text, approved.text, pair.text, eventList.text, tokenList.text, JSON.stringify(stored), JSON.stringify(storedCodes)]) {
       expect(text).not.toContain(code.device_code);
     }

@@ -1,13 +1,6 @@
 import { startTestApp, type TestApp } from '../support/app';
 import { ATOMICITY_PATH, EventAtomicityTestModule } from '../support/event-atomicity.module';
-import {
-  type CreatedMembership,
-  createMembership,
-  expectErrorBody,
-  type Installation,
-  setupInstallation,
-  unique,
-} from '../support/api';
+import { type CreatedMembership, createMembership, expectErrorBody, type Installation, setupInstallation, unique } from '../support/api';
 
 /**
  * EventRecordingInterceptor: a change and its event commit together or not at all. The route is

@@ -1,18 +1,5 @@
 import { startTestApp, type TestApp } from '../support/app';
-import {
-  createApplication,
-  type CreatedMembership,
-  createMembership,
-  createRole,
-  createUser,
-  createWebhook,
-  eventsPath,
-  type Json,
-  setupInstallation,
-  type SignedIn,
-  signIn,
-  waitForResults,
-} from '../support/api';
+import { createApplication, type CreatedMembership, createMembership, createRole, createUser, createWebhook, eventsPath, type Json, setupInstallation, type SignedIn, signIn, waitForResults } from '../support/api';
 import { ALLOW_LOOPBACK_RECEIVERS, WebhookReceiver } from '../support/webhook-receiver';
 
 type Event = Json;

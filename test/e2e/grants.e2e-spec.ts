@@ -1,28 +1,11 @@
-import type { TestApp } from '../support/app';
-import {
-  type ApiCaller,
-  type ApiObject,
-  as,
-  bootInstallation,
-  createApplication,
-  createApplicationWithPermissions,
-  createRole,
-  createSignedInUser,
-  createUser,
-  expectErrorBody,
-  putBodyOf,
-  type SignedIn,
-  signIn,
-  usersPath,
-} from '../support/api';
+import { type ApiCaller, type ApiObject, as, createApplication, createApplicationWithPermissions, createRole, createSignedInUser, createUser, expectErrorBody, putBodyOf, signIn, useInstallation, usersPath } from '../support/api';
 
 /**
  * Grants (contract "Grants"): a caller can grant only what it holds, on roles, applications and
  * users; removing a forbidden entry counts as granting what it denied.
  */
 describe('grants', () => {
-  let t: TestApp;
-  let admin: SignedIn;
+  const suite = useInstallation();
   let rolesBase: string;
   let appsBase: string;
   let usersBase: string;
@@ -31,12 +14,10 @@ describe('grants', () => {
   const MANAGER = ['roles.create', 'roles.update', 'roles.read', 'applications.create', 'applications.update', 'users.create', 'users.update', 'users.read'];
 
   beforeAll(async () => {
-    ({ t, admin } = await bootInstallation());
-    rolesBase = `/memberships/${admin.membershipId}/roles`;
-    appsBase = `/memberships/${admin.membershipId}/applications`;
-    usersBase = usersPath(admin.membershipId);
+    rolesBase = `/memberships/${suite.admin.membershipId}/roles`;
+    appsBase = `/memberships/${suite.admin.membershipId}/applications`;
+    usersBase = usersPath(suite.admin.membershipId);
   });
-  afterAll(() => t.close());
 
 
   function expectDeniedGrant(res: { status: number; body: ApiObject }, expression: string): void {
@@ -46,115 +27,115 @@ describe('grants', () => {
 
   describe('roles', () => {
     it('refuses a role with a permission the caller does not hold, and accepts one it holds (15.6)', async () => {
-      const manager = await createApplicationWithPermissions(t, admin, MANAGER);
-      expectDeniedGrant(await as(t, manager).post(rolesBase, { name: 'escalated', permissions: ['users.read', 'events.read'] }), 'events.read');
-      expectDeniedGrant(await as(t, manager).post(rolesBase, { name: 'all of it', permissions: ['*'] }), '*');
-      const held = await as(t, manager).post(rolesBase, { name: 'readers', permissions: ['users.read', 'users.read.abc'] });
+      const manager = await createApplicationWithPermissions(suite.t, suite.admin, MANAGER);
+      expectDeniedGrant(await as(suite.t, manager).post(rolesBase, { name: 'escalated', permissions: ['users.read', 'events.read'] }), 'events.read');
+      expectDeniedGrant(await as(suite.t, manager).post(rolesBase, { name: 'all of it', permissions: ['*'] }), '*');
+      const held = await as(suite.t, manager).post(rolesBase, { name: 'readers', permissions: ['users.read', 'users.read.abc'] });
       expect(held.status).toBe(201);
 
-      const update = await as(t, manager).put(`${rolesBase}/${held.body._id}`, { name: 'readers', permissions: ['users.read', 'events.read'] });
+      const update = await as(suite.t, manager).put(`${rolesBase}/${held.body._id}`, { name: 'readers', permissions: ['users.read', 'events.read'] });
       expectDeniedGrant(update, 'events.read');
-      const stored = await as(t, admin).get(`${rolesBase}/${held.body._id}`);
+      const stored = await as(suite.t, suite.admin).get(`${rolesBase}/${held.body._id}`);
       expect(stored.body.permissions).toEqual(['users.read', 'users.read.abc']);
     });
 
     it('is wildcard-aware: users.read covers users.read.abc but not users.*', async () => {
-      const manager = await createApplicationWithPermissions(t, admin, ['roles.create', 'users.read']);
-      expect((await as(t, manager).post(rolesBase, { name: 'one user', permissions: ['users.read.abc'] })).status).toBe(201);
-      expectDeniedGrant(await as(t, manager).post(rolesBase, { name: 'users any', permissions: ['users.*'] }), 'users.*');
+      const manager = await createApplicationWithPermissions(suite.t, suite.admin, ['roles.create', 'users.read']);
+      expect((await as(suite.t, manager).post(rolesBase, { name: 'one user', permissions: ['users.read.abc'] })).status).toBe(201);
+      expectDeniedGrant(await as(suite.t, manager).post(rolesBase, { name: 'users any', permissions: ['users.*'] }), 'users.*');
     });
 
     it("respects the caller's forbidden entries", async () => {
-      const manager = await createApplicationWithPermissions(t, admin, ['roles.create', 'users.read'], ['users.read.secret']);
-      expectDeniedGrant(await as(t, manager).post(rolesBase, { name: 'all users', permissions: ['users.read'] }), 'users.read');
-      expectDeniedGrant(await as(t, manager).post(rolesBase, { name: 'the secret', permissions: ['users.read.secret'] }), 'users.read.secret');
-      expect((await as(t, manager).post(rolesBase, { name: 'another user', permissions: ['users.read.other'] })).status).toBe(201);
+      const manager = await createApplicationWithPermissions(suite.t, suite.admin, ['roles.create', 'users.read'], ['users.read.secret']);
+      expectDeniedGrant(await as(suite.t, manager).post(rolesBase, { name: 'all users', permissions: ['users.read'] }), 'users.read');
+      expectDeniedGrant(await as(suite.t, manager).post(rolesBase, { name: 'the secret', permissions: ['users.read.secret'] }), 'users.read.secret');
+      expect((await as(suite.t, manager).post(rolesBase, { name: 'another user', permissions: ['users.read.other'] })).status).toBe(201);
     });
 
     it("respects the scopes of the caller's token", async () => {
-      const managerRole = await createRole(t, admin, { permissions: MANAGER });
-      const { session } = await createSignedInUser(t, admin, { role: managerRole.slug });
-      const scoped = await t.http().post('/generate-token').set('Authorization', session.auth).send({ scopes: ['roles.create'] });
+      const managerRole = await createRole(suite.t, suite.admin, { permissions: MANAGER });
+      const { session } = await createSignedInUser(suite.t, suite.admin, { role: managerRole.slug });
+      const scoped = await suite.t.http().post('/generate-token').set('Authorization', session.auth).send({ scopes: ['roles.create'] });
       expect(scoped.status).toBe(201);
-      const caller: ApiCaller = { auth: `Bearer ${scoped.body.access_token}`, membershipId: admin.membershipId };
-      expectDeniedGrant(await as(t, caller).post(rolesBase, { name: 'out of scope', permissions: ['users.read'] }), 'users.read');
-      expect((await as(t, session).post(rolesBase, { name: 'in full token', permissions: ['users.read'] })).status).toBe(201);
+      const caller: ApiCaller = { auth: `Bearer ${scoped.body.access_token}`, membershipId: suite.admin.membershipId };
+      expectDeniedGrant(await as(suite.t, caller).post(rolesBase, { name: 'out of scope', permissions: ['users.read'] }), 'users.read');
+      expect((await as(suite.t, session).post(rolesBase, { name: 'in full token', permissions: ['users.read'] })).status).toBe(201);
     });
 
     it('removing a forbidden entry grants what it denied; removing permissions and adding forbidden entries does not (21.9)', async () => {
-      const manager = await createApplicationWithPermissions(t, admin, MANAGER);
-      const role = await createRole(t, admin, { name: 'guarded', permissions: ['events.read', 'users.read'], forbidden: ['events.read'] });
+      const manager = await createApplicationWithPermissions(suite.t, suite.admin, MANAGER);
+      const role = await createRole(suite.t, suite.admin, { name: 'guarded', permissions: ['events.read', 'users.read'], forbidden: ['events.read'] });
       const path = `${rolesBase}/${role._id}`;
-      expectDeniedGrant(await as(t, manager).put(path, { name: 'guarded', permissions: ['events.read', 'users.read'], forbidden: [] }), 'events.read');
+      expectDeniedGrant(await as(suite.t, manager).put(path, { name: 'guarded', permissions: ['events.read', 'users.read'], forbidden: [] }), 'events.read');
       // Taking away and denying are never escalation, even of what the caller does not hold.
-      const narrowed = await as(t, manager).put(path, { name: 'guarded', permissions: ['users.read'], forbidden: ['events.read', 'tokens.read'] });
+      const narrowed = await as(suite.t, manager).put(path, { name: 'guarded', permissions: ['users.read'], forbidden: ['events.read', 'tokens.read'] });
       expect(narrowed.status).toBe(200);
     });
   });
 
   describe('applications', () => {
     it('refuses an application with a role, permission or removed forbidden entry the caller does not hold', async () => {
-      const manager = await createApplicationWithPermissions(t, admin, MANAGER);
-      expectDeniedGrant(await as(t, manager).post(appsBase, { name: 'rogue', role: 'admin' }), '*');
-      expectDeniedGrant(await as(t, manager).post(appsBase, { name: 'rogue', permissions: ['events.read'] }), 'events.read');
-      const app = await as(t, manager).post(appsBase, { name: 'helper', permissions: ['users.read'] });
+      const manager = await createApplicationWithPermissions(suite.t, suite.admin, MANAGER);
+      expectDeniedGrant(await as(suite.t, manager).post(appsBase, { name: 'rogue', role: 'admin' }), '*');
+      expectDeniedGrant(await as(suite.t, manager).post(appsBase, { name: 'rogue', permissions: ['events.read'] }), 'events.read');
+      const app = await as(suite.t, manager).post(appsBase, { name: 'helper', permissions: ['users.read'] });
       expect(app.status).toBe(201);
 
-      const guarded = await createApplication(t, admin, { permissions: ['events.read'], forbidden: ['events.read'] });
-      const unguard = await as(t, manager).put(`${appsBase}/${guarded.id}`, { name: guarded.application.name, permissions: ['events.read'], forbidden: [] });
+      const guarded = await createApplication(suite.t, suite.admin, { permissions: ['events.read'], forbidden: ['events.read'] });
+      const unguard = await as(suite.t, manager).put(`${appsBase}/${guarded.id}`, { name: guarded.application.name, permissions: ['events.read'], forbidden: [] });
       expectDeniedGrant(unguard, 'events.read');
     });
   });
 
   describe('users', () => {
     it('refuses handing out a role or permission the caller does not hold (15.6)', async () => {
-      const manager = await createApplicationWithPermissions(t, admin, MANAGER);
-      const victim = await createUser(t, admin);
+      const manager = await createApplicationWithPermissions(suite.t, suite.admin, MANAGER);
+      const victim = await createUser(suite.t, suite.admin);
       const path = `${usersBase}/${victim._id}`;
-      expectDeniedGrant(await as(t, manager).put(path, putBodyOf(victim, { role: 'admin' })), '*');
-      expectDeniedGrant(await as(t, manager).put(path, putBodyOf(victim, { permissions: ['events.read'] })), 'events.read');
-      const created = await as(t, manager).post(usersBase, { username: 'made-admin', email_address: 'made-admin@example.com', password: 'a long enough password', role: 'admin' });
+      expectDeniedGrant(await as(suite.t, manager).put(path, putBodyOf(victim, { role: 'admin' })), '*');
+      expectDeniedGrant(await as(suite.t, manager).put(path, putBodyOf(victim, { permissions: ['events.read'] })), 'events.read');
+      const created = await as(suite.t, manager).post(usersBase, { username: 'made-admin', email_address: 'made-admin@example.com', password: 'a long enough password', role: 'admin' });
       expectDeniedGrant(created, '*');
 
-      const held = await as(t, manager).put(path, putBodyOf(victim, { permissions: ['users.read'] }));
+      const held = await as(suite.t, manager).put(path, putBodyOf(victim, { permissions: ['users.read'] }));
       expect(held.status).toBe(200);
-      const readers = await createRole(t, admin, { permissions: ['users.read.abc'] });
-      expect((await as(t, manager).put(path, putBodyOf(held.body, { role: readers.slug }))).status).toBe(200);
+      const readers = await createRole(suite.t, suite.admin, { permissions: ['users.read.abc'] });
+      expect((await as(suite.t, manager).put(path, putBodyOf(held.body, { role: readers.slug }))).status).toBe(200);
     });
 
     it('lets a caller take away what it does not hold, and add forbidden entries', async () => {
-      const manager = await createApplicationWithPermissions(t, admin, MANAGER);
-      const user = await createUser(t, admin, { permissions: ['events.read', 'users.read'] });
-      const res = await as(t, manager).put(`${usersBase}/${user._id}`, putBodyOf(user, { permissions: ['users.read'], forbidden: ['tokens.read'] }));
+      const manager = await createApplicationWithPermissions(suite.t, suite.admin, MANAGER);
+      const user = await createUser(suite.t, suite.admin, { permissions: ['events.read', 'users.read'] });
+      const res = await as(suite.t, manager).put(`${usersBase}/${user._id}`, putBodyOf(user, { permissions: ['users.read'], forbidden: ['tokens.read'] }));
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ permissions: ['users.read'], forbidden: ['tokens.read'] });
     });
 
     it('treats removing its own forbidden entry as a grant (21.9)', async () => {
-      const user = await createUser(t, admin);
-      const promoted = await as(t, admin).put(`${usersBase}/${user._id}`, putBodyOf(user, { permissions: [`users.update.${user._id}`, 'events.read'], forbidden: ['events.read'] }));
+      const user = await createUser(suite.t, suite.admin);
+      const promoted = await as(suite.t, suite.admin).put(`${usersBase}/${user._id}`, putBodyOf(user, { permissions: [`users.update.${user._id}`, 'events.read'], forbidden: ['events.read'] }));
       expect(promoted.status).toBe(200);
-      const session = await signIn(t, admin.membershipId, user.username, user.password);
-      const res = await as(t, session).put(`${usersBase}/${user._id}`, putBodyOf(promoted.body, { forbidden: [] }));
+      const session = await signIn(suite.t, suite.admin.membershipId, user.username, user.password);
+      const res = await as(suite.t, session).put(`${usersBase}/${user._id}`, putBodyOf(promoted.body, { forbidden: [] }));
       expectDeniedGrant(res, 'events.read');
-      const events = await as(t, session).get(`/memberships/${admin.membershipId}/events`);
+      const events = await as(suite.t, session).get(`/memberships/${suite.admin.membershipId}/events`);
       expect(events.status).toBe(403);
     });
 
     it('lets the admin grant what its role holds: every action on every resource of the service', async () => {
-      const user = await createUser(t, admin, { forbidden: ['events.read'] });
-      const res = await as(t, admin).put(`${usersBase}/${user._id}`, putBodyOf(user, { role: 'admin', permissions: ['users.*', 'memberships.read'], forbidden: [] }));
+      const user = await createUser(suite.t, suite.admin, { forbidden: ['events.read'] });
+      const res = await as(suite.t, suite.admin).put(`${usersBase}/${user._id}`, putBodyOf(user, { role: 'admin', permissions: ['users.*', 'memberships.read'], forbidden: [] }));
       expect(res.status).toBe(200);
-      expect((await as(t, admin).post(rolesBase, { name: 'everything listed', permissions: ['users', 'x.webhooks.read.y', 'tokens.delete.abc'] })).status).toBe(201);
+      expect((await as(suite.t, suite.admin).post(rolesBase, { name: 'everything listed', permissions: ['users', 'x.webhooks.read.y', 'tokens.delete.abc'] })).status).toBe(201);
       // `*` would also cover memberships of others, which the admin role does not hold.
-      expectDeniedGrant(await as(t, admin).post(rolesBase, { name: 'everything', permissions: ['*'] }), '*');
+      expectDeniedGrant(await as(suite.t, suite.admin).post(rolesBase, { name: 'everything', permissions: ['*'] }), '*');
     });
 
     it("lets the admin grant a third-party API's permissions; anyone else must hold them", async () => {
-      expect((await as(t, admin).post(rolesBase, { name: 'order clerks', permissions: ['orders.read', 'orders.update.o-1'] })).status).toBe(201);
-      const manager = await createApplicationWithPermissions(t, admin, [...MANAGER, 'orders.read']);
-      expect((await as(t, manager).post(rolesBase, { name: 'order readers', permissions: ['orders.read.o-2'] })).status).toBe(201);
-      expectDeniedGrant(await as(t, manager).post(rolesBase, { name: 'order writers', permissions: ['orders.update'] }), 'orders.update');
+      expect((await as(suite.t, suite.admin).post(rolesBase, { name: 'order clerks', permissions: ['orders.read', 'orders.update.o-1'] })).status).toBe(201);
+      const manager = await createApplicationWithPermissions(suite.t, suite.admin, [...MANAGER, 'orders.read']);
+      expect((await as(suite.t, manager).post(rolesBase, { name: 'order readers', permissions: ['orders.read.o-2'] })).status).toBe(201);
+      expectDeniedGrant(await as(suite.t, manager).post(rolesBase, { name: 'order writers', permissions: ['orders.update'] }), 'orders.update');
     });
   });
 });

@@ -1,18 +1,6 @@
 import { createServer } from 'node:net';
 import { startTestApp, type TestApp } from '../support/app';
-import {
-  type ApiObject,
-  createApplicationWithPermissions,
-  type CreatedMembership,
-  createMembership,
-  createUser,
-  eventually,
-  expectErrorBody,
-  queryEvents,
-  setupInstallation,
-  type SignedIn,
-  unique,
-} from '../support/api';
+import { type ApiObject, createApplicationWithPermissions, type CreatedMembership, createMembership, createUser, eventually, expectErrorBody, queryEvents, setupInstallation, type SignedIn, unique } from '../support/api';
 import { MailCatcher } from '../support/mail-catcher';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 

@@ -1,14 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { startTestApp, type TestApp } from '../support/app';
-import {
-  type CreatedMembership,
-  createMembership,
-  eventually,
-  queryEvents,
-  setupInstallation,
-  type SignedIn,
-  unique,
-} from '../support/api';
+import { type CreatedMembership, createMembership, eventually, queryEvents, setupInstallation, type SignedIn, unique } from '../support/api';
 import { captureLog, type CapturedLog } from '../support/log-capture';
 import { MailCatcher } from '../support/mail-catcher';
 import { parseMetrics } from '../support/operations';

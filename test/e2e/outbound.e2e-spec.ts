@@ -2,18 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { startTestApp, type TestApp } from '../support/app';
-import {
-  createMembership,
-  createUser,
-  createWebhook,
-  type Json,
-  setupInstallation,
-  type SignedIn,
-  unique,
-  waitForResults,
-  webhookBody,
-  webhooksPath,
-} from '../support/api';
+import { createMembership, createUser, createWebhook, type Json, setupInstallation, type SignedIn, unique, waitForResults, webhookBody, webhooksPath } from '../support/api';
 import { ALLOW_LOOPBACK_RECEIVERS, WebhookReceiver } from '../support/webhook-receiver';
 
 /**

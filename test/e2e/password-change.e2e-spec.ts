@@ -1,71 +1,53 @@
-import type { TestApp } from '../support/app';
-import {
-  type ApiCaller,
-  bootInstallation,
-  createApplicationWithPermissions,
-  createSignedInUser,
-  createUser,
-  eventsAbout,
-  expectErrorBody,
-  type SignedIn,
-  signIn,
-  usersPath,
-} from '../support/api';
+import { type ApiCaller, createApplicationWithPermissions, createSignedInUser, createUser, eventsAbout, expectErrorBody, type SignedIn, signIn, useInstallation, usersPath } from '../support/api';
 
 /** Contract "Password change": the user itself proves the current password; others need users.update.{id}. */
 describe('password change', () => {
-  let t: TestApp;
-  let admin: SignedIn;
+  const suite = useInstallation();
   let base: string;
-
-  beforeAll(async () => {
-    ({ t, admin } = await bootInstallation());
-    base = usersPath(admin.membershipId);
-  });
-  afterAll(() => t.close());
+  beforeAll(() => (base = usersPath(suite.admin.membershipId)));
 
   const change = (caller: ApiCaller, userId: string, body: object) =>
-    t.http().put(`${base}/${userId}/change-password`).set('Authorization', caller.auth).send(body);
+    suite.t.http().put(`${base}/${userId}/change-password`).set('Authorization', caller.auth).send(body);
   const stillWorks = async (session: SignedIn, userId: string): Promise<void> => {
-    expect((await t.http().get(`${base}/${userId}`).set('Authorization', session.auth)).status).toBe(200);
+    expect((await suite.t.http().get(`${base}/${userId}`).set('Authorization', session.auth)).status).toBe(200);
   };
 
   it('refuses a self change without the current password, and revokes nothing (15.5)', async () => {
-    const { user, session } = await createSignedInUser(t, admin);
-    const otherDevice = await signIn(t, admin.membershipId, user.username, user.password);
+    const { user, session } = await createSignedInUser(suite.t, suite.admin);
+    const otherDevice = await signIn(suite.t, suite.admin.membershipId, user.username, user.password);
     const res = await change(session, user._id, { password: 'taken over for good' });
     expectErrorBody(res, 400, 'ModelValidationError');
     expect(res.body.errors).toEqual([{ field: 'current_password', message: expect.any(String) }]);
     await stillWorks(session, user._id);
     await stillWorks(otherDevice, user._id);
-    await signIn(t, admin.membershipId, user.username, user.password);
-    expect(await eventsAbout(t, admin.membershipId, 'UserPasswordChanged', user._id)).toHaveLength(0);
+    await signIn(suite.t, suite.admin.membershipId, user.username, user.password);
+    expect(await eventsAbout(suite.t, suite.admin.membershipId, 'UserPasswordChanged', user._id)).toHaveLength(0);
   });
 
   it('refuses a wrong current password with InvalidCurrentPassword, and revokes nothing', async () => {
-    const { user, session } = await createSignedInUser(t, admin);
-    const otherDevice = await signIn(t, admin.membershipId, user.username, user.password);
+    const { user, session } = await createSignedInUser(suite.t, suite.admin);
+    const otherDevice = await signIn(suite.t, suite.admin.membershipId, user.username, user.password);
     const res = await change(session, user._id, { current_password: 'not my password', password: 'taken over for good' });
     expectErrorBody(res, 400, 'InvalidCurrentPassword');
     expect(JSON.stringify(res.body)).not.toContain('not my password');
     await stillWorks(session, user._id);
     await stillWorks(otherDevice, user._id);
-    await signIn(t, admin.membershipId, user.username, user.password);
+    await signIn(suite.t, suite.admin.membershipId, user.username, user.password);
   });
 
   it('changes its own password with the current one', async () => {
-    const { user, session } = await createSignedInUser(t, admin);
+    const { user, session } = await createSignedInUser(suite.t, suite.admin);
     const res = await change(session, user._id, { current_password: user.password, password: 'my brand new password' });
     expect(res.status).toBe(204);
-    await signIn(t, admin.membershipId, user.username, 'my brand new password');
+    await signIn(suite.t, suite.admin.membershipId, user.username, 'my brand new password');
   });
 
   it('refuses a new password equal to the current one, for the user and for an admin', async () => {
-    const { user, session } = await createSignedInUser(t, admin);
+    const { user, session } = await createSignedInUser(suite.t, suite.admin);
     const self = await change(session, user._id, { current_password: user.password, password: user.password });
     expectErrorBody(self, 400, 'ModelValidationError');
     expect(self.body.errors).toEqual([{ field: 'password', message: expect.any(String) }]);
-    const byAdmin = await change(admin, user._id, { password: user.password });
+    const byAdmin = await change(suite.admin, user._id, { password: user.password });
     expectErrorBody(byAdmin, 400, 'ModelValidationError');
     for (const password of ['short', 'p'.repeat(257)]) {
       expectErrorBody(await change(session, user._id, { current_password: user.password, password }), 400, 'ModelValidationError');
@@ -73,20 +55,20 @@ describe('password change', () => {
   });
 
   it('lets another caller holding users.update.{id} set the password alone; users.change-password no longer suffices', async () => {
-    const user = await createUser(t, admin);
-    const updater = await createApplicationWithPermissions(t, admin, [`users.update.${user._id}`]);
+    const user = await createUser(suite.t, suite.admin);
+    const updater = await createApplicationWithPermissions(suite.t, suite.admin, [`users.update.${user._id}`]);
     expect((await change(updater, user._id, { password: 'set by an updater' })).status).toBe(204);
-    await signIn(t, admin.membershipId, user.username, 'set by an updater');
+    await signIn(suite.t, suite.admin.membershipId, user.username, 'set by an updater');
 
-    const changer = await createApplicationWithPermissions(t, admin, ['users.change-password']);
+    const changer = await createApplicationWithPermissions(suite.t, suite.admin, ['users.change-password']);
     expectErrorBody(await change(changer, user._id, { password: 'set by a changer' }), 403, 'AccessDenied');
-    const stranger = await createUser(t, admin);
+    const stranger = await createUser(suite.t, suite.admin);
     expectErrorBody(await change(updater, stranger._id, { password: 'set by an updater' }), 403, 'AccessDenied');
   });
 
   it('refuses current_password from a caller other than the user', async () => {
-    const user = await createUser(t, admin);
-    const res = await change(admin, user._id, { current_password: user.password, password: 'set by the admin' });
+    const user = await createUser(suite.t, suite.admin);
+    const res = await change(suite.admin, user._id, { current_password: user.password, password: 'set by the admin' });
     expectErrorBody(res, 400, 'ModelValidationError');
     expect(res.body.errors).toEqual([{ field: 'current_password', message: expect.any(String) }]);
   });

@@ -1,37 +1,14 @@
-import type { TestApp } from '../support/app';
-import {
-  type ApiCaller,
-  type ApiObject,
-  bootInstallation,
-  createApplication,
-  createApplicationWithPermissions,
-  createRole,
-  createSignedInUser,
-  createUser,
-  createUserType,
-  createWebhook,
-  expectErrorBody,
-  putBodyOf,
-  type SignedIn,
-  unique,
-  usersPath,
-  userTypesPath,
-  webhooksPath,
-} from '../support/api';
+import { type ApiCaller, type ApiObject, createApplication, createApplicationWithPermissions, createRole, createSignedInUser, createUser, createUserType, createWebhook, expectErrorBody, putBodyOf, unique, useInstallation, usersPath, userTypesPath, webhooksPath } from '../support/api';
 
 /**
  * Contract "Bounded work and per-object rules": bulk routes apply each id's decision, lists leave
  * out what a forbidden entry denies, and a unique custom field is privileged on own-record updates.
  */
 describe('per-object rules', () => {
-  let t: TestApp;
-  let admin: SignedIn;
+  const suite = useInstallation();
 
   // Passive webhooks are never called: the address is only stored.
   const HOOK_URL = 'https://receiver.invalid/hook';
-
-  beforeAll(async () => ({ t, admin } = await bootInstallation()));
-  afterAll(() => t.close());
 
   interface Resource {
     name: string;
@@ -40,35 +17,35 @@ describe('per-object rules', () => {
   }
 
   const resources: Resource[] = [
-    { name: 'users', path: () => usersPath(admin.membershipId), create: async () => (await createUser(t, admin))._id },
+    { name: 'users', path: () => usersPath(suite.admin.membershipId), create: async () => (await createUser(suite.t, suite.admin))._id },
     {
       name: 'webhooks',
-      path: () => webhooksPath(admin.membershipId),
-      create: async () => (await createWebhook(t, admin, HOOK_URL, { status: 'passive' }))._id as string,
+      path: () => webhooksPath(suite.admin.membershipId),
+      create: async () => (await createWebhook(suite.t, suite.admin, HOOK_URL, { status: 'passive' }))._id as string,
     },
-    { name: 'user-types', path: () => userTypesPath(admin.membershipId), create: async () => (await createUserType(t, admin, {}))._id },
-    { name: 'roles', path: () => `/memberships/${admin.membershipId}/roles`, create: async () => (await createRole(t, admin))._id as string },
-    { name: 'applications', path: () => `/memberships/${admin.membershipId}/applications`, create: async () => (await createApplication(t, admin)).id },
+    { name: 'user-types', path: () => userTypesPath(suite.admin.membershipId), create: async () => (await createUserType(suite.t, suite.admin, {}))._id },
+    { name: 'roles', path: () => `/memberships/${suite.admin.membershipId}/roles`, create: async () => (await createRole(suite.t, suite.admin))._id as string },
+    { name: 'applications', path: () => `/memberships/${suite.admin.membershipId}/applications`, create: async () => (await createApplication(suite.t, suite.admin)).id },
   ];
 
   const exists = async (resource: Resource, id: string): Promise<boolean> =>
-    (await t.http().get(`${resource.path()}/${id}`).set('Authorization', admin.auth)).status === 200;
+    (await suite.t.http().get(`${resource.path()}/${id}`).set('Authorization', suite.admin.auth)).status === 200;
 
   describe.each(resources)('bulk delete of $name', (resource) => {
     it('refuses the whole request when one id is forbidden, as the single route does (21.5)', async () => {
       const denied = await resource.create();
       const allowed = await resource.create();
-      const caller = await createApplicationWithPermissions(t, admin, [`${resource.name}.delete`, `${resource.name}.read`], [`${resource.name}.delete.${denied}`]);
+      const caller = await createApplicationWithPermissions(suite.t, suite.admin, [`${resource.name}.delete`, `${resource.name}.read`], [`${resource.name}.delete.${denied}`]);
 
-      const single = await t.http().delete(`${resource.path()}/${denied}`).set('Authorization', caller.auth);
+      const single = await suite.t.http().delete(`${resource.path()}/${denied}`).set('Authorization', caller.auth);
       expectErrorBody(single, 403, 'AccessDenied');
-      const bulk = await t.http().delete(resource.path()).set('Authorization', caller.auth).send({ ids: [allowed, denied] });
+      const bulk = await suite.t.http().delete(resource.path()).set('Authorization', caller.auth).send({ ids: [allowed, denied] });
       expectErrorBody(bulk, 403, 'AccessDenied');
       expect(bulk.body.message).toContain(denied);
       expect(await exists(resource, denied)).toBe(true);
       expect(await exists(resource, allowed)).toBe(true);
 
-      const rest = await t.http().delete(resource.path()).set('Authorization', caller.auth).send({ ids: [allowed] });
+      const rest = await suite.t.http().delete(resource.path()).set('Authorization', caller.auth).send({ ids: [allowed] });
       expect(rest.status).toBe(200);
       expect(rest.body).toEqual({ deleted: [allowed], not_found: [] });
     });
@@ -78,14 +55,14 @@ describe('per-object rules', () => {
     ...resources,
     {
       name: 'events',
-      path: () => `/memberships/${admin.membershipId}/events`,
+      path: () => `/memberships/${suite.admin.membershipId}/events`,
       // The UserCreated event of a new user.
       create: async () => {
-        const user = await createUser(t, admin);
-        const res = await t
+        const user = await createUser(suite.t, suite.admin);
+        const res = await suite.t
           .http()
-          .post(`/memberships/${admin.membershipId}/events/_query`)
-          .set('Authorization', admin.auth)
+          .post(`/memberships/${suite.admin.membershipId}/events/_query`)
+          .set('Authorization', suite.admin.auth)
           .send({ where: { event_type: 'UserCreated', 'document._id': user._id } });
         return res.body.items[0]._id as string;
       },
@@ -96,17 +73,17 @@ describe('per-object rules', () => {
     it('leave out the items whose read the caller is denied by a forbidden entry', async () => {
       const hidden = await resource.create();
       const shown = await resource.create();
-      const caller = await createApplicationWithPermissions(t, admin, [`${resource.name}.read`], [`${resource.name}.read.${hidden}`]);
+      const caller = await createApplicationWithPermissions(suite.t, suite.admin, [`${resource.name}.read`], [`${resource.name}.read.${hidden}`]);
       const ids = (items: ApiObject[]): string[] => items.map((item) => item._id as string);
 
-      expectErrorBody(await t.http().get(`${resource.path()}/${hidden}`).set('Authorization', caller.auth), 403, 'AccessDenied');
-      const list = await t.http().get(resource.path()).query({ limit: 1000, with_count: true }).set('Authorization', caller.auth);
+      expectErrorBody(await suite.t.http().get(`${resource.path()}/${hidden}`).set('Authorization', caller.auth), 403, 'AccessDenied');
+      const list = await suite.t.http().get(resource.path()).query({ limit: 1000, with_count: true }).set('Authorization', caller.auth);
       expect(list.status).toBe(200);
       expect(ids(list.body.items)).toContain(shown);
       expect(ids(list.body.items)).not.toContain(hidden);
       expect(list.body.count).toBe(list.body.items.length);
 
-      const query = await t
+      const query = await suite.t
         .http()
         .post(`${resource.path()}/_query`)
         .query({ with_count: true })
@@ -116,17 +93,17 @@ describe('per-object rules', () => {
       expect(ids(query.body.items)).toEqual([shown]);
       expect(query.body.count).toBe(1);
 
-      const byAdmin = await t.http().post(`${resource.path()}/_query`).set('Authorization', admin.auth).send({ where: { _id: { $in: [hidden, shown] } } });
+      const byAdmin = await suite.t.http().post(`${resource.path()}/_query`).set('Authorization', suite.admin.auth).send({ where: { _id: { $in: [hidden, shown] } } });
       expect(ids(byAdmin.body.items).sort()).toEqual([hidden, shown].sort());
     });
   });
 
   describe('own-record update of a unique custom field', () => {
     it('answers 403 before any uniqueness check, so a 409 tells nothing (21.7)', async () => {
-      const type = await createUserType(t, admin, { properties: { badge: { type: 'string', unique: true }, nickname: { type: 'string' } } });
-      const holder = await createUser(t, admin, { user_type: type.slug, badge: unique('badge') });
-      const { user, session } = await createSignedInUser(t, admin, { user_type: type.slug, badge: unique('badge') });
-      const put = (body: object) => t.http().put(`${usersPath(admin.membershipId)}/${user._id}`).set('Authorization', session.auth).send(body);
+      const type = await createUserType(suite.t, suite.admin, { properties: { badge: { type: 'string', unique: true }, nickname: { type: 'string' } } });
+      const holder = await createUser(suite.t, suite.admin, { user_type: type.slug, badge: unique('badge') });
+      const { user, session } = await createSignedInUser(suite.t, suite.admin, { user_type: type.slug, badge: unique('badge') });
+      const put = (body: object) => suite.t.http().put(`${usersPath(suite.admin.membershipId)}/${user._id}`).set('Authorization', session.auth).send(body);
 
       const taken = await put(putBodyOf(user, { badge: holder.badge }));
       expectErrorBody(taken, 403, 'AccessDenied');
@@ -139,13 +116,13 @@ describe('per-object rules', () => {
     });
 
     it('lets a caller holding users.update.{id} change it, and then the uniqueness check answers', async () => {
-      const type = await createUserType(t, admin, { properties: { badge: { type: 'string', unique: true } } });
-      const holder = await createUser(t, admin, { user_type: type.slug, badge: unique('badge') });
-      const user = await createUser(t, admin, { user_type: type.slug, badge: unique('badge') });
-      const updater: ApiCaller = await createApplicationWithPermissions(t, admin, [`users.update.${user._id}`]);
-      const path = `${usersPath(admin.membershipId)}/${user._id}`;
-      expectErrorBody(await t.http().put(path).set('Authorization', updater.auth).send(putBodyOf(user, { badge: holder.badge })), 409, 'UserAlreadyExists');
-      expect((await t.http().put(path).set('Authorization', updater.auth).send(putBodyOf(user, { badge: unique('new') }))).status).toBe(200);
+      const type = await createUserType(suite.t, suite.admin, { properties: { badge: { type: 'string', unique: true } } });
+      const holder = await createUser(suite.t, suite.admin, { user_type: type.slug, badge: unique('badge') });
+      const user = await createUser(suite.t, suite.admin, { user_type: type.slug, badge: unique('badge') });
+      const updater: ApiCaller = await createApplicationWithPermissions(suite.t, suite.admin, [`users.update.${user._id}`]);
+      const path = `${usersPath(suite.admin.membershipId)}/${user._id}`;
+      expectErrorBody(await suite.t.http().put(path).set('Authorization', updater.auth).send(putBodyOf(user, { badge: holder.badge })), 409, 'UserAlreadyExists');
+      expect((await suite.t.http().put(path).set('Authorization', updater.auth).send(putBodyOf(user, { badge: unique('new') }))).status).toBe(200);
     });
   });
 });

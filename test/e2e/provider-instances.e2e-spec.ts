@@ -1,12 +1,6 @@
 import { type JWTPayload, SignJWT } from 'jose';
 import { startTestApp, type TestApp } from '../support/app';
-import {
-  type ApiObject,
-  expectErrorBody,
-  type Installation,
-  setupInstallation,
-  unique,
-} from '../support/api';
+import { type ApiObject, expectErrorBody, type Installation, setupInstallation, unique } from '../support/api';
 import { newSigningKey, startOidcProvider, type OidcTestProvider } from '../support/oidc-provider';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 

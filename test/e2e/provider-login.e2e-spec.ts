@@ -2,18 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { decodeProtectedHeader, type JWTPayload, SignJWT } from 'jose';
 import { startTestApp, type TestApp } from '../support/app';
-import {
-  type ApiObject,
-  type CreatedMembership,
-  createMembership,
-  createRole,
-  createUser,
-  createUserType,
-  expectErrorBody,
-  type Installation,
-  setupInstallation,
-  unique,
-} from '../support/api';
+import { type ApiObject, type CreatedMembership, createMembership, createRole, createUser, createUserType, expectErrorBody, type Installation, setupInstallation, unique } from '../support/api';
 import { authorizationCode, newSigningKey, pkcePair, startOidcProvider, type OidcTestProvider, type SigningPrivateKey } from '../support/oidc-provider';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 

@@ -1,23 +1,14 @@
-import type { TestApp } from '../support/app';
-import { type ApiObject, as, bootTenants, type CreatedMembership, createRole, createSignedInUser, expectErrorBody, unique } from '../support/api';
+import { type ApiObject, as, createRole, createSignedInUser, expectErrorBody, queryEventsAbout, unique, useTenants } from '../support/api';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
 const CLIENT_SECRET = 'provider-client-secret-that-must-never-be-shown';
 
 describe('providers API', () => {
-  let t: TestApp;
-  let tenant: CreatedMembership;
-  let other: CreatedMembership;
+  const suite = useTenants({ env: { ...ALLOW_LOOPBACK_RECEIVERS } });
   let base: string;
+  beforeAll(() => (base = `/memberships/${suite.tenant.membershipId}/providers`));
 
-  beforeAll(async () => {
-    // Loopback issuers are allowed, as for a local test provider.
-    ({ t, tenant, other } = await bootTenants({ env: { ...ALLOW_LOOPBACK_RECEIVERS } }));
-    base = `/memberships/${tenant.membershipId}/providers`;
-  });
-  afterAll(() => t.close());
-
-  const { get, post, put, del } = as(() => t, () => tenant.admin);
+  const { get, post, put, del } = as(() => suite.t, () => suite.tenant.admin);
 
   const providerBody = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
     name: unique('Google'),
@@ -27,13 +18,7 @@ describe('providers API', () => {
     ...overrides,
   });
 
-  async function eventsOf(type: string, resourceId: string): Promise<ApiObject[]> {
-    const res = await post(`/memberships/${tenant.membershipId}/events/_query`, {
-      where: { event_type: type, $or: [{ 'document._id': resourceId }, { 'prior._id': resourceId }] },
-    });
-    expect(res.status).toBe(200);
-    return res.body.items;
-  }
+  const eventsOf = (type: string, resourceId: string) => queryEventsAbout(suite.t, suite.tenant.admin, type, resourceId);
 
   it('creates a provider with defaults; the client secret is write-only in answers, lists and events', async () => {
     const body = providerBody({ client_secret: CLIENT_SECRET, description: 'staff sign-in' });
@@ -52,8 +37,8 @@ describe('providers API', () => {
       default_user_type: null,
       is_active: true,
       trust_email: false,
-      membership_id: tenant.membershipId,
-      sys: { created_at: expect.any(String), created_by: tenant.admin.userId },
+      membership_id: suite.tenant.membershipId,
+      sys: { created_at: expect.any(String), created_by: suite.tenant.admin.userId },
     });
     const read = await get(`${base}/${res.body._id}`);
     expect(read.body).toEqual(res.body);
@@ -76,9 +61,9 @@ describe('providers API', () => {
     const ids = list.body.items.map((item: ApiObject) => item._id);
     expect(ids.indexOf(b.body._id)).toBeLessThan(ids.indexOf(a.body._id));
     expect(list.body.count).toBe(list.body.items.length);
-    const foreign = await get(`/memberships/${other.membershipId}/providers/${a.body._id}`, other.admin.auth);
+    const foreign = await get(`/memberships/${suite.other.membershipId}/providers/${a.body._id}`, suite.other.admin.auth);
     expectErrorBody(foreign, 404, 'ProviderNotFound');
-    const otherList = await get(`/memberships/${other.membershipId}/providers`, other.admin.auth);
+    const otherList = await get(`/memberships/${suite.other.membershipId}/providers`, suite.other.admin.auth);
     expect(otherList.body.items).toEqual([]);
     expectErrorBody(await get(`${base}?sort=issuer`), 400, 'InvalidQuery');
   });
@@ -114,7 +99,7 @@ describe('providers API', () => {
 
   /** Outgoing calls to identity providers so far, whatever their outcome (blocked ones included). */
   async function providerCallsSoFar(): Promise<number> {
-    const metrics = await t.http().get('/metrics');
+    const metrics = await suite.t.http().get('/metrics');
     expect(metrics.status).toBe(200);
     const counts = [...metrics.text.matchAll(/^portcullis_outgoing_http_requests_total\{[^}]*kind="provider"[^}]*\} (\d+)/gm)];
     return counts.reduce((sum, match) => sum + Number(match[1]), 0);
@@ -147,11 +132,11 @@ describe('providers API', () => {
     expect(listed.body.items).toEqual([]);
     const all = await get(`${base}?limit=1000`);
     expect(all.body.items.filter((item: ApiObject) => refused.includes(item.issuer) || slugs.includes(item.slug))).toEqual([]);
-    const createdEvents = await post(`/memberships/${tenant.membershipId}/events/_query`, { where: { event_type: 'ProviderCreated', 'document.slug': { $in: slugs } } });
+    const createdEvents = await post(`/memberships/${suite.tenant.membershipId}/events/_query`, { where: { event_type: 'ProviderCreated', 'document.slug': { $in: slugs } } });
     expect(createdEvents.body.items).toEqual([]);
     // Nothing to sign in with either: the login route knows no such provider.
     for (const slug of slugs.slice(0, 2)) {
-      expectErrorBody(await t.http().post(`/oauth/${slug}/login?membership_id=${tenant.membershipId}`).send({ id_token: 'x.y.z' }), 404, 'ProviderNotFound');
+      expectErrorBody(await suite.t.http().post(`/oauth/${slug}/login?membership_id=${suite.tenant.membershipId}`).send({ id_token: 'x.y.z' }), 404, 'ProviderNotFound');
     }
 
     // An update to a refused issuer changes nothing.
@@ -181,7 +166,7 @@ describe('providers API', () => {
     const kept = await put(path, { ...withoutSecret, trust_email: true });
     expect(kept.status).toBe(200);
     expect(kept.body).toMatchObject({ has_client_secret: true, trust_email: true, slug: created.slug });
-    expect(kept.body.sys.modified_by).toBe(tenant.admin.userId);
+    expect(kept.body.sys.modified_by).toBe(suite.tenant.admin.userId);
     expectErrorBody(await put(path, { ...withoutSecret, trust_email: true }), 409, 'IdenticalDocumentError');
     const cleared = await put(path, { ...withoutSecret, trust_email: true, client_secret: null });
     expect(cleared.body.has_client_secret).toBe(false);
@@ -205,29 +190,29 @@ describe('providers API', () => {
 
     const a = (await post(base, providerBody())).body;
     const b = (await post(base, providerBody())).body;
-    const foreign = (await post(`/memberships/${other.membershipId}/providers`, providerBody(), other.admin.auth)).body;
+    const foreign = (await post(`/memberships/${suite.other.membershipId}/providers`, providerBody(), suite.other.admin.auth)).body;
     const bulk = await del(base, { ids: [a._id, b._id, foreign._id] });
     expect(bulk.status).toBe(200);
     expect(bulk.body).toEqual({ deleted: expect.arrayContaining([a._id, b._id]), not_found: [foreign._id] });
     expect(bulk.body.deleted).toHaveLength(2);
     expect(await eventsOf('ProviderDeleted', a._id)).toHaveLength(1);
     expect(await eventsOf('ProviderDeleted', b._id)).toHaveLength(1);
-    expect((await get(`/memberships/${other.membershipId}/providers/${foreign._id}`, other.admin.auth)).status).toBe(200);
+    expect((await get(`/memberships/${suite.other.membershipId}/providers/${foreign._id}`, suite.other.admin.auth)).status).toBe(200);
     expectErrorBody(await del(base, { ids: [] }), 400, 'ModelValidationError');
   });
 
   describe('permissions and grants', () => {
     it('needs providers.<action>: a user with providers.read only can read but not create', async () => {
-      const role = await createRole(t, tenant.admin, { permissions: ['providers.read'] });
-      const { session } = await createSignedInUser(t, tenant.admin, { role: role.slug });
+      const role = await createRole(suite.t, suite.tenant.admin, { permissions: ['providers.read'] });
+      const { session } = await createSignedInUser(suite.t, suite.tenant.admin, { role: role.slug });
       expect((await get(base, session.auth)).status).toBe(200);
       expectErrorBody(await post(base, providerBody(), session.auth), 403, 'AccessDenied');
     });
 
     it('a default role counts as granted: a caller who does not hold its permissions gets 403 AccessDenied', async () => {
-      const powerful = await createRole(t, tenant.admin, { permissions: ['users.*'] });
-      const managerRole = await createRole(t, tenant.admin, { permissions: ['providers.*'] });
-      const { session } = await createSignedInUser(t, tenant.admin, { role: managerRole.slug });
+      const powerful = await createRole(suite.t, suite.tenant.admin, { permissions: ['users.*'] });
+      const managerRole = await createRole(suite.t, suite.tenant.admin, { permissions: ['providers.*'] });
+      const { session } = await createSignedInUser(suite.t, suite.tenant.admin, { role: managerRole.slug });
       const refused = await post(base, providerBody({ default_role: powerful.slug }), session.auth);
       expectErrorBody(refused, 403, 'AccessDenied');
       expect(refused.body.message).toContain('users.*');

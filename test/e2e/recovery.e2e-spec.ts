@@ -2,19 +2,7 @@ import jwt from 'jsonwebtoken';
 import { sql } from 'drizzle-orm';
 import { startTestApp, type TestApp } from '../support/app';
 import { DATABASE, type Database, queryRows } from '../../src/database/database';
-import {
-  type ApiObject,
-  type CreatedMembership,
-  createMembership,
-  createUser,
-  eventually,
-  expectErrorBody,
-  queryEvents,
-  setupInstallation,
-  type SignedIn,
-  signIn,
-  unique,
-} from '../support/api';
+import { type ApiObject, type CreatedMembership, createMembership, createUser, eventually, expectErrorBody, queryEvents, setupInstallation, type SignedIn, signIn, unique } from '../support/api';
 import { captureLog, type CapturedLog } from '../support/log-capture';
 import { type CaughtMail, MailCatcher } from '../support/mail-catcher';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';

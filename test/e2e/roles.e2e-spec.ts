@@ -1,39 +1,13 @@
-import type { TestApp } from '../support/app';
-import {
-  type ApiObject,
-  as,
-  bootTenants,
-  createApplication,
-  createApplicationWithPermissions,
-  type CreatedMembership,
-  createRole,
-  expectErrorBody,
-  hostileQueries,
-  signIn,
-  unique,
-} from '../support/api';
+import { as, createApplication, createApplicationWithPermissions, createRole, expectErrorBody, hostileQueries, queryEventsAbout, signIn, unique, useTenants } from '../support/api';
 
 describe('roles API', () => {
-  let t: TestApp;
-  let tenant: CreatedMembership;
-  let other: CreatedMembership;
+  const suite = useTenants();
   let base: string;
+  beforeAll(() => (base = `/memberships/${suite.tenant.membershipId}/roles`));
 
-  beforeAll(async () => {
-    ({ t, tenant, other } = await bootTenants());
-    base = `/memberships/${tenant.membershipId}/roles`;
-  });
-  afterAll(() => t.close());
+  const { get, post, put, del } = as(() => suite.t, () => suite.tenant.admin);
 
-  const { get, post, put, del } = as(() => t, () => tenant.admin);
-
-  async function eventsOf(type: string, resourceId: string): Promise<ApiObject[]> {
-    const res = await post(`/memberships/${tenant.membershipId}/events/_query`, {
-      where: { event_type: type, $or: [{ 'document._id': resourceId }, { 'prior._id': resourceId }] },
-    });
-    expect(res.status).toBe(200);
-    return res.body.items;
-  }
+  const eventsOf = (type: string, resourceId: string) => queryEventsAbout(suite.t, suite.tenant.admin, type, resourceId);
 
   describe('create and read', () => {
     it('creates a role (slug from the name), reads it, and records RoleCreated', async () => {
@@ -48,8 +22,8 @@ describe('roles API', () => {
         // Stored trimmed, otherwise as written.
         permissions: ['users.read', 'events.read.*', 'x.webhooks.read.y'],
         forbidden: ['users.delete'],
-        membership_id: tenant.membershipId,
-        sys: { created_at: expect.any(String), created_by: tenant.admin.userId },
+        membership_id: suite.tenant.membershipId,
+        sys: { created_at: expect.any(String), created_by: suite.tenant.admin.userId },
       });
       const read = await get(`${base}/${res.body._id}`);
       expect(read.status).toBe(200);
@@ -57,7 +31,7 @@ describe('roles API', () => {
 
       const events = await eventsOf('RoleCreated', res.body._id);
       expect(events).toHaveLength(1);
-      expect(events[0]).toMatchObject({ utilizer_id: tenant.admin.userId, document: res.body, prior: null });
+      expect(events[0]).toMatchObject({ utilizer_id: suite.tenant.admin.userId, document: res.body, prior: null });
     });
 
     it('defaults description to null and the lists to []', async () => {
@@ -68,7 +42,7 @@ describe('roles API', () => {
 
     it('answers 404 RoleNotFound for an unknown id and for a role of another membership', async () => {
       expectErrorBody(await get(`${base}/00000000-0000-4000-8000-000000000000`), 404, 'RoleNotFound');
-      const foreign = await createRole(t, other.admin);
+      const foreign = await createRole(suite.t, suite.other.admin);
       expectErrorBody(await get(`${base}/${foreign._id}`), 404, 'RoleNotFound');
     });
 
@@ -80,7 +54,7 @@ describe('roles API', () => {
       expect((await post(base, { name: 'First', slug })).status).toBe(201);
       expectErrorBody(await post(base, { name: 'Second', slug }), 409, 'RoleAlreadyExists');
       // The same slug in another membership is fine.
-      expect((await post(`/memberships/${other.membershipId}/roles`, { name: 'Other', slug }, other.admin.auth)).status).toBe(201);
+      expect((await post(`/memberships/${suite.other.membershipId}/roles`, { name: 'Other', slug }, suite.other.admin.auth)).status).toBe(201);
     });
 
     it.each([
@@ -120,12 +94,12 @@ describe('roles API', () => {
     });
 
     it('refuses callers without roles.create, and other memberships', async () => {
-      const reader = await createApplicationWithPermissions(t, tenant.admin, ['roles.read']);
+      const reader = await createApplicationWithPermissions(suite.t, suite.tenant.admin, ['roles.read']);
       expectErrorBody(await post(base, { name: 'x' }, reader.auth), 403, 'AccessDenied');
-      expectErrorBody(await get(base, other.admin.auth), 403, 'AccessDenied');
-      expectErrorBody(await post(base, { name: 'x' }, other.admin.auth), 403, 'AccessDenied');
+      expectErrorBody(await get(base, suite.other.admin.auth), 403, 'AccessDenied');
+      expectErrorBody(await post(base, { name: 'x' }, suite.other.admin.auth), 403, 'AccessDenied');
       expectErrorBody(await get('/memberships/00000000-0000-4000-8000-000000000000/roles'), 404, 'MembershipNotFound');
-      expectErrorBody(await t.http().get(base), 401, 'InvalidToken');
+      expectErrorBody(await suite.t.http().get(base), 401, 'InvalidToken');
     });
   });
 
@@ -141,7 +115,7 @@ describe('roles API', () => {
         { description: 'gamma role', permissions: ['webhooks.*'], forbidden: [] },
       ];
       for (let i = 0; i < 3; i++) {
-        const role = await createRole(t, tenant.admin, { name: `${tag} ${i}`, slug: slugs[i], ...specs[i] });
+        const role = await createRole(suite.t, suite.tenant.admin, { name: `${tag} ${i}`, slug: slugs[i], ...specs[i] });
         ids.push(role._id);
       }
     });
@@ -156,7 +130,7 @@ describe('roles API', () => {
       expect(all.body.count).toBe(all.body.items.length);
       expect((all.body.items as { slug: string }[]).map((r) => r.slug)).toEqual(expect.arrayContaining(['admin', ...slugs]));
       // Another membership's roles never appear.
-      expect((all.body.items as { membership_id: string }[]).every((r) => r.membership_id === tenant.membershipId)).toBe(true);
+      expect((all.body.items as { membership_id: string }[]).every((r) => r.membership_id === suite.tenant.membershipId)).toBe(true);
 
       const page = await get(`${base}?limit=2&skip=1&with_count=true`);
       expect(page.body.items.map((r: { _id: string }) => r._id)).toEqual(all.body.items.slice(1, 3).map((r: { _id: string }) => r._id));
@@ -203,7 +177,7 @@ describe('roles API', () => {
       const res = await post(`${base}/_query`, { where: { _id: ids[0] }, select: { slug: 1, permissions: 1 } });
       expect(res.body.items).toEqual([{ _id: ids[0], slug: slugs[0], permissions: ['users.read'] }]);
       const excluded = await post(`${base}/_query`, { where: { _id: ids[0] }, select: { description: 0, forbidden: 0, permissions: 0 } });
-      expect(excluded.body.items).toEqual([{ _id: ids[0], name: `${tag} 0`, slug: slugs[0], membership_id: tenant.membershipId, sys: expect.any(Object) }]);
+      expect(excluded.body.items).toEqual([{ _id: ids[0], name: `${tag} 0`, slug: slugs[0], membership_id: suite.tenant.membershipId, sys: expect.any(Object) }]);
       expectErrorBody(await post(`${base}/_query`, { select: { slug: 1, name: 0 } }), 400, 'InvalidQuery');
     });
 
@@ -218,8 +192,8 @@ describe('roles API', () => {
       const sqlValue = await post(`${base}/_query`, { where: { name: "' or 1=1 --" } });
       expect(sqlValue.status).toBe(200);
       expect(sqlValue.body.items).toEqual([]);
-      const foreign = await createRole(t, other.admin);
-      const widened = await post(`${base}/_query`, { where: { $or: [{ membership_id: other.membershipId }, { _id: foreign._id }] } });
+      const foreign = await createRole(suite.t, suite.other.admin);
+      const widened = await post(`${base}/_query`, { where: { $or: [{ membership_id: suite.other.membershipId }, { _id: foreign._id }] } });
       expect(widened.status).toBe(200);
       expect(widened.body.items).toEqual([]);
     });
@@ -252,7 +226,7 @@ describe('roles API', () => {
 
   describe('update', () => {
     it('replaces a role, records RoleUpdated with the prior, and answers 409 for an identical update', async () => {
-      const role = await createRole(t, tenant.admin, { description: 'before', permissions: ['users.read'] });
+      const role = await createRole(suite.t, suite.tenant.admin, { description: 'before', permissions: ['users.read'] });
       const body = { name: 'Renamed', permissions: ['users.read', 'users.update'], forbidden: ['users.update.someone'] };
       const res = await put(`${base}/${role._id}`, body);
       expect(res.status).toBe(200);
@@ -263,7 +237,7 @@ describe('roles API', () => {
         description: null,
         permissions: body.permissions,
         forbidden: body.forbidden,
-        sys: { ...role.sys, modified_at: expect.any(String), modified_by: tenant.admin.userId },
+        sys: { ...role.sys, modified_at: expect.any(String), modified_by: suite.tenant.admin.userId },
       });
       expectErrorBody(await put(`${base}/${role._id}`, body), 409, 'IdenticalDocumentError');
       expectErrorBody(await put(`${base}/${role._id}`, { ...body, slug: role.slug }), 409, 'IdenticalDocumentError');
@@ -275,38 +249,38 @@ describe('roles API', () => {
     });
 
     it('keeps the slug: a different one is 400, the admin role is read-only, unknown ids are 404', async () => {
-      const role = await createRole(t, tenant.admin);
+      const role = await createRole(suite.t, suite.tenant.admin);
       const changed = await put(`${base}/${role._id}`, { name: 'x', slug: 'another-slug' });
       expectErrorBody(changed, 400, 'ModelValidationError');
       expect(changed.body.errors[0].field).toBe('slug');
-      expectErrorBody(await put(`${base}/${tenant.role._id}`, { name: 'Admin', permissions: [] }), 409, 'ReservedRole');
+      expectErrorBody(await put(`${base}/${suite.tenant.role._id}`, { name: 'Admin', permissions: [] }), 409, 'ReservedRole');
       expectErrorBody(await put(`${base}/00000000-0000-4000-8000-000000000000`, { name: 'x' }), 404, 'RoleNotFound');
-      const foreign = await createRole(t, other.admin);
+      const foreign = await createRole(suite.t, suite.other.admin);
       expectErrorBody(await put(`${base}/${foreign._id}`, { name: 'x' }), 404, 'RoleNotFound');
     });
 
     it('validates the update body like the create body', async () => {
-      const role = await createRole(t, tenant.admin);
+      const role = await createRole(suite.t, suite.tenant.admin);
       expectErrorBody(await put(`${base}/${role._id}`, { permissions: [] }), 400, 'ModelValidationError');
       expectErrorBody(await put(`${base}/${role._id}`, { name: 'x', forbidden: ['*.*.*.*.*'] }), 400, 'InvalidPermission');
     });
 
     it('a role change is visible at once: a user whose role loses a permission gets 403 on the next request', async () => {
-      const role = await createRole(t, tenant.admin, { permissions: ['roles.read', 'applications.read'] });
+      const role = await createRole(suite.t, suite.tenant.admin, { permissions: ['roles.read', 'applications.read'] });
       const username = unique('agent');
-      const created = await post(`/memberships/${tenant.membershipId}/users`, {
+      const created = await post(`/memberships/${suite.tenant.membershipId}/users`, {
         username,
         email_address: `${username}@example.com`,
         password: 'agent password 1',
         role: role.slug,
       });
       expect(created.status).toBe(201);
-      const agent = await signIn(t, tenant.membershipId, username, 'agent password 1');
+      const agent = await signIn(suite.t, suite.tenant.membershipId, username, 'agent password 1');
       expect((await get(base, agent.auth)).status).toBe(200);
 
       expect((await put(`${base}/${role._id}`, { name: role.name, permissions: ['applications.read'] })).status).toBe(200);
       expectErrorBody(await get(base, agent.auth), 403, 'AccessDenied');
-      expect((await get(`/memberships/${tenant.membershipId}/applications`, agent.auth)).status).toBe(200);
+      expect((await get(`/memberships/${suite.tenant.membershipId}/applications`, agent.auth)).status).toBe(200);
 
       // And back: granted again at once.
       expect((await put(`${base}/${role._id}`, { name: role.name, permissions: ['applications.read', 'roles.read'] })).status).toBe(200);
@@ -314,7 +288,7 @@ describe('roles API', () => {
     });
 
     it('a forbidden entry added to a role denies at once (application caller)', async () => {
-      const app = await createApplicationWithPermissions(t, tenant.admin, ['roles.*']);
+      const app = await createApplicationWithPermissions(suite.t, suite.tenant.admin, ['roles.*']);
       expect((await get(base, app.auth)).status).toBe(200);
       expect((await put(`${base}/${app.role._id}`, { name: app.role.name, permissions: ['roles.*'], forbidden: ['roles.read'] })).status).toBe(200);
       expectErrorBody(await get(base, app.auth), 403, 'AccessDenied');
@@ -322,19 +296,19 @@ describe('roles API', () => {
 
     it('creating a role applies at once to a caller that already names it', async () => {
       const slug = unique('later').toLowerCase();
-      const app = await createApplication(t, tenant.admin, { name: unique('early') });
+      const app = await createApplication(suite.t, suite.tenant.admin, { name: unique('early') });
       // Point the application at a slug whose role does not exist yet: refused (400 on role).
-      const early = await put(`/memberships/${tenant.membershipId}/applications/${app.id}`, { name: app.application.name, role: slug });
+      const early = await put(`/memberships/${suite.tenant.membershipId}/applications/${app.id}`, { name: app.application.name, role: slug });
       expectErrorBody(early, 400, 'ModelValidationError');
-      const role = await createRole(t, tenant.admin, { slug, permissions: ['roles.read'] });
-      expect((await put(`/memberships/${tenant.membershipId}/applications/${app.id}`, { name: app.application.name, role: role.slug })).status).toBe(200);
+      const role = await createRole(suite.t, suite.tenant.admin, { slug, permissions: ['roles.read'] });
+      expect((await put(`/memberships/${suite.tenant.membershipId}/applications/${app.id}`, { name: app.application.name, role: role.slug })).status).toBe(200);
       expect((await get(base, app.auth)).status).toBe(200);
     });
   });
 
   describe('delete', () => {
     it('deletes a role (RoleDeleted with the prior), then 404; its holders lose its permissions at once', async () => {
-      const app = await createApplicationWithPermissions(t, tenant.admin, ['roles.read']);
+      const app = await createApplicationWithPermissions(suite.t, suite.tenant.admin, ['roles.read']);
       expect((await get(base, app.auth)).status).toBe(200);
       expect((await del(`${base}/${app.role._id}`)).status).toBe(204);
       expectErrorBody(await get(`${base}/${app.role._id}`), 404, 'RoleNotFound');
@@ -342,28 +316,28 @@ describe('roles API', () => {
       expectErrorBody(await get(base, app.auth), 403, 'AccessDenied');
       const events = await eventsOf('RoleDeleted', app.role._id);
       expect(events).toHaveLength(1);
-      expect(events[0]).toMatchObject({ document: {}, prior: app.role, utilizer_id: tenant.admin.userId });
+      expect(events[0]).toMatchObject({ document: {}, prior: app.role, utilizer_id: suite.tenant.admin.userId });
     });
 
     it('refuses to delete the admin role (409 SystemRolesCannotBeDeleted) and needs roles.delete', async () => {
-      expectErrorBody(await del(`${base}/${tenant.role._id}`), 409, 'SystemRolesCannotBeDeleted');
-      const role = await createRole(t, tenant.admin);
-      const reader = await createApplicationWithPermissions(t, tenant.admin, ['roles.read']);
+      expectErrorBody(await del(`${base}/${suite.tenant.role._id}`), 409, 'SystemRolesCannotBeDeleted');
+      const role = await createRole(suite.t, suite.tenant.admin);
+      const reader = await createApplicationWithPermissions(suite.t, suite.tenant.admin, ['roles.read']);
       expectErrorBody(await del(`${base}/${role._id}`, undefined, reader.auth), 403, 'AccessDenied');
-      const foreign = await createRole(t, other.admin);
+      const foreign = await createRole(suite.t, suite.other.admin);
       expectErrorBody(await del(`${base}/${foreign._id}`), 404, 'RoleNotFound');
-      expect((await get(`/memberships/${other.membershipId}/roles/${foreign._id}`, other.admin.auth)).status).toBe(200);
+      expect((await get(`/memberships/${suite.other.membershipId}/roles/${foreign._id}`, suite.other.admin.auth)).status).toBe(200);
     });
 
     it('bulk-deletes own ids; foreign and unknown ids are not found and untouched', async () => {
-      const own = [await createRole(t, tenant.admin), await createRole(t, tenant.admin)];
-      const foreign = await createRole(t, other.admin);
+      const own = [await createRole(suite.t, suite.tenant.admin), await createRole(suite.t, suite.tenant.admin)];
+      const foreign = await createRole(suite.t, suite.other.admin);
       const unknown = '00000000-0000-4000-8000-000000000000';
       const ids = [own[0]._id, foreign._id, unknown, own[1]._id, own[0]._id];
       const res = await del(base, { ids });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ deleted: [own[0]._id, own[1]._id], not_found: [foreign._id, unknown] });
-      expect((await get(`/memberships/${other.membershipId}/roles/${foreign._id}`, other.admin.auth)).status).toBe(200);
+      expect((await get(`/memberships/${suite.other.membershipId}/roles/${foreign._id}`, suite.other.admin.auth)).status).toBe(200);
       for (const role of own) {
         expectErrorBody(await get(`${base}/${role._id}`), 404, 'RoleNotFound');
         expect(await eventsOf('RoleDeleted', role._id)).toHaveLength(1);
@@ -371,15 +345,15 @@ describe('roles API', () => {
     });
 
     it('refuses a bulk delete that includes the admin role, deleting nothing', async () => {
-      const role = await createRole(t, tenant.admin);
-      expectErrorBody(await del(base, { ids: [role._id, tenant.role._id] }), 409, 'SystemRolesCannotBeDeleted');
+      const role = await createRole(suite.t, suite.tenant.admin);
+      expectErrorBody(await del(base, { ids: [role._id, suite.tenant.role._id] }), 409, 'SystemRolesCannotBeDeleted');
       expect((await get(`${base}/${role._id}`)).status).toBe(200);
     });
 
     it('applies per-id forbidden entries to a bulk delete', async () => {
-      const protectedRole = await createRole(t, tenant.admin);
-      const loose = await createRole(t, tenant.admin);
-      const deleter = await createApplicationWithPermissions(t, tenant.admin, ['roles.delete'], [`roles.delete.${protectedRole._id}`]);
+      const protectedRole = await createRole(suite.t, suite.tenant.admin);
+      const loose = await createRole(suite.t, suite.tenant.admin);
+      const deleter = await createApplicationWithPermissions(suite.t, suite.tenant.admin, ['roles.delete'], [`roles.delete.${protectedRole._id}`]);
       expectErrorBody(await del(base, { ids: [loose._id, protectedRole._id] }, deleter.auth), 403, 'AccessDenied');
       expect((await get(`${base}/${loose._id}`)).status).toBe(200);
       expect((await del(base, { ids: [loose._id] }, deleter.auth)).body).toEqual({ deleted: [loose._id], not_found: [] });

@@ -4,24 +4,23 @@ import { DATABASE, type Database } from '../../src/database/database';
 import { tokenSessions } from '../../src/database/schema';
 import { EventRecorder } from '../../src/events/event-recorder';
 import { TokenSessionRepository } from '../../src/tokens/token-session.repository';
-import type { TestApp } from '../support/app';
-import { bearer, bootInstallation, createSignedInUser, eventsAbout, putBodyOf, type SignedIn, signIn, usersPath } from '../support/api';
+import { bearer, createSignedInUser, eventsAbout, putBodyOf, signIn, useInstallation, usersPath } from '../support/api';
 
 /**
  * Sessions: a sign-in, every pair refreshed from it and every scoped token made from any of its
  * access tokens. What ends a session, what ends every session of a user, and what stays ended.
  */
 describe('sessions, revocation triggers and token families', () => {
-  let t: TestApp;
-  let admin: SignedIn;
+  const suite = useInstallation();
 
-  beforeAll(async () => ({ t, admin } = await bootInstallation()));
-  afterAll(() => t.close());
-
-  const me = (token: string) => t.http().get('/me').set('Authorization', bearer(token));
+  const me = (token: string) => suite.t.http().get('/me').set('Authorization', bearer(token));
   const expectRevoked = async (token: string) => {
     const res = await me(token);
     expect({ status: res.status, code: res.body.errorCode }).toEqual({ status: 401, code: 'TokenWasRevoked' });
+  };
+  const expectRefreshRevoked = async (refreshToken: string) => {
+    const res = await suite.t.http().get('/refresh-token').set('Authorization', bearer(refreshToken));
+    expect({ status: res.status, code: res.body.errorCode }).toEqual({ status: 401, code: 'RefreshTokenWasRevoked' });
   };
   const expectWorking = async (token: string) => {
     const res = await me(token);
@@ -29,27 +28,27 @@ describe('sessions, revocation triggers and token families', () => {
   };
 
   async function scopedFrom(accessToken: string, scopes: string[]): Promise<string> {
-    const res = await t.http().post('/generate-token').set('Authorization', bearer(accessToken)).send({ scopes });
+    const res = await suite.t.http().post('/generate-token').set('Authorization', bearer(accessToken)).send({ scopes });
     if (res.status !== 201) throw new Error(`scoped token failed: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body.access_token as string;
   }
 
   async function refresh(refreshToken: string): Promise<{ accessToken: string; refreshToken: string }> {
-    const res = await t.http().get('/refresh-token').set('Authorization', bearer(refreshToken));
+    const res = await suite.t.http().get('/refresh-token').set('Authorization', bearer(refreshToken));
     if (res.status !== 201) throw new Error(`refresh failed: ${res.status} ${JSON.stringify(res.body)}`);
     return { accessToken: res.body.access_token, refreshToken: res.body.refresh_token };
   }
 
   const activeTokens = (where: object) =>
-    t.http().post(`/memberships/${admin.membershipId}/active-tokens/_query`).set('Authorization', admin.auth).send({ where });
+    suite.t.http().post(`/memberships/${suite.admin.membershipId}/active-tokens/_query`).set('Authorization', suite.admin.auth).send({ where });
 
-  const newUser = () => createSignedInUser(t, admin, { permissions: ['events.read', 'users.read'] });
+  const newUser = () => createSignedInUser(suite.t, suite.admin, { permissions: ['events.read', 'users.read'] });
 
   describe('inactivation by any route', () => {
     it('PUT with is_active false revokes every session of the user (issue 15.2)', async () => {
       const { user, session } = await newUser();
-      const second = await signIn(t, admin.membershipId, user.username, user.password);
-      const put = await t.http().put(`${usersPath(admin.membershipId)}/${user._id}`).set('Authorization', admin.auth).send(putBodyOf(user, { is_active: false }));
+      const second = await signIn(suite.t, suite.admin.membershipId, user.username, user.password);
+      const put = await suite.t.http().put(`${usersPath(suite.admin.membershipId)}/${user._id}`).set('Authorization', suite.admin.auth).send(putBodyOf(user, { is_active: false }));
       expect(put.status).toBe(200);
       await expectRevoked(session.accessToken);
       await expectRevoked(second.accessToken);
@@ -57,23 +56,21 @@ describe('sessions, revocation triggers and token families', () => {
 
     it('reactivation by PUT does not bring back the tokens a PUT inactivation ended', async () => {
       const { user, session } = await newUser();
-      const path = `${usersPath(admin.membershipId)}/${user._id}`;
-      await t.http().put(path).set('Authorization', admin.auth).send(putBodyOf(user, { is_active: false })).expect(200);
-      await t.http().put(path).set('Authorization', admin.auth).send(putBodyOf(user, { is_active: true })).expect(200);
+      const path = `${usersPath(suite.admin.membershipId)}/${user._id}`;
+      await suite.t.http().put(path).set('Authorization', suite.admin.auth).send(putBodyOf(user, { is_active: false })).expect(200);
+      await suite.t.http().put(path).set('Authorization', suite.admin.auth).send(putBodyOf(user, { is_active: true })).expect(200);
       await expectRevoked(session.accessToken);
-      const refreshed = await t.http().get('/refresh-token').set('Authorization', bearer(session.refreshToken));
-      expect(refreshed.status).toBe(401);
-      expect(refreshed.body.errorCode).toBe('RefreshTokenWasRevoked');
+      await expectRefreshRevoked(session.refreshToken);
     });
 
     it('reactivation after the freeze route keeps the frozen tokens dead; a new sign-in works', async () => {
       const { user, session } = await newUser();
       const scoped = await scopedFrom(session.accessToken, ['events.read']);
-      await t.http().post(`${usersPath(admin.membershipId)}/${user._id}/freeze`).set('Authorization', admin.auth).expect(200);
-      await t.http().post(`${usersPath(admin.membershipId)}/${user._id}/activate`).set('Authorization', admin.auth).expect(200);
+      await suite.t.http().post(`${usersPath(suite.admin.membershipId)}/${user._id}/freeze`).set('Authorization', suite.admin.auth).expect(200);
+      await suite.t.http().post(`${usersPath(suite.admin.membershipId)}/${user._id}/activate`).set('Authorization', suite.admin.auth).expect(200);
       await expectRevoked(session.accessToken);
       await expectRevoked(scoped);
-      const again = await signIn(t, admin.membershipId, user.username, user.password);
+      const again = await signIn(suite.t, suite.admin.membershipId, user.username, user.password);
       await expectWorking(again.accessToken);
     });
   });
@@ -84,7 +81,7 @@ describe('sessions, revocation triggers and token families', () => {
       const scoped = await scopedFrom(session.accessToken, ['events.read']);
       const next = await refresh(session.refreshToken);
       await expectWorking(scoped);
-      await t.http().get('/revoke-token').set('Authorization', bearer(next.accessToken)).expect(204);
+      await suite.t.http().get('/revoke-token').set('Authorization', bearer(next.accessToken)).expect(204);
       await expectRevoked(next.accessToken);
       await expectRevoked(scoped);
     });
@@ -96,7 +93,7 @@ describe('sessions, revocation triggers and token families', () => {
       const listing = await activeTokens({ user_id: user._id, kind: 'pair' });
       expect(listing.status).toBe(200);
       expect(listing.body.items).toHaveLength(1);
-      await t.http().delete(`/memberships/${admin.membershipId}/active-tokens/${listing.body.items[0]._id}`).set('Authorization', admin.auth).expect(204);
+      await suite.t.http().delete(`/memberships/${suite.admin.membershipId}/active-tokens/${listing.body.items[0]._id}`).set('Authorization', suite.admin.auth).expect(204);
       await expectRevoked(next.accessToken);
       await expectRevoked(scoped);
       const left = await activeTokens({ user_id: user._id });
@@ -108,7 +105,7 @@ describe('sessions, revocation triggers and token families', () => {
       const scoped = await scopedFrom(session.accessToken, ['events.read']);
       const listing = await activeTokens({ user_id: user._id, kind: 'scoped' });
       expect(listing.body.items).toHaveLength(1);
-      await t.http().delete(`/memberships/${admin.membershipId}/active-tokens/${listing.body.items[0]._id}`).set('Authorization', admin.auth).expect(204);
+      await suite.t.http().delete(`/memberships/${suite.admin.membershipId}/active-tokens/${listing.body.items[0]._id}`).set('Authorization', suite.admin.auth).expect(204);
       await expectRevoked(scoped);
       await expectWorking(session.accessToken);
     });
@@ -117,7 +114,7 @@ describe('sessions, revocation triggers and token families', () => {
       const { session } = await newUser();
       const scoped = await scopedFrom(session.accessToken, ['events.read']);
       const sibling = await scopedFrom(session.accessToken, ['users.read']);
-      await t.http().post('/revoke-token').send({ token: scoped }).expect(204);
+      await suite.t.http().post('/revoke-token').send({ token: scoped }).expect(204);
       await expectRevoked(scoped);
       await expectWorking(session.accessToken);
       await expectWorking(sibling);
@@ -128,22 +125,18 @@ describe('sessions, revocation triggers and token families', () => {
     it('revokes the whole session, the pair issued from the reused token included (issue 15.4)', async () => {
       const { session } = await newUser();
       const stolen = await refresh(session.refreshToken);
-      const reuse = await t.http().get('/refresh-token').set('Authorization', bearer(session.refreshToken));
-      expect(reuse.status).toBe(401);
-      expect(reuse.body.errorCode).toBe('RefreshTokenWasRevoked');
+      await expectRefreshRevoked(session.refreshToken);
       await expectRevoked(stolen.accessToken);
-      const again = await t.http().get('/refresh-token').set('Authorization', bearer(stolen.refreshToken));
-      expect(again.status).toBe(401);
-      expect(again.body.errorCode).toBe('RefreshTokenWasRevoked');
+      await expectRefreshRevoked(stolen.refreshToken);
     });
 
     it('records TokenRevoked with reason refresh_token_reuse, without token strings or digests', async () => {
       const { user, session } = await newUser();
       const scoped = await scopedFrom(session.accessToken, ['events.read']);
       const next = await refresh(session.refreshToken);
-      await t.http().get('/refresh-token').set('Authorization', bearer(session.refreshToken)).expect(401);
+      await suite.t.http().get('/refresh-token').set('Authorization', bearer(session.refreshToken)).expect(401);
       await expectRevoked(scoped);
-      const revoked = (await eventsAbout(t, admin.membershipId, 'TokenRevoked', user._id)).filter((e) => e.document.reason === 'refresh_token_reuse');
+      const revoked = (await eventsAbout(suite.t, suite.admin.membershipId, 'TokenRevoked', user._id)).filter((e) => e.document.reason === 'refresh_token_reuse');
       // The pair issued by the refresh and the scoped token: one event each.
       expect(revoked).toHaveLength(2);
       const text = JSON.stringify(revoked);
@@ -155,17 +148,17 @@ describe('sessions, revocation triggers and token families', () => {
     it('a reused refresh token whose session already ended records nothing more', async () => {
       const { user, session } = await newUser();
       await refresh(session.refreshToken);
-      await t.http().get('/refresh-token').set('Authorization', bearer(session.refreshToken)).expect(401);
-      const before = (await eventsAbout(t, admin.membershipId, 'TokenRevoked', user._id)).length;
-      await t.http().get('/refresh-token').set('Authorization', bearer(session.refreshToken)).expect(401);
-      expect(await eventsAbout(t, admin.membershipId, 'TokenRevoked', user._id)).toHaveLength(before);
+      await suite.t.http().get('/refresh-token').set('Authorization', bearer(session.refreshToken)).expect(401);
+      const before = (await eventsAbout(suite.t, suite.admin.membershipId, 'TokenRevoked', user._id)).length;
+      await suite.t.http().get('/refresh-token').set('Authorization', bearer(session.refreshToken)).expect(401);
+      expect(await eventsAbout(suite.t, suite.admin.membershipId, 'TokenRevoked', user._id)).toHaveLength(before);
     });
 
     it('revoke=false is not rotation: the kept refresh token may be used again', async () => {
       const { session } = await newUser();
-      const first = await t.http().get('/refresh-token').query({ revoke: false }).set('Authorization', bearer(session.refreshToken));
+      const first = await suite.t.http().get('/refresh-token').query({ revoke: false }).set('Authorization', bearer(session.refreshToken));
       expect(first.status).toBe(201);
-      const second = await t.http().get('/refresh-token').set('Authorization', bearer(session.refreshToken));
+      const second = await suite.t.http().get('/refresh-token').set('Authorization', bearer(session.refreshToken));
       expect(second.status).toBe(201);
       await expectWorking(first.body.access_token);
       await expectWorking(second.body.access_token);
@@ -176,8 +169,8 @@ describe('sessions, revocation triggers and token families', () => {
     it('refreshes with revoke=false and scoped tokens of one session all succeed side by side', async () => {
       const { session } = await newUser();
       const results = await Promise.all([
-        ...[1, 2, 3, 4, 5, 6].map(() => t.http().post('/refresh-token').query({ revoke: false }).send({ token: session.refreshToken })),
-        ...[1, 2, 3].map(() => t.http().post('/generate-token').set('Authorization', bearer(session.accessToken)).send({ scopes: ['events.read'] })),
+        ...[1, 2, 3, 4, 5, 6].map(() => suite.t.http().post('/refresh-token').query({ revoke: false }).send({ token: session.refreshToken })),
+        ...[1, 2, 3].map(() => suite.t.http().post('/generate-token').set('Authorization', bearer(session.accessToken)).send({ scopes: ['events.read'] })),
       ]);
       expect(results.map((r) => r.status)).toEqual(results.map(() => 201));
       for (const r of results) await expectWorking(r.body.access_token);
@@ -188,7 +181,7 @@ describe('sessions, revocation triggers and token families', () => {
     it('a scoped token cannot sign its user out everywhere: 403 AccessDenied, every session stays (issue 21.6)', async () => {
       const { session } = await newUser();
       const scoped = await scopedFrom(session.accessToken, ['events.read']);
-      const res = await t.http().get('/revoke-token').query({ 'logout-all': true }).set('Authorization', bearer(scoped));
+      const res = await suite.t.http().get('/revoke-token').query({ 'logout-all': true }).set('Authorization', bearer(scoped));
       expect(res.status).toBe(403);
       expect(res.body.errorCode).toBe('AccessDenied');
       await expectWorking(session.accessToken);
@@ -197,14 +190,14 @@ describe('sessions, revocation triggers and token families', () => {
 
     it('an unscoped token revokes every session of the user, refreshed and scoped tokens included', async () => {
       const { user, session } = await newUser();
-      const other = await signIn(t, admin.membershipId, user.username, user.password);
+      const other = await signIn(suite.t, suite.admin.membershipId, user.username, user.password);
       const scoped = await scopedFrom(other.accessToken, ['events.read']);
       const otherNext = await refresh(other.refreshToken);
-      await t.http().post('/revoke-token').query({ 'logout-all': true }).send({ token: session.refreshToken }).expect(204);
+      await suite.t.http().post('/revoke-token').query({ 'logout-all': true }).send({ token: session.refreshToken }).expect(204);
       for (const token of [session.accessToken, otherNext.accessToken, scoped]) await expectRevoked(token);
-      const refreshed = await t.http().get('/refresh-token').set('Authorization', bearer(otherNext.refreshToken));
+      const refreshed = await suite.t.http().get('/refresh-token').set('Authorization', bearer(otherNext.refreshToken));
       expect(refreshed.body.errorCode).toBe('RefreshTokenWasRevoked');
-      await expectWorking(admin.accessToken);
+      await expectWorking(suite.admin.accessToken);
     });
   });
 
@@ -213,19 +206,19 @@ describe('sessions, revocation triggers and token families', () => {
     it('adds no token record to a revoked session', async () => {
       const { user, session } = await newUser();
       const claims = JSON.parse(Buffer.from(session.accessToken.split('.')[1], 'base64url').toString('utf8')) as { sid: string };
-      await t.http().post('/revoke-token').send({ token: session.accessToken }).expect(204);
+      await suite.t.http().post('/revoke-token').send({ token: session.accessToken }).expect(204);
       const tokenId = randomUUID();
       const now = new Date();
       const later = new Date(now.getTime() + 3_600_000);
-      const recorder = t.app.get(EventRecorder);
-      const rows = recorder.prepare([{ membershipId: admin.membershipId, eventType: 'TokenGenerated', utilizerId: user._id, document: {} }]);
-      const stored = await t.app.get(TokenSessionRepository).issue(
-        { id: tokenId, sessionId: claims.sid, membershipId: admin.membershipId, userId: user._id, kind: 'pair', accessJti: randomUUID(), accessExpiresAt: later, expiresAt: later, createdAt: now },
+      const recorder = suite.t.app.get(EventRecorder);
+      const rows = recorder.prepare([{ membershipId: suite.admin.membershipId, eventType: 'TokenGenerated', utilizerId: user._id, document: {} }]);
+      const stored = await suite.t.app.get(TokenSessionRepository).issue(
+        { id: tokenId, sessionId: claims.sid, membershipId: suite.admin.membershipId, userId: user._id, kind: 'pair', accessJti: randomUUID(), accessExpiresAt: later, expiresAt: later, createdAt: now },
         rows,
         false,
       );
       expect(stored).toBe(false);
-      const { db } = t.app.get<Database>(DATABASE);
+      const { db } = suite.t.app.get<Database>(DATABASE);
       expect(await db.select().from(tokenSessions).where(eq(tokenSessions.id, tokenId))).toEqual([]);
     });
   });
@@ -235,15 +228,15 @@ describe('sessions, revocation triggers and token families', () => {
       const { user, session } = await newUser();
       const scoped = await scopedFrom(session.accessToken, ['events.read']);
       const next = await refresh(session.refreshToken);
-      const other = await signIn(t, admin.membershipId, user.username, user.password);
-      await t
+      const other = await signIn(suite.t, suite.admin.membershipId, user.username, user.password);
+      await suite.t
         .http()
-        .put(`${usersPath(admin.membershipId)}/${user._id}/change-password`)
-        .set('Authorization', admin.auth)
+        .put(`${usersPath(suite.admin.membershipId)}/${user._id}/change-password`)
+        .set('Authorization', suite.admin.auth)
         .send({ password: 'another long enough password' })
         .expect(204);
       for (const token of [next.accessToken, scoped, other.accessToken]) await expectRevoked(token);
-      await expectWorking(admin.accessToken);
+      await expectWorking(suite.admin.accessToken);
     });
   });
 
@@ -252,10 +245,10 @@ describe('sessions, revocation triggers and token families', () => {
       const { user, session } = await newUser();
       const scoped = await scopedFrom(session.accessToken, ['events.read']);
       const next = await refresh(session.refreshToken);
-      const other = await signIn(t, admin.membershipId, user.username, user.password);
-      await t
+      const other = await signIn(suite.t, suite.admin.membershipId, user.username, user.password);
+      await suite.t
         .http()
-        .put(`${usersPath(admin.membershipId)}/${user._id}/change-password`)
+        .put(`${usersPath(suite.admin.membershipId)}/${user._id}/change-password`)
         .set('Authorization', bearer(next.accessToken))
         .send({ current_password: user.password, password: 'my own new long password' })
         .expect(204);

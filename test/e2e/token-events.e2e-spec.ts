@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import type { TestApp } from '../support/app';
 import { serverUrl } from '../support/database';
-import { bootInstallation, createApplication, createMembership, createSignedInUser, type Installation, signIn } from '../support/api';
+import { createApplication, createMembership, createSignedInUser, signIn, useInstallation } from '../support/api';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- event bodies are untyped JSON
 
@@ -17,30 +17,26 @@ async function allEvents(t: TestApp, auth: string, membershipId: string): Promis
 }
 
 describe('token events: contents of the specification, and no secret in any event', () => {
-  let t: TestApp;
-  let inst: Installation;
-
-  beforeAll(async () => ({ t, inst } = await bootInstallation()));
-  afterAll(() => t.close());
+  const suite = useInstallation();
 
   it('records TokenGenerated, TokenRefreshed, TokenVerified and TokenRevoked with the specified documents', async () => {
-    const m = inst.membership._id as string;
-    const session = await signIn(t, m, inst.admin.username, inst.admin.password);
-    const refreshed = await t.http().post('/refresh-token').send({ token: session.refreshToken });
+    const m = suite.inst.membership._id as string;
+    const session = await signIn(suite.t, m, suite.inst.admin.username, suite.inst.admin.password);
+    const refreshed = await suite.t.http().post('/refresh-token').send({ token: session.refreshToken });
     expect(refreshed.status).toBe(201);
-    await t.http().get('/verify-token').set('Authorization', `Bearer ${refreshed.body.access_token}`).expect(200);
-    await t.http().post('/verify-token').send({ token: `Bearer ${refreshed.body.refresh_token}` }).expect(200);
-    await t.http().get('/verify-token').set('Authorization', inst.application.basic).expect(200);
-    await t.http().get('/revoke-token').set('Authorization', `Bearer ${refreshed.body.access_token}`).expect(204);
+    await suite.t.http().get('/verify-token').set('Authorization', `Bearer ${refreshed.body.access_token}`).expect(200);
+    await suite.t.http().post('/verify-token').send({ token: `Bearer ${refreshed.body.refresh_token}` }).expect(200);
+    await suite.t.http().get('/verify-token').set('Authorization', suite.inst.application.basic).expect(200);
+    await suite.t.http().get('/revoke-token').set('Authorization', `Bearer ${refreshed.body.access_token}`).expect(204);
 
-    const events = await allEvents(t, inst.admin.auth, m);
+    const events = await allEvents(suite.t, suite.inst.admin.auth, m);
     const ofType = (type: string) => events.filter((e) => e.event_type === type);
 
     const generated = ofType('TokenGenerated').at(-1)!;
-    expect(generated).toMatchObject({ utilizer_id: inst.admin.userId, membership_id: m, prior: null });
+    expect(generated).toMatchObject({ utilizer_id: suite.inst.admin.userId, membership_id: m, prior: null });
     expect(generated.event_time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(generated.document).toEqual({
-      user: expect.objectContaining({ _id: inst.admin.userId, username: inst.admin.username }),
+      user: expect.objectContaining({ _id: suite.inst.admin.userId, username: suite.inst.admin.username }),
       token_type: 'Bearer',
       expires_in: 3600,
       refresh_token_expires_in: 86400,
@@ -54,7 +50,7 @@ describe('token events: contents of the specification, and no secret in any even
       expect.arrayContaining([
         { token_type: 'Bearer', is_refresh_token: false, expires_at: expect.any(String) },
         { token_type: 'Bearer', is_refresh_token: true, expires_at: expect.any(String) },
-        { token_type: 'Basic', application_id: inst.application.id },
+        { token_type: 'Basic', application_id: suite.inst.application.id },
       ]),
     );
     const revoked = ofType('TokenRevoked');
@@ -67,27 +63,27 @@ describe('token events: contents of the specification, and no secret in any even
   // events table is locked against writes from a connection of the test's own, the verification
   // waits; once the lock goes, it answers and its event is in the log (so: on the PostgreSQL server only).
   (serverUrl() ? it : it.skip)('stores a verification\'s event before it answers', async () => {
-    const m = inst.membership._id as string;
-    const basic = `Basic ${inst.application.id}:${inst.application.secret}`;
+    const m = suite.inst.membership._id as string;
+    const basic = `Basic ${suite.inst.application.id}:${suite.inst.application.secret}`;
     const verifications = async (): Promise<number> => {
-      const res = await t
+      const res = await suite.t
         .http()
         .post(`/memberships/${m}/events/_query`)
         .query({ limit: 1000 })
-        .set('Authorization', inst.admin.auth)
-        .send({ where: { event_type: 'TokenVerified', utilizer_id: inst.application.id } });
+        .set('Authorization', suite.inst.admin.auth)
+        .send({ where: { event_type: 'TokenVerified', utilizer_id: suite.inst.application.id } });
       expect(res.status).toBe(200);
       return (res.body.items as Json[]).length;
     };
     const before = await verifications();
 
-    const locker = new Client({ connectionString: t.databaseUrl });
+    const locker = new Client({ connectionString: suite.t.databaseUrl });
     await locker.connect();
     try {
       await locker.query('begin');
       await locker.query('lock table events in exclusive mode'); // reads go on, inserts wait
       let answered = false;
-      const verification = t
+      const verification = suite.t
         .http()
         .get('/verify-token')
         .set('Authorization', basic)
@@ -106,50 +102,50 @@ describe('token events: contents of the specification, and no secret in any even
   });
 
   it('a scan of every event finds no token string, password, hash or secret', async () => {
-    const secrets: string[] = [inst.membership.secret_key, inst.application.secret, inst.admin.password, inst.admin.accessToken, inst.admin.refreshToken];
-    const tenant = await createMembership(t, inst.admin, { application: true });
+    const secrets: string[] = [suite.inst.membership.secret_key, suite.inst.application.secret, suite.inst.admin.password, suite.inst.admin.accessToken, suite.inst.admin.refreshToken];
+    const tenant = await createMembership(suite.t, suite.inst.admin, { application: true });
     secrets.push(tenant.membership.secret_key, tenant.admin.password, tenant.admin.accessToken, tenant.admin.refreshToken);
     if (tenant.application) secrets.push(tenant.application.secret);
 
-    for (const caller of [inst.admin, tenant.admin]) {
-      const app = await createApplication(t, caller);
+    for (const caller of [suite.inst.admin, tenant.admin]) {
+      const app = await createApplication(suite.t, caller);
       secrets.push(app.secret);
-      const rotated = await t.http().post(`/memberships/${caller.membershipId}/applications/${app.id}/secret`).set('Authorization', caller.auth);
+      const rotated = await suite.t.http().post(`/memberships/${caller.membershipId}/applications/${app.id}/secret`).set('Authorization', caller.auth);
       expect(rotated.status).toBe(200);
       secrets.push(rotated.body.secret);
-      await t.http().get('/me').set('Authorization', `Basic ${app.id}:${rotated.body.secret}`).expect(200);
-      await t.http().get('/verify-token').set('Authorization', `Basic ${app.id}:${rotated.body.secret}`).expect(200);
+      await suite.t.http().get('/me').set('Authorization', `Basic ${app.id}:${rotated.body.secret}`).expect(200);
+      await suite.t.http().get('/verify-token').set('Authorization', `Basic ${app.id}:${rotated.body.secret}`).expect(200);
 
-      const { user, session } = await createSignedInUser(t, caller, { password: 'user password one', permissions: ['users.read'] });
+      const { user, session } = await createSignedInUser(suite.t, caller, { password: 'user password one', permissions: ['users.read'] });
       secrets.push('user password one', session.accessToken, session.refreshToken);
-      const scoped = await t.http().post('/generate-token').set('Authorization', session.auth).send({ scopes: ['users.read'] });
+      const scoped = await suite.t.http().post('/generate-token').set('Authorization', session.auth).send({ scopes: ['users.read'] });
       secrets.push(scoped.body.access_token);
-      const refreshed = await t.http().get('/refresh-token').set('Authorization', `Bearer ${session.refreshToken}`);
+      const refreshed = await suite.t.http().get('/refresh-token').set('Authorization', `Bearer ${session.refreshToken}`);
       secrets.push(refreshed.body.access_token, refreshed.body.refresh_token);
-      await t.http().post('/verify-token').send({ token: refreshed.body.access_token }).expect(200);
-      await t
+      await suite.t.http().post('/verify-token').send({ token: refreshed.body.access_token }).expect(200);
+      await suite.t
         .http()
         .put(`/memberships/${caller.membershipId}/users/${user._id}/change-password`)
         .set('Authorization', caller.auth)
         .send({ password: 'user password two' })
         .expect(204);
       secrets.push('user password two');
-      const webhook = await t
+      const webhook = await suite.t
         .http()
         .post(`/memberships/${caller.membershipId}/webhooks`)
         .set('Authorization', caller.auth)
         .send({ name: 'scan', event: 'UserUpdated', status: 'passive', try_count: 1, secret: 'webhook-signing-secret-xyz', request: { method: 'POST', url: 'https://hooks.example.com/x' } });
       expect(webhook.status).toBe(201);
       secrets.push('webhook-signing-secret-xyz');
-      await t.http().post(`/memberships/${caller.membershipId}/users/${user._id}/freeze`).set('Authorization', caller.auth).expect(200);
-      await t.http().get('/revoke-token').query({ 'logout-all': 'true' }).set('Authorization', caller.auth).expect(204);
+      await suite.t.http().post(`/memberships/${caller.membershipId}/users/${user._id}/freeze`).set('Authorization', caller.auth).expect(200);
+      await suite.t.http().get('/revoke-token').query({ 'logout-all': 'true' }).set('Authorization', caller.auth).expect(204);
     }
 
-    const newAdmin = await signIn(t, inst.membership._id, inst.admin.username, inst.admin.password);
-    const tenantAdmin = await signIn(t, tenant.membershipId, tenant.admin.username, tenant.admin.password);
+    const newAdmin = await signIn(suite.t, suite.inst.membership._id, suite.inst.admin.username, suite.inst.admin.password);
+    const tenantAdmin = await signIn(suite.t, tenant.membershipId, tenant.admin.username, tenant.admin.password);
     const everything = [
-      ...(await allEvents(t, newAdmin.auth, inst.membership._id)),
-      ...(await allEvents(t, tenantAdmin.auth, tenant.membershipId)),
+      ...(await allEvents(suite.t, newAdmin.auth, suite.inst.membership._id)),
+      ...(await allEvents(suite.t, tenantAdmin.auth, tenant.membershipId)),
     ];
     expect(everything.length).toBeGreaterThan(30);
     const types = new Set(everything.map((e) => e.event_type));

@@ -1,27 +1,27 @@
 import { createSecretKey } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { startTestApp, type TestApp } from '../support/app';
-import { bootInstallation, type Installation, setupInstallation, signIn } from '../support/api';
+import { type Installation, setupInstallation, signIn, useInstallation } from '../support/api';
 
 const b64url = (value: object | string): string =>
   Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
 describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
-  let t: TestApp;
-  let inst: Installation;
+  const suite = useInstallation();
   let membershipId: string;
+  beforeAll(() => (membershipId = suite.inst.membership._id));
 
-  beforeAll(async () => {
-    ({ t, inst } = await bootInstallation());
-    membershipId = inst.membership._id;
-  });
-  afterAll(() => t.close());
+  const fresh = () => signIn(suite.t, membershipId, suite.inst.admin.username, suite.inst.admin.password);
 
-  const fresh = () => signIn(t, membershipId, inst.admin.username, inst.admin.password);
+  /** `Bearer <scoped access token>` made from `caller`'s access token with `scopes`. */
+  const scopedAuth = async (caller: { auth: string }, scopes: string[]): Promise<string> => {
+    const scoped = await suite.t.http().post('/generate-token').set('Authorization', caller.auth).send({ scopes });
+    return `Bearer ${scoped.body.access_token}`;
+  };
 
   describe('POST /generate-token (sign-in)', () => {
     it('answers 201 with the token response object', async () => {
-      const res = await t.http().post('/generate-token').set('X-Service-Alias', membershipId).send({ username: inst.admin.username, password: inst.admin.password });
+      const res = await suite.t.http().post('/generate-token').set('X-Service-Alias', membershipId).send({ username: suite.inst.admin.username, password: suite.inst.admin.password });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
         token_type: 'Bearer',
@@ -34,28 +34,28 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
     });
 
     it('accepts the e-mail address (any case) and the Membership / MembershipId headers', async () => {
-      const email = `${inst.admin.username}@EXAMPLE.com`.toUpperCase();
+      const email = `${suite.inst.admin.username}@EXAMPLE.com`.toUpperCase();
       for (const header of ['Membership', 'MembershipId']) {
-        const res = await t.http().post('/generate-token').set(header, membershipId).send({ username: email, password: inst.admin.password });
+        const res = await suite.t.http().post('/generate-token').set(header, membershipId).send({ username: email, password: suite.inst.admin.password });
         expect(res.status).toBe(201);
       }
     });
 
     it('puts the specified claims in both tokens, signed with the membership secret_key', async () => {
-      const res = await t.http().post('/generate-token').set('X-Service-Alias', membershipId).send({ username: inst.admin.username, password: inst.admin.password });
-      const key = createSecretKey(Buffer.from(inst.membership.secret_key as string, 'utf8'));
+      const res = await suite.t.http().post('/generate-token').set('X-Service-Alias', membershipId).send({ username: suite.inst.admin.username, password: suite.inst.admin.password });
+      const key = createSecretKey(Buffer.from(suite.inst.membership.secret_key as string, 'utf8'));
       const { payload: access } = await jwtVerify(res.body.access_token, key, { algorithms: ['HS256'] });
       const { payload: refresh } = await jwtVerify(res.body.refresh_token, key, { algorithms: ['HS256'] });
       expect(decodeProtectedHeader(res.body.access_token).alg).toBe('HS256');
       expect(access).toMatchObject({
-        sub: inst.admin.userId,
+        sub: suite.inst.admin.userId,
         prn: membershipId,
-        iss: inst.membership.name,
-        aud: inst.membership.slug,
+        iss: suite.inst.membership.name,
+        aud: suite.inst.membership.slug,
         given_name: 'Ada',
         family_name: 'Admin',
-        unique_name: inst.admin.username,
-        email: `${inst.admin.username}@example.com`,
+        unique_name: suite.inst.admin.username,
+        email: `${suite.inst.admin.username}@example.com`,
       });
       expect(access.scope).toBeUndefined();
       expect(access.refresh_token).toBeUndefined();
@@ -71,11 +71,11 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
     it('answers unknown user and wrong password alike, and verifies a decoy hash for unknown users', async () => {
       const time = async (username: string, password: string) => {
         const started = process.hrtime.bigint();
-        const res = await t.http().post('/generate-token').set('X-Service-Alias', membershipId).send({ username, password });
+        const res = await suite.t.http().post('/generate-token').set('X-Service-Alias', membershipId).send({ username, password });
         return { res, ms: Number(process.hrtime.bigint() - started) / 1e6 };
       };
       await time('nobody-at-all', 'whatever password'); // warms the decoy hash
-      const wrong = await time(inst.admin.username, 'wrong password!');
+      const wrong = await time(suite.inst.admin.username, 'wrong password!');
       const unknown = await time('nobody-at-all', 'wrong password!');
       expect(wrong.res.status).toBe(401);
       expect(unknown.res.status).toBe(401);
@@ -87,10 +87,10 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
     });
 
     it('requires the membership header (400) and a known membership (404)', async () => {
-      const missing = await t.http().post('/generate-token').send({ username: 'a', password: 'b' });
+      const missing = await suite.t.http().post('/generate-token').send({ username: 'a', password: 'b' });
       expect(missing.status).toBe(400);
       expect(missing.body.errorCode).toBe('MembershipIdRequired');
-      const unknown = await t.http().post('/generate-token').set('X-Service-Alias', '00000000-0000-4000-8000-000000000000').send({ username: 'a', password: 'b' });
+      const unknown = await suite.t.http().post('/generate-token').set('X-Service-Alias', '00000000-0000-4000-8000-000000000000').send({ username: 'a', password: 'b' });
       expect(unknown.status).toBe(404);
       expect(unknown.body.errorCode).toBe('MembershipNotFound');
     });
@@ -99,7 +99,7 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
   describe('scoped tokens', () => {
     it('issues a scoped token without refresh token, with the 12-hour default lifetime and a scope claim', async () => {
       const admin = await fresh();
-      const res = await t.http().post('/generate-token').set('Authorization', admin.auth).send({ scopes: ['users.read', 'roles.read'] });
+      const res = await suite.t.http().post('/generate-token').set('Authorization', admin.auth).send({ scopes: ['users.read', 'roles.read'] });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
         token_type: 'Bearer',
@@ -115,31 +115,30 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
 
     it('rejects an empty list (ScopeRequired), a bad expression (InvalidScope) and a scope the user lacks', async () => {
       const admin = await fresh();
-      const empty = await t.http().post('/generate-token').set('Authorization', admin.auth).send({ scopes: [] });
+      const empty = await suite.t.http().post('/generate-token').set('Authorization', admin.auth).send({ scopes: [] });
       expect(empty.status).toBe(400);
       expect(empty.body.errorCode).toBe('ScopeRequired');
-      const missing = await t.http().post('/generate-token').set('Authorization', admin.auth).send({});
+      const missing = await suite.t.http().post('/generate-token').set('Authorization', admin.auth).send({});
       expect(missing.body.errorCode).toBe('ScopeRequired');
       for (const bad of [['users..read'], ['us*ers'], ['a.b.c.d.e'], [42], 'users.read']) {
-        const res = await t.http().post('/generate-token').set('Authorization', admin.auth).send({ scopes: bad });
+        const res = await suite.t.http().post('/generate-token').set('Authorization', admin.auth).send({ scopes: bad });
         expect(res.status).toBe(400);
         expect(res.body.errorCode).toBe('InvalidScope');
       }
-      const lacking = await t.http().post('/generate-token').set('Authorization', admin.auth).send({ scopes: ['billing.read'] });
+      const lacking = await suite.t.http().post('/generate-token').set('Authorization', admin.auth).send({ scopes: ['billing.read'] });
       expect(lacking.status).toBe(400);
       expect(lacking.body.errorCode).toBe('UserHasNoPermissionForThisScope');
     });
 
     it('narrows only: a scoped token may request fewer scopes, never more', async () => {
       const admin = await fresh();
-      const scoped = await t.http().post('/generate-token').set('Authorization', admin.auth).send({ scopes: ['users.read'] });
-      const auth = `Bearer ${scoped.body.access_token}`;
-      const narrower = await t.http().post('/generate-token').set('Authorization', auth).send({ scopes: ['users.read.some-id'] });
+      const auth = await scopedAuth(admin, ['users.read']);
+      const narrower = await suite.t.http().post('/generate-token').set('Authorization', auth).send({ scopes: ['users.read.some-id'] });
       expect(narrower.status).toBe(201);
-      const same = await t.http().post('/generate-token').set('Authorization', auth).send({ scopes: ['users.read'] });
+      const same = await suite.t.http().post('/generate-token').set('Authorization', auth).send({ scopes: ['users.read'] });
       expect(same.status).toBe(201);
       for (const wider of [['users.*'], ['roles.read'], ['users.read', 'roles.read']]) {
-        const res = await t.http().post('/generate-token').set('Authorization', auth).send({ scopes: wider });
+        const res = await suite.t.http().post('/generate-token').set('Authorization', auth).send({ scopes: wider });
         expect(res.status).toBe(400);
         expect(res.body.errorCode).toBe('UserHasNoPermissionForThisScope');
       }
@@ -147,24 +146,23 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
 
     it('a request with a scoped token needs both the user permission and a scope; scopes never grant', async () => {
       const admin = await fresh();
-      const scoped = await t.http().post('/generate-token').set('Authorization', admin.auth).send({ scopes: ['users.read'] });
-      const auth = `Bearer ${scoped.body.access_token}`;
-      const allowed = await t.http().get('/roles/check-permission').query({ permission: 'users.read' }).set('Authorization', auth);
+      const auth = await scopedAuth(admin, ['users.read']);
+      const allowed = await suite.t.http().get('/roles/check-permission').query({ permission: 'users.read' }).set('Authorization', auth);
       expect(allowed.body).toMatchObject({ allowed: true, reason: 'role_permission' });
-      const outside = await t.http().get('/roles/check-permission').query({ permission: 'roles.read' }).set('Authorization', auth);
+      const outside = await suite.t.http().get('/roles/check-permission').query({ permission: 'roles.read' }).set('Authorization', auth);
       expect(outside.body).toMatchObject({ allowed: false, reason: 'scope' });
-      const notHeld = await t.http().get('/roles/check-permission').query({ permission: 'billing.read' }).set('Authorization', auth);
+      const notHeld = await suite.t.http().get('/roles/check-permission').query({ permission: 'billing.read' }).set('Authorization', auth);
       expect(notHeld.body).toMatchObject({ allowed: false, reason: 'no_permission' });
     });
 
     it('a scoped token cannot be refreshed and dies with its sign-in session', async () => {
       const admin = await fresh();
-      const scoped = await t.http().post('/generate-token').set('Authorization', admin.auth).send({ scopes: ['users.read'] });
-      const notRefreshable = await t.http().get('/refresh-token').set('Authorization', `Bearer ${scoped.body.access_token}`);
+      const scoped = await suite.t.http().post('/generate-token').set('Authorization', admin.auth).send({ scopes: ['users.read'] });
+      const notRefreshable = await suite.t.http().get('/refresh-token').set('Authorization', `Bearer ${scoped.body.access_token}`);
       expect(notRefreshable.status).toBe(401);
       expect(notRefreshable.body.errorCode).toBe('TokenIsNotRefreshable');
-      await t.http().get('/revoke-token').set('Authorization', admin.auth).expect(204);
-      const me = await t.http().get('/me').set('Authorization', `Bearer ${scoped.body.access_token}`);
+      await suite.t.http().get('/revoke-token').set('Authorization', admin.auth).expect(204);
+      const me = await suite.t.http().get('/me').set('Authorization', `Bearer ${scoped.body.access_token}`);
       expect(me.status).toBe(401);
       expect(me.body.errorCode).toBe('TokenWasRevoked');
     });
@@ -173,54 +171,54 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
   describe('refresh', () => {
     it('GET with the refresh token issues a new pair and the used pair stops working (revoke=true default)', async () => {
       const admin = await fresh();
-      const res = await t.http().get('/refresh-token').set('Authorization', `Bearer ${admin.refreshToken}`);
+      const res = await suite.t.http().get('/refresh-token').set('Authorization', `Bearer ${admin.refreshToken}`);
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, refresh_token_expires_in: 86400 });
-      const oldAccess = await t.http().get('/me').set('Authorization', admin.auth);
+      const oldAccess = await suite.t.http().get('/me').set('Authorization', admin.auth);
       expect(oldAccess.status).toBe(401);
       expect(oldAccess.body.errorCode).toBe('TokenWasRevoked');
-      const newAccess = await t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
+      const newAccess = await suite.t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
       expect(newAccess.status).toBe(200);
       // Reusing the rotated token answers 401 and ends the session (see sessions.e2e-spec.ts).
-      const reuse = await t.http().get('/refresh-token').set('Authorization', `Bearer ${admin.refreshToken}`);
+      const reuse = await suite.t.http().get('/refresh-token').set('Authorization', `Bearer ${admin.refreshToken}`);
       expect(reuse.status).toBe(401);
       expect(reuse.body.errorCode).toBe('RefreshTokenWasRevoked');
     });
 
     it('POST with the body and revoke=false keeps the refresh token usable', async () => {
       const admin = await fresh();
-      const first = await t.http().post('/refresh-token').query({ revoke: 'false' }).send({ token: admin.refreshToken });
+      const first = await suite.t.http().post('/refresh-token').query({ revoke: 'false' }).send({ token: admin.refreshToken });
       expect(first.status).toBe(201);
-      const second = await t.http().post('/refresh-token').query({ revoke: false }).send({ token: admin.refreshToken });
+      const second = await suite.t.http().post('/refresh-token').query({ revoke: false }).send({ token: admin.refreshToken });
       expect(second.status).toBe(201);
       expect(second.body.access_token).not.toBe(first.body.access_token);
-      await t.http().get('/me').set('Authorization', admin.auth).expect(200);
+      await suite.t.http().get('/me').set('Authorization', admin.auth).expect(200);
     });
 
     it('two concurrent refreshes with one token: exactly one wins', async () => {
       const admin = await fresh();
-      const results = await Promise.all([1, 2, 3].map(() => t.http().post('/refresh-token').send({ token: admin.refreshToken })));
+      const results = await Promise.all([1, 2, 3].map(() => suite.t.http().post('/refresh-token').send({ token: admin.refreshToken })));
       expect(results.filter((r) => r.status === 201)).toHaveLength(1);
       for (const r of results.filter((x) => x.status !== 201)) expect(r.body.errorCode).toBe('RefreshTokenWasRevoked');
     });
 
     it('an access token is not refreshable; no token is 400 RefreshTokenRequired', async () => {
       const admin = await fresh();
-      const access = await t.http().get('/refresh-token').set('Authorization', admin.auth);
+      const access = await suite.t.http().get('/refresh-token').set('Authorization', admin.auth);
       expect(access.status).toBe(401);
       expect(access.body.errorCode).toBe('TokenIsNotRefreshable');
-      const none = await t.http().get('/refresh-token');
+      const none = await suite.t.http().get('/refresh-token');
       expect(none.status).toBe(400);
       expect(none.body.errorCode).toBe('RefreshTokenRequired');
-      const emptyBody = await t.http().post('/refresh-token').send({});
+      const emptyBody = await suite.t.http().post('/refresh-token').send({});
       expect(emptyBody.body.errorCode).toBe('RefreshTokenRequired');
-      const badRevoke = await t.http().get('/refresh-token').query({ revoke: 'maybe' }).set('Authorization', `Bearer ${admin.refreshToken}`);
+      const badRevoke = await suite.t.http().get('/refresh-token').query({ revoke: 'maybe' }).set('Authorization', `Bearer ${admin.refreshToken}`);
       expect(badRevoke.status).toBe(400);
     });
 
     it('a refresh token used as an access token is InvalidToken', async () => {
       const admin = await fresh();
-      const res = await t.http().get('/me').set('Authorization', `Bearer ${admin.refreshToken}`);
+      const res = await suite.t.http().get('/me').set('Authorization', `Bearer ${admin.refreshToken}`);
       expect(res.status).toBe(401);
       expect(res.body.errorCode).toBe('InvalidToken');
     });
@@ -229,39 +227,39 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
   describe('verify', () => {
     it('GET and POST verify Bearer access and refresh tokens', async () => {
       const admin = await fresh();
-      const get = await t.http().get('/verify-token').set('Authorization', admin.auth);
+      const get = await suite.t.http().get('/verify-token').set('Authorization', admin.auth);
       expect(get.status).toBe(200);
       expect(get.body).toEqual({ verified: true, token: admin.accessToken, token_kind: 'access_token', remaining_time: expect.any(Number) });
       expect(get.body.remaining_time).toBeGreaterThan(3590);
       expect(get.body.remaining_time).toBeLessThanOrEqual(3600);
-      const post = await t.http().post('/verify-token').send({ token: `Bearer ${admin.refreshToken}` });
+      const post = await suite.t.http().post('/verify-token').send({ token: `Bearer ${admin.refreshToken}` });
       expect(post.status).toBe(200);
       expect(post.body.token_kind).toBe('refresh_token');
-      const bare = await t.http().post('/verify-token').send({ token: admin.accessToken });
+      const bare = await suite.t.http().post('/verify-token').send({ token: admin.accessToken });
       expect(bare.body.token_kind).toBe('access_token');
     });
 
     it('verifies Basic tokens with only verified and token', async () => {
-      const get = await t.http().get('/verify-token').set('Authorization', inst.application.basic);
+      const get = await suite.t.http().get('/verify-token').set('Authorization', suite.inst.application.basic);
       expect(get.status).toBe(200);
       expect(Object.keys(get.body).sort()).toEqual(['token', 'verified']);
       expect(get.body.verified).toBe(true);
-      const base64 = Buffer.from(`${inst.application.id}:${inst.application.secret}`).toString('base64');
-      const post = await t.http().post('/verify-token').send({ token: `Basic ${base64}` });
+      const base64 = Buffer.from(`${suite.inst.application.id}:${suite.inst.application.secret}`).toString('base64');
+      const post = await suite.t.http().post('/verify-token').send({ token: `Basic ${base64}` });
       expect(post.status).toBe(200);
     });
 
     it('answers every Basic problem with the same 401 InvalidToken', async () => {
       const cases = [
-        `Basic ${inst.application.id}:wrong-secret`,
-        `Basic 00000000-0000-4000-8000-000000000000:${inst.application.secret}`,
-        `Basic ${inst.application.id}`,
+        `Basic ${suite.inst.application.id}:wrong-secret`,
+        `Basic 00000000-0000-4000-8000-000000000000:${suite.inst.application.secret}`,
+        `Basic ${suite.inst.application.id}`,
         'Basic :',
         'Basic %%%',
       ];
       const bodies = [];
       for (const header of cases) {
-        const res = await t.http().get('/me').set('Authorization', header);
+        const res = await suite.t.http().get('/me').set('Authorization', header);
         expect(res.status).toBe(401);
         bodies.push(res.body.errorCode);
       }
@@ -272,32 +270,32 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
   describe('revoke', () => {
     it('revokes the pair together: 204, then the access and refresh tokens are rejected', async () => {
       const admin = await fresh();
-      await t.http().get('/revoke-token').set('Authorization', admin.auth).expect(204);
-      const me = await t.http().get('/me').set('Authorization', admin.auth);
+      await suite.t.http().get('/revoke-token').set('Authorization', admin.auth).expect(204);
+      const me = await suite.t.http().get('/me').set('Authorization', admin.auth);
       expect(me.body.errorCode).toBe('TokenWasRevoked');
-      const refresh = await t.http().get('/refresh-token').set('Authorization', `Bearer ${admin.refreshToken}`);
+      const refresh = await suite.t.http().get('/refresh-token').set('Authorization', `Bearer ${admin.refreshToken}`);
       expect(refresh.body.errorCode).toBe('RefreshTokenWasRevoked');
-      const again = await t.http().get('/revoke-token').set('Authorization', admin.auth);
+      const again = await suite.t.http().get('/revoke-token').set('Authorization', admin.auth);
       expect(again.status).toBe(401);
     });
 
     it('POST with the refresh token in the body revokes the pair', async () => {
       const admin = await fresh();
-      await t.http().post('/revoke-token').send({ token: admin.refreshToken }).expect(204);
-      expect((await t.http().get('/me').set('Authorization', admin.auth)).status).toBe(401);
+      await suite.t.http().post('/revoke-token').send({ token: admin.refreshToken }).expect(204);
+      expect((await suite.t.http().get('/me').set('Authorization', admin.auth)).status).toBe(401);
     });
 
     it('logout-all revokes every session of the user', async () => {
       const a = await fresh();
       const b = await fresh();
-      await t.http().get('/revoke-token').query({ 'logout-all': 'true' }).set('Authorization', a.auth).expect(204);
-      expect((await t.http().get('/me').set('Authorization', b.auth)).body.errorCode).toBe('TokenWasRevoked');
+      await suite.t.http().get('/revoke-token').query({ 'logout-all': 'true' }).set('Authorization', a.auth).expect(204);
+      expect((await suite.t.http().get('/me').set('Authorization', b.auth)).body.errorCode).toBe('TokenWasRevoked');
       // The admin still signs in again.
-      await t.http().get('/me').set('Authorization', (await fresh()).auth).expect(200);
+      await suite.t.http().get('/me').set('Authorization', (await fresh()).auth).expect(200);
     });
 
     it('cannot revoke an invalid token', async () => {
-      const res = await t.http().post('/revoke-token').send({ token: 'not-a-token' });
+      const res = await suite.t.http().post('/revoke-token').send({ token: 'not-a-token' });
       expect(res.status).toBe(401);
       expect(res.body.errorCode).toBe('InvalidToken');
     });
@@ -307,23 +305,23 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
     it('answer the full user for Bearer, without any hash', async () => {
       const admin = await fresh();
       for (const path of ['/me', '/whoami']) {
-        const res = await t.http().get(path).set('Authorization', admin.auth);
+        const res = await suite.t.http().get(path).set('Authorization', admin.auth);
         expect(res.status).toBe(200);
-        expect(res.body).toMatchObject({ _id: inst.admin.userId, username: inst.admin.username, role: 'admin', is_active: true, membership_id: membershipId });
+        expect(res.body).toMatchObject({ _id: suite.inst.admin.userId, username: suite.inst.admin.username, role: 'admin', is_active: true, membership_id: membershipId });
         expect(JSON.stringify(res.body)).not.toMatch(/argon2|password/i);
       }
     });
 
     it('answer the application for Basic, without the secret', async () => {
-      const res = await t.http().get('/whoami').set('Authorization', inst.application.basic);
+      const res = await suite.t.http().get('/whoami').set('Authorization', suite.inst.application.basic);
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ _id: inst.application.id, role: 'admin', membership_id: membershipId });
-      expect(JSON.stringify(res.body)).not.toContain(inst.application.secret);
+      expect(res.body).toMatchObject({ _id: suite.inst.application.id, role: 'admin', membership_id: membershipId });
+      expect(JSON.stringify(res.body)).not.toContain(suite.inst.application.secret);
       expect(res.body.secret).toBeUndefined();
     });
 
     it('needs a token', async () => {
-      const res = await t.http().get('/me');
+      const res = await suite.t.http().get('/me');
       expect(res.status).toBe(401);
       expect(res.body.errorCode).toBe('InvalidToken');
       expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
@@ -336,7 +334,7 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
       const [header, payload, signature] = admin.accessToken.split('.');
       const claims = decodeJwt(admin.accessToken);
       const otherKey = createSecretKey(Buffer.from('another-membership-secret-key-0123456789', 'utf8'));
-      const ownKey = createSecretKey(Buffer.from(inst.membership.secret_key as string, 'utf8'));
+      const ownKey = createSecretKey(Buffer.from(suite.inst.membership.secret_key as string, 'utf8'));
       const forged = {
         notBase64: 'not.a.jwt!!',
         garbage: 'abc',
@@ -352,11 +350,11 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
         huge: `${header}.${'A'.repeat(20 * 1024)}.${signature}`,
       };
       for (const [name, token] of Object.entries(forged)) {
-        const res = await t.http().get('/me').set('Authorization', `Bearer ${token}`);
+        const res = await suite.t.http().get('/me').set('Authorization', `Bearer ${token}`);
         expect({ name, status: res.status, code: res.body.errorCode }).toEqual({ name, status: 401, code: 'InvalidToken' });
       }
       for (const header of ['Bearer', 'Token abc', 'Basic', 'Bearer a b', `Bearer ${'x'.repeat(20 * 1024)}`]) {
-        const res = await t.http().get('/me').set('Authorization', header);
+        const res = await suite.t.http().get('/me').set('Authorization', header);
         expect({ header: header.slice(0, 20), status: res.status, code: res.body.errorCode }).toEqual({ header: header.slice(0, 20), status: 401, code: 'InvalidToken' });
       }
     });
@@ -371,7 +369,6 @@ describe('tokens: expiry with a membership whose lifetimes are seconds', () => {
     t = await startTestApp();
     inst = await setupInstallation(t, { expires_in: 1, refresh_token_expires_in: 4, scoped_token_expires_in: 1 });
   });
-  afterAll(() => t.close());
 
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,41 +1,18 @@
-import type { TestApp } from '../support/app';
-import {
-  authHeader,
-  bootInstallation,
-  createMembership,
-  createSignedInUser,
-  createUser,
-  DEFAULT_PASSWORD,
-  eventsAbout,
-  expectNoSecrets,
-  type Installation,
-  type SignedIn,
-  signIn,
-  unique,
-  userBody,
-  usersPath,
-} from '../support/api';
+import { authHeader, createMembership, createSignedInUser, createUser, DEFAULT_PASSWORD, eventsAbout, expectFieldRefused, expectNoSecrets, signIn, unique, useInstallation, userBody, usersPath } from '../support/api';
 
 /** The users API: create, uniqueness, validation and the membership's user_activation. (Split by behaviour; the other parts are users-read.e2e-spec.ts, users-update.e2e-spec.ts, users-custom-fields.e2e-spec.ts.) */
 describe('users API', () => {
-  let t: TestApp;
-  let installation: Installation;
-  let admin: SignedIn;
+  const suite = useInstallation();
   let base: string;
-
-  beforeAll(async () => {
-    ({ t, inst: installation, admin } = await bootInstallation());
-    base = usersPath(admin.membershipId);
-  });
-  afterAll(() => t.close());
+  beforeAll(() => (base = usersPath(suite.admin.membershipId)));
 
   describe('create', () => {
     it('creates a user: 201, e-mail stored lower case, no secrets, UserCreated event', async () => {
       const username = unique('Create');
-      const res = await t
+      const res = await suite.t
         .http()
         .post(base)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send({
           username,
           email_address: `${username}@Example.COM`,
@@ -59,50 +36,50 @@ describe('users API', () => {
         forbidden: ['users.delete'],
         is_active: true,
         source_provider: null,
-        membership_id: admin.membershipId,
-        sys: { created_at: expect.any(String), created_by: admin.userId },
+        membership_id: suite.admin.membershipId,
+        sys: { created_at: expect.any(String), created_by: suite.admin.userId },
       });
       expectNoSecrets(res.body);
 
-      const [event] = await eventsAbout(t, admin.membershipId, 'UserCreated', res.body._id);
-      expect(event.utilizerId).toBe(admin.userId);
+      const [event] = await eventsAbout(suite.t, suite.admin.membershipId, 'UserCreated', res.body._id);
+      expect(event.utilizerId).toBe(suite.admin.userId);
       expect(event.document).toEqual(res.body);
       expect(event.prior).toBeNull();
       expectNoSecrets(event.document);
 
-      const signedIn = await signIn(t, admin.membershipId, username.toUpperCase(), DEFAULT_PASSWORD);
+      const signedIn = await signIn(suite.t, suite.admin.membershipId, username.toUpperCase(), DEFAULT_PASSWORD);
       expect(signedIn.accessToken).toBeTruthy();
     });
 
     it('creates a user with an application (Basic) caller', async () => {
-      const res = await t.http().post(base).set(authHeader(installation.application.basic)).send(userBody());
+      const res = await suite.t.http().post(base).set(authHeader(suite.inst.application.basic)).send(userBody());
       expect(res.status).toBe(201);
-      expect(res.body.sys.created_by).toBe(installation.application.id);
+      expect(res.body.sys.created_by).toBe(suite.inst.application.id);
     });
 
     it('refuses a duplicate username or e-mail address, whatever the case: 409 UserAlreadyExists', async () => {
-      const first = await createUser(t, admin);
-      const sameName = await t
+      const first = await createUser(suite.t, suite.admin);
+      const sameName = await suite.t
         .http()
         .post(base)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send(userBody({ username: first.username.toUpperCase() }));
       expect(sameName.status).toBe(409);
       expect(sameName.body).toEqual({ statusCode: 409, errorCode: 'UserAlreadyExists', message: expect.any(String) });
 
-      const sameMail = await t
+      const sameMail = await suite.t
         .http()
         .post(base)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send(userBody({ email_address: first.email_address.toUpperCase() }));
       expect(sameMail.status).toBe(409);
       expect(sameMail.body.errorCode).toBe('UserAlreadyExists');
 
       // Sign-in takes either, so one user's username cannot be another's e-mail address.
-      const crossed = await t
+      const crossed = await suite.t
         .http()
         .post(base)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send(userBody({ username: first.email_address }));
       expect(crossed.status).toBe(409);
       expect(crossed.body.errorCode).toBe('UserAlreadyExists');
@@ -112,10 +89,10 @@ describe('users API', () => {
       const username = unique('race');
       const results = await Promise.all(
         Array.from({ length: 10 }, (_, i) =>
-          t
+          suite.t
             .http()
             .post(base)
-            .set(authHeader(admin))
+            .set(authHeader(suite.admin))
             .send({ username, email_address: `${username}-${i}@example.com`, password: DEFAULT_PASSWORD }),
         ),
       );
@@ -149,36 +126,30 @@ describe('users API', () => {
       ['role that does not exist', { role: 'no-such-role' }, 'role'],
       ['user_type that does not exist', { user_type: 'no-such-type' }, 'user_type'],
     ])('refuses a body with %s: 400 ModelValidationError naming the field', async (_case, overrides, field) => {
-      const res = await t.http().post(base).set(authHeader(admin)).send(userBody(overrides));
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual({
-        statusCode: 400,
-        errorCode: 'ModelValidationError',
-        message: expect.any(String),
-        errors: expect.arrayContaining([{ field, message: expect.any(String) }]),
-      });
+      const res = await suite.t.http().post(base).set(authHeader(suite.admin)).send(userBody(overrides));
+      expectFieldRefused(res, field);
     });
 
     it('refuses a __proto__ or constructor field without touching any prototype', async () => {
       const body = `{"username":"${unique('proto')}","email_address":"${unique('p')}@example.com","password":"${DEFAULT_PASSWORD}","__proto__":{"role":"admin"},"constructor":{"x":1}}`;
-      const res = await t.http().post(base).set(authHeader(admin)).set('Content-Type', 'application/json').send(body);
+      const res = await suite.t.http().post(base).set(authHeader(suite.admin)).set('Content-Type', 'application/json').send(body);
       expect(res.status).toBe(400);
       expect(res.body.errorCode).toBe('ModelValidationError');
       expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(expect.arrayContaining(['__proto__', 'constructor']));
     });
 
     it('refuses a body that is not a JSON object', async () => {
-      const res = await t.http().post(base).set(authHeader(admin)).send([userBody()]);
+      const res = await suite.t.http().post(base).set(authHeader(suite.admin)).send([userBody()]);
       expect(res.status).toBe(400);
       expect(res.body.errorCode).toBe('ModelValidationError');
     });
 
     it('refuses a 10 KB password with a 400 before any hashing', async () => {
       const started = Date.now();
-      const res = await t
+      const res = await suite.t
         .http()
         .post(base)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send(userBody({ password: 'p'.repeat(10 * 1024) }));
       expect(res.status).toBe(400);
       expect(res.body.errors).toEqual([{ field: 'password', message: expect.stringMatching(/256/) }]);
@@ -187,10 +158,10 @@ describe('users API', () => {
     });
 
     it('refuses invalid permission and forbidden entries: 400 InvalidPermission naming each', async () => {
-      const res = await t
+      const res = await suite.t
         .http()
         .post(base)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send(userBody({ permissions: ['users.read', 'users read', 5], forbidden: ['a.b.c.d.e'] }));
       expect(res.status).toBe(400);
       expect(res.body.errorCode).toBe('InvalidPermission');
@@ -198,10 +169,10 @@ describe('users API', () => {
         { field: 'permissions.1', message: expect.any(String) },
         { field: 'permissions.2', message: expect.any(String) },
       ]);
-      const forbidden = await t
+      const forbidden = await suite.t
         .http()
         .post(base)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send(userBody({ forbidden: ['users.*', 'us*rs'] }));
       expect(forbidden.status).toBe(400);
       expect(forbidden.body.errorCode).toBe('InvalidPermission');
@@ -209,29 +180,29 @@ describe('users API', () => {
     });
 
     it('honours is_active given on create', async () => {
-      const user = await createUser(t, admin, { is_active: false });
+      const user = await createUser(suite.t, suite.admin, { is_active: false });
       expect(user.is_active).toBe(false);
-      const res = await t.http().post('/generate-token').set('X-Service-Alias', admin.membershipId).send({ username: user.username, password: user.password });
+      const res = await suite.t.http().post('/generate-token').set('X-Service-Alias', suite.admin.membershipId).send({ username: user.username, password: user.password });
       expect(res.status).toBe(401);
       expect(res.body.errorCode).toBe('UserInactive');
     });
 
     it('gives a user the permissions of a role created through the roles API', async () => {
-      const role = await t
+      const role = await suite.t
         .http()
-        .post(`/memberships/${admin.membershipId}/roles`)
-        .set(authHeader(admin))
+        .post(`/memberships/${suite.admin.membershipId}/roles`)
+        .set(authHeader(suite.admin))
         .send({ name: unique('Viewer'), permissions: ['users.read'] });
       expect(role.status).toBe(201);
-      const { user, session } = await createSignedInUser(t, admin, { role: role.body.slug });
+      const { user, session } = await createSignedInUser(suite.t, suite.admin, { role: role.body.slug });
       expect(user.role).toBe(role.body.slug);
-      expect((await t.http().get(base).set(authHeader(session))).status).toBe(200);
-      expect((await t.http().post(base).set(authHeader(session)).send(userBody())).status).toBe(403);
+      expect((await suite.t.http().get(base).set(authHeader(session))).status).toBe(200);
+      expect((await suite.t.http().post(base).set(authHeader(session)).send(userBody())).status).toBe(403);
     });
 
     it('needs users.create', async () => {
-      const { session } = await createSignedInUser(t, admin);
-      const res = await t.http().post(base).set(authHeader(session)).send(userBody());
+      const { session } = await createSignedInUser(suite.t, suite.admin);
+      const res = await suite.t.http().post(base).set(authHeader(session)).send(userBody());
       expect(res.status).toBe(403);
       expect(res.body.errorCode).toBe('AccessDenied');
     });
@@ -239,22 +210,22 @@ describe('users API', () => {
 
   describe('membership user_activation', () => {
     it('starts new users inactive in a passive membership, active again once it is active', async () => {
-      const other = await createMembership(t, admin, { user_activation: 'passive' });
+      const other = await createMembership(suite.t, suite.admin, { user_activation: 'passive' });
       const otherBase = usersPath(other.membershipId);
-      const passive = await t.http().post(otherBase).set(authHeader(other.admin)).send(userBody());
+      const passive = await suite.t.http().post(otherBase).set(authHeader(other.admin)).send(userBody());
       expect(passive.status).toBe(201);
       expect(passive.body.is_active).toBe(false);
-      const explicit = await t.http().post(otherBase).set(authHeader(other.admin)).send(userBody({ is_active: true }));
+      const explicit = await suite.t.http().post(otherBase).set(authHeader(other.admin)).send(userBody({ is_active: true }));
       expect(explicit.body.is_active).toBe(true);
 
-      const membership = await t.http().get(`/memberships/${other.membershipId}`).set(authHeader(other.admin));
-      const put = await t
+      const membership = await suite.t.http().get(`/memberships/${other.membershipId}`).set(authHeader(other.admin));
+      const put = await suite.t
         .http()
         .put(`/memberships/${other.membershipId}`)
         .set(authHeader(other.admin))
         .send({ name: membership.body.name, slug: membership.body.slug, user_activation: 'active' });
       expect(put.status).toBe(200);
-      const active = await t.http().post(otherBase).set(authHeader(other.admin)).send(userBody());
+      const active = await suite.t.http().post(otherBase).set(authHeader(other.admin)).send(userBody());
       expect(active.status).toBe(201);
       expect(active.body.is_active).toBe(true);
     });

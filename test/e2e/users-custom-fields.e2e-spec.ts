@@ -1,35 +1,16 @@
-import type { TestApp } from '../support/app';
-import {
-  authHeader,
-  bootInstallation,
-  createUser,
-  createUserType,
-  eventsAbout,
-  putBodyOf,
-  type SignedIn,
-  userBody,
-  type UserDoc,
-  usersPath,
-  type UserTypeDoc,
-} from '../support/api';
+import { authHeader, createUser, createUserType, eventsAbout, putBodyOf, useInstallation, userBody, type UserDoc, usersPath, type UserTypeDoc } from '../support/api';
 
 /** The users API: custom fields from user types. (Split by behaviour; the other parts are users-create.e2e-spec.ts, users-read.e2e-spec.ts, users-update.e2e-spec.ts.) */
 describe('users API', () => {
-  let t: TestApp;
-  let admin: SignedIn;
+  const suite = useInstallation();
   let base: string;
-
-  beforeAll(async () => {
-    ({ t, admin } = await bootInstallation());
-    base = usersPath(admin.membershipId);
-  });
-  afterAll(() => t.close());
+  beforeAll(() => (base = usersPath(suite.admin.membershipId)));
 
   describe('custom fields', () => {
     let employee: UserTypeDoc;
 
     beforeAll(async () => {
-      employee = await createUserType(t, admin, {
+      employee = await createUserType(suite.t, suite.admin, {
         properties: {
           department: { type: 'enum', values: ['sales', 'it'], required: true },
           employee_no: { type: 'integer', unique: true },
@@ -46,7 +27,7 @@ describe('users API', () => {
     });
 
     it('returns custom fields at the top level, defaults applied, and filters on them', async () => {
-      const user = await createUser(t, admin, {
+      const user = await createUser(suite.t, suite.admin, {
         user_type: employee.slug,
         department: 'it',
         employee_no: 1001,
@@ -70,7 +51,7 @@ describe('users API', () => {
         salary: 12.5,
       });
       expect(user).not.toHaveProperty('custom_fields');
-      const [event] = await eventsAbout(t, admin.membershipId, 'UserCreated', user._id);
+      const [event] = await eventsAbout(suite.t, suite.admin.membershipId, 'UserCreated', user._id);
       expect(event.document).toMatchObject({ department: 'it', employee_no: 1001 });
     });
 
@@ -91,10 +72,10 @@ describe('users API', () => {
       ['a deeply nested object', { address: JSON.parse(`${'{"a":'.repeat(10)}1${'}'.repeat(10)}`) as object }, 'address', /nested/],
       ['a huge array', { tags: Array.from({ length: 5000 }, (_, i) => i) }, 'tags', /too large/],
     ])('refuses %s: 400 naming the field', async (_case, overrides, field, message) => {
-      const res = await t
+      const res = await suite.t
         .http()
         .post(base)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send(userBody({ user_type: employee.slug, department: 'it', ...overrides }));
       expect(res.status).toBe(400);
       expect(res.body.errorCode).toBe('ModelValidationError');
@@ -103,17 +84,17 @@ describe('users API', () => {
 
     it('refuses a __proto__ key inside an object value', async () => {
       const body = JSON.stringify(userBody({ user_type: employee.slug, department: 'it' })).replace(/}$/, ',"address":{"__proto__":{"x":1}}}');
-      const res = await t.http().post(base).set(authHeader(admin)).set('Content-Type', 'application/json').send(body);
+      const res = await suite.t.http().post(base).set(authHeader(suite.admin)).set('Content-Type', 'application/json').send(body);
       expect(res.status).toBe(400);
       expect(res.body.errors).toEqual([{ field: 'address', message: expect.stringMatching(/__proto__/) }]);
     });
 
     it('enforces unique fields among users of the type, also under concurrency', async () => {
-      await createUser(t, admin, { user_type: employee.slug, department: 'it', employee_no: 2001 });
-      const duplicate = await t
+      await createUser(suite.t, suite.admin, { user_type: employee.slug, department: 'it', employee_no: 2001 });
+      const duplicate = await suite.t
         .http()
         .post(base)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send(userBody({ user_type: employee.slug, department: 'sales', employee_no: 2001 }));
       expect(duplicate.status).toBe(409);
       expect(duplicate.body).toEqual({
@@ -125,10 +106,10 @@ describe('users API', () => {
 
       const results = await Promise.all(
         Array.from({ length: 8 }, () =>
-          t
+          suite.t
             .http()
             .post(base)
-            .set(authHeader(admin))
+            .set(authHeader(suite.admin))
             .send(userBody({ user_type: employee.slug, department: 'it', employee_no: 3001 })),
         ),
       );
@@ -136,33 +117,33 @@ describe('users API', () => {
 
       // PUTs need no hashing, so they reach the database together: exactly one may take the value.
       const racers: UserDoc[] = [];
-      for (let i = 0; i < 8; i++) racers.push(await createUser(t, admin, { user_type: employee.slug, department: 'it', employee_no: 4000 + i }));
-      const puts = await Promise.all(racers.map((u) => t.http().put(`${base}/${u._id}`).set(authHeader(admin)).send(putBodyOf(u, { employee_no: 4100 }))));
+      for (let i = 0; i < 8; i++) racers.push(await createUser(suite.t, suite.admin, { user_type: employee.slug, department: 'it', employee_no: 4000 + i }));
+      const puts = await Promise.all(racers.map((u) => suite.t.http().put(`${base}/${u._id}`).set(authHeader(suite.admin)).send(putBodyOf(u, { employee_no: 4100 }))));
       expect(puts.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
 
       // Updating a user keeps its own value without colliding with itself.
       const holder = results.find((r) => r.status === 201)?.body as UserDoc;
-      const update = await t.http().put(`${base}/${holder._id}`).set(authHeader(admin)).send(putBodyOf(holder, { nickname: 'keeps 3001' }));
+      const update = await suite.t.http().put(`${base}/${holder._id}`).set(authHeader(suite.admin)).send(putBodyOf(holder, { nickname: 'keeps 3001' }));
       expect(update.status).toBe(200);
-      const steal = await createUser(t, admin, { user_type: employee.slug, department: 'it', employee_no: 3002 });
-      const stolen = await t.http().put(`${base}/${steal._id}`).set(authHeader(admin)).send(putBodyOf(steal, { employee_no: 3001 }));
+      const steal = await createUser(suite.t, suite.admin, { user_type: employee.slug, department: 'it', employee_no: 3002 });
+      const stolen = await suite.t.http().put(`${base}/${steal._id}`).set(authHeader(suite.admin)).send(putBodyOf(steal, { employee_no: 3001 }));
       expect(stolen.status).toBe(409);
     });
 
     it('checks custom fields on update and drops those the new type does not define', async () => {
-      const user = await createUser(t, admin, { user_type: employee.slug, department: 'it', nickname: 'nick' });
-      const bad = await t.http().put(`${base}/${user._id}`).set(authHeader(admin)).send(putBodyOf(user, { department: 'hr' }));
+      const user = await createUser(suite.t, suite.admin, { user_type: employee.slug, department: 'it', nickname: 'nick' });
+      const bad = await suite.t.http().put(`${base}/${user._id}`).set(authHeader(suite.admin)).send(putBodyOf(user, { department: 'hr' }));
       expect(bad.status).toBe(400);
       expect(bad.body.errors).toEqual([{ field: 'department', message: expect.any(String) }]);
 
-      const cleared = await t.http().put(`${base}/${user._id}`).set(authHeader(admin)).send(putBodyOf(user, { nickname: null }));
+      const cleared = await suite.t.http().put(`${base}/${user._id}`).set(authHeader(suite.admin)).send(putBodyOf(user, { nickname: null }));
       expect(cleared.status).toBe(200);
       expect(cleared.body).not.toHaveProperty('nickname');
 
-      const untyped = await t
+      const untyped = await suite.t
         .http()
         .put(`${base}/${user._id}`)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send({ username: user.username, email_address: user.email_address, user_type: null });
       expect(untyped.status).toBe(200);
       expect(untyped.body).not.toHaveProperty('department');

@@ -1,71 +1,51 @@
-import type { TestApp } from '../support/app';
-import {
-  authHeader,
-  bootInstallation,
-  createMembership,
-  createSignedInUser,
-  createUser,
-  createUserType,
-  expectNoSecrets,
-  putBodyOf,
-  type SignedIn,
-  unique,
-  type UserDoc,
-  usersPath,
-} from '../support/api';
+import { authHeader, createMembership, createSignedInUser, createUser, createUserType, expectNoSecrets, putBodyOf, unique, useInstallation, type UserDoc, usersPath } from '../support/api';
 
 /** The users API: read, list, _query and search. (Split by behaviour; the other parts are users-create.e2e-spec.ts, users-update.e2e-spec.ts, users-custom-fields.e2e-spec.ts.) */
 describe('users API', () => {
-  let t: TestApp;
-  let admin: SignedIn;
+  const suite = useInstallation();
   let base: string;
-
-  beforeAll(async () => {
-    ({ t, admin } = await bootInstallation());
-    base = usersPath(admin.membershipId);
-  });
-  afterAll(() => t.close());
+  beforeAll(() => (base = usersPath(suite.admin.membershipId)));
 
   describe('read', () => {
     it('gets a user by id; unknown id is 404 UserNotFound', async () => {
-      const user = await createUser(t, admin, { firstname: 'Read' });
-      const res = await t.http().get(`${base}/${user._id}`).set(authHeader(admin));
+      const user = await createUser(suite.t, suite.admin, { firstname: 'Read' });
+      const res = await suite.t.http().get(`${base}/${user._id}`).set(authHeader(suite.admin));
       expect(res.status).toBe(200);
-      expect(res.body).toEqual(putBodyOf(user, { _id: user._id, membership_id: admin.membershipId, sys: user.sys, source_provider: null }));
+      expect(res.body).toEqual(putBodyOf(user, { _id: user._id, membership_id: suite.admin.membershipId, sys: user.sys, source_provider: null }));
       expectNoSecrets(res.body);
 
-      const missing = await t.http().get(`${base}/no-such-user`).set(authHeader(admin));
+      const missing = await suite.t.http().get(`${base}/no-such-user`).set(authHeader(suite.admin));
       expect(missing.status).toBe(404);
       expect(missing.body).toEqual({ statusCode: 404, errorCode: 'UserNotFound', message: expect.any(String) });
     });
 
     it('does not show users of another membership', async () => {
-      const other = await createMembership(t, admin);
-      const foreign = await t.http().get(`${base}/${other.admin.userId}`).set(authHeader(admin));
+      const other = await createMembership(suite.t, suite.admin);
+      const foreign = await suite.t.http().get(`${base}/${other.admin.userId}`).set(authHeader(suite.admin));
       expect(foreign.status).toBe(404);
-      const crossing = await t.http().get(`${usersPath(other.membershipId)}/${other.admin.userId}`).set(authHeader(admin));
+      const crossing = await suite.t.http().get(`${usersPath(other.membershipId)}/${other.admin.userId}`).set(authHeader(suite.admin));
       expect(crossing.status).toBe(403);
       expect(crossing.body.errorCode).toBe('AccessDenied');
     });
 
     it('lists with paging, with_count and sort', async () => {
-      const type = await createUserType(t, admin, { properties: { batch: { type: 'string' } } });
+      const type = await createUserType(suite.t, suite.admin, { properties: { batch: { type: 'string' } } });
       const created: UserDoc[] = [];
-      for (let i = 0; i < 5; i++) created.push(await createUser(t, admin, { user_type: type.slug, email_address: `${unique(`p${i}`)}@example.com` }));
+      for (let i = 0; i < 5; i++) created.push(await createUser(suite.t, suite.admin, { user_type: type.slug, email_address: `${unique(`p${i}`)}@example.com` }));
 
-      const all = await t.http().get(base).query({ limit: 1000, with_count: 'true' }).set(authHeader(admin));
+      const all = await suite.t.http().get(base).query({ limit: 1000, with_count: 'true' }).set(authHeader(suite.admin));
       expect(all.status).toBe(200);
       expect(all.body.count).toBe(all.body.items.length);
       for (const item of all.body.items) expectNoSecrets(item);
       const ids = all.body.items.map((u: { _id: string }) => u._id);
       expect(ids).toEqual(expect.arrayContaining(created.map((u) => u._id)));
 
-      const page = await t.http().get(base).query({ skip: 1, limit: 2 }).set(authHeader(admin));
+      const page = await suite.t.http().get(base).query({ skip: 1, limit: 2 }).set(authHeader(suite.admin));
       expect(page.status).toBe(200);
       expect(page.body.items.map((u: { _id: string }) => u._id)).toEqual(ids.slice(1, 3));
       expect(page.body).not.toHaveProperty('count');
 
-      const sorted = await t.http().get(base).query({ sort: 'email_address desc', limit: 1000 }).set(authHeader(admin));
+      const sorted = await suite.t.http().get(base).query({ sort: 'email_address desc', limit: 1000 }).set(authHeader(suite.admin));
       const mails = sorted.body.items.map((u: { email_address: string }) => u.email_address);
       expect(mails).toEqual([...mails].sort().reverse());
     });
@@ -79,15 +59,15 @@ describe('users API', () => {
       [{ sort: 'password_hash' }, 'sort'],
       [{ sort: 'email_address sideways' }, 'sort'],
     ])('refuses the list parameters %j: 400 InvalidQuery', async (query, part) => {
-      const res = await t.http().get(base).query(query).set(authHeader(admin));
+      const res = await suite.t.http().get(base).query(query).set(authHeader(suite.admin));
       expect(res.status).toBe(400);
       expect(res.body.errorCode).toBe('InvalidQuery');
       expect(res.body.message).toContain(part);
     });
 
     it('needs users.read for lists', async () => {
-      const { session } = await createSignedInUser(t, admin);
-      const res = await t.http().get(base).set(authHeader(session));
+      const { session } = await createSignedInUser(suite.t, suite.admin);
+      const res = await suite.t.http().get(base).set(authHeader(session));
       expect(res.status).toBe(403);
     });
   });
@@ -97,7 +77,7 @@ describe('users API', () => {
     let people: Record<string, UserDoc>;
 
     beforeAll(async () => {
-      const type = await createUserType(t, admin, {
+      const type = await createUserType(suite.t, suite.admin, {
         properties: {
           age: { type: 'integer' },
           department: { type: 'enum', values: ['sales', 'it', 'hr'] },
@@ -113,15 +93,15 @@ describe('users API', () => {
         cat: { firstname: 'Cat', age: 45, department: 'it', score: 3.5, permissions: ['webhooks.read'] },
         dan: { firstname: 'Dan', department: 'hr' },
       };
-      for (const [name, spec] of Object.entries(specs)) people[name] = await createUser(t, admin, { user_type: slug, ...spec });
+      for (const [name, spec] of Object.entries(specs)) people[name] = await createUser(suite.t, suite.admin, { user_type: slug, ...spec });
     });
 
     /** The first names of the users of this block that match `where`, sorted. */
     async function matching(where: Record<string, unknown>): Promise<string[]> {
-      const res = await t
+      const res = await suite.t
         .http()
         .post(`${base}/_query`)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send({ where: { $and: [{ user_type: slug }, where] } });
       expect(res.status).toBe(200);
       return (res.body.items as { firstname: string }[]).map((u) => u.firstname).sort();
@@ -158,11 +138,11 @@ describe('users API', () => {
     });
 
     it('projects with select (custom fields and dotted paths included) and counts', async () => {
-      const res = await t
+      const res = await suite.t
         .http()
         .post(`${base}/_query`)
         .query({ with_count: true, sort: 'sys.created_at desc' })
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send({ where: { user_type: slug }, select: { firstname: 1, 'address.city': 1 } });
       expect(res.status).toBe(200);
       expect(res.body.count).toBe(4);
@@ -172,10 +152,10 @@ describe('users API', () => {
         { _id: people.bob._id, firstname: 'Bob', address: { city: 'Bergen' } },
         { _id: people.ann._id, firstname: 'Ann', address: { city: 'Oslo' } },
       ]);
-      const excluded = await t
+      const excluded = await suite.t
         .http()
         .post(`${base}/_query`)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send({ where: { _id: people.ann._id }, select: { sys: 0, address: 0, permissions: 0 } });
       expect(excluded.status).toBe(200);
       expect(Object.keys(excluded.body.items[0]).sort()).toEqual(
@@ -184,21 +164,21 @@ describe('users API', () => {
     });
 
     it('filters on the whole sys block as the API shows it', async () => {
-      const res = await t
+      const res = await suite.t
         .http()
         .post(`${base}/_query`)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send({ where: { user_type: slug, sys: people.cat.sys }, select: { sys: 1 } });
       expect(res.status).toBe(200);
       expect(res.body.items).toEqual([{ _id: people.cat._id, sys: people.cat.sys }]);
     });
 
     it('cannot widen the membership with $or', async () => {
-      const other = await createMembership(t, admin);
-      const res = await t
+      const other = await createMembership(suite.t, suite.admin);
+      const res = await suite.t
         .http()
         .post(`${base}/_query`)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .send({ where: { $or: [{ membership_id: other.membershipId }, { _id: other.admin.userId }] } });
       expect(res.status).toBe(200);
       expect(res.body.items).toEqual([]);
@@ -230,21 +210,21 @@ describe('users API', () => {
       ['a where that is not an object', { where: ['firstname'] }],
       ['select mixing 1 and 0', { select: { firstname: 1, lastname: 0 } }],
     ])('refuses %s: 400 InvalidQuery', async (_case, { sort, ...body }: Record<string, unknown>) => {
-      const res = await t.http().post(`${base}/_query`).query(sort ? { sort } : {}).set(authHeader(admin)).send(body);
+      const res = await suite.t.http().post(`${base}/_query`).query(sort ? { sort } : {}).set(authHeader(suite.admin)).send(body);
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ statusCode: 400, errorCode: 'InvalidQuery', message: expect.any(String) });
     });
 
     it('refuses a __proto__ filter and a body with unknown keys', async () => {
-      const proto = await t
+      const proto = await suite.t
         .http()
         .post(`${base}/_query`)
-        .set(authHeader(admin))
+        .set(authHeader(suite.admin))
         .set('Content-Type', 'application/json')
         .send('{"where": {"__proto__": {"firstname": "x"}}}');
       expect(proto.status).toBe(400);
       expect(proto.body.errorCode).toBe('InvalidQuery');
-      const extra = await t.http().post(`${base}/_query`).set(authHeader(admin)).send({ filter: {} });
+      const extra = await suite.t.http().post(`${base}/_query`).set(authHeader(suite.admin)).send({ filter: {} });
       expect(extra.status).toBe(400);
       expect(extra.body.errorCode).toBe('InvalidQuery');
     });
@@ -253,24 +233,24 @@ describe('users API', () => {
   describe('search', () => {
     it('finds users by part of username, e-mail or name, case-insensitively, with literal wildcards', async () => {
       const marker = unique('srch').replace('-', '');
-      const a = await createUser(t, admin, { username: `${marker}_one`, firstname: 'Zoë' });
-      const b = await createUser(t, admin, { lastname: `${marker.toUpperCase()}son` });
-      await createUser(t, admin, { username: `${marker}Xone` });
+      const a = await createUser(suite.t, suite.admin, { username: `${marker}_one`, firstname: 'Zoë' });
+      const b = await createUser(suite.t, suite.admin, { lastname: `${marker.toUpperCase()}son` });
+      await createUser(suite.t, suite.admin, { username: `${marker}Xone` });
 
-      const res = await t.http().get(`${base}/search`).query({ keyword: marker, with_count: true }).set(authHeader(admin));
+      const res = await suite.t.http().get(`${base}/search`).query({ keyword: marker, with_count: true }).set(authHeader(suite.admin));
       expect(res.status).toBe(200);
       expect(res.body.count).toBe(3);
-      const underscore = await t.http().get(`${base}/search`).query({ keyword: `${marker}_` }).set(authHeader(admin));
+      const underscore = await suite.t.http().get(`${base}/search`).query({ keyword: `${marker}_` }).set(authHeader(suite.admin));
       expect(underscore.body.items.map((u: { _id: string }) => u._id)).toEqual([a._id]);
-      const percent = await t.http().get(`${base}/search`).query({ keyword: '%' }).set(authHeader(admin));
+      const percent = await suite.t.http().get(`${base}/search`).query({ keyword: '%' }).set(authHeader(suite.admin));
       expect(percent.body.items).toEqual([]);
-      const byLastname = await t.http().get(`${base}/search`).query({ keyword: `${marker}SON` }).set(authHeader(admin));
+      const byLastname = await suite.t.http().get(`${base}/search`).query({ keyword: `${marker}SON` }).set(authHeader(suite.admin));
       expect(byLastname.body.items.map((u: { _id: string }) => u._id)).toEqual([b._id]);
     });
 
     it('needs a keyword of 1 to 128 characters', async () => {
       for (const query of [{}, { keyword: '' }, { keyword: 'k'.repeat(129) }, { keyword: ['a', 'b'] }]) {
-        const res = await t.http().get(`${base}/search`).query(query).set(authHeader(admin));
+        const res = await suite.t.http().get(`${base}/search`).query(query).set(authHeader(suite.admin));
         expect(res.status).toBe(400);
         expect(res.body.errors).toEqual([{ field: 'keyword', message: expect.any(String) }]);
       }

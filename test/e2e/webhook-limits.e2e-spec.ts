@@ -5,20 +5,7 @@
  */
 import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher';
 import { startTestApp, type TestApp } from '../support/app';
-import {
-  type CreatedMembership,
-  createMembership,
-  createUser,
-  createUserType,
-  createWebhook,
-  type Json,
-  queryEvents,
-  setupInstallation,
-  type SignedIn,
-  unique,
-  waitForResults,
-  webhooksPath,
-} from '../support/api';
+import { type CreatedMembership, createMembership, createUser, createUserType, createWebhook, type Json, queryEvents, setupInstallation, type SignedIn, unique, waitForResults, webhooksPath } from '../support/api';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
 const BODY_LIMIT = 1024 * 1024;

@@ -1,41 +1,21 @@
 import { verifyWebhookSignature } from '../../src/webhooks/signature';
-import type { TestApp } from '../support/app';
-import {
-  bootInstallation,
-  type CreatedMembership,
-  createMembership,
-  createUser,
-  createWebhook,
-  eventsPath,
-  eventually,
-  queryEvents,
-  type SignedIn,
-  unique,
-  waitForResults,
-  webhooksPath,
-} from '../support/api';
+import { type CreatedMembership, createMembership, createUser, createWebhook, eventsPath, eventually, queryEvents, unique, useInstallation, waitForResults, webhooksPath } from '../support/api';
 import { ALLOW_LOOPBACK_RECEIVERS, WebhookReceiver } from '../support/webhook-receiver';
 
 const TIMEOUT_MS = 500;
 
 /** Webhooks: delivery to a real receiver on 127.0.0.1 (placeholders, retries, timeouts, signatures, result events). (Split by behaviour; see also webhooks-api.e2e-spec.ts.) */
 describe('webhooks', () => {
-  let t: TestApp;
+  const suite = useInstallation({ env: { WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), ...ALLOW_LOOPBACK_RECEIVERS } });
   let receiver: WebhookReceiver;
-  let systemAdmin: SignedIn;
-
-  beforeAll(async () => {
-    ({ t, admin: systemAdmin } = await bootInstallation({ env: { WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), ...ALLOW_LOOPBACK_RECEIVERS } }));
-    receiver = await WebhookReceiver.start();
-  });
+  beforeAll(async () => (receiver = await WebhookReceiver.start()));
   afterAll(async () => {
-    await t?.close();
     await receiver?.close();
   });
 
   /** Every test works in a membership of its own, so webhooks of one test never see another's events. */
   async function tenant(): Promise<CreatedMembership> {
-    return createMembership(t, systemAdmin);
+    return createMembership(suite.t, suite.admin);
   }
 
   const path = (): string => `/${unique('p')}`;
@@ -44,13 +24,13 @@ describe('webhooks', () => {
     it('substitutes placeholders in URL, headers and body and sends {document, prior, payload}', async () => {
       const { admin } = await tenant();
       const p = path();
-      const hook = await createWebhook(t, admin, receiver.url(`${p}/{{event_type}}/{{document._id}}?by={{utilizer_id}}&m={{membership_id}}&name={{document.firstname}}`), {
+      const hook = await createWebhook(suite.t, admin, receiver.url(`${p}/{{event_type}}/{{document._id}}?by={{utilizer_id}}&m={{membership_id}}&name={{document.firstname}}`), {
         request: {
           headers: { 'X-Event': '{{event_type}}', 'X-User': '{{document.username}}', 'X-Created-By': '{{document.sys.created_by}}' },
           body: { greeting: 'Hello {{document.firstname}} {{document.lastname}}', nested: { at: '{{event_time}}', list: ['{{document.email_address}}', 7] }, fixed: true },
         },
       });
-      const user = await createUser(t, admin, { firstname: 'Ada & Co/?', lastname: 'Lovelace' });
+      const user = await createUser(suite.t, admin, { firstname: 'Ada & Co/?', lastname: 'Lovelace' });
       const [request] = await receiver.waitForRequests(1, { path: `${p}/UserCreated/${user._id}` });
 
       expect(request.method).toBe('POST');
@@ -70,14 +50,14 @@ describe('webhooks', () => {
       expect(request.json.document.password).toBeUndefined();
       expect(request.json.document.password_hash).toBeUndefined();
       expect(request.json.prior).toBeNull();
-      const events = await queryEvents(t, admin, { event_type: 'UserCreated', 'document._id': user._id });
+      const events = await queryEvents(suite.t, admin, { event_type: 'UserCreated', 'document._id': user._id });
       expect(request.json.payload).toEqual({
         greeting: 'Hello Ada & Co/? Lovelace',
         nested: { at: events[0].event_time, list: [user.email_address, 7] },
         fixed: true,
       });
 
-      const [sent] = await waitForResults(t, admin, hook._id, 1);
+      const [sent] = await waitForResults(suite.t, admin, hook._id, 1);
       expect(sent).toMatchObject({
         event_type: 'WebhookRequestSent',
         utilizer_id: 'system',
@@ -95,9 +75,9 @@ describe('webhooks', () => {
     it('sends the configured body alone when uncoveredBody is true, and no body for GET', async () => {
       const { admin } = await tenant();
       const p = path();
-      await createWebhook(t, admin, receiver.url(`${p}/uncovered`), { request: { uncoveredBody: true, body: { user: '{{document.username}}' } } });
-      await createWebhook(t, admin, receiver.url(`${p}/get`), { request: { method: 'GET', body: { ignored: true } } });
-      const user = await createUser(t, admin);
+      await createWebhook(suite.t, admin, receiver.url(`${p}/uncovered`), { request: { uncoveredBody: true, body: { user: '{{document.username}}' } } });
+      await createWebhook(suite.t, admin, receiver.url(`${p}/get`), { request: { method: 'GET', body: { ignored: true } } });
+      const user = await createUser(suite.t, admin);
       const [uncovered] = await receiver.waitForRequests(1, { path: `${p}/uncovered` });
       expect(uncovered.json).toEqual({ user: user.username });
       const [get] = await receiver.waitForRequests(1, { path: `${p}/get` });
@@ -109,10 +89,10 @@ describe('webhooks', () => {
       const { admin } = await tenant();
       const p = path();
       const hostile = '"},"admin":true,"x":{"';
-      await createWebhook(t, admin, receiver.url(`${p}/users?first={{document.firstname}}`), {
+      await createWebhook(suite.t, admin, receiver.url(`${p}/users?first={{document.firstname}}`), {
         request: { headers: { 'X-First': '{{document.firstname}}' }, body: { name: '{{document.firstname}}', role: 'user' } },
       });
-      await createUser(t, admin, { firstname: hostile });
+      await createUser(suite.t, admin, { firstname: hostile });
       const [request] = await receiver.waitForRequests(1, { path: `${p}/users` });
       expect(request.json.payload).toEqual({ name: hostile, role: 'user' });
       expect(request.json.admin).toBeUndefined();
@@ -123,11 +103,11 @@ describe('webhooks', () => {
 
       // A header whose value would contain CR LF is left out: the description of a new webhook
       // is free text and reaches the header of a webhook on WebhookCreated.
-      const onCreated = await createWebhook(t, admin, receiver.url(`${p}/on-created`), {
+      const onCreated = await createWebhook(suite.t, admin, receiver.url(`${p}/on-created`), {
         event: 'WebhookCreated',
         request: { headers: { 'X-Description': '{{document.description}}', 'X-Name': '{{document.name}}' } },
       });
-      await createWebhook(t, admin, 'https://example.com/never', { status: 'passive', name: 'injector', description: 'line\r\nX-Injected: yes' });
+      await createWebhook(suite.t, admin, 'https://example.com/never', { status: 'passive', name: 'injector', description: 'line\r\nX-Injected: yes' });
       // Two calls: one for the creation of `onCreated` itself (no description), one for `injector`.
       const calls = await receiver.waitForRequests(2, { path: `${p}/on-created` });
       const created = calls.find((call) => call.headers['x-name'] === 'injector')!;
@@ -135,7 +115,7 @@ describe('webhooks', () => {
       expect(created.headers['x-description']).toBeUndefined();
       expect(created.headers['x-injected']).toBeUndefined();
       expect(created.json.document.description).toBe('line\r\nX-Injected: yes');
-      const results = await waitForResults(t, admin, onCreated._id, 2);
+      const results = await waitForResults(suite.t, admin, onCreated._id, 2);
       const skipped = results.find((result) => result.document.skipped_headers);
       expect(skipped?.document.skipped_headers).toEqual(['X-Description']);
       expect(skipped?.document.request.headers['X-Description']).toBeUndefined();
@@ -144,23 +124,23 @@ describe('webhooks', () => {
     it('never calls passive webhooks', async () => {
       const { admin } = await tenant();
       const p = path();
-      const passive = await createWebhook(t, admin, receiver.url(`${p}/passive`), { status: 'passive' });
-      await createWebhook(t, admin, receiver.url(`${p}/active`));
-      await createUser(t, admin);
+      const passive = await createWebhook(suite.t, admin, receiver.url(`${p}/passive`), { status: 'passive' });
+      await createWebhook(suite.t, admin, receiver.url(`${p}/active`));
+      await createUser(suite.t, admin);
       // The active webhook of the same event is called: by then the passive one would have been too.
       await receiver.waitForRequests(1, { path: `${p}/active` });
-      await waitForResults(t, admin, (await queryEvents(t, admin, { event_type: 'WebhookCreated', 'document.status': 'active' }))[0].document._id, 1);
+      await waitForResults(suite.t, admin, (await queryEvents(suite.t, admin, { event_type: 'WebhookCreated', 'document.status': 'active' }))[0].document._id, 1);
       expect(receiver.received(`${p}/passive`)).toHaveLength(0);
-      expect(await queryEvents(t, admin, { 'document.webhook_id': passive._id })).toHaveLength(0);
+      expect(await queryEvents(suite.t, admin, { 'document.webhook_id': passive._id })).toHaveLength(0);
     });
 
     it('retries at once after a failure: 500 then 200 gives two attempts, one Failed and one Sent event', async () => {
       const { admin } = await tenant();
       const p = path();
       receiver.answer(500, 200);
-      const hook = await createWebhook(t, admin, receiver.url(`${p}/retry`), { try_count: 3 });
-      await createUser(t, admin);
-      const results = await waitForResults(t, admin, hook._id, 2);
+      const hook = await createWebhook(suite.t, admin, receiver.url(`${p}/retry`), { try_count: 3 });
+      await createUser(suite.t, admin);
+      const results = await waitForResults(suite.t, admin, hook._id, 2);
       receiver.answer(200);
       expect(receiver.received(`${p}/retry`)).toHaveLength(2);
       expect(results.map((e) => [e.event_type, e.document.attempt, e.document.response?.status])).toEqual([
@@ -174,10 +154,10 @@ describe('webhooks', () => {
       const { admin } = await tenant();
       const p = path();
       receiver.answer(503);
-      const hook = await createWebhook(t, admin, receiver.url(`${p}/down`), { try_count: 3 });
+      const hook = await createWebhook(suite.t, admin, receiver.url(`${p}/down`), { try_count: 3 });
       try {
-        await createUser(t, admin);
-        const results = await waitForResults(t, admin, hook._id, 3);
+        await createUser(suite.t, admin);
+        const results = await waitForResults(suite.t, admin, hook._id, 3);
         expect(results.map((e) => [e.event_type, e.document.attempt])).toEqual([
           ['WebhookRequestFailed', 1],
           ['WebhookRequestFailed', 2],
@@ -186,7 +166,7 @@ describe('webhooks', () => {
         // Give a fourth attempt the time to show up, if there were one.
         await new Promise((resolve) => setTimeout(resolve, 300));
         expect(receiver.received(`${p}/down`)).toHaveLength(3);
-        expect(await waitForResults(t, admin, hook._id, 3)).toHaveLength(3);
+        expect(await waitForResults(suite.t, admin, hook._id, 3)).toHaveLength(3);
       } finally {
         receiver.answer(200);
       }
@@ -197,16 +177,16 @@ describe('webhooks', () => {
       const p = path();
       receiver.answer('hang');
       // Triggered by webhook creation: a cheap request (no password hashing), so its own time is small.
-      const hook = await createWebhook(t, admin, receiver.url(`${p}/hang`), { try_count: 2, event: 'WebhookCreated', name: 'hanging' });
+      const hook = await createWebhook(suite.t, admin, receiver.url(`${p}/hang`), { try_count: 2, event: 'WebhookCreated', name: 'hanging' });
       try {
         const started = Date.now();
-        await createWebhook(t, admin, 'https://example.com/x', { status: 'passive' });
+        await createWebhook(suite.t, admin, 'https://example.com/x', { status: 'passive' });
         const elapsed = Date.now() - started;
         // Two attempts: one for `hanging` itself, and the first of the trigger's; both hang.
         await receiver.waitForRequests(2, { path: `${p}/hang` });
         // Had the request waited for the call, it would have taken at least one timeout.
         expect(elapsed).toBeLessThan(TIMEOUT_MS);
-        const results = await waitForResults(t, admin, hook._id, 4, 5000);
+        const results = await waitForResults(suite.t, admin, hook._id, 4, 5000);
         expect(results).toHaveLength(4);
         expect(results.map((e) => e.document.attempt).sort()).toEqual([1, 1, 2, 2]);
         for (const result of results) {
@@ -215,7 +195,7 @@ describe('webhooks', () => {
           expect(result.document.error).toMatch(/within 500 ms/);
         }
         // Other requests are served normally meanwhile.
-        expect((await t.http().get('/ping')).status).toBe(200);
+        expect((await suite.t.http().get('/ping')).status).toBe(200);
       } finally {
         receiver.answer(200);
       }
@@ -225,8 +205,8 @@ describe('webhooks', () => {
       const { admin } = await tenant();
       const p = path();
       const secret = 'whsec-0123456789abcdef';
-      const hook = await createWebhook(t, admin, receiver.url(`${p}/signed`), { secret, request: { headers: { Authorization: 'Bearer receiver-credential-1' } } });
-      await createUser(t, admin);
+      const hook = await createWebhook(suite.t, admin, receiver.url(`${p}/signed`), { secret, request: { headers: { Authorization: 'Bearer receiver-credential-1' } } });
+      await createUser(suite.t, admin);
       const [request] = await receiver.waitForRequests(1, { path: `${p}/signed` });
       const header = request.headers['x-webhook-signature'] as string;
       expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
@@ -237,7 +217,7 @@ describe('webhooks', () => {
       expect(request.headers.authorization).toBe('Bearer receiver-credential-1');
 
       // The result event shows the request with the credential masked, never the secret.
-      const [sent] = await waitForResults(t, admin, hook._id, 1);
+      const [sent] = await waitForResults(suite.t, admin, hook._id, 1);
       expect(sent.document.request.headers.Authorization).toBe('[masked]');
       expect(JSON.stringify(sent)).not.toContain('receiver-credential-1');
       expect(JSON.stringify(sent)).not.toContain(secret);
@@ -247,35 +227,35 @@ describe('webhooks', () => {
       const { admin } = await tenant();
       const p = path();
       // Valid as a template (a sample value renders to a valid host), invalid for a first name with a space.
-      const hook = await createWebhook(t, admin, `http://{{document.firstname}}.localhost${p}`, { try_count: 3 });
-      await createUser(t, admin, { firstname: 'not a host' });
-      const [failed] = await waitForResults(t, admin, hook._id, 1);
+      const hook = await createWebhook(suite.t, admin, `http://{{document.firstname}}.localhost${p}`, { try_count: 3 });
+      await createUser(suite.t, admin, { firstname: 'not a host' });
+      const [failed] = await waitForResults(suite.t, admin, hook._id, 1);
       expect(failed.event_type).toBe('WebhookRequestFailed');
       expect(failed.document).toMatchObject({ webhook_id: hook._id, attempt: 1, response: null });
       expect(failed.document.error).toMatch(/could not be built/);
       await new Promise((resolve) => setTimeout(resolve, 200));
       // Rendering fails the same way each time: one attempt, not three.
-      expect(await waitForResults(t, admin, hook._id, 1)).toHaveLength(1);
+      expect(await waitForResults(suite.t, admin, hook._id, 1)).toHaveLength(1);
     });
 
     it('calls every active webhook of the event, and result events trigger nothing', async () => {
       const { admin } = await tenant();
       const p = path();
-      await createWebhook(t, admin, receiver.url(`${p}/one`));
-      await createWebhook(t, admin, receiver.url(`${p}/two`));
-      await createWebhook(t, admin, receiver.url(`${p}/deleted-user`), { event: 'UserDeleted' });
-      const user = await createUser(t, admin);
+      await createWebhook(suite.t, admin, receiver.url(`${p}/one`));
+      await createWebhook(suite.t, admin, receiver.url(`${p}/two`));
+      await createWebhook(suite.t, admin, receiver.url(`${p}/deleted-user`), { event: 'UserDeleted' });
+      const user = await createUser(suite.t, admin);
       await receiver.waitForRequests(1, { path: `${p}/one` });
       await receiver.waitForRequests(1, { path: `${p}/two` });
       expect(receiver.received(`${p}/deleted-user`)).toHaveLength(0);
 
-      const del = await t.http().delete(`/memberships/${admin.membershipId}/users/${user._id}`).set('Authorization', admin.auth);
+      const del = await suite.t.http().delete(`/memberships/${admin.membershipId}/users/${user._id}`).set('Authorization', admin.auth);
       expect(del.status).toBe(204);
       const [deleted] = await receiver.waitForRequests(1, { path: `${p}/deleted-user` });
       expect(deleted.json.document).toEqual({});
       expect(deleted.json.prior).toMatchObject({ _id: user._id });
       const sent = await eventually(async () => {
-        const items = await queryEvents(t, admin, { event_type: 'WebhookRequestSent' });
+        const items = await queryEvents(suite.t, admin, { event_type: 'WebhookRequestSent' });
         return items.length >= 3 ? items : undefined;
       }, 'three WebhookRequestSent events');
       expect(sent).toHaveLength(3);
@@ -284,24 +264,24 @@ describe('webhooks', () => {
     it('a webhook created on this instance is used at once; a deleted one is not called any more', async () => {
       const { admin } = await tenant();
       const p = path();
-      await createUser(t, admin); // warms this instance's lookup for UserCreated: no webhooks
-      const hook = await createWebhook(t, admin, receiver.url(`${p}/fresh`));
-      await createUser(t, admin);
+      await createUser(suite.t, admin); // warms this instance's lookup for UserCreated: no webhooks
+      const hook = await createWebhook(suite.t, admin, receiver.url(`${p}/fresh`));
+      await createUser(suite.t, admin);
       await receiver.waitForRequests(1, { path: `${p}/fresh` });
-      expect((await t.http().delete(`${webhooksPath(admin.membershipId)}/${hook._id}`).set('Authorization', admin.auth)).status).toBe(204);
-      const marker = await createWebhook(t, admin, receiver.url(`${p}/marker`));
-      await createUser(t, admin);
+      expect((await suite.t.http().delete(`${webhooksPath(admin.membershipId)}/${hook._id}`).set('Authorization', admin.auth)).status).toBe(204);
+      const marker = await createWebhook(suite.t, admin, receiver.url(`${p}/marker`));
+      await createUser(suite.t, admin);
       await receiver.waitForRequests(1, { path: `${p}/marker` });
-      await waitForResults(t, admin, marker._id, 1);
+      await waitForResults(suite.t, admin, marker._id, 1);
       expect(receiver.received(`${p}/fresh`)).toHaveLength(1);
     });
 
     it('reports webhook calls and the webhook queue to the metrics', async () => {
       const { admin } = await tenant();
-      const hook = await createWebhook(t, admin, receiver.url(`${path()}/metrics`));
-      await createUser(t, admin);
-      await waitForResults(t, admin, hook._id, 1);
-      const metrics = await t.http().get('/metrics');
+      const hook = await createWebhook(suite.t, admin, receiver.url(`${path()}/metrics`));
+      await createUser(suite.t, admin);
+      await waitForResults(suite.t, admin, hook._id, 1);
+      const metrics = await suite.t.http().get('/metrics');
       expect(metrics.status).toBe(200);
       const lines = metrics.text.split('\n').filter((line) => !line.startsWith('#'));
       expect(lines.some((line) => line.includes('kind="webhook"') && line.includes('outcome="success"'))).toBe(true);
@@ -312,10 +292,10 @@ describe('webhooks', () => {
       const { admin } = await tenant();
       const other = await tenant();
       const p = path();
-      const hook = await createWebhook(t, admin, receiver.url(`${p}/own`));
-      await createUser(t, admin);
-      const [sent] = await waitForResults(t, admin, hook._id, 1);
-      const foreign = await t.http().get(`${eventsPath(other.membershipId)}/${sent._id}`).set('Authorization', other.admin.auth);
+      const hook = await createWebhook(suite.t, admin, receiver.url(`${p}/own`));
+      await createUser(suite.t, admin);
+      const [sent] = await waitForResults(suite.t, admin, hook._id, 1);
+      const foreign = await suite.t.http().get(`${eventsPath(other.membershipId)}/${sent._id}`).set('Authorization', other.admin.auth);
       expect(foreign.status).toBe(404);
       expect(foreign.body.errorCode).toBe('EventNotFound');
     });

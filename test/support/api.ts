@@ -3,10 +3,8 @@
  * needs (memberships, users, roles, applications, user types, webhooks) and call the API as a
  * caller with Bearer or Basic, all over the real HTTP API of a real app on a real database.
  *
- *   let t: TestApp;
- *   let inst: Installation;
- *   beforeAll(async () => ({ t, inst } = await bootInstallation()));
- *   afterAll(() => t.close());
+ *   const suite = useInstallation();   // beforeAll boots the app and runs /setup; afterAll closes it
+ *   const { t, inst } = suite;         // inside a test or hook only: they exist once beforeAll has run
  *
  *   const tenant = await createMembership(t, inst.admin);               // a membership + its signed-in admin
  *   const role = await createRole(t, tenant.admin, { permissions: ['users.read'] });
@@ -189,6 +187,37 @@ export async function bootTenants(options: TestAppOptions = {}): Promise<BootedT
   return { ...booted, tenant, other };
 }
 
+/**
+ * Registers the `beforeAll` that boots an installation and the `afterAll` that closes it, so a
+ * suite opens with one line instead of repeating `let t; let inst; beforeAll(...); afterAll(...)`.
+ * What it booted is read through getters, because it exists only once `beforeAll` has run.
+ */
+export function useInstallation(options: TestAppOptions & { membership?: MembershipOptions } = {}): BootedInstallation {
+  return useBooted(() => bootInstallation(options));
+}
+
+/** `useInstallation`, with the two memberships of `bootTenants`. */
+export function useTenants(options: TestAppOptions = {}): BootedTenants {
+  return useBooted(() => bootTenants(options));
+}
+
+function useBooted<Booted extends BootedInstallation>(boot: () => Promise<Booted>): Booted {
+  let booted: Booted | undefined;
+  beforeAll(async () => {
+    booted = await boot();
+  });
+  // A failed boot leaves nothing to close; the failure itself is already reported by beforeAll.
+  afterAll(async () => {
+    await booted?.t.close();
+  });
+  return new Proxy({} as Booted, {
+    get(_target, key) {
+      if (!booted) throw new Error(`the suite read ${String(key)} before its beforeAll booted the app`);
+      return booted[key as keyof Booted];
+    },
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Memberships, roles, applications
 // ---------------------------------------------------------------------------------------------
@@ -315,6 +344,17 @@ export function expectErrorBody(res: Response, status: number, errorCode: string
   }
 }
 
+/** 400 ModelValidationError, exactly the error body, with one of its `errors` naming `field`. */
+export function expectFieldRefused(res: Response, field: string): void {
+  expect(res.status).toBe(400);
+  expect(res.body).toEqual({
+    statusCode: 400,
+    errorCode: 'ModelValidationError',
+    message: expect.any(String),
+    errors: expect.arrayContaining([{ field, message: expect.any(String) }]),
+  });
+}
+
 /** A filter nested `levels` deep through `$and` (the top-level filter is level 1). */
 export function nestedFilter(levels: number, leaf: Record<string, unknown>): Record<string, unknown> {
   let filter: Record<string, unknown> = leaf;
@@ -411,6 +451,18 @@ export function putBodyOf(user: Record<string, unknown>, overrides: Record<strin
   void source_provider;
   void password;
   return { ...rest, ...overrides };
+}
+
+/**
+ * Events of one type whose document or prior has `_id` `resourceId`, as `caller` reads them over
+ * POST /memberships/{id}/events/_query: the suites that check the events API answer use this.
+ */
+export async function queryEventsAbout(t: TestApp, caller: ApiCaller, eventType: string, resourceId: string): Promise<ApiObject[]> {
+  const res = await as(t, caller).post(`/memberships/${caller.membershipId}/events/_query`, {
+    where: { event_type: eventType, $or: [{ 'document._id': resourceId }, { 'prior._id': resourceId }] },
+  });
+  expectStatus(res, 200, 'queryEventsAbout');
+  return res.body.items;
 }
 
 /**

@@ -87,8 +87,9 @@ describe('client library: a third-party API protected by the real service', () =
     const oldBasic = `Basic ${appId}:${created.body.secret as string}`;
     const path = `/directory/${suite.clerk.userId}`;
 
-    const warmedAt = Date.now();
     for (const api of cached) await api.http().get(path).set('Authorization', oldBasic).expect(200);
+    // Every cache entry was filled by now: each expires at most ttlSeconds after this instant.
+    const warmedAt = Date.now();
     const rotated = await suite.t.http().post(`/memberships/${suite.membershipId}/applications/${appId}/secret`).set('Authorization', suite.inst.admin.auth);
     expect(rotated.status).toBe(200);
     const newBasic = `Basic ${appId}:${rotated.body.secret as string}`;

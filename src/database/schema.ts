@@ -12,13 +12,54 @@ import {
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
+/*
+ * Columns many tables share. Each helper returns fresh builders on every call: a drizzle column
+ * builder becomes one table's column, so two tables must never spread the same builder objects.
+ */
+
 /** created/modified bookkeeping shared by every stored resource (the API's `sys`). */
-const sysColumns = {
+const sysColumns = () => ({
   createdAt: ts('created_at').notNull().defaultNow(),
   createdBy: text('created_by').notNull(),
   modifiedAt: ts('modified_at'),
   modifiedBy: text('modified_by'),
-};
+});
+
+/** The key of a row that belongs to one membership, and that membership (the row goes with it). */
+const membershipOwned = () => ({
+  id: text('id').primaryKey(),
+  membershipId: text('membership_id')
+    .notNull()
+    .references(() => memberships.id, { onDelete: 'cascade' }),
+});
+
+/** A membership resource an administrator names: its key, membership, name, slug and description. */
+const namedResource = () => ({
+  ...membershipOwned(),
+  name: text('name').notNull(),
+  slug: text('slug').notNull(),
+  description: text('description'),
+});
+
+/** The user a row belongs to (deleted with the user). */
+const ownedByUser = () => ({
+  userId: text('user_id')
+    .notNull()
+    .references(() => users.id, { onDelete: 'cascade' }),
+});
+
+/** Permission expressions granted and forbidden (roles, users, applications). */
+const grantLists = () => ({
+  permissions: jsonb('permissions').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+  forbidden: jsonb('forbidden').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+});
+
+/** When, by whom and why a session or token record was revoked; null while it is valid. */
+const revocation = () => ({
+  revokedAt: ts('revoked_at'),
+  revokedBy: text('revoked_by'),
+  revokeReason: text('revoke_reason'),
+});
 
 /** One entry of memberships.mail_providers (see src/mail/mail-provider.ts); the password is write-only. */
 export interface StoredMailProvider {
@@ -49,7 +90,7 @@ export const memberships = pgTable(
     /** Slug of the token code policy its device codes follow; null: the policy defaults. */
     codePolicy: text('code_policy'),
     isSystem: boolean('is_system').notNull().default(false),
-    ...sysColumns,
+    ...sysColumns(),
   },
   (t) => [
     uniqueIndex('memberships_slug_unique').on(t.slug),
@@ -61,16 +102,9 @@ export const memberships = pgTable(
 export const roles = pgTable(
   'roles',
   {
-    id: text('id').primaryKey(),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
-    name: text('name').notNull(),
-    slug: text('slug').notNull(),
-    description: text('description'),
-    permissions: jsonb('permissions').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
-    forbidden: jsonb('forbidden').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
-    ...sysColumns,
+    ...namedResource(),
+    ...grantLists(),
+    ...sysColumns(),
   },
   (t) => [
     uniqueIndex('roles_slug_unique').on(t.membershipId, t.slug),
@@ -81,16 +115,10 @@ export const roles = pgTable(
 export const userTypes = pgTable(
   'user_types',
   {
-    id: text('id').primaryKey(),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
-    name: text('name').notNull(),
-    slug: text('slug').notNull(),
-    description: text('description'),
+    ...namedResource(),
     properties: jsonb('properties').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
     allowAdditionalProperties: boolean('allow_additional_properties').notNull().default(false),
-    ...sysColumns,
+    ...sysColumns(),
   },
   (t) => [
     uniqueIndex('user_types_slug_unique').on(t.membershipId, t.slug),
@@ -101,10 +129,7 @@ export const userTypes = pgTable(
 export const users = pgTable(
   'users',
   {
-    id: text('id').primaryKey(),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
+    ...membershipOwned(),
     username: text('username').notNull(),
     emailAddress: text('email_address').notNull(),
     passwordHash: text('password_hash').notNull(),
@@ -112,12 +137,11 @@ export const users = pgTable(
     lastname: text('lastname'),
     role: text('role'),
     userType: text('user_type'),
-    permissions: jsonb('permissions').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
-    forbidden: jsonb('forbidden').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    ...grantLists(),
     isActive: boolean('is_active').notNull().default(true),
     sourceProvider: text('source_provider'),
     customFields: jsonb('custom_fields').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
-    ...sysColumns,
+    ...sysColumns(),
   },
   (t) => [
     uniqueIndex('users_username_unique').on(t.membershipId, sql`lower(${t.username})`),
@@ -134,20 +158,13 @@ export const users = pgTable(
 export const applications = pgTable(
   'applications',
   {
-    id: text('id').primaryKey(),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
-    name: text('name').notNull(),
-    slug: text('slug').notNull(),
-    description: text('description'),
+    ...namedResource(),
     role: text('role'),
-    permissions: jsonb('permissions').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
-    forbidden: jsonb('forbidden').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    ...grantLists(),
     isActive: boolean('is_active').notNull().default(true),
     /** SHA-256 of the secret, hex. The secret itself is shown once and never stored. */
     secretDigest: text('secret_digest').notNull(),
-    ...sysColumns,
+    ...sysColumns(),
   },
   (t) => [
     uniqueIndex('applications_slug_unique').on(t.membershipId, t.slug),
@@ -165,17 +182,10 @@ export const applications = pgTable(
 export const sessions = pgTable(
   'sessions',
   {
-    id: text('id').primaryKey(),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
-    userId: text('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
+    ...membershipOwned(),
+    ...ownedByUser(),
     createdAt: ts('created_at').notNull().defaultNow(),
-    revokedAt: ts('revoked_at'),
-    revokedBy: text('revoked_by'),
-    revokeReason: text('revoke_reason'),
+    ...revocation(),
   },
   (t) => [index('sessions_user').on(t.membershipId, t.userId)],
 );
@@ -189,13 +199,8 @@ export const sessions = pgTable(
 export const tokenSessions = pgTable(
   'token_sessions',
   {
-    id: text('id').primaryKey(),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
-    userId: text('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
+    ...membershipOwned(),
+    ...ownedByUser(),
     /** The sign-in session the token belongs to; a sign-in's first pair has the session's id. */
     sessionId: text('session_id')
       .notNull()
@@ -213,9 +218,7 @@ export const tokenSessions = pgTable(
     ipAddress: text('ip_address'),
     userAgent: text('user_agent'),
     createdAt: ts('created_at').notNull().defaultNow(),
-    revokedAt: ts('revoked_at'),
-    revokedBy: text('revoked_by'),
-    revokeReason: text('revoke_reason'),
+    ...revocation(),
   },
   (t) => [
     index('token_sessions_user').on(t.membershipId, t.userId),
@@ -256,20 +259,14 @@ export interface WebhookRequestTemplate {
 export const webhooks = pgTable(
   'webhooks',
   {
-    id: text('id').primaryKey(),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
-    name: text('name').notNull(),
-    slug: text('slug').notNull(),
-    description: text('description'),
+    ...namedResource(),
     event: text('event').notNull(),
     status: text('status').$type<'active' | 'passive'>().notNull(),
     tryCount: integer('try_count').notNull(),
     request: jsonb('request').$type<WebhookRequestTemplate>().notNull(),
     /** HMAC key for X-Webhook-Signature. Write-only through the API. */
     secret: text('secret'),
-    ...sysColumns,
+    ...sysColumns(),
   },
   (t) => [
     uniqueIndex('webhooks_slug_unique').on(t.membershipId, t.slug),
@@ -281,13 +278,7 @@ export const webhooks = pgTable(
 export const providers = pgTable(
   'providers',
   {
-    id: text('id').primaryKey(),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
-    name: text('name').notNull(),
-    slug: text('slug').notNull(),
-    description: text('description'),
+    ...namedResource(),
     type: text('type').$type<'oidc'>().notNull(),
     issuer: text('issuer').notNull(),
     clientId: text('client_id').notNull(),
@@ -297,7 +288,7 @@ export const providers = pgTable(
     defaultUserType: text('default_user_type'),
     isActive: boolean('is_active').notNull().default(true),
     trustEmail: boolean('trust_email').notNull().default(false),
-    ...sysColumns,
+    ...sysColumns(),
   },
   (t) => [
     uniqueIndex('providers_slug_unique').on(t.membershipId, t.slug),
@@ -309,17 +300,12 @@ export const providers = pgTable(
 export const providerIdentities = pgTable(
   'provider_identities',
   {
-    id: text('id').primaryKey(),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
+    ...membershipOwned(),
     providerId: text('provider_id')
       .notNull()
       .references(() => providers.id, { onDelete: 'cascade' }),
     subject: text('subject').notNull(),
-    userId: text('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
+    ...ownedByUser(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [uniqueIndex('provider_identities_subject_unique').on(t.providerId, t.subject), index('provider_identities_user').on(t.userId)],
@@ -334,13 +320,7 @@ export interface MailRecipient {
 export const mailhooks = pgTable(
   'mailhooks',
   {
-    id: text('id').primaryKey(),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
-    name: text('name').notNull(),
-    slug: text('slug').notNull(),
-    description: text('description'),
+    ...namedResource(),
     event: text('event').notNull(),
     isActive: boolean('is_active').notNull().default(true),
     /** Slug of an entry of the membership's mail_providers. */
@@ -352,7 +332,7 @@ export const mailhooks = pgTable(
     mailTemplate: text('mail_template').notNull(),
     sendToUtilizer: boolean('send_to_utilizer').notNull().default(false),
     recipients: jsonb('recipients').$type<MailRecipient[]>().notNull().default(sql`'[]'::jsonb`),
-    ...sysColumns,
+    ...sysColumns(),
   },
   (t) => [
     uniqueIndex('mailhooks_slug_unique').on(t.membershipId, t.slug),
@@ -388,10 +368,7 @@ export type MailhookRow = typeof mailhooks.$inferSelect;
 export const tokenCodes = pgTable(
   'token_codes',
   {
-    id: text('id').primaryKey(),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
+    ...membershipOwned(),
     userCode: text('user_code').notNull(),
     deviceCodeDigest: text('device_code_digest').notNull(),
     state: text('state').$type<'pending' | 'approved' | 'denied' | 'consumed'>().notNull().default('pending'),
@@ -418,18 +395,12 @@ export type TokenCodeRow = typeof tokenCodes.$inferSelect;
 export const tokenCodePolicies = pgTable(
   'token_code_policies',
   {
-    id: text('id').primaryKey(),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
-    name: text('name').notNull(),
-    slug: text('slug').notNull(),
-    description: text('description'),
+    ...namedResource(),
     length: integer('length').notNull().default(8),
     containsLetters: boolean('contains_letters').notNull().default(true),
     containsDigits: boolean('contains_digits').notNull().default(true),
     expiresIn: integer('expires_in').notNull().default(600),
-    ...sysColumns,
+    ...sysColumns(),
   },
   (t) => [
     uniqueIndex('token_code_policies_slug_unique').on(t.membershipId, t.slug),
@@ -447,13 +418,8 @@ export type TokenCodePolicyRow = typeof tokenCodePolicies.$inferSelect;
 export const userChallenges = pgTable(
   'user_challenges',
   {
-    id: text('id').primaryKey(),
-    membershipId: text('membership_id')
-      .notNull()
-      .references(() => memberships.id, { onDelete: 'cascade' }),
-    userId: text('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
+    ...membershipOwned(),
+    ...ownedByUser(),
     kind: text('kind').$type<'reset' | 'activation'>().notNull(),
     /** The `jti` of the one token that may use this challenge. */
     jti: text('jti').notNull(),

@@ -3,7 +3,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { DATABASE, type Database } from '../database/database';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { mailhooks, type MailhookRow } from '../database/schema';
-import type { QuerySchema } from '../common/query';
+import { membershipSysFields, namedResourceFields, type QuerySchema } from '../common/query';
 import { toMailhookResponse } from './mailhook.mapper';
 
 export type NewMailhookRow = typeof mailhooks.$inferInsert;
@@ -13,10 +13,7 @@ export type MailhookChanges = Omit<NewMailhookRow, 'id' | 'membershipId' | 'crea
 /** Sortable: what an index serves inside one membership (slug unique index, created index). */
 export const MAILHOOK_QUERY_SCHEMA: QuerySchema = {
   fields: {
-    _id: { sql: sql`${mailhooks.id}`, type: 'string' },
-    name: { sql: sql`${mailhooks.name}`, type: 'string' },
-    slug: { sql: sql`${mailhooks.slug}`, type: 'string', sortable: true },
-    description: { sql: sql`${mailhooks.description}`, type: 'string' },
+    ...namedResourceFields(mailhooks, { sortableId: false }),
     event: { sql: sql`${mailhooks.event}`, type: 'string' },
     is_active: { sql: sql`${mailhooks.isActive}`, type: 'boolean' },
     mail_provider: { sql: sql`${mailhooks.mailProvider}`, type: 'string' },
@@ -27,11 +24,7 @@ export const MAILHOOK_QUERY_SCHEMA: QuerySchema = {
     mail_template: { sql: sql`${mailhooks.mailTemplate}`, type: 'string' },
     send_to_utilizer: { sql: sql`${mailhooks.sendToUtilizer}`, type: 'boolean' },
     recipients: { sql: sql`${mailhooks.recipients}`, type: 'json' },
-    membership_id: { sql: sql`${mailhooks.membershipId}`, type: 'string' },
-    'sys.created_at': { sql: sql`${mailhooks.createdAt}`, type: 'timestamp', sortable: true },
-    'sys.created_by': { sql: sql`${mailhooks.createdBy}`, type: 'string' },
-    'sys.modified_at': { sql: sql`${mailhooks.modifiedAt}`, type: 'timestamp' },
-    'sys.modified_by': { sql: sql`${mailhooks.modifiedBy}`, type: 'string' },
+    ...membershipSysFields(mailhooks),
   },
 };
 

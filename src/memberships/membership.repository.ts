@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { mailhooks, memberships, tokenCodePolicies, users, type MembershipRow } from '../database/schema';
-import { runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
+import { runListQuery, sysFields, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
 
 /** The advisory lock key of setup (see lockInstallation); the value setup has always used. */
 const INSTALLATION_LOCK_KEY = 7_460_310_212;
@@ -24,10 +24,9 @@ export const MEMBERSHIP_QUERY_SCHEMA: QuerySchema = {
     user_activation: { sql: sql`${memberships.userActivation}`, type: 'string' },
     is_system: { sql: sql`${memberships.isSystem}`, type: 'boolean' },
     // Memberships are few (one per tenant), so sorting by time needs no index of its own.
-    'sys.created_at': { sql: sql`${memberships.createdAt}`, type: 'timestamp', sortable: true },
-    'sys.created_by': { sql: sql`${memberships.createdBy}`, type: 'string' },
+    ...sysFields(memberships),
+    // Replaces the entry in place (the key keeps its position): memberships also sort by modification time.
     'sys.modified_at': { sql: sql`${memberships.modifiedAt}`, type: 'timestamp', sortable: true },
-    'sys.modified_by': { sql: sql`${memberships.modifiedBy}`, type: 'string' },
   },
   hidden: ['secret_key', 'mail_providers', 'otp_settings'],
 };

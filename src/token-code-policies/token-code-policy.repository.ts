@@ -3,7 +3,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { memberships, tokenCodePolicies, type TokenCodePolicyRow } from '../database/schema';
-import type { QuerySchema } from '../common/query';
+import { membershipSysFields, namedResourceFields, type QuerySchema } from '../common/query';
 import { toTokenCodePolicyResponse } from './token-code-policy.mapper';
 
 export type NewTokenCodePolicyRow = typeof tokenCodePolicies.$inferInsert;
@@ -15,19 +15,12 @@ export type TokenCodePolicyChanges = Pick<
 
 export const TOKEN_CODE_POLICY_QUERY_SCHEMA: QuerySchema = {
   fields: {
-    _id: { sql: sql`${tokenCodePolicies.id}`, type: 'string' },
-    name: { sql: sql`${tokenCodePolicies.name}`, type: 'string' },
-    slug: { sql: sql`${tokenCodePolicies.slug}`, type: 'string', sortable: true },
-    description: { sql: sql`${tokenCodePolicies.description}`, type: 'string' },
+    ...namedResourceFields(tokenCodePolicies, { sortableId: false }),
     length: { sql: sql`${tokenCodePolicies.length}`, type: 'integer' },
     contains_letters: { sql: sql`${tokenCodePolicies.containsLetters}`, type: 'boolean' },
     contains_digits: { sql: sql`${tokenCodePolicies.containsDigits}`, type: 'boolean' },
     expires_in: { sql: sql`${tokenCodePolicies.expiresIn}`, type: 'integer' },
-    membership_id: { sql: sql`${tokenCodePolicies.membershipId}`, type: 'string' },
-    'sys.created_at': { sql: sql`${tokenCodePolicies.createdAt}`, type: 'timestamp', sortable: true },
-    'sys.created_by': { sql: sql`${tokenCodePolicies.createdBy}`, type: 'string' },
-    'sys.modified_at': { sql: sql`${tokenCodePolicies.modifiedAt}`, type: 'timestamp' },
-    'sys.modified_by': { sql: sql`${tokenCodePolicies.modifiedBy}`, type: 'string' },
+    ...membershipSysFields(tokenCodePolicies),
   },
   hidden: [],
 };
@@ -36,15 +29,6 @@ export const TOKEN_CODE_POLICY_QUERY_SCHEMA: QuerySchema = {
 export class TokenCodePolicyRepository extends MembershipScopedRepository<TokenCodePolicyRow, NewTokenCodePolicyRow, TokenCodePolicyChanges> {
   constructor(@Inject(DATABASE) database: Database) {
     super(database, { table: tokenCodePolicies, schema: TOKEN_CODE_POLICY_QUERY_SCHEMA, toResponse: toTokenCodePolicyResponse });
-  }
-
-  async findBySlug(membershipId: string, slug: string, executor: Executor = this.database.db): Promise<TokenCodePolicyRow | undefined> {
-    const [row] = await executor
-      .select()
-      .from(tokenCodePolicies)
-      .where(and(this.scope(membershipId), eq(tokenCodePolicies.slug, slug)))
-      .limit(1);
-    return row;
   }
 
   /**

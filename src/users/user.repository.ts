@@ -3,7 +3,7 @@ import { and, asc, eq, inArray, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { users, type UserRow } from '../database/schema';
-import { deleteByIds, runListQuery, type ListPage, type ListQuery, type ListRequest, type QueryField, type QuerySchema } from '../common/query';
+import { deleteByIds, likePattern, runListQuery, sysFields, type ListPage, type ListQuery, type ListRequest, type QueryField, type QuerySchema } from '../common/query';
 import { propertyNameProblem } from '../user-types/custom-fields';
 import { toUserResponse } from './user.mapper';
 
@@ -31,10 +31,7 @@ const USER_FIELDS: Record<string, QueryField> = {
     sql: sql`jsonb_strip_nulls(jsonb_build_object('created_at', ${isoText(users.createdAt)}, 'created_by', ${users.createdBy}, 'modified_at', ${isoText(users.modifiedAt)}, 'modified_by', ${users.modifiedBy}))`,
     type: 'json',
   },
-  'sys.created_at': { sql: sql`${users.createdAt}`, type: 'timestamp', sortable: true },
-  'sys.created_by': { sql: sql`${users.createdBy}`, type: 'string' },
-  'sys.modified_at': { sql: sql`${users.modifiedAt}`, type: 'timestamp' },
-  'sys.modified_by': { sql: sql`${users.modifiedBy}`, type: 'string' },
+  ...sysFields(users),
 };
 
 const HIDDEN = ['password_hash', 'password'] as const;
@@ -75,11 +72,6 @@ export function userQuerySchema(request: Pick<ListRequest, 'where' | 'select'>):
     fields[name] = { sql: sql`(${users.customFields} -> ${name}::text)`, type: 'json' };
   }
   return { fields, hidden: HIDDEN };
-}
-
-/** `%`, `_` and `\` are LIKE wildcards or its escape; a keyword means its own characters. */
-function likePattern(keyword: string): string {
-  return `%${keyword.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /** The users list of a membership, for runListQuery (and for explaining its plans); `condition` narrows it (search). */

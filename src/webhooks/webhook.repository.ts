@@ -3,7 +3,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { DATABASE, type Database } from '../database/database';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { webhooks, type WebhookRow } from '../database/schema';
-import type { QuerySchema } from '../common/query';
+import { membershipSysFields, namedResourceFields, type QuerySchema } from '../common/query';
 import { toWebhookResponse } from './webhook.mapper';
 
 export type NewWebhookRow = typeof webhooks.$inferInsert;
@@ -13,19 +13,12 @@ export type WebhookChanges = Pick<NewWebhookRow, 'name' | 'slug' | 'description'
 /** Sortable: what an index serves inside one membership (slug unique index, created index). */
 export const WEBHOOK_QUERY_SCHEMA: QuerySchema = {
   fields: {
-    _id: { sql: sql`${webhooks.id}`, type: 'string' },
-    name: { sql: sql`${webhooks.name}`, type: 'string' },
-    slug: { sql: sql`${webhooks.slug}`, type: 'string', sortable: true },
-    description: { sql: sql`${webhooks.description}`, type: 'string' },
+    ...namedResourceFields(webhooks, { sortableId: false }),
     event: { sql: sql`${webhooks.event}`, type: 'string' },
     status: { sql: sql`${webhooks.status}`, type: 'string' },
     try_count: { sql: sql`${webhooks.tryCount}`, type: 'integer' },
     request: { sql: sql`${webhooks.request}`, type: 'json' },
-    membership_id: { sql: sql`${webhooks.membershipId}`, type: 'string' },
-    'sys.created_at': { sql: sql`${webhooks.createdAt}`, type: 'timestamp', sortable: true },
-    'sys.created_by': { sql: sql`${webhooks.createdBy}`, type: 'string' },
-    'sys.modified_at': { sql: sql`${webhooks.modifiedAt}`, type: 'timestamp' },
-    'sys.modified_by': { sql: sql`${webhooks.modifiedBy}`, type: 'string' },
+    ...membershipSysFields(webhooks),
     has_secret: { sql: sql`(${webhooks.secret} is not null)`, type: 'boolean' },
   },
   hidden: ['secret'],

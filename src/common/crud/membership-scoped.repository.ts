@@ -1,10 +1,20 @@
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, ilike, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Database, Executor } from '../../database/database';
-import { deleteByIds, runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../query';
+import { deleteByIds, likePattern, runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../query';
 
-/** A table of rows that belong to one membership, with the columns every such resource has. */
-export type MembershipScopedTable = PgTable & { id: PgColumn; membershipId: PgColumn; createdAt: PgColumn };
+/**
+ * A table of rows that belong to one membership, with the columns every such resource has
+ * (database/schema.ts `namedResource` and `sysColumns`).
+ */
+export type MembershipScopedTable = PgTable & {
+  id: PgColumn;
+  membershipId: PgColumn;
+  name: PgColumn;
+  slug: PgColumn;
+  description: PgColumn;
+  createdAt: PgColumn;
+};
 
 export interface MembershipScopedResource<TRow> {
   table: MembershipScopedTable;
@@ -15,10 +25,12 @@ export interface MembershipScopedResource<TRow> {
 }
 
 /**
- * The reads and writes every membership resource with a plain CRUD surface repeats (mail hooks,
- * webhooks, providers, token code policies): find by id (locked or not), list/_query, insert,
- * replace, delete one, delete many, always inside the membership, so an id of another membership
- * is simply not found. A repository extends it and adds only what is its own.
+ * The reads and writes every membership resource with a plain CRUD surface repeats (roles,
+ * applications, user types, mail hooks, webhooks, providers, token code policies): find by id
+ * (locked or not) or slug, list/_query, keyword search, insert, replace, delete one, delete many,
+ * always inside the membership, so an id of another membership is simply not found. A repository
+ * extends it and adds only what is its own. Convention: the membership first, the executor last and
+ * optional (the request's ambient transaction, or the database, when omitted).
  *
  * Drizzle cannot infer row types through a table type parameter, so the queries here answer
  * through casts to TRow: the table and TRow are paired once, in the subclass's constructor.
@@ -48,6 +60,15 @@ export abstract class MembershipScopedRepository<TRow, TNewRow extends object, T
     return row as TRow | undefined;
   }
 
+  async findBySlug(membershipId: string, slug: string, executor: Executor = this.database.db): Promise<TRow | undefined> {
+    const [row] = await executor
+      .select()
+      .from(this.resource.table)
+      .where(and(this.scope(membershipId), eq(this.resource.table.slug, slug)))
+      .limit(1);
+    return row as TRow | undefined;
+  }
+
   /** The row, locked until the transaction ends, so concurrent replaces of one row serialize. */
   async findByIdForUpdate(membershipId: string, id: string, tx: Executor = this.database.db): Promise<TRow | undefined> {
     const [row] = await tx.select().from(this.resource.table).where(this.byId(membershipId, id)).limit(1).for('update');
@@ -55,23 +76,33 @@ export abstract class MembershipScopedRepository<TRow, TNewRow extends object, T
   }
 
   list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return runListQuery<TRow>({
-      executor: this.database.db,
-      table: this.resource.table,
-      idColumn: this.resource.table.id,
-      scope: this.scope(membershipId),
-      schema: this.resource.schema,
-      request,
-      defaultSort: this.defaultSort,
-      toResponse: this.resource.toResponse,
-    });
+    return this.listWhere(this.scope(membershipId), request);
   }
 
-  async insert(membershipId: string, row: Omit<TNewRow, 'membershipId'>, tx: Executor = this.database.db): Promise<TRow> {
-    const [created] = (await tx
-      .insert(this.resource.table)
-      .values({ ...row, membershipId })
-      .returning()) as TRow[];
+  /** List and `_query` narrowed to the rows whose name, slug or description contain `keyword` (the search routes). */
+  search(membershipId: string, request: ListRequest, keyword: string): Promise<ListPage<Record<string, unknown>>> {
+    const { name, slug, description } = this.resource.table;
+    const pattern = likePattern(keyword);
+    const matches = or(ilike(name, pattern), ilike(slug, pattern), ilike(description, pattern));
+    return this.listWhere(and(this.scope(membershipId), matches) ?? this.scope(membershipId), request);
+  }
+
+  /**
+   * Inserts the row into the membership. The second form (the membership inside the row) is the
+   * older call shape some services still use; both insert the same row.
+   */
+  insert(membershipId: string, row: Omit<TNewRow, 'membershipId'>, tx?: Executor): Promise<TRow>;
+  insert(row: TNewRow & { membershipId: string }, tx?: Executor): Promise<TRow>;
+  async insert(
+    membershipOrRow: string | (TNewRow & { membershipId: string }),
+    rowOrTx?: Omit<TNewRow, 'membershipId'> | Executor,
+    tx: Executor = this.database.db,
+  ): Promise<TRow> {
+    const [values, executor] =
+      typeof membershipOrRow === 'string'
+        ? [{ ...(rowOrTx as Omit<TNewRow, 'membershipId'>), membershipId: membershipOrRow }, tx]
+        : [membershipOrRow, (rowOrTx as Executor | undefined) ?? this.database.db];
+    const [created] = (await executor.insert(this.resource.table).values(values).returning()) as TRow[];
     return created;
   }
 
@@ -87,5 +118,18 @@ export abstract class MembershipScopedRepository<TRow, TNewRow extends object, T
 
   deleteByIds(membershipId: string, ids: readonly string[], tx: Executor = this.database.db): Promise<TRow[]> {
     return deleteByIds<TRow>(tx, this.resource.table, this.resource.table.id, this.scope(membershipId), ids);
+  }
+
+  private listWhere(scope: SQL, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    return runListQuery<TRow>({
+      executor: this.database.db,
+      table: this.resource.table,
+      idColumn: this.resource.table.id,
+      scope,
+      schema: this.resource.schema,
+      request,
+      defaultSort: this.defaultSort,
+      toResponse: this.resource.toResponse,
+    });
   }
 }

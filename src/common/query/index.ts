@@ -1,4 +1,5 @@
 export type { FieldType, QueryField, QuerySchema } from './query-schema';
+export { membershipSysFields, namedResourceFields, sysFields } from './resource-fields';
 export {
   QUERY_LIMITS,
   applyProjection,
@@ -11,7 +12,7 @@ export {
 } from './translate';
 export { LIST_LIMITS } from './list-params';
 export { normalizeIsoTimestamp } from './iso-timestamp';
-export { MAX_SEARCH_KEYWORD_LENGTH, parseSearchKeyword } from './search-keyword';
+export { MAX_SEARCH_KEYWORD_LENGTH, likePattern, parseSearchKeyword } from './search-keyword';
 export {
   runListQuery,
   listSelect,

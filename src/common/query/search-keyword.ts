@@ -13,3 +13,8 @@ export function parseSearchKeyword(keyword: unknown): string {
   }
   return keyword.trim();
 }
+
+/** A LIKE pattern matching the keyword anywhere: `%`, `_` and `\` are LIKE syntax, so a keyword means its own characters. */
+export function likePattern(keyword: string): string {
+  return `%${keyword.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}

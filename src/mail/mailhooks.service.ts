@@ -3,14 +3,14 @@ import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
-import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
-import type { QueryBody } from '../common/query/query-body';
+import { MembershipResourceService } from '../common/crud/membership-resource.service';
+import type { ListPage, ListRequest } from '../common/query';
 import { sameJson } from '../common/same-json';
 import { validationFailure } from '../common/validation';
 import type { MailhookRow, MailRecipient } from '../database/schema';
 import type { Tx } from '../database/database';
 import { EventRecorder } from '../events/event-recorder';
-import { utilizerIdOf } from '../events/event-types';
+import { utilizerIdOf, type EventType } from '../events/event-types';
 import { MembershipRepository } from '../memberships/membership.repository';
 import { eventProblem } from '../webhooks/webhook-template-rules';
 import { mailTemplateProblems } from './mail-template-rules';
@@ -63,27 +63,31 @@ function checkBody(body: MailhookBodyDto): void {
 }
 
 @Injectable()
-export class MailhooksService {
+export class MailhooksService extends MembershipResourceService<MailhookRow, MailhookBodyDto, MailhookResponse, EventType> {
   constructor(
     private readonly mailhooks: MailhookRepository,
     private readonly memberships: MembershipRepository,
     private readonly recorder: EventRecorder,
-    private readonly permissions: CallerPermissions,
-  ) {}
-
-  async get(membershipId: string, id: string): Promise<MailhookResponse> {
-    const row = await this.mailhooks.findById(membershipId, id);
-    if (!row) throw notFound();
-    return toMailhookResponse(row);
+    permissions: CallerPermissions,
+  ) {
+    super(
+      {
+        resource: 'mailhooks',
+        toResponse: toMailhookResponse,
+        deletedEvent: 'MailhookDeleted',
+        notFound: () => new DomainError('MailhookNotFound', 'The mail hook does not exist'),
+      },
+      mailhooks,
+      recorder,
+      permissions,
+    );
   }
 
-  /** List and `_query`: without the mail hooks a forbidden entry denies the caller reading. */
-  async list(caller: Caller, membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
-    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'mailhooks');
-    return this.mailhooks.list(membershipId, { query, ...body, hiddenIds });
+  protected listPage(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    return this.mailhooks.list(membershipId, request);
   }
 
-  create(membershipId: string, caller: Caller, body: MailhookBodyDto): Promise<MailhookResponse> {
+  create(caller: Caller, membershipId: string, body: MailhookBodyDto): Promise<MailhookResponse> {
     checkBody(body);
     const fields = toFields(body);
     const utilizerId = utilizerIdOf(caller);
@@ -96,43 +100,20 @@ export class MailhooksService {
     });
   }
 
-  replace(membershipId: string, id: string, caller: Caller, body: MailhookBodyDto): Promise<MailhookResponse> {
+  replace(caller: Caller, membershipId: string, id: string, body: MailhookBodyDto): Promise<MailhookResponse> {
     checkBody(body);
     const fields = toFields(body);
     const utilizerId = utilizerIdOf(caller);
     return this.recorder.transaction(async (tx, record) => {
       await this.assertProviderExists(tx, membershipId, fields.mailProvider);
       const current = await this.mailhooks.findByIdForUpdate(membershipId, id, tx);
-      if (!current) throw notFound();
+      if (!current) throw this.notFound();
       if (sameFields(current, fields)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
       const updated = await this.mailhooks.replace(membershipId, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId }, tx);
       const document = toMailhookResponse(updated);
       record({ membershipId, eventType: 'MailhookUpdated', utilizerId, document, prior: toMailhookResponse(current) });
       return document;
     });
-  }
-
-  async delete(membershipId: string, id: string, caller: Caller): Promise<void> {
-    const utilizerId = utilizerIdOf(caller);
-    await this.recorder.transaction(async (tx, record) => {
-      const deleted = await this.mailhooks.deleteById(membershipId, id, tx);
-      if (!deleted) throw notFound();
-      record({ membershipId, eventType: 'MailhookDeleted', utilizerId, document: {}, prior: toMailhookResponse(deleted) });
-    });
-  }
-
-  async deleteMany(membershipId: string, caller: Caller, body: unknown): Promise<{ deleted: string[]; not_found: string[] }> {
-    const ids = parseBulkIds(body);
-    await this.permissions.assertMayActOnEach(caller, 'mailhooks', 'delete', ids);
-    const utilizerId = utilizerIdOf(caller);
-    const deleted = await this.recorder.transaction(async (tx, record) => {
-      const rows = await this.mailhooks.deleteByIds(membershipId, ids, tx);
-      for (const row of rows) {
-        record({ membershipId, eventType: 'MailhookDeleted', utilizerId, document: {}, prior: toMailhookResponse(row) });
-      }
-      return rows;
-    });
-    return bulkDeleteAnswer(ids, deleted.map((row) => row.id));
   }
 
   /** Under a share lock of the membership, so a PUT cannot remove the provider before this commits. */
@@ -143,8 +124,4 @@ export class MailhooksService {
       throw validationError('mail_provider', `names no entry of the membership's mail_providers: ${JSON.stringify(slug.slice(0, 64))}`);
     }
   }
-}
-
-function notFound(): DomainError {
-  return new DomainError('MailhookNotFound', 'The mail hook does not exist');
 }

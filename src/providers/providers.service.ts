@@ -3,12 +3,12 @@ import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
-import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
-import type { QueryBody } from '../common/query/query-body';
+import { MembershipResourceService } from '../common/crud/membership-resource.service';
+import type { ListPage, ListRequest } from '../common/query';
 import type { Executor } from '../database/database';
 import type { ProviderRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
-import { utilizerIdOf } from '../events/event-types';
+import { utilizerIdOf, type EventType } from '../events/event-types';
 import { DESTINATION_NOT_ALLOWED, DestinationPolicy, parseIpLiteral, refusedRange } from '../outbound/destination-policy';
 import { assertHoldsGrants, grantedByAssignment } from '../permissions';
 import { loadAssignment } from '../roles/assignment';
@@ -48,14 +48,12 @@ function nextSecret(current: string | null, requested: string | null | undefined
 /** What a provider grants: users it signs up get its default role (contract "Grants"). */
 const grantsOf = (role: string | null): { role: string | null; permissions: string[]; forbidden: string[] } => ({ role, permissions: [], forbidden: [] });
 
-const notFound = (): DomainError => new DomainError('ProviderNotFound', 'The provider does not exist');
-
 /**
  * External identity providers of a membership (contract "External identity providers"). The
  * client secret is write-only: responses and events carry only `has_client_secret`.
  */
 @Injectable()
-export class ProvidersService {
+export class ProvidersService extends MembershipResourceService<ProviderRow, ProviderBodyDto, ProviderResponse, EventType> {
   constructor(
     private readonly providers: ProviderRepository,
     private readonly roles: RoleRepository,
@@ -64,21 +62,25 @@ export class ProvidersService {
     private readonly destinations: DestinationPolicy,
     private readonly permissions: CallerPermissions,
     private readonly cache: ProviderCache,
-  ) {}
-
-  async get(membershipId: string, id: string): Promise<ProviderResponse> {
-    const row = await this.providers.findById(membershipId, id);
-    if (!row) throw notFound();
-    return toProviderResponse(row);
+  ) {
+    super(
+      {
+        resource: 'providers',
+        toResponse: toProviderResponse,
+        deletedEvent: 'ProviderDeleted',
+        notFound: () => new DomainError('ProviderNotFound', 'The provider does not exist'),
+      },
+      providers,
+      recorder,
+      permissions,
+    );
   }
 
-  /** List and `_query`: without the providers a forbidden entry denies the caller reading. */
-  async list(caller: Caller, membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
-    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'providers');
-    return this.providers.list(membershipId, { query, ...body, hiddenIds });
+  protected listPage(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    return this.providers.list(membershipId, request);
   }
 
-  async create(membershipId: string, caller: Caller, body: ProviderBodyDto): Promise<ProviderResponse> {
+  async create(caller: Caller, membershipId: string, body: ProviderBodyDto): Promise<ProviderResponse> {
     const fields = toFields(body);
     this.checkIssuer(fields.issuer);
     const utilizerId = utilizerIdOf(caller);
@@ -101,14 +103,14 @@ export class ProvidersService {
     return created;
   }
 
-  async replace(membershipId: string, id: string, caller: Caller, body: ProviderBodyDto): Promise<ProviderResponse> {
+  async replace(caller: Caller, membershipId: string, id: string, body: ProviderBodyDto): Promise<ProviderResponse> {
     const fields = toFields(body);
     this.checkIssuer(fields.issuer);
     const utilizerId = utilizerIdOf(caller);
     const granter = await this.permissions.granterOf(caller);
     const replaced = await this.recorder.transaction(async (tx, record) => {
       const current = await this.providers.findByIdForUpdate(membershipId, id, tx);
-      if (!current) throw notFound();
+      if (!current) throw this.notFound();
       if (body.slug !== undefined && body.slug !== current.slug) throw validationError('slug', 'is immutable');
       const clientSecret = nextSecret(current.clientSecret, body.client_secret);
       if (sameFields(current, fields) && clientSecret === current.clientSecret) {
@@ -126,28 +128,9 @@ export class ProvidersService {
     return replaced;
   }
 
-  async delete(membershipId: string, id: string, caller: Caller): Promise<void> {
-    const deleted = await this.deleteByIds(membershipId, caller, [id]);
-    if (!deleted.length) throw notFound();
-  }
-
-  async deleteMany(membershipId: string, caller: Caller, body: unknown): Promise<{ deleted: string[]; not_found: string[] }> {
-    const ids = parseBulkIds(body);
-    await this.permissions.assertMayActOnEach(caller, 'providers', 'delete', ids);
-    return bulkDeleteAnswer(ids, await this.deleteByIds(membershipId, caller, ids));
-  }
-
-  private async deleteByIds(membershipId: string, caller: Caller, ids: string[]): Promise<string[]> {
-    const utilizerId = utilizerIdOf(caller);
-    const rows = await this.recorder.transaction(async (tx, record) => {
-      const deleted = await this.providers.deleteByIds(membershipId, ids, tx);
-      for (const row of deleted) {
-        record({ membershipId, eventType: 'ProviderDeleted', utilizerId, document: {}, prior: toProviderResponse(row) });
-      }
-      return deleted;
-    });
-    for (const row of rows) this.cache.forget(membershipId, row.slug);
-    return rows.map((row) => row.id);
+  /** This instance's cache forgets them once the deletes have committed. */
+  protected override afterDelete(membershipId: string, deleted: readonly ProviderRow[]): void {
+    for (const row of deleted) this.cache.forget(membershipId, row.slug);
   }
 
   /**

@@ -2,13 +2,12 @@ import { Injectable } from '@nestjs/common';
 import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
-import { slugify } from '../common/ids';
-import { newId } from '../common/ids';
-import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
+import { newId, slugify } from '../common/ids';
+import type { ListPage, ListRequest } from '../common/query';
+import { MembershipResourceService } from '../common/crud/membership-resource.service';
 import type { WebhookRequestTemplate, WebhookRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
-import { utilizerIdOf } from '../events/event-types';
-import type { QueryBody } from '../common/query/query-body';
+import { utilizerIdOf, type EventType } from '../events/event-types';
 import { sameJson } from '../common/same-json';
 import { DESTINATION_NOT_ALLOWED, DestinationPolicy } from '../outbound/destination-policy';
 import type { WebhookBodyDto } from './webhook.dto';
@@ -66,13 +65,26 @@ function nextSecret(current: string | null, requested: string | null | undefined
 }
 
 @Injectable()
-export class WebhooksService {
+export class WebhooksService extends MembershipResourceService<WebhookRow, WebhookBodyDto, WebhookResponse, EventType> {
   constructor(
     private readonly webhooks: WebhookRepository,
     private readonly recorder: EventRecorder,
     private readonly destinations: DestinationPolicy,
-    private readonly permissions: CallerPermissions,
-  ) {}
+    permissions: CallerPermissions,
+  ) {
+    super(
+      {
+        resource: 'webhooks',
+        toResponse: toWebhookResponse,
+        toEventDocument: toWebhookEventDocument,
+        deletedEvent: 'WebhookDeleted',
+        notFound: () => new DomainError('WebhookNotFound', 'The webhook does not exist'),
+      },
+      webhooks,
+      recorder,
+      permissions,
+    );
+  }
 
   /**
    * A URL whose host is an IP literal or localhost name the outbound policy refuses is not stored
@@ -85,19 +97,11 @@ export class WebhooksService {
     }
   }
 
-  async get(membershipId: string, id: string): Promise<WebhookResponse> {
-    const row = await this.webhooks.findById(membershipId, id);
-    if (!row) throw notFound();
-    return toWebhookResponse(row);
+  protected listPage(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    return this.webhooks.list(membershipId, request);
   }
 
-  /** List and `_query`: without the webhooks a forbidden entry denies the caller reading. */
-  async list(caller: Caller, membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
-    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'webhooks');
-    return this.webhooks.list(membershipId, { query, ...body, hiddenIds });
-  }
-
-  async create(membershipId: string, caller: Caller, body: WebhookBodyDto): Promise<WebhookResponse> {
+  async create(caller: Caller, membershipId: string, body: WebhookBodyDto): Promise<WebhookResponse> {
     const fields = toFields(body);
     this.checkDestination(fields);
     const utilizerId = utilizerIdOf(caller);
@@ -106,12 +110,12 @@ export class WebhooksService {
     return toWebhookResponse(row);
   }
 
-  async replace(membershipId: string, id: string, caller: Caller, body: WebhookBodyDto): Promise<WebhookResponse> {
+  async replace(caller: Caller, membershipId: string, id: string, body: WebhookBodyDto): Promise<WebhookResponse> {
     const fields = toFields(body);
     this.checkDestination(fields);
     const utilizerId = utilizerIdOf(caller);
     const current = await this.webhooks.findByIdForUpdate(membershipId, id);
-    if (!current) throw notFound();
+    if (!current) throw this.notFound();
     const secret = nextSecret(current.secret, body.secret);
     if (sameFields(current, fields) && secret === current.secret) {
       throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
@@ -121,26 +125,4 @@ export class WebhooksService {
     this.recorder.recordChange({ membershipId, eventType: 'WebhookUpdated', utilizerId, document: toWebhookEventDocument(updated), prior: toWebhookEventDocument(current) });
     return toWebhookResponse(updated);
   }
-
-  async delete(membershipId: string, id: string, caller: Caller): Promise<void> {
-    const utilizerId = utilizerIdOf(caller);
-    const deleted = await this.webhooks.deleteById(membershipId, id);
-    if (!deleted) throw notFound();
-    this.recorder.recordChange({ membershipId, eventType: 'WebhookDeleted', utilizerId, document: {}, prior: toWebhookEventDocument(deleted) });
-  }
-
-  async deleteMany(membershipId: string, caller: Caller, body: unknown): Promise<{ deleted: string[]; not_found: string[] }> {
-    const ids = parseBulkIds(body);
-    await this.permissions.assertMayActOnEach(caller, 'webhooks', 'delete', ids);
-    const utilizerId = utilizerIdOf(caller);
-    const deleted = await this.webhooks.deleteByIds(membershipId, ids);
-    for (const row of deleted) {
-      this.recorder.recordChange({ membershipId, eventType: 'WebhookDeleted', utilizerId, document: {}, prior: toWebhookEventDocument(row) });
-    }
-    return bulkDeleteAnswer(ids, deleted.map((row) => row.id));
-  }
-}
-
-function notFound(): DomainError {
-  return new DomainError('WebhookNotFound', 'The webhook does not exist');
 }

@@ -1,0 +1,143 @@
+import { type ArgumentMetadata, Body, Injectable, Param, type PipeTransform, Query, type Type, type ValidationPipe } from '@nestjs/common';
+import { ApiParam, ApiTags } from '@nestjs/swagger';
+import { CurrentCaller } from '../access-decorators';
+import type { BodyExample } from '../api-docs';
+import type { Caller } from '../caller';
+import { ApiAuth } from '../openapi';
+import { parseBulkIds, type ListPage } from '../query';
+import { BulkDeleteBodyDto, type QueryBody, QueryBodyParam } from '../query/query-body';
+import { createValidationPipe } from '../validation';
+import {
+  BulkDeleteRoute,
+  type BulkDeleteRouteDocs,
+  CreateRoute,
+  DeleteRoute,
+  GetRoute,
+  type ItemRouteDocs,
+  ListRoute,
+  type ListRouteDocs,
+  QueryRoute,
+  type QueryRouteDocs,
+  ReplaceRoute,
+  type RouteDocs,
+} from './crud-routes';
+import type { BulkDeleteAnswer, MembershipResourceOperations } from './membership-resource.service';
+
+/**
+ * The global validation pipe, for a DTO named here rather than by the parameter's type. A handler
+ * written once for many resources has a generic body type, whose design type is Object, and the
+ * global pipe lets an Object through unchecked; this pipe checks it against the resource's DTO
+ * with the same options, so that the 400 bodies are those of every other route.
+ */
+@Injectable()
+export class DtoBodyPipe implements PipeTransform {
+  private readonly pipe: ValidationPipe = createValidationPipe();
+
+  constructor(private readonly dto: Type<object>) {}
+
+  transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    return this.pipe.transform(value, { ...metadata, metatype: this.dto }) as Promise<unknown>;
+  }
+}
+
+/** A route's documentation, without what the resource states once (permission, schemas, sort fields). */
+type Described<TDocs extends RouteDocs> = Omit<TDocs, 'permission' | 'sortable' | 'items' | 'answer' | 'body'>;
+
+export interface MembershipResourceRoutes {
+  /** The resource of the permissions (`webhooks` in `webhooks.read`). */
+  resource: string;
+  /** The OpenAPI tag. */
+  tag: string;
+  /** Whether the document declares `membershipId` once for the controller (the document has always done so for some resources). */
+  membershipParamOnController?: boolean;
+  /** The schema of one resource in answers and list items. */
+  item: Type<unknown>;
+  /** The create and replace body, as validated and documented. */
+  body: Type<object>;
+  /** A pipe that reads the body in place of that validation (user types split theirs); the document still shows `body`. */
+  bodyPipe?: Type<PipeTransform>;
+  /** The fields `sort` accepts, as the `sort` parameter describes them. */
+  sortable: string;
+  list: Described<ListRouteDocs>;
+  query: Described<QueryRouteDocs>;
+  get: Described<ItemRouteDocs>;
+  /** `answer`: where the creation answer is not `item` (it shows a secret once). */
+  create: Described<ItemRouteDocs> & { answer?: Type<unknown> };
+  /** `examples`: of the body, where the document shows the replace body's own. */
+  replace: Described<ItemRouteDocs> & { examples?: Record<string, BodyExample> };
+  delete: Described<RouteDocs>;
+  deleteMany: Described<BulkDeleteRouteDocs>;
+}
+
+/**
+ * The seven routes every membership resource has (list, `_query`, get, create, replace, delete,
+ * bulk delete), written once: the class returned is extended by the resource's controller, which
+ * adds `@Controller`, its interceptors, a constructor handing its service to `super`, and its own
+ * routes (search, secret rotation). Nest and the OpenAPI explorer read the inherited handlers as
+ * the subclass's own, the subclass's first: a `search` route declared there is matched before
+ * `:id`.
+ *
+ * TBody is the body the service takes (the DTO, or what `bodyPipe` makes of the request body).
+ */
+export function MembershipResourceController<TBody, TResponse, TCreated = TResponse>(routes: MembershipResourceRoutes) {
+  const permission = (action: string): string => `${routes.resource}.${action}`;
+  const { item, sortable } = routes;
+  const bodyPipe = routes.bodyPipe ?? new DtoBodyPipe(routes.body);
+  const membershipParam: ClassDecorator = routes.membershipParamOnController ? ApiParam({ name: 'membershipId' }) : () => undefined;
+  const { examples: replaceExamples, ...replaceDocs } = routes.replace;
+
+  @ApiTags(routes.tag)
+  @ApiAuth()
+  @membershipParam
+  abstract class MembershipResourceRoutesBase {
+    // Public: a class returned from a function cannot declare protected members (TS4094, declaration emit).
+    protected constructor(readonly service: MembershipResourceOperations<TBody, TResponse, TCreated>) {}
+
+    @ListRoute({ permission: permission('read'), sortable, items: item, ...routes.list })
+    list(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+      return this.service.list(caller, membershipId, { query });
+    }
+
+    @QueryRoute({ permission: permission('read'), sortable, items: item, ...routes.query })
+    query(
+      @CurrentCaller() caller: Caller,
+      @Param('membershipId') membershipId: string,
+      @Query() query: Record<string, unknown>,
+      @QueryBodyParam() body: QueryBody,
+    ): Promise<ListPage<Record<string, unknown>>> {
+      return this.service.list(caller, membershipId, { query, ...body });
+    }
+
+    @GetRoute({ permission: permission('read'), answer: item, ...routes.get })
+    get(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<TResponse> {
+      return this.service.get(membershipId, id);
+    }
+
+    @CreateRoute({ permission: permission('create'), answer: item, body: routes.body, ...routes.create })
+    create(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Body(bodyPipe) body: TBody): Promise<TCreated> {
+      return this.service.create(caller, membershipId, body);
+    }
+
+    @ReplaceRoute({
+      permission: permission('update'),
+      answer: item,
+      body: replaceExamples === undefined ? routes.body : { model: routes.body, examples: replaceExamples },
+      ...replaceDocs,
+    })
+    replace(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('id') id: string, @Body(bodyPipe) body: TBody): Promise<TResponse> {
+      return this.service.replace(caller, membershipId, id, body);
+    }
+
+    @DeleteRoute({ permission: permission('delete'), ...routes.delete })
+    delete(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('id') id: string): Promise<void> {
+      return this.service.delete(caller, membershipId, id);
+    }
+
+    /** The global pipe checks the body's keys (only `ids`); parseBulkIds checks the ids and answers the contract's error. */
+    @BulkDeleteRoute({ permission: permission('delete'), ...routes.deleteMany })
+    deleteMany(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Body() body: BulkDeleteBodyDto): Promise<BulkDeleteAnswer> {
+      return this.service.deleteMany(caller, membershipId, parseBulkIds(body));
+    }
+  }
+  return MembershipResourceRoutesBase;
+}

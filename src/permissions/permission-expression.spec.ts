@@ -1,19 +1,11 @@
-import { DomainError } from '../common/errors';
+import type { DomainError } from '../common/errors';
+import { domainErrorOf } from '../common/testing/domain-error';
 import { MAX_PERMISSION_LENGTH, PermissionExpression, escapePermissionSegment } from './permission-expression';
 
 const p = (text: string): PermissionExpression => PermissionExpression.parse(text);
 
 function expectInvalid(fn: () => unknown): DomainError {
-  let thrown: unknown;
-  try {
-    fn();
-  } catch (error: unknown) {
-    thrown = error;
-  }
-  expect(thrown).toBeInstanceOf(DomainError);
-  const domain = thrown as DomainError;
-  expect(domain.code).toBe('InvalidPermission');
-  expect(domain.status).toBe(400);
+  const domain = domainErrorOf(fn, 'InvalidPermission', 400);
   expect(domain.message.length).toBeGreaterThan(0);
   return domain;
 }

@@ -1,33 +1,13 @@
 import { domainErrorOf } from '../common/testing/domain-error';
-import type { PermissionHolder } from './decide';
+import { holder, HOLDER_ID, type HolderSpec } from '../common/testing/permission-holder';
 import { assertHoldsGrants, grantedBy, grantedByAssignment, holdsGrant, segmentsOverlap, type Assignment } from './grants';
 import { PermissionExpression } from './permission-expression';
 
-const ALICE = 'u-alice';
+const ALICE = HOLDER_ID;
 const BOB = 'u-bob';
 const p = (text: string): PermissionExpression => PermissionExpression.parse(text);
 const list = (...texts: string[]): PermissionExpression[] => texts.map(p);
 const texts = (expressions: readonly PermissionExpression[]): string[] => expressions.map(String);
-
-interface HolderSpec {
-  own?: string[];
-  ownForbidden?: string[];
-  role?: string[];
-  roleForbidden?: string[];
-  scopes?: string[];
-}
-
-function holder(spec: HolderSpec = {}): PermissionHolder {
-  return {
-    id: ALICE,
-    kind: 'user',
-    ownPermissions: list(...(spec.own ?? [])),
-    ownForbidden: list(...(spec.ownForbidden ?? [])),
-    rolePermissions: list(...(spec.role ?? [])),
-    roleForbidden: list(...(spec.roleForbidden ?? [])),
-    scopes: spec.scopes ? list(...spec.scopes) : null,
-  };
-}
 
 describe('holdsGrant', () => {
   it.each<[string, HolderSpec, string, boolean]>([

@@ -21,6 +21,11 @@ function request(authorization: string | undefined, extra: Partial<ProtectedRequ
   };
 }
 
+/** One turn of the event loop: lets socket events and the promises they settle run. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 function expectDenied(outcome: AuthorizationOutcome, status: number, errorCode: string): void {
   expect(outcome.allowed).toBe(false);
   if (outcome.allowed) return;
@@ -51,18 +56,20 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
     await service.close();
   });
 
+  /** The caller is allowed after one /whoami and one /roles/check-permission, each with its header as-is. */
+  async function expectAllowedByWhoamiThenCheck(authorization: string, identity: typeof USER | typeof APP, tokenKind: 'Bearer' | 'Basic', permission: string): Promise<void> {
+    service.accept(authorization, identity, [permission]);
+    const outcome = await client().authorize(request(authorization), ordersRead);
+    expect(outcome).toEqual({ allowed: true, principal: { identity, tokenKind, permission } });
+    expect(service.calls).toEqual([
+      { path: 'whoami', authorization, permission: undefined },
+      { path: 'check-permission', authorization, permission },
+    ]);
+  }
+
   describe('Bearer', () => {
     it('calls /whoami then /roles/check-permission under the path prefix, forwarding the header as-is', async () => {
-      service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
-      const outcome = await client().authorize(request(BEARER), ordersRead);
-      expect(outcome).toEqual({
-        allowed: true,
-        principal: { identity: USER, tokenKind: 'Bearer', permission: 'u-1.orders.read.o-1' },
-      });
-      expect(service.calls).toEqual([
-        { path: 'whoami', authorization: BEARER, permission: undefined },
-        { path: 'check-permission', authorization: BEARER, permission: 'u-1.orders.read.o-1' },
-      ]);
+      await expectAllowedByWhoamiThenCheck(BEARER, USER, 'Bearer', 'u-1.orders.read.o-1');
     });
 
     it('accepts the scheme in any case', async () => {
@@ -207,16 +214,7 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
 
   describe('Basic', () => {
     it('reads the application with the token itself, then checks the permission', async () => {
-      service.accept(BASIC, APP, ['app-1.orders.read.o-1']);
-      const outcome = await client().authorize(request(BASIC), ordersRead);
-      expect(outcome).toEqual({
-        allowed: true,
-        principal: { identity: APP, tokenKind: 'Basic', permission: 'app-1.orders.read.o-1' },
-      });
-      expect(service.calls.map((c) => [c.path, c.authorization])).toEqual([
-        ['whoami', BASIC],
-        ['check-permission', BASIC],
-      ]);
+      await expectAllowedByWhoamiThenCheck(BASIC, APP, 'Basic', 'app-1.orders.read.o-1');
     });
 
     it('answers a Basic challenge on 401', async () => {
@@ -346,42 +344,47 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
 
   describe('service failures answer 503, never 401', () => {
     it.each([
-      ['a 500', 'error500'],
-      ['a 502 HTML page', 'error502'],
-      ['an unparseable 200', 'garbage200'],
-      ['a 200 of the wrong shape', 'wrongShape200'],
-      ['a 401 that is not the service error body', 'html401'],
-      ['a 404 (wrong BaseUrl)', 'notFound'],
-      ['a redirect', 'redirect'],
-    ] as const)('on %s from /whoami', async (_label, behaviour) => {
+      ['a 500', '/whoami', 'whoami', 'error500'],
+      ['a 502 HTML page', '/whoami', 'whoami', 'error502'],
+      ['an unparseable 200', '/whoami', 'whoami', 'garbage200'],
+      ['a 200 of the wrong shape', '/whoami', 'whoami', 'wrongShape200'],
+      ['a 401 that is not the service error body', '/whoami', 'whoami', 'html401'],
+      ['a 404 (wrong BaseUrl)', '/whoami', 'whoami', 'notFound'],
+      ['a redirect', '/whoami', 'whoami', 'redirect'],
+      ['a 500', '/roles/check-permission', 'checkPermission', 'error500'],
+      ['an unparseable 200', '/roles/check-permission', 'checkPermission', 'garbage200'],
+      ['a 200 of the wrong shape', '/roles/check-permission', 'checkPermission', 'wrongShape200'],
+      ['a 401 that is not the service error body', '/roles/check-permission', 'checkPermission', 'html401'],
+    ] as const)('on %s from %s', async (_label, _path, endpoint, behaviour) => {
       service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
-      service.whoami = behaviour;
+      service[endpoint] = behaviour;
       const outcome = await client().authorize(request(BEARER), ordersRead);
       expectDenied(outcome, 503, 'AuthenticationServiceUnavailable');
       expect(outcome.allowed || outcome.detail).toBeTruthy();
       expect(outcome.allowed || outcome.headers['WWW-Authenticate']).toBeUndefined();
     });
 
-    it.each([
-      ['a 500', 'error500'],
-      ['an unparseable 200', 'garbage200'],
-      ['a 200 of the wrong shape', 'wrongShape200'],
-      ['a 401 that is not the service error body', 'html401'],
-    ] as const)('on %s from /roles/check-permission', async (_label, behaviour) => {
-      service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
-      service.checkPermission = behaviour;
-      expectDenied(await client().authorize(request(BEARER), ordersRead), 503, 'AuthenticationServiceUnavailable');
-    });
-
-    it('on a timeout', async () => {
+    it('on a timeout: waits out TimeoutMs while the service hangs, then gives up', async () => {
       service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
       service.whoami = 'hang';
-      const started = Date.now();
-      const outcome = await client({ TimeoutMs: 200 }).authorize(request(BEARER), ordersRead);
-      expectDenied(outcome, 503, 'AuthenticationServiceUnavailable');
-      expect(Date.now() - started).toBeGreaterThanOrEqual(180);
-      expect(Date.now() - started).toBeLessThan(2000);
-      expect(outcome.allowed || outcome.detail).toMatch(/200 ms/);
+      // The deadline runs on fake timers (the sockets stay real), so the test decides when it passes.
+      jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+      try {
+        let settled: AuthorizationOutcome | undefined;
+        const pending = client({ TimeoutMs: 200 })
+          .authorize(request(BEARER), ordersRead)
+          .then((outcome) => (settled = outcome));
+        while (service.count('whoami') === 0) await nextTurn();
+        jest.advanceTimersByTime(199);
+        await nextTurn();
+        expect(settled).toBeUndefined();
+        jest.advanceTimersByTime(1);
+        const outcome = await pending;
+        expectDenied(outcome, 503, 'AuthenticationServiceUnavailable');
+        expect(outcome.allowed || outcome.detail).toMatch(/200 ms/);
+      } finally {
+        jest.useRealTimers();
+      }
     });
 
     it('on a timeout of the permission check', async () => {

@@ -1,36 +1,14 @@
+import { holder, HOLDER_ID, type HolderSpec } from '../common/testing/permission-holder';
 import { Decision, DecisionReason, OWN_RECORD_ACTIONS, PermissionHolder, decide, holdsScope, isScopeSubset } from './decide';
 import { PermissionExpression } from './permission-expression';
 import * as publicApi from './index';
 
-const ALICE = 'u-alice';
+const ALICE = HOLDER_ID;
 const BOB = 'u-bob';
 const APP = 'app-1';
 
 const p = (text: string): PermissionExpression => PermissionExpression.parse(text);
 const list = (...texts: string[]): PermissionExpression[] => texts.map(p);
-
-interface HolderSpec {
-  id?: string;
-  kind?: 'user' | 'application';
-  own?: string[];
-  ownForbidden?: string[];
-  role?: string[];
-  roleForbidden?: string[];
-  scopes?: string[] | null;
-}
-
-function holder(spec: HolderSpec = {}): PermissionHolder {
-  const h: PermissionHolder = {
-    id: spec.id ?? ALICE,
-    kind: spec.kind ?? 'user',
-    ownPermissions: list(...(spec.own ?? [])),
-    ownForbidden: list(...(spec.ownForbidden ?? [])),
-    rolePermissions: list(...(spec.role ?? [])),
-    roleForbidden: list(...(spec.roleForbidden ?? [])),
-  };
-  if (spec.scopes !== undefined) h.scopes = spec.scopes === null ? null : list(...spec.scopes);
-  return h;
-}
 
 /** What a request by `h` needs: `<caller id>.<resource>.<action>.<object>`. */
 const need = (h: PermissionHolder, resource: string, action: string, object = '*'): PermissionExpression =>

@@ -1,33 +1,13 @@
-import { DomainError } from '../common/errors';
-import type { PermissionHolder } from './decide';
+import { domainErrorOf } from '../common/testing/domain-error';
+import { holder, HOLDER_ID, type HolderSpec } from '../common/testing/permission-holder';
 import { assertHoldsGrants, grantedBy, grantedByAssignment, holdsGrant, segmentsOverlap, type Assignment } from './grants';
 import { PermissionExpression } from './permission-expression';
 
-const ALICE = 'u-alice';
+const ALICE = HOLDER_ID;
 const BOB = 'u-bob';
 const p = (text: string): PermissionExpression => PermissionExpression.parse(text);
 const list = (...texts: string[]): PermissionExpression[] => texts.map(p);
 const texts = (expressions: readonly PermissionExpression[]): string[] => expressions.map(String);
-
-interface HolderSpec {
-  own?: string[];
-  ownForbidden?: string[];
-  role?: string[];
-  roleForbidden?: string[];
-  scopes?: string[];
-}
-
-function holder(spec: HolderSpec = {}): PermissionHolder {
-  return {
-    id: ALICE,
-    kind: 'user',
-    ownPermissions: list(...(spec.own ?? [])),
-    ownForbidden: list(...(spec.ownForbidden ?? [])),
-    rolePermissions: list(...(spec.role ?? [])),
-    roleForbidden: list(...(spec.roleForbidden ?? [])),
-    scopes: spec.scopes ? list(...spec.scopes) : null,
-  };
-}
 
 describe('holdsGrant', () => {
   it.each<[string, HolderSpec, string, boolean]>([
@@ -160,14 +140,8 @@ describe('grantedByAssignment', () => {
 
 describe('assertHoldsGrants', () => {
   it('answers 403 AccessDenied naming the first expression not held', () => {
-    let thrown: unknown;
-    try {
-      assertHoldsGrants({ holder: holder({ role: ['users.read'] }) }, list('users.read.abc', 'events.read', 'roles'));
-    } catch (error) {
-      thrown = error;
-    }
-    expect(thrown).toBeInstanceOf(DomainError);
-    expect(thrown).toMatchObject({ code: 'AccessDenied', status: 403, message: expect.stringContaining('*.events.read.*') });
+    const error = domainErrorOf(() => assertHoldsGrants({ holder: holder({ role: ['users.read'] }) }, list('users.read.abc', 'events.read', 'roles')), 'AccessDenied', 403);
+    expect(error.message).toContain('*.events.read.*');
   });
 
   it('passes when everything is held, and for nothing granted', () => {

@@ -34,6 +34,19 @@ function gatedWorker<T>() {
   return { worker, started, gates };
 }
 
+/** A queue whose worker notes each item as it starts and finishes one microtask later. */
+function recordingQueue(sizes: { name: string; capacity: number; concurrency: number }) {
+  const started: number[] = [];
+  const q = new BoundedQueue<number>({
+    ...sizes,
+    worker: async (n) => {
+      started.push(n);
+      await Promise.resolve();
+    },
+  });
+  return { q, started };
+}
+
 describe('BoundedQueue', () => {
   describe('construction', () => {
     it('exposes name and capacity and starts empty', () => {
@@ -188,15 +201,7 @@ describe('BoundedQueue', () => {
     });
 
     it('keeps FIFO order across ring-buffer wrap-around', async () => {
-      const started: number[] = [];
-      const q = new BoundedQueue<number>({
-        name: 'q',
-        capacity: 3,
-        concurrency: 1,
-        worker: async (n) => {
-          started.push(n);
-        },
-      });
+      const { q, started } = recordingQueue({ name: 'q', capacity: 3, concurrency: 1 });
       let next = 0;
       const expected: number[] = [];
       for (let round = 0; round < 10; round++) {
@@ -223,18 +228,13 @@ describe('BoundedQueue', () => {
     it('keeps going after rejections and synchronous throws, reporting them to onError', async () => {
       const onError = jest.fn();
       const done: number[] = [];
-      const q = new BoundedQueue<number>({
-        name: 'q',
-        capacity: 10,
-        concurrency: 1,
-        worker: (n) => {
-          if (n === 2) return Promise.reject(new Error('receiver 500'));
-          if (n === 3) throw new Error('sync boom');
-          done.push(n);
-          return Promise.resolve();
-        },
-        onError,
-      });
+      const worker = (n: number): Promise<void> => {
+        if (n === 2) return Promise.reject(new Error('receiver 500'));
+        if (n === 3) throw new Error('sync boom');
+        done.push(n);
+        return Promise.resolve();
+      };
+      const q = new BoundedQueue<number>({ name: 'q', capacity: 10, concurrency: 1, worker, onError });
       for (const n of [1, 2, 3, 4]) q.enqueue(n);
       await q.onIdle();
       expect(done).toEqual([1, 4]);
@@ -329,16 +329,12 @@ describe('BoundedQueue', () => {
     it('times out with a hanging worker, reports lost items and starts nothing afterwards', async () => {
       jest.useFakeTimers();
       const started: number[] = [];
-      const q = new BoundedQueue<number>({
-        name: 'q',
-        capacity: 10,
-        concurrency: 2,
-        worker: (n) => {
-          started.push(n);
-          if (n === 1) return new Promise<void>(() => {}); // hangs forever
-          return new Promise<void>((r) => setTimeout(r, 100));
-        },
-      });
+      const worker = (n: number): Promise<void> => {
+        started.push(n);
+        if (n === 1) return new Promise<void>(() => {}); // hangs forever
+        return new Promise<void>((r) => setTimeout(r, 100));
+      };
+      const q = new BoundedQueue<number>({ name: 'q', capacity: 10, concurrency: 2, worker });
       for (let i = 1; i <= 5; i++) q.enqueue(i);
       const result = q.drain(250);
       // 2 finishes at 100 (3 starts), 3 at 200 (4 starts); at 250: 1 and 4 in flight, 5 waiting.
@@ -379,16 +375,7 @@ describe('BoundedQueue', () => {
 
   describe('throughput', () => {
     it('processes 10,000 items at capacity 10,000 / concurrency 8, every one, in order', async () => {
-      const seen: number[] = [];
-      const q = new BoundedQueue<number>({
-        name: 'webhooks',
-        capacity: 10_000,
-        concurrency: 8,
-        worker: async (n) => {
-          seen.push(n);
-          await Promise.resolve();
-        },
-      });
+      const { q, started: seen } = recordingQueue({ name: 'webhooks', capacity: 10_000, concurrency: 8 });
       let accepted = 0;
       for (let i = 0; i < 10_000; i++) if (q.enqueue(i)) accepted++;
       expect(accepted).toBe(10_000);

@@ -1,4 +1,5 @@
-import { DomainError, type FieldError } from '../common/errors';
+import type { FieldError } from '../common/errors';
+import { domainErrorOf } from '../common/testing/domain-error';
 import {
   CUSTOM_FIELD_LIMITS,
   parsePropertyDefinitions,
@@ -10,16 +11,7 @@ import {
 
 /** Runs fn, expects a 400 ModelValidationError, answers its field errors. */
 function errorsOf(fn: () => unknown): FieldError[] {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(DomainError);
-  const error = caught as DomainError;
-  expect(error.code).toBe('ModelValidationError');
-  expect(error.status).toBe(400);
+  const error = domainErrorOf(fn, 'ModelValidationError', 400);
   expect(error.message.length).toBeLessThan(1000);
   return error.errors ?? [];
 }

@@ -102,11 +102,14 @@ describe('findPlaceholders', () => {
     expect(findPlaceholders('{{}}{{  }}')).toEqual(['']);
   });
 
-  it('is linear on adversarial input', () => {
+  it('scans adversarial input to the end: nothing in the unclosed braces, the placeholder after them', () => {
+    // Opening braces that never close, 300,000 characters of them. A pattern that backtracks would
+    // be quadratic here and not finish within the runner's test timeout; how fast the linear one is
+    // belongs to a benchmark, not to an assertion.
     const evil = '{{' + ' '.repeat(200_000) + '{{'.repeat(50_000);
-    const t0 = Date.now();
     expect(findPlaceholders(evil)).toEqual([]);
-    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(findPlaceholders(`${evil}}}`)).toEqual(['']);
+    expect(findPlaceholders(`${evil} {{event_type}}`)).toEqual(['event_type']);
   });
 });
 

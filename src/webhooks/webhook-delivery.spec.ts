@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebhookReceiver } from '../../test/support/webhook-receiver';
+import { waitUntil } from '../common/testing/wait-until';
 import { parseOutboundAllow } from '../config/outbound-allow';
 import { DestinationPolicy } from '../outbound/destination-policy';
 import { createOutboundAgent, sendOutbound } from '../outbound/outbound-http';
@@ -108,16 +109,30 @@ describe('deliverWebhook', () => {
     expect(recorded[0].document.response?.body).toHaveLength(RESPONSE_BODY_LIMIT_BYTES);
   });
 
-  it('times out a receiver that does not answer, as a timeout outcome', async () => {
-    receiver.answer('hang');
-    const started = Date.now();
-    expect(await deliverWebhook(webhook(receiver.url('/f'), 2), event, context(200))).toEqual({ attempts: 2, delivered: false });
-    expect(Date.now() - started).toBeLessThan(2000);
-    expect(recorded.map((r) => [r.outcome, r.document.response, r.document.error])).toEqual([
-      ['timeout', null, 'No answer within 200 ms'],
-      ['timeout', null, 'No answer within 200 ms'],
-    ]);
-    expect(calls.map((c) => c.outcome)).toEqual(['timeout', 'timeout']);
+  it('times out a receiver that does not answer, as a timeout outcome, closing each hung connection', async () => {
+    // A receiver that never answers and notes when the caller gives up on a request.
+    let requests = 0;
+    let closed = 0;
+    const silent: Server = createServer((_request, response) => {
+      requests++;
+      response.on('close', () => closed++);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/f`;
+      expect(await deliverWebhook(webhook(url, 2), event, context(200))).toEqual({ attempts: 2, delivered: false });
+      expect(recorded.map((r) => [r.outcome, r.document.response, r.document.error])).toEqual([
+        ['timeout', null, 'No answer within 200 ms'],
+        ['timeout', null, 'No answer within 200 ms'],
+      ]);
+      expect(calls.map((c) => c.outcome)).toEqual(['timeout', 'timeout']);
+      // Each attempt was ended by the caller, not left hanging: the receiver sees both connections go.
+      expect(requests).toBe(2);
+      await waitUntil(() => closed === 2, 'the receiver to see both timed-out requests closed');
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   it('reports a refused connection as a failure with the network error', async () => {

@@ -2,7 +2,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { PgDialect, boolean, doublePrecision, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/pglite';
-import { DomainError } from '../errors';
+import type { DomainError } from '../errors';
+import { domainErrorOf } from '../testing/domain-error';
 import {
   QUERY_LIMITS,
   applyProjection,
@@ -45,16 +46,7 @@ function where(filter: unknown): { sql: string; params: unknown[] } {
 
 /** Runs fn, expects a 400 InvalidQuery whose message matches and stays short. */
 function expectInvalid(fn: () => unknown, message?: RegExp | string): DomainError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (error: unknown) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(DomainError);
-  const error = caught as DomainError;
-  expect(error.code).toBe('InvalidQuery');
-  expect(error.status).toBe(400);
+  const error = domainErrorOf(fn, 'InvalidQuery', 400);
   expect(error.message.length).toBeLessThan(400);
   if (message !== undefined) expect(error.message).toMatch(message);
   return error;

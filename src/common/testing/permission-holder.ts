@@ -1,0 +1,33 @@
+import type { PermissionHolder } from '../../permissions/decide';
+import { PermissionExpression } from '../../permissions/permission-expression';
+
+/** The holder's id when a spec does not name one. */
+export const HOLDER_ID = 'u-alice';
+
+/** A permission holder for specs, its expressions given as text. */
+export interface HolderSpec {
+  id?: string;
+  kind?: 'user' | 'application';
+  own?: string[];
+  ownForbidden?: string[];
+  role?: string[];
+  roleForbidden?: string[];
+  /** Absent: no token scopes are set; null: set to "no restriction". */
+  scopes?: string[] | null;
+}
+
+const list = (texts: readonly string[] = []): PermissionExpression[] => texts.map((text) => PermissionExpression.parse(text));
+
+/** Builds a PermissionHolder (a user named HOLDER_ID unless told otherwise). */
+export function holder(spec: HolderSpec = {}): PermissionHolder {
+  const built: PermissionHolder = {
+    id: spec.id ?? HOLDER_ID,
+    kind: spec.kind ?? 'user',
+    ownPermissions: list(spec.own),
+    ownForbidden: list(spec.ownForbidden),
+    rolePermissions: list(spec.role),
+    roleForbidden: list(spec.roleForbidden),
+  };
+  if (spec.scopes !== undefined) built.scopes = spec.scopes === null ? null : list(spec.scopes);
+  return built;
+}

@@ -532,6 +532,28 @@ export async function eventually<T>(check: () => Promise<T | undefined>, what: s
   }
 }
 
+/** A promise the test settles itself: `hold.release()` lets whatever awaits `hold.promise` go on. */
+export function deferred<T = void>(): { promise: Promise<T>; release: (value: T) => void } {
+  let release!: (value: T) => void;
+  const promise = new Promise<T>((resolve) => (release = resolve));
+  return { promise, release };
+}
+
+/**
+ * Awaits `promise`, failing after `timeoutMs` instead of hanging: for an answer that must come
+ * while the test still holds something back (a lookup, a receiver), which would otherwise never come.
+ */
+export async function settles<T>(promise: Promise<T>, what: string, timeoutMs = 10_000): Promise<T> {
+  let outcome: { value: T } | { error: unknown } | undefined;
+  promise.then(
+    (value) => (outcome = { value }),
+    (error: unknown) => (outcome = { error }),
+  );
+  const settled = await eventually(async () => outcome, what, timeoutMs);
+  if ('error' in settled) throw settled.error;
+  return settled.value;
+}
+
 /** The result events (WebhookRequestSent/Failed) of one webhook, oldest first, once there are at least `count`. */
 export async function waitForResults(t: TestApp, caller: ApiCaller, webhookId: string, count: number, timeoutMs = 5000): Promise<Json[]> {
   return eventually(

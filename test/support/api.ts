@@ -20,6 +20,7 @@ import type { Response, Test } from 'supertest';
 import { DATABASE, type Database } from '../../src/database/database';
 import { events, type EventRow } from '../../src/database/schema';
 import { startTestApp, TEST_SETUP_TOKEN, type TestApp, type TestAppOptions } from './app';
+import { useStarted } from './use-started';
 
 /** A JSON object the API answered: tests read its fields freely, as a client would. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- untyped JSON from the wire; tests assert on it
@@ -193,29 +194,12 @@ export async function bootTenants(options: TestAppOptions = {}): Promise<BootedT
  * What it booted is read through getters, because it exists only once `beforeAll` has run.
  */
 export function useInstallation(options: TestAppOptions & { membership?: MembershipOptions } = {}): BootedInstallation {
-  return useBooted(() => bootInstallation(options));
+  return useStarted('the installation', () => bootInstallation(options), (booted) => booted.t.close());
 }
 
 /** `useInstallation`, with the two memberships of `bootTenants`. */
 export function useTenants(options: TestAppOptions = {}): BootedTenants {
-  return useBooted(() => bootTenants(options));
-}
-
-function useBooted<Booted extends BootedInstallation>(boot: () => Promise<Booted>): Booted {
-  let booted: Booted | undefined;
-  beforeAll(async () => {
-    booted = await boot();
-  });
-  // A failed boot leaves nothing to close; the failure itself is already reported by beforeAll.
-  afterAll(async () => {
-    await booted?.t.close();
-  });
-  return new Proxy({} as Booted, {
-    get(_target, key) {
-      if (!booted) throw new Error(`the suite read ${String(key)} before its beforeAll booted the app`);
-      return booted[key as keyof Booted];
-    },
-  });
+  return useStarted('the installation', () => bootTenants(options), (booted) => booted.t.close());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -486,6 +470,31 @@ export async function eventsAbout(t: TestApp, membershipId: string, eventType: s
 }
 
 // ---------------------------------------------------------------------------------------------
+// Memberships' settings and their mail through an SMTP server on 127.0.0.1
+// ---------------------------------------------------------------------------------------------
+
+/** PUT the tenant's membership with `settings`, its name kept; fails unless 200. Answers the membership. */
+export async function updateMembership(t: TestApp, tenant: CreatedMembership, settings: ApiObject): Promise<ApiObject> {
+  const res = await as(t, tenant.admin).put(`/memberships/${tenant.membershipId}`, { name: tenant.membership.name, ...settings });
+  expectStatus(res, 200, 'updateMembership');
+  return res.body;
+}
+
+/** A plain-SMTP mail provider on 127.0.0.1: a MailCatcher, or a server that misbehaves on purpose. */
+export function loopbackSmtpProvider(port: number, slug = 'catcher'): ApiObject {
+  return { slug, name: `Loopback ${slug}`, type: 'smtp', host: '127.0.0.1', port, tls: 'none' };
+}
+
+export const mailhooksPath = (membershipId: string): string => `/memberships/${membershipId}/mailhooks`;
+
+/** POST a mail hook in the caller's membership, from no-reply@example.com through provider `catcher` unless `body` says otherwise; fails unless 201. */
+export async function createMailhook(t: TestApp, caller: ApiCaller, body: ApiObject): Promise<ApiObject> {
+  const res = await as(t, caller).post(mailhooksPath(caller.membershipId), { name: unique('mailhook'), mail_provider: 'catcher', from_address: 'no-reply@example.com', ...body });
+  expectStatus(res, 201, 'createMailhook');
+  return res.body;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Webhooks, events, and waiting for what arrives asynchronously
 // ---------------------------------------------------------------------------------------------
 
@@ -530,6 +539,28 @@ export async function eventually<T>(check: () => Promise<T | undefined>, what: s
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** A promise the test settles itself: `hold.release()` lets whatever awaits `hold.promise` go on. */
+export function deferred<T = void>(): { promise: Promise<T>; release: (value: T) => void } {
+  let release!: (value: T) => void;
+  const promise = new Promise<T>((resolve) => (release = resolve));
+  return { promise, release };
+}
+
+/**
+ * Awaits `promise`, failing after `timeoutMs` instead of hanging: for an answer that must come
+ * while the test still holds something back (a lookup, a receiver), which would otherwise never come.
+ */
+export async function settles<T>(promise: Promise<T>, what: string, timeoutMs = 10_000): Promise<T> {
+  let outcome: { value: T } | { error: unknown } | undefined;
+  promise.then(
+    (value) => (outcome = { value }),
+    (error: unknown) => (outcome = { error }),
+  );
+  const settled = await eventually(async () => outcome, what, timeoutMs);
+  if ('error' in settled) throw settled.error;
+  return settled.value;
 }
 
 /** The result events (WebhookRequestSent/Failed) of one webhook, oldest first, once there are at least `count`. */

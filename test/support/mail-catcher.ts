@@ -5,6 +5,7 @@
  * answers an SMTP error (e.g. 451 to provoke a retry).
  */
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
+import { useStarted } from './use-started';
 
 export interface CaughtMail {
   from: string;
@@ -107,7 +108,17 @@ export class MailCatcher {
     return new MailCatcher(server, address.port, mails, rcptAttempts);
   }
 
+  /** The messages that reached `address` (an envelope recipient), in the order they arrived. */
+  mailsTo(address: string): CaughtMail[] {
+    return this.mails.filter((mail) => mail.to.includes(address));
+  }
+
   close(): Promise<void> {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/** A mail catcher started in the suite's `beforeAll` and closed in its `afterAll` (see useStarted). */
+export function useMailCatcher(options: MailCatcherOptions = {}): MailCatcher {
+  return useStarted('the mail catcher', () => MailCatcher.start(options), (catcher) => catcher.close());
 }

@@ -360,6 +360,8 @@ export class ServiceProxy {
   failureStatus = 500;
   /** Delay before forwarding each call, to let concurrent requests pile up. */
   delayMs = 0;
+  /** Calls held in `hang` mode, and how many of them the caller has since given up (closed). */
+  readonly hung = { held: 0, closedByCaller: 0 };
 
   private constructor(
     private readonly server: http.Server,
@@ -393,6 +395,8 @@ export class ServiceProxy {
     this.mode = 'forward';
     this.failureStatus = 500;
     this.delayMs = 0;
+    this.hung.held = 0;
+    this.hung.closedByCaller = 0;
   }
 
   async close(): Promise<void> {
@@ -413,7 +417,11 @@ export class ServiceProxy {
       authorization: req.headers.authorization,
       permission: received.searchParams.get('permission'),
     });
-    if (this.mode === 'hang') return;
+    if (this.mode === 'hang') {
+      this.hung.held++;
+      res.on('close', () => this.hung.closedByCaller++);
+      return;
+    }
     const failing = this.mode === 'fail' || (this.mode === 'fail-permission-checks' && path === '/roles/check-permission');
     if (failing) {
       res

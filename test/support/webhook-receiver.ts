@@ -20,6 +20,8 @@ export interface ReceivedRequest {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- untyped JSON from the wire; tests read it freely
   json: any;
   receivedAt: number;
+  /** `hanging` until the caller gives up on an unanswered request and closes it. */
+  state: 'answered' | 'hanging' | 'closed by the caller';
 }
 
 /** What the receiver answers: a status code, or 'hang' (never answer; the socket stays open). */
@@ -128,7 +130,7 @@ export class WebhookReceiver {
       } catch {
         json = undefined;
       }
-      this.requests.push({
+      const received: ReceivedRequest = {
         method: request.method ?? '',
         url: request.url ?? '',
         headers: request.headers,
@@ -136,11 +138,17 @@ export class WebhookReceiver {
         body,
         json,
         receivedAt: Date.now(),
-      });
+        state: 'answered',
+      };
+      this.requests.push(received);
       const answer = this.answers.length > 1 ? this.answers.shift()! : this.answers[0];
       if (answer === 'hang') {
+        received.state = 'hanging';
         this.hanging.add(response);
-        response.on('close', () => this.hanging.delete(response));
+        response.on('close', () => {
+          this.hanging.delete(response);
+          received.state = 'closed by the caller';
+        });
         return;
       }
       response.writeHead(answer, { 'Content-Type': 'text/plain', ...this.answerHeaders });

@@ -1,21 +1,24 @@
 /**
  * The README's walk-through, run as a newcomer pastes it: every fenced `sh` block marked with
- * `<!-- walkthrough -->`, in order, in one bash (`-euo pipefail`: the first failing command, an
- * unset variable or a failed `curl -f` stops it) against a real service on 127.0.0.1. Every
- * request goes to BASE or to the local OpenID Connect provider the provider block starts on
+ * `<!-- walkthrough -->`, first the README's, then those of the docs pages that continue it in the
+ * same shell (WALKTHROUGH_FILES, in that order), in one bash (`-euo pipefail`: the first failing
+ * command, an unset variable or a failed `curl -f` stops it) against a real service on 127.0.0.1.
+ * Every request goes to BASE or to the local OpenID Connect provider the provider block starts on
  * 127.0.0.1 (OIDC_PORT); the one webhook it creates is passive, so nothing is sent anywhere else.
  */
 import { createServer } from 'node:net';
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startTestApp, TEST_SETUP_TOKEN, type TestApp } from '../support/app';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
 const run = promisify(execFile);
-const README = join(__dirname, '..', '..', 'README.md');
+const ROOT = join(__dirname, '..', '..');
 const MARKER = '<!-- walkthrough -->';
+/** The files whose marked blocks make up the walk-through, in the order a reader pastes them. */
+const WALKTHROUGH_FILES = ['README.md', 'docs/api.md', 'docs/providers.md'];
 
 /** A loopback port free right now, for the provider the README starts (a fixed one may be taken). */
 function freePort(): Promise<number> {
@@ -29,12 +32,16 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The marked blocks, in README order. */
-function walkthroughBlocks(readme: string): string[] {
+/** The marked blocks of one markdown text, in order. */
+function walkthroughBlocks(markdown: string): string[] {
   const blocks: string[] = [];
   const pattern = new RegExp(`${MARKER}\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\`\\n`, 'g');
-  for (const match of readme.matchAll(pattern)) blocks.push(match[1]);
+  for (const match of markdown.matchAll(pattern)) blocks.push(match[1]);
   return blocks;
+}
+
+function readRepositoryFile(path: string): Promise<string> {
+  return readFile(join(ROOT, path), 'utf8');
 }
 
 describe('README walk-through', () => {
@@ -48,18 +55,27 @@ describe('README walk-through', () => {
     await t?.close();
   });
 
-  it('every marked block is an sh block', async () => {
-    const readme = await readFile(README, 'utf8');
-    const markers = readme.split(MARKER).length - 1;
-    expect(markers).toBeGreaterThanOrEqual(4);
-    expect(walkthroughBlocks(readme)).toHaveLength(markers);
+  it('every marked block is an sh block, and every file with marked blocks is run', async () => {
+    for (const path of WALKTHROUGH_FILES) {
+      const markdown = await readRepositoryFile(path);
+      const markers = markdown.split(MARKER).length - 1;
+      // The path in the compared value names the file when it fails.
+      expect({ path, blocks: walkthroughBlocks(markdown).length }).toEqual({ path, blocks: markers });
+    }
+    expect(walkthroughBlocks(await readRepositoryFile('README.md')).length).toBeGreaterThanOrEqual(4);
+    // A page given a marked block must be added to WALKTHROUGH_FILES, or its example goes untested.
+    const docs = (await readdir(join(ROOT, 'docs'))).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+    const marked: string[] = [];
+    for (const path of docs) if ((await readRepositoryFile(path)).includes(MARKER)) marked.push(path);
+    expect(marked.sort()).toEqual(WALKTHROUGH_FILES.filter((path) => path.startsWith('docs/')).sort());
   });
 
   it('runs top to bottom against a fresh service, every command succeeding', async () => {
-    const script = walkthroughBlocks(await readFile(README, 'utf8')).join('\n');
+    const files = await Promise.all(WALKTHROUGH_FILES.map(readRepositoryFile));
+    const script = files.flatMap(walkthroughBlocks).join('\n');
     const result = await run('bash', ['-euo', 'pipefail', '-c', script], {
       // From the repository's directory, as the provider block says.
-      cwd: join(__dirname, '..', '..'),
+      cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BASE: t.url, SETUP_TOKEN: TEST_SETUP_TOKEN, OIDC_PORT: String(await freePort()) },
       maxBuffer: 16 * 1024 * 1024,
     }).catch((error: { code?: number; stdout?: string; stderr?: string }) => {

@@ -18,7 +18,7 @@ const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
 const MARKER = '<!-- walkthrough -->';
 /** The files whose marked blocks make up the walk-through, in the order a reader pastes them. */
-const WALKTHROUGH_FILES = ['README.md', 'docs/api.md', 'docs/providers.md'];
+const WALKTHROUGH_FILES = ['README.md', 'docs/api.md', 'docs/device-flow.md', 'docs/providers.md'];
 
 /** A loopback port free right now, for the provider the README starts (a fixed one may be taken). */
 function freePort(): Promise<number> {
@@ -92,6 +92,9 @@ describe('README walk-through', () => {
     expect(lines).toContainEqual(expect.stringMatching(/"errorCode":"ModelValidationError".*"field":"plan"/));
     // The refreshed token works, is revoked with 204, then refused.
     expect(lines.join('\n')).toContain('\n204\n401\n');
+    // The device polled before the user decided, then signed in once the user approved.
+    expect(lines).toContainEqual(expect.stringMatching(/"errorCode":"AuthorizationPending"/));
+    expect(answers).toContainEqual(expect.objectContaining({ user_code: expect.any(String), state: 'approved' }));
     // Ada signed in through the local provider: signed up by it, named by her verified e-mail.
     expect(answers).toContainEqual(expect.objectContaining({ username: 'ada@example.com', firstname: 'Ada', source_provider: 'local' }));
   }, 120_000);

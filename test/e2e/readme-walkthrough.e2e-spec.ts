@@ -4,9 +4,10 @@
  * same shell (WALKTHROUGH_FILES, in that order), in one bash (`-euo pipefail`: the first failing
  * command, an unset variable or a failed `curl -f` stops it) against a real service on 127.0.0.1.
  * Every request goes to BASE or to the local OpenID Connect provider the provider block starts on
- * 127.0.0.1 (OIDC_PORT); the one webhook it creates is passive, so nothing is sent anywhere else.
+ * 127.0.0.1 (OIDC_PORT), or to the mail catcher the mail block starts (MAIL_PORT); the one webhook
+ * it creates is passive, so nothing is sent anywhere else.
  */
-import { createServer } from 'node:net';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,18 +19,23 @@ const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
 const MARKER = '<!-- walkthrough -->';
 /** The files whose marked blocks make up the walk-through, in the order a reader pastes them. */
-const WALKTHROUGH_FILES = ['README.md', 'docs/api.md', 'docs/device-flow.md', 'docs/providers.md'];
+const WALKTHROUGH_FILES = ['README.md', 'docs/api.md', 'docs/device-flow.md', 'docs/providers.md', 'docs/mail-and-recovery.md'];
 
-/** A loopback port free right now, for the provider the README starts (a fixed one may be taken). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (address !== null && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
+/**
+ * Loopback ports free right now, all different, for the provider and the mail catcher the
+ * walk-through starts (a fixed one may be taken): held open together, then released.
+ */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, () => new Promise<Server>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve(server));
+    })),
+  );
+  const ports = servers.map((server) => (server.address() as AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
 }
 
 /** The marked blocks of one markdown text, in order. */
@@ -73,10 +79,11 @@ describe('README walk-through', () => {
   it('runs top to bottom against a fresh service, every command succeeding', async () => {
     const files = await Promise.all(WALKTHROUGH_FILES.map(readRepositoryFile));
     const script = files.flatMap(walkthroughBlocks).join('\n');
+    const [oidcPort, mailPort] = await freePorts(2);
     const result = await run('bash', ['-euo', 'pipefail', '-c', script], {
       // From the repository's directory, as the provider block says.
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BASE: t.url, SETUP_TOKEN: TEST_SETUP_TOKEN, OIDC_PORT: String(await freePort()) },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BASE: t.url, SETUP_TOKEN: TEST_SETUP_TOKEN, OIDC_PORT: String(oidcPort), MAIL_PORT: String(mailPort) },
       maxBuffer: 16 * 1024 * 1024,
     }).catch((error: { code?: number; stdout?: string; stderr?: string }) => {
       throw new Error(`the walk-through stopped (exit ${error.code}):\n${error.stderr}\n--- stdout ---\n${error.stdout}`);
@@ -97,5 +104,8 @@ describe('README walk-through', () => {
     expect(answers).toContainEqual(expect.objectContaining({ user_code: expect.any(String), state: 'approved' }));
     // Ada signed in through the local provider: signed up by it, named by her verified e-mail.
     expect(answers).toContainEqual(expect.objectContaining({ username: 'ada@example.com', firstname: 'Ada', source_provider: 'local' }));
+    // The welcome mail reached the catcher; Dave, activated and reset by mail, signs in with his new password.
+    expect(lines).toContain('Erin</p>');
+    expect(lines).toContain('{"valid":true}');
   }, 120_000);
 });

@@ -1,40 +1,53 @@
 /**
  * The README's walk-through, run as a newcomer pastes it: every fenced `sh` block marked with
- * `<!-- walkthrough -->`, in order, in one bash (`-euo pipefail`: the first failing command, an
- * unset variable or a failed `curl -f` stops it) against a real service on 127.0.0.1. Every
- * request goes to BASE or to the local OpenID Connect provider the provider block starts on
- * 127.0.0.1 (OIDC_PORT); the one webhook it creates is passive, so nothing is sent anywhere else.
+ * `<!-- walkthrough -->`, first the README's, then those of the docs pages that continue it in the
+ * same shell (WALKTHROUGH_FILES, in that order), in one bash (`-euo pipefail`: the first failing
+ * command, an unset variable or a failed `curl -f` stops it) against a real service on 127.0.0.1.
+ * Every request goes to BASE or to the local OpenID Connect provider the provider block starts on
+ * 127.0.0.1 (OIDC_PORT), or to the mail catcher the mail block starts (MAIL_PORT); the one webhook
+ * it creates is passive, so nothing is sent anywhere else.
  */
-import { createServer } from 'node:net';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startTestApp, TEST_SETUP_TOKEN, type TestApp } from '../support/app';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
 const run = promisify(execFile);
-const README = join(__dirname, '..', '..', 'README.md');
+const ROOT = join(__dirname, '..', '..');
 const MARKER = '<!-- walkthrough -->';
+/** The files whose marked blocks make up the walk-through, in the order a reader pastes them. */
+const WALKTHROUGH_FILES = ['README.md', 'docs/api.md', 'docs/device-flow.md', 'docs/providers.md', 'docs/mail-and-recovery.md'];
 
-/** A loopback port free right now, for the provider the README starts (a fixed one may be taken). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (address !== null && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
+/**
+ * Loopback ports free right now, all different, for the provider and the mail catcher the
+ * walk-through starts (a fixed one may be taken): held open together, then released.
+ */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, () => new Promise<Server>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve(server));
+    })),
+  );
+  const ports = servers.map((server) => (server.address() as AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
 }
 
-/** The marked blocks, in README order. */
-function walkthroughBlocks(readme: string): string[] {
+/** The marked blocks of one markdown text, in order. */
+function walkthroughBlocks(markdown: string): string[] {
   const blocks: string[] = [];
   const pattern = new RegExp(`${MARKER}\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\`\\n`, 'g');
-  for (const match of readme.matchAll(pattern)) blocks.push(match[1]);
+  for (const match of markdown.matchAll(pattern)) blocks.push(match[1]);
   return blocks;
+}
+
+function readRepositoryFile(path: string): Promise<string> {
+  return readFile(join(ROOT, path), 'utf8');
 }
 
 describe('README walk-through', () => {
@@ -48,19 +61,29 @@ describe('README walk-through', () => {
     await t?.close();
   });
 
-  it('every marked block is an sh block', async () => {
-    const readme = await readFile(README, 'utf8');
-    const markers = readme.split(MARKER).length - 1;
-    expect(markers).toBeGreaterThanOrEqual(4);
-    expect(walkthroughBlocks(readme)).toHaveLength(markers);
+  it('every marked block is an sh block, and every file with marked blocks is run', async () => {
+    for (const path of WALKTHROUGH_FILES) {
+      const markdown = await readRepositoryFile(path);
+      const markers = markdown.split(MARKER).length - 1;
+      // The path in the compared value names the file when it fails.
+      expect({ path, blocks: walkthroughBlocks(markdown).length }).toEqual({ path, blocks: markers });
+    }
+    expect(walkthroughBlocks(await readRepositoryFile('README.md')).length).toBeGreaterThanOrEqual(4);
+    // A page given a marked block must be added to WALKTHROUGH_FILES, or its example goes untested.
+    const docs = (await readdir(join(ROOT, 'docs'))).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+    const marked: string[] = [];
+    for (const path of docs) if ((await readRepositoryFile(path)).includes(MARKER)) marked.push(path);
+    expect(marked.sort()).toEqual(WALKTHROUGH_FILES.filter((path) => path.startsWith('docs/')).sort());
   });
 
   it('runs top to bottom against a fresh service, every command succeeding', async () => {
-    const script = walkthroughBlocks(await readFile(README, 'utf8')).join('\n');
+    const files = await Promise.all(WALKTHROUGH_FILES.map(readRepositoryFile));
+    const script = files.flatMap(walkthroughBlocks).join('\n');
+    const [oidcPort, mailPort] = await freePorts(2);
     const result = await run('bash', ['-euo', 'pipefail', '-c', script], {
       // From the repository's directory, as the provider block says.
-      cwd: join(__dirname, '..', '..'),
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BASE: t.url, SETUP_TOKEN: TEST_SETUP_TOKEN, OIDC_PORT: String(await freePort()) },
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BASE: t.url, SETUP_TOKEN: TEST_SETUP_TOKEN, OIDC_PORT: String(oidcPort), MAIL_PORT: String(mailPort) },
       maxBuffer: 16 * 1024 * 1024,
     }).catch((error: { code?: number; stdout?: string; stderr?: string }) => {
       throw new Error(`the walk-through stopped (exit ${error.code}):\n${error.stderr}\n--- stdout ---\n${error.stdout}`);
@@ -76,7 +99,13 @@ describe('README walk-through', () => {
     expect(lines).toContainEqual(expect.stringMatching(/"errorCode":"ModelValidationError".*"field":"plan"/));
     // The refreshed token works, is revoked with 204, then refused.
     expect(lines.join('\n')).toContain('\n204\n401\n');
+    // The device polled before the user decided, then signed in once the user approved.
+    expect(lines).toContainEqual(expect.stringMatching(/"errorCode":"AuthorizationPending"/));
+    expect(answers).toContainEqual(expect.objectContaining({ user_code: expect.any(String), state: 'approved' }));
     // Ada signed in through the local provider: signed up by it, named by her verified e-mail.
     expect(answers).toContainEqual(expect.objectContaining({ username: 'ada@example.com', firstname: 'Ada', source_provider: 'local' }));
+    // The welcome mail reached the catcher; Dave, activated and reset by mail, signs in with his new password.
+    expect(lines).toContain('Erin</p>');
+    expect(lines).toContain('{"valid":true}');
   }, 120_000);
 });

@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm';
+import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { openTestDatabase } from '../../test/support/database';
 import { captureLog } from '../../test/support/log-capture';
 import type { Database } from '../database/database';
@@ -35,7 +36,7 @@ class GatedEventRepository extends EventRepository {
   }
 }
 
-describe('EventRecorder: events written after the answer', () => {
+describe('EventRecorder: group-committed events (record)', () => {
   let database: Database;
   let close: () => Promise<void>;
   const log = captureLog();
@@ -59,28 +60,33 @@ describe('EventRecorder: events written after the answer', () => {
     document: { token_type: 'Bearer', is_refresh_token: false, expires_at: '2026-01-01T00:00:00.000Z' },
   });
   const stored = async (utilizerId: string) => (await database.db.select().from(events).where(eq(events.utilizerId, utilizerId))).length;
-  const isPending = async (promise: Promise<void>) => {
+  const isPending = async (promise: Promise<unknown>) => {
     let done = false;
-    void promise.then(() => (done = true));
+    void promise.then(
+      () => (done = true),
+      () => (done = true),
+    );
     await new Promise((resolve) => setTimeout(resolve, 50));
     return !done;
   };
 
-  it('returns before the write, and settled() waits for it; listeners hear of it after the commit', async () => {
+  it('resolves only once the event is stored, and settled() waits for it; listeners hear of it after the commit', async () => {
     const repository = new GatedEventRepository(database);
     const recorder = new EventRecorder(database, repository, logger);
     const heard: RecordedEvent[] = [];
     recorder.onCommitted((rows) => heard.push(...rows));
 
     const event = verified();
-    recorder.recordAfterAnswer(event);
+    const recording = recorder.record(event);
     await repository.nextWrite();
     const settled = recorder.settled();
+    expect(await isPending(recording)).toBe(true);
     expect(await isPending(settled)).toBe(true);
     expect(await stored(event.utilizerId)).toBe(0);
     expect(heard).toEqual([]);
 
     repository.release();
+    await recording;
     await settled;
     expect(await stored(event.utilizerId)).toBe(1);
     expect(heard.map((row) => row.utilizerId)).toEqual([event.utilizerId]);
@@ -92,19 +98,20 @@ describe('EventRecorder: events written after the answer', () => {
     const first = verified();
     const second = verified();
 
-    recorder.recordAfterAnswer(first);
+    const recordingFirst = recorder.record(first);
     await repository.nextWrite();
     const settled = recorder.settled();
-    recorder.recordAfterAnswer(second); // waits for the write in flight, then goes in the next one
+    const recordingSecond = recorder.record(second); // waits for the write in flight, then goes in the next one
 
     repository.release();
     await settled;
+    await recordingFirst;
     expect(await stored(first.utilizerId)).toBe(1);
     await repository.nextWrite(); // the second write is held: settled() did not wait for it
     expect(await stored(second.utilizerId)).toBe(0);
 
     repository.release();
-    await recorder.settled();
+    await recordingSecond;
     expect(await stored(second.utilizerId)).toBe(1);
   });
 
@@ -113,33 +120,30 @@ describe('EventRecorder: events written after the answer', () => {
     expect(await isPending(recorder.settled())).toBe(false);
   });
 
-  it('logs a write that fails, without the document, and still settles', async () => {
+  it('rejects the caller of a write that fails, hears nothing, and still settles', async () => {
     const broken = await openTestDatabase();
     await broken.close();
     const recorder = new EventRecorder(broken.database, new EventRepository(broken.database), logger);
-    const event = verified();
+    const heard: RecordedEvent[] = [];
+    recorder.onCommitted((rows) => heard.push(...rows));
 
-    recorder.recordAfterAnswer(event);
+    await expect(recorder.record(verified())).rejects.toBeInstanceOf(DrizzleQueryError);
     await recorder.settled();
-
-    const failure = log.lines().find((line) => line.msg === 'could not record an event');
-    expect(failure).toMatchObject({ level: 50, eventType: 'TokenVerified', membershipId: 'm-recorder', err: { type: 'DrizzleQueryError' } });
-    // The event's values travel as the statement's parameter; the log line names the statement only.
-    expect(log.text()).not.toContain('is_refresh_token');
-    expect(log.text()).not.toContain(event.utilizerId);
+    expect(heard).toEqual([]);
   });
 
   it('writes what is still pending before the application shuts down', async () => {
     const repository = new GatedEventRepository(database);
     const recorder = new EventRecorder(database, repository, logger);
     const event = verified();
-    recorder.recordAfterAnswer(event);
+    const recording = recorder.record(event);
     await repository.nextWrite();
 
     const shutdown = recorder.beforeApplicationShutdown();
     expect(await isPending(shutdown)).toBe(true);
     repository.release();
     await shutdown;
+    await recording;
     expect(await stored(event.utilizerId)).toBe(1);
   });
 });

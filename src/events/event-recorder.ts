@@ -112,35 +112,15 @@ export class EventRecorder {
   }
 
   /**
-   * An event that records a read: the same group commit as `record`, but the caller answers
-   * without waiting for it. verify-token no longer uses it (issue 14: TokenVerified is stored
-   * before the answer, through `record`); it stays as the measured alternative in case the
-   * benchmark shows that wait costing more than 5% (measured 2026-11-25, verify-token Bearer, two runs
-   * each: stored before the answer 65% and 76% of its floor, 874 and 845 µs CPU per request; after
-   * the answer 64% and 70%, 948 and 820 µs: within noise). An earlier measurement
-   * (verify-token at 1,450 req/s) gave p99 10–21 ms waiting, 5–11 ms not, and about 10 KB per
-   * request surviving young-generation GCs while requests waited on the batch. Reads of the event
-   * log on this instance wait for such events (`settled`), and so does shutdown. A write that
-   * fails is logged; the answer has been given.
-   */
-  recordAfterAnswer(event: NewEvent): void {
-    const row = toRow(event);
-    this.groupCommit.add(row).then(
-      () => this.publish([row]),
-      (error: unknown) => this.logger.error({ err: error, eventType: row.eventType, membershipId: row.membershipId }, 'could not record an event'),
-    );
-  }
-
-  /**
-   * Resolves once every event handed to `record` or `recordAfterAnswer` before this call is
-   * written (or its write has failed). Events written after the call are not waited for, so a
-   * steady stream of verifications cannot hold a reader up.
+   * Resolves once every event handed to `record` before this call is written (or its write has
+   * failed). Events written after the call are not waited for, so a steady stream of
+   * verifications cannot hold the shutdown drains up.
    */
   settled(): Promise<void> {
     return this.groupCommit.settled();
   }
 
-  /** Shutdown: the events of answered requests are written before the database closes. */
+  /** Shutdown: the events of requests still in flight are written before the database closes. */
   async beforeApplicationShutdown(): Promise<void> {
     await this.settled();
   }

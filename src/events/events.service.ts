@@ -10,8 +10,8 @@ import type { QueryBody } from '../common/query/query-body';
 
 /**
  * The read-only event log of a membership. Every read first waits for the events this instance
- * was still writing when the read came (`EventRecorder.settled`): events recorded after their
- * answer (`recordAfterAnswer`) are then read through the same instance as well.
+ * was still writing through the group commit when the read came (`EventRecorder.settled`:
+ * verifications, webhook and mail results), so a read never misses one that is a moment from stored.
  */
 @Injectable()
 export class EventsService {

@@ -36,7 +36,7 @@ import { TokenService } from './token.service';
 const MEMBERSHIP_HEADERS = ['x-service-alias', 'membership', 'membershipid'] as const;
 
 const VERIFY_RECORDS =
-  'Records TokenVerified. The event is written just after the answer, not before it; reads of the event log on the same instance wait for it.';
+  'Records TokenVerified. The event is stored before the answer is sent: a verification that was answered is in the event log.';
 
 export function membershipHeader(request: Request): string | undefined {
   for (const name of MEMBERSHIP_HEADERS) {

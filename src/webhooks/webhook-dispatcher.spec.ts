@@ -176,12 +176,13 @@ describe('WebhookDispatcher', () => {
     expect(drained).toMatchObject({ queue: 'webhooks', completed: true, lost: 0 });
   });
 
-  it('calls the webhooks of an event that was answered but not yet written when the drain began', async () => {
+  it('calls the webhooks of an event that was not yet written when the drain began', async () => {
     receiver.answer(200);
     const { membershipId, recorder, dispatcher, resultEvents } = await setup({ url: receiver.url('/late') }, { event: 'TokenVerified', timeoutMs: 10_000, drainMs: 30_000 });
-    // A verification answered just before SIGTERM: its event is still on its way to the database.
-    recorder.recordAfterAnswer({ membershipId, eventType: 'TokenVerified', utilizerId: 'u', document: { token_type: 'Bearer' } });
+    // A verification in flight at SIGTERM: its event is still on its way to the database.
+    const recording = recorder.record({ membershipId, eventType: 'TokenVerified', utilizerId: 'u', document: { token_type: 'Bearer' } });
     await dispatcher.beforeApplicationShutdown();
+    await recording;
     expect(receiver.received()).toHaveLength(1);
     expect(await resultEvents()).toHaveLength(1);
   });

@@ -1,12 +1,12 @@
-import { Body, Controller, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
+import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller, RequirePermission } from '../common/access-decorators';
-import { ApiAuth, ApiErrors } from '../common/openapi';
-import { BulkDeleteRoute, CreateRoute, DeleteRoute, GetRoute, ListRoute, QueryRoute, ReplaceRoute, SearchRoute } from '../common/crud/crud-routes';
-import { parseBulkIds, type ListPage } from '../common/query';
+import { ApiErrors } from '../common/openapi';
+import { MembershipResourceController } from '../common/crud/membership-resource.controller';
+import { SearchRoute } from '../common/crud/crud-routes';
+import type { ListPage } from '../common/query';
 import { SysSchema } from '../common/api-docs';
-import { BulkDeleteBodyDto, type QueryBody, QueryBodyParam } from '../common/query/query-body';
 import { ApplicationBodyDto } from './application.dto';
 import type { ApplicationResponse } from './application.mapper';
 import { APPLICATION_SORTABLE_FIELDS } from './application.repository';
@@ -30,32 +30,25 @@ export class ApplicationWithSecretSchema extends ApplicationSchema {
   @ApiProperty({ description: 'Shown only in this answer; Basic token: `<_id>:<secret>`' }) secret!: string;
 }
 
-@ApiTags('applications')
-@ApiAuth()
 @Controller('memberships/:membershipId/applications')
 @UseInterceptors(EventRecordingInterceptor)
-export class ApplicationsController {
-  constructor(private readonly applications: ApplicationsService) {}
-
-  @ListRoute({ permission: 'applications.read', summary: 'List applications', sortable: APPLICATION_SORTABLE_FIELDS, items: ApplicationSchema })
-  list(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    return this.applications.list(caller, membershipId, { query });
-  }
-
-  @QueryRoute({
-    permission: 'applications.read',
-    summary: 'Query applications with where/select',
-    sortable: APPLICATION_SORTABLE_FIELDS,
-    items: ApplicationSchema,
-    example: { where: { is_active: true }, select: { name: 1, slug: 1 } },
-  })
-  query(
-    @CurrentCaller() caller: Caller,
-    @Param('membershipId') membershipId: string,
-    @Query() query: Record<string, unknown>,
-    @QueryBodyParam() body: QueryBody,
-  ): Promise<ListPage<Record<string, unknown>>> {
-    return this.applications.list(caller, membershipId, { query, ...body });
+export class ApplicationsController extends MembershipResourceController<ApplicationBodyDto, ApplicationResponse, ApplicationWithSecret>({
+  resource: 'applications',
+  tag: 'applications',
+  item: ApplicationSchema,
+  body: ApplicationBodyDto,
+  sortable: APPLICATION_SORTABLE_FIELDS,
+  list: { summary: 'List applications' },
+  query: { summary: 'Query applications with where/select', example: { where: { is_active: true }, select: { name: 1, slug: 1 } } },
+  get: { summary: 'Get an application (never its secret)' },
+  create: { summary: 'Create an application; the answer shows its secret once', answer: ApplicationWithSecretSchema },
+  // Operation ids from before the shared handlers (update, bulkDelete), kept for generated clients.
+  replace: { summary: 'Replace an application (the secret is kept)', operationId: 'Applications_update' },
+  delete: { summary: 'Delete an application; its Basic token stops working at once' },
+  deleteMany: { summary: 'Delete several applications: {"ids": [...]} (1..1000)', operationId: 'Applications_bulkDelete' },
+}) {
+  constructor(private readonly applications: ApplicationsService) {
+    super(applications);
   }
 
   @SearchRoute({
@@ -69,21 +62,6 @@ export class ApplicationsController {
     return this.applications.search(caller, membershipId, keyword, rest);
   }
 
-  @GetRoute({ permission: 'applications.read', summary: 'Get an application (never its secret)', answer: ApplicationSchema })
-  get(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<ApplicationResponse> {
-    return this.applications.get(membershipId, id);
-  }
-
-  @CreateRoute({ permission: 'applications.create', summary: 'Create an application; the answer shows its secret once', answer: ApplicationWithSecretSchema })
-  create(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Body() body: ApplicationBodyDto): Promise<ApplicationWithSecret> {
-    return this.applications.create(caller, membershipId, body);
-  }
-
-  @ReplaceRoute({ permission: 'applications.update', summary: 'Replace an application (the secret is kept)', answer: ApplicationSchema })
-  update(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('id') id: string, @Body() body: ApplicationBodyDto): Promise<ApplicationResponse> {
-    return this.applications.update(caller, membershipId, id, body);
-  }
-
   @Post(':id/secret')
   @HttpCode(200)
   @RequirePermission('applications.update', { object: 'id' })
@@ -92,15 +70,5 @@ export class ApplicationsController {
   @ApiErrors(403, 404)
   rotateSecret(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('id') id: string): Promise<ApplicationWithSecret> {
     return this.applications.rotateSecret(caller, membershipId, id);
-  }
-
-  @DeleteRoute({ permission: 'applications.delete', summary: 'Delete an application; its Basic token stops working at once' })
-  delete(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('id') id: string): Promise<void> {
-    return this.applications.delete(caller, membershipId, id);
-  }
-
-  @BulkDeleteRoute({ permission: 'applications.delete', summary: 'Delete several applications: {"ids": [...]} (1..1000)' })
-  bulkDelete(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Body() body: BulkDeleteBodyDto): Promise<{ deleted: string[]; not_found: string[] }> {
-    return this.applications.bulkDelete(caller, membershipId, parseBulkIds(body));
   }
 }

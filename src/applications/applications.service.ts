@@ -4,7 +4,9 @@ import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
-import { bulkDeleteAnswer, type ListPage, type ListRequest, parseSearchKeyword } from '../common/query';
+import { MembershipResourceService } from '../common/crud/membership-resource.service';
+import { type ListPage, type ListRequest, parseSearchKeyword } from '../common/query';
+import type { EventType } from '../events/event-types';
 import type { ApplicationRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { validatePermissionList } from '../roles/permission-list';
@@ -19,37 +21,38 @@ import { ApplicationRepository, type ApplicationContent } from './application.re
 /** The one answer that carries the secret: create and rotation. */
 export type ApplicationWithSecret = ApplicationResponse & { secret: string };
 
-const notFound = (): DomainError => new DomainError('ApplicationNotFound', 'The application does not exist');
-
 /**
  * Applications of a membership. The secret is shown once (create, rotation) and stored only as a
  * digest; events and other answers never carry either. A role must exist in the membership when
  * it is assigned (400 ModelValidationError on `role`: it is the request body that is wrong).
  */
 @Injectable()
-export class ApplicationsService {
+export class ApplicationsService extends MembershipResourceService<ApplicationRow, ApplicationBodyDto, ApplicationResponse, EventType, ApplicationWithSecret> {
   constructor(
     private readonly applications: ApplicationRepository,
     private readonly roles: RoleRepository,
     private readonly recorder: EventRecorder,
     private readonly permissions: CallerPermissions,
-  ) {}
-
-  async get(membershipId: string, id: string): Promise<ApplicationResponse> {
-    const row = await this.applications.findById(membershipId, id);
-    if (!row) throw notFound();
-    return toApplicationResponse(row);
+  ) {
+    super(
+      {
+        resource: 'applications',
+        toResponse: toApplicationResponse,
+        deletedEvent: 'ApplicationDeleted',
+        notFound: () => new DomainError('ApplicationNotFound', 'The application does not exist'),
+      },
+      applications,
+      recorder,
+      permissions,
+    );
   }
 
-  async list(caller: Caller, membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'applications');
-    return this.applications.list(membershipId, { ...request, hiddenIds }, toApplicationResponse);
+  protected listPage(membershipId: string, request: ListRequest, keyword?: string): Promise<ListPage<Record<string, unknown>>> {
+    return this.applications.list(membershipId, request, toApplicationResponse, keyword);
   }
 
-  async search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    const trimmedKeyword = parseSearchKeyword(keyword);
-    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'applications');
-    return this.applications.list(membershipId, { query, hiddenIds }, toApplicationResponse, trimmedKeyword);
+  search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+    return this.list(caller, membershipId, { query }, parseSearchKeyword(keyword));
   }
 
   async create(caller: Caller, membershipId: string, input: ApplicationBodyDto): Promise<ApplicationWithSecret> {
@@ -77,11 +80,11 @@ export class ApplicationsService {
   }
 
   /** Replaces the mutable fields; an omitted slug is kept, other omitted fields return to their defaults. */
-  async update(caller: Caller, membershipId: string, id: string, input: ApplicationBodyDto): Promise<ApplicationResponse> {
+  async replace(caller: Caller, membershipId: string, id: string, input: ApplicationBodyDto): Promise<ApplicationResponse> {
     const lists = listsOf(input);
     const granter = await this.permissions.granterOf(caller);
     const current = await this.applications.lockById(membershipId, id);
-    if (!current) throw notFound();
+    if (!current) throw this.notFound();
     const next: ApplicationContent = {
       name: input.name,
       slug: input.slug ?? current.slug,
@@ -104,29 +107,11 @@ export class ApplicationsService {
   async rotateSecret(caller: Caller, membershipId: string, id: string): Promise<ApplicationWithSecret> {
     const { secret, digest } = newApplicationSecret();
     const current = await this.applications.lockById(membershipId, id);
-    if (!current) throw notFound();
+    if (!current) throw this.notFound();
     const row = await this.applications.replaceSecretDigest(membershipId, id, digest, caller.id);
     const application = toApplicationResponse(row);
     this.recorder.recordChange({ membershipId, eventType: 'ApplicationUpdated', utilizerId: caller.id, document: application, prior: toApplicationResponse(current) });
     return { ...application, secret };
-  }
-
-  async delete(caller: Caller, membershipId: string, id: string): Promise<void> {
-    const deleted = await this.deleteMany(caller, membershipId, [id]);
-    if (!deleted.length) throw notFound();
-  }
-
-  async bulkDelete(caller: Caller, membershipId: string, ids: string[]): Promise<{ deleted: string[]; not_found: string[] }> {
-    await this.permissions.assertMayActOnEach(caller, 'applications', 'delete', ids);
-    return bulkDeleteAnswer(ids, await this.deleteMany(caller, membershipId, ids));
-  }
-
-  private async deleteMany(caller: Caller, membershipId: string, ids: string[]): Promise<string[]> {
-    const deleted = await this.applications.deleteByIds(membershipId, ids);
-    for (const row of deleted) {
-      this.recorder.recordChange({ membershipId, eventType: 'ApplicationDeleted', utilizerId: caller.id, document: {}, prior: toApplicationResponse(row) });
-    }
-    return deleted.map((row) => row.id);
   }
 
   private async assertRoleExists(membershipId: string, role: string | null | undefined): Promise<void> {

@@ -4,7 +4,11 @@ import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
-import { bulkDeleteAnswer, type ListPage, type ListRequest, parseSearchKeyword } from '../common/query';
+import { MembershipResourceService } from '../common/crud/membership-resource.service';
+import { type ListPage, type ListRequest, parseSearchKeyword } from '../common/query';
+import type { Tx } from '../database/database';
+import type { RoleRow } from '../database/schema';
+import type { EventType } from '../events/event-types';
 import { RequestTransaction } from '../common/request-transaction';
 import { EventRecorder } from '../events/event-recorder';
 import { validatePermissionList } from './permission-list';
@@ -13,8 +17,6 @@ import { parseStored, RoleCache } from './role-cache';
 import type { RoleBodyDto } from './role.dto';
 import { ADMIN_ROLE_SLUG, toRoleResponse, type RoleResponse } from './role.mapper';
 import { RoleRepository, type RoleContent } from './role.repository';
-
-const notFound = (): DomainError => new DomainError('RoleNotFound', 'The role does not exist');
 
 /**
  * Roles of a membership. Rules beyond the contract:
@@ -29,30 +31,33 @@ const notFound = (): DomainError => new DomainError('RoleNotFound', 'The role do
  * on the controller); their events commit with them.
  */
 @Injectable()
-export class RolesService {
+export class RolesService extends MembershipResourceService<RoleRow, RoleBodyDto, RoleResponse, EventType> {
   constructor(
     private readonly roles: RoleRepository,
     private readonly cache: RoleCache,
     private readonly recorder: EventRecorder,
     private readonly permissions: CallerPermissions,
     private readonly transaction: RequestTransaction,
-  ) {}
-
-  async get(membershipId: string, id: string): Promise<RoleResponse> {
-    const row = await this.roles.findById(membershipId, id);
-    if (!row) throw notFound();
-    return toRoleResponse(row);
+  ) {
+    super(
+      {
+        resource: 'roles',
+        toResponse: toRoleResponse,
+        deletedEvent: 'RoleDeleted',
+        notFound: () => new DomainError('RoleNotFound', 'The role does not exist'),
+      },
+      roles,
+      recorder,
+      permissions,
+    );
   }
 
-  async list(caller: Caller, membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'roles');
-    return this.roles.list(membershipId, { ...request, hiddenIds }, toRoleResponse);
+  protected listPage(membershipId: string, request: ListRequest, keyword?: string): Promise<ListPage<Record<string, unknown>>> {
+    return this.roles.list(membershipId, request, toRoleResponse, keyword);
   }
 
-  async search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    const trimmedKeyword = parseSearchKeyword(keyword);
-    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'roles');
-    return this.roles.list(membershipId, { query, hiddenIds }, toRoleResponse, trimmedKeyword);
+  search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+    return this.list(caller, membershipId, { query }, parseSearchKeyword(keyword));
   }
 
   async create(caller: Caller, membershipId: string, input: RoleBodyDto): Promise<RoleResponse> {
@@ -68,11 +73,11 @@ export class RolesService {
     return role;
   }
 
-  async update(caller: Caller, membershipId: string, id: string, input: RoleBodyDto): Promise<RoleResponse> {
+  async replace(caller: Caller, membershipId: string, id: string, input: RoleBodyDto): Promise<RoleResponse> {
     const content = contentOf(input);
     const granter = await this.permissions.granterOf(caller);
     const current = await this.roles.lockById(membershipId, id);
-    if (!current) throw notFound();
+    if (!current) throw this.notFound();
     if (current.slug === ADMIN_ROLE_SLUG) {
       throw new DomainError('ReservedRole', 'The admin role is managed by the service and cannot be changed');
     }
@@ -95,31 +100,18 @@ export class RolesService {
     return role;
   }
 
-  async delete(caller: Caller, membershipId: string, id: string): Promise<void> {
-    const deleted = await this.deleteMany(caller, membershipId, [id]);
-    if (!deleted.length) throw notFound();
-  }
-
-  async bulkDelete(caller: Caller, membershipId: string, ids: string[]): Promise<{ deleted: string[]; not_found: string[] }> {
-    await this.permissions.assertMayActOnEach(caller, 'roles', 'delete', ids);
-    const deleted = await this.deleteMany(caller, membershipId, ids);
-    return bulkDeleteAnswer(ids, deleted);
-  }
-
   /** All or nothing: the admin role among the ids refuses the whole request. */
-  private async deleteMany(caller: Caller, membershipId: string, ids: string[]): Promise<string[]> {
-    const existing = await this.roles.findByIds(membershipId, ids);
+  protected override async beforeDelete(membershipId: string, ids: readonly string[], tx: Tx): Promise<void> {
+    const existing = await this.roles.findByIds(membershipId, ids, tx);
     if (existing.some((row) => row.slug === ADMIN_ROLE_SLUG)) {
       throw new DomainError('SystemRolesCannotBeDeleted', 'The admin role cannot be deleted');
     }
-    const deleted = await this.roles.deleteByIds(membershipId, ids);
-    for (const row of deleted) {
-      this.recorder.recordChange({ membershipId, eventType: 'RoleDeleted', utilizerId: caller.id, document: {}, prior: toRoleResponse(row) });
-    }
+  }
+
+  protected override afterDelete(membershipId: string, deleted: readonly RoleRow[]): void {
     this.transaction.afterCommit(() => {
       for (const row of deleted) this.cache.invalidate(membershipId, row.slug);
     });
-    return deleted.map((row) => row.id);
   }
 }
 

@@ -3,11 +3,12 @@ import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
-import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
-import type { QueryBody } from '../common/query/query-body';
+import { MembershipResourceService } from '../common/crud/membership-resource.service';
+import type { ListPage, ListRequest } from '../common/query';
+import type { Tx } from '../database/database';
 import type { TokenCodePolicyRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
-import { utilizerIdOf } from '../events/event-types';
+import { utilizerIdOf, type EventType } from '../events/event-types';
 import type { TokenCodePolicyBodyDto } from './token-code-policy.dto';
 import { toTokenCodePolicyResponse, type TokenCodePolicyResponse } from './token-code-policy.mapper';
 import { TokenCodePolicyRepository } from './token-code-policy.repository';
@@ -45,29 +46,33 @@ const sameFields = (row: TokenCodePolicyRow, fields: PolicyFields): boolean =>
   row.containsDigits === fields.containsDigits &&
   row.expiresIn === fields.expiresIn;
 
-const notFound = (): DomainError => new DomainError('TokenCodePolicyNotFound', 'The token code policy does not exist');
 const inUse = (): DomainError => new DomainError('TokenCodePolicyInUse', "The membership's code_policy names this policy");
 
 @Injectable()
-export class TokenCodePoliciesService {
+export class TokenCodePoliciesService extends MembershipResourceService<TokenCodePolicyRow, TokenCodePolicyBodyDto, TokenCodePolicyResponse, EventType> {
   constructor(
     private readonly policies: TokenCodePolicyRepository,
     private readonly recorder: EventRecorder,
-    private readonly permissions: CallerPermissions,
-  ) {}
-
-  async get(membershipId: string, id: string): Promise<TokenCodePolicyResponse> {
-    const row = await this.policies.findById(membershipId, id);
-    if (!row) throw notFound();
-    return toTokenCodePolicyResponse(row);
+    permissions: CallerPermissions,
+  ) {
+    super(
+      {
+        resource: 'token-code-policies',
+        toResponse: toTokenCodePolicyResponse,
+        deletedEvent: 'TokenCodePolicyDeleted',
+        notFound: () => new DomainError('TokenCodePolicyNotFound', 'The token code policy does not exist'),
+      },
+      policies,
+      recorder,
+      permissions,
+    );
   }
 
-  async list(caller: Caller, membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
-    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'token-code-policies');
-    return this.policies.list(membershipId, { query, ...body, hiddenIds });
+  protected listPage(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    return this.policies.list(membershipId, request);
   }
 
-  async create(membershipId: string, caller: Caller, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
+  async create(caller: Caller, membershipId: string, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
     const fields = toFields(body);
     const utilizerId = utilizerIdOf(caller);
     // Uniqueness is the database's (token_code_policies_slug_unique -> 409 TokenCodePolicyAlreadyExists).
@@ -77,11 +82,11 @@ export class TokenCodePoliciesService {
     return document;
   }
 
-  async replace(membershipId: string, id: string, caller: Caller, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
+  async replace(caller: Caller, membershipId: string, id: string, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
     const fields = toFields(body);
     const utilizerId = utilizerIdOf(caller);
     const current = await this.policies.findByIdForUpdate(membershipId, id);
-    if (!current) throw notFound();
+    if (!current) throw this.notFound();
     if (sameFields(current, fields)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
     const updated = await this.policies.replace(membershipId, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId });
     const document = toTokenCodePolicyResponse(updated);
@@ -89,27 +94,12 @@ export class TokenCodePoliciesService {
     return document;
   }
 
-  async delete(membershipId: string, id: string, caller: Caller): Promise<void> {
-    const utilizerId = utilizerIdOf(caller);
-    const current = await this.policies.findByIdForUpdate(membershipId, id);
-    if (!current) throw notFound();
-    if (await this.policies.inUse(membershipId, [current.slug])) throw inUse();
-    const deleted = await this.policies.deleteById(membershipId, id);
-    if (!deleted) throw notFound();
-    this.recorder.recordChange({ membershipId, eventType: 'TokenCodePolicyDeleted', utilizerId, document: {}, prior: toTokenCodePolicyResponse(deleted) });
-  }
-
-  /** All or nothing: when the membership's policy is among them, nothing is deleted (409). */
-  async deleteMany(membershipId: string, caller: Caller, body: unknown): Promise<{ deleted: string[]; not_found: string[] }> {
-    const ids = parseBulkIds(body);
-    await this.permissions.assertMayActOnEach(caller, 'token-code-policies', 'delete', ids);
-    const utilizerId = utilizerIdOf(caller);
-    const found = await this.policies.findByIds(membershipId, ids);
-    if (await this.policies.inUse(membershipId, found.map((row) => row.slug))) throw inUse();
-    const deleted = await this.policies.deleteByIds(membershipId, ids);
-    for (const row of deleted) {
-      this.recorder.recordChange({ membershipId, eventType: 'TokenCodePolicyDeleted', utilizerId, document: {}, prior: toTokenCodePolicyResponse(row) });
-    }
-    return bulkDeleteAnswer(ids, deleted.map((row) => row.id));
+  /**
+   * All or nothing: when the membership's policy is among them, nothing is deleted (409). The
+   * policies are locked first (findByIds), so naming one and deleting it cannot both commit.
+   */
+  protected override async beforeDelete(membershipId: string, ids: readonly string[], tx: Tx): Promise<void> {
+    const found = await this.policies.findByIds(membershipId, ids, tx);
+    if (await this.policies.inUse(membershipId, found.map((row) => row.slug), tx)) throw inUse();
   }
 }

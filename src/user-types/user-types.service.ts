@@ -3,19 +3,18 @@ import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
-import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
+import { MembershipResourceService } from '../common/crud/membership-resource.service';
+import type { ListPage, ListRequest } from '../common/query';
 import type { UserTypeRow } from '../database/schema';
 import { RequestTransaction } from '../common/request-transaction';
 import { EventRecorder } from '../events/event-recorder';
-import { type QueryBody } from '../common/query/query-body';
+import type { EventType } from '../events/event-types';
 import { validationFailure } from '../common/validation';
 import { sameJson } from '../common/same-json';
 import { UserTypeCache } from './user-type-cache';
 import { toUserTypeResponse, type UserTypeResponse } from './user-type.mapper';
 import type { UserTypeInput } from './user-type.dto';
 import { UserTypeRepository } from './user-type.repository';
-
-const notFound = (): DomainError => new DomainError('UserTypeNotFound', 'The user type does not exist');
 
 /**
  * User types: named sets of custom-field definitions that users refer to by slug.
@@ -26,27 +25,32 @@ const notFound = (): DomainError => new DomainError('UserTypeNotFound', 'The use
  * against definitions. Changing a user to a type that does not exist is refused.
  */
 @Injectable()
-export class UserTypesService {
+export class UserTypesService extends MembershipResourceService<UserTypeRow, UserTypeInput, UserTypeResponse, EventType> {
   constructor(
     private readonly repository: UserTypeRepository,
     private readonly cache: UserTypeCache,
     private readonly events: EventRecorder,
-    private readonly permissions: CallerPermissions,
+    permissions: CallerPermissions,
     private readonly transaction: RequestTransaction,
-  ) {}
-
-  async list(caller: Caller, membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
-    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'user-types');
-    return this.repository.list(membershipId, { query, where: body.where, select: body.select, hiddenIds });
+  ) {
+    super(
+      {
+        resource: 'user-types',
+        toResponse: toUserTypeResponse,
+        deletedEvent: 'UserTypeDeleted',
+        notFound: () => new DomainError('UserTypeNotFound', 'The user type does not exist'),
+      },
+      repository,
+      events,
+      permissions,
+    );
   }
 
-  async get(membershipId: string, id: string): Promise<UserTypeResponse> {
-    const row = await this.repository.findById(membershipId, id);
-    if (!row) throw notFound();
-    return toUserTypeResponse(row);
+  protected listPage(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    return this.repository.list(membershipId, request);
   }
 
-  async create(membershipId: string, caller: Caller, input: UserTypeInput): Promise<UserTypeResponse> {
+  async create(caller: Caller, membershipId: string, input: UserTypeInput): Promise<UserTypeResponse> {
     const slug = input.fields.slug ?? slugify(input.fields.name);
     const row = await this.repository.insert({
       id: newId(),
@@ -65,9 +69,9 @@ export class UserTypesService {
     return created;
   }
 
-  async update(membershipId: string, id: string, caller: Caller, input: UserTypeInput): Promise<UserTypeResponse> {
+  async replace(caller: Caller, membershipId: string, id: string, input: UserTypeInput): Promise<UserTypeResponse> {
     const current = await this.repository.findById(membershipId, id);
-    if (!current) throw notFound();
+    if (!current) throw this.notFound();
     if (input.fields.slug !== undefined && input.fields.slug !== current.slug) {
       throw validationFailure([{ field: 'slug', message: 'cannot be changed: users name their type by it' }]);
     }
@@ -81,7 +85,7 @@ export class UserTypesService {
       throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
     }
     const row = await this.repository.update(membershipId, id, { ...next, modifiedAt: new Date(), modifiedBy: caller.id });
-    if (!row) throw notFound();
+    if (!row) throw this.notFound();
     this.events.recordChange({
       membershipId,
       eventType: 'UserTypeUpdated',
@@ -93,30 +97,11 @@ export class UserTypesService {
     return toUserTypeResponse(row);
   }
 
-  async remove(membershipId: string, id: string, caller: Caller): Promise<void> {
-    const [deleted] = await this.deleteAndRecord(membershipId, [id], caller);
-    if (!deleted) throw notFound();
-  }
-
-  async removeMany(membershipId: string, body: unknown, caller: Caller): Promise<{ deleted: string[]; not_found: string[] }> {
-    const ids = parseBulkIds(body);
-    await this.permissions.assertMayActOnEach(caller, 'user-types', 'delete', ids);
-    const deleted = await this.deleteAndRecord(membershipId, ids, caller);
-    return bulkDeleteAnswer(
-      ids,
-      deleted.map((row) => row.id),
-    );
-  }
-
-  private async deleteAndRecord(membershipId: string, ids: readonly string[], caller: Caller): Promise<UserTypeRow[]> {
-    const deleted = await this.repository.deleteByIds(membershipId, ids);
-    for (const row of deleted) {
-      this.events.recordChange({ membershipId, eventType: 'UserTypeDeleted', utilizerId: caller.id, document: {}, prior: toUserTypeResponse(row) });
-    }
+  /** Forget them once the deletes commit, so that users naming them are checked as of a type that does not exist. */
+  protected override afterDelete(membershipId: string, deleted: readonly UserTypeRow[]): void {
     this.transaction.afterCommit(() => {
       for (const row of deleted) this.cache.invalidate(membershipId, row.slug);
     });
-    return deleted;
   }
 }
 

@@ -22,6 +22,11 @@ export interface RouteDocs {
   description?: string;
   /** The error statuses the route answers beside 401 (which ApiAuth documents on the controller). */
   errors?: number[];
+  /**
+   * The document's id of the operation, where it is not `<Controller>_<handler>`: a route whose
+   * handler has been renamed keeps the id clients were generated with.
+   */
+  operationId?: string;
 }
 
 /** What a list answers: `{items: [schema], count?}`, from the item schema (see ApiListResponse). */
@@ -70,7 +75,11 @@ export interface BulkDeleteRouteDocs extends RouteDocs {
 }
 
 function documented(docs: RouteDocs, defaultErrors: number[], permissionObject?: string): MethodDecorator[] {
-  const operation = docs.description === undefined ? { summary: docs.summary } : { summary: docs.summary, description: docs.description };
+  const operation = {
+    summary: docs.summary,
+    ...(docs.description === undefined ? {} : { description: docs.description }),
+    ...(docs.operationId === undefined ? {} : { operationId: docs.operationId }),
+  };
   return [
     RequirePermission(docs.permission, permissionObject === undefined ? {} : { object: permissionObject }),
     ApiOperation(operation),

@@ -13,6 +13,22 @@ export class SysSchema {
   @ApiPropertyOptional() modified_by?: string;
 }
 
+/** The `sys` block without examples: webhooks and token code policies answer it under this name. */
+export class SysDto {
+  @ApiProperty() created_at!: string;
+  @ApiProperty() created_by!: string;
+  @ApiPropertyOptional() modified_at?: string;
+  @ApiPropertyOptional() modified_by?: string;
+}
+
+/** The fields a named resource answers first; each resource's schema extends it with its own. */
+export class NamedResourceSchema {
+  @ApiProperty() _id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty() slug!: string;
+  @ApiProperty({ nullable: true, type: String }) description!: string | null;
+}
+
 export class BulkDeleteAnswerSchema {
   @ApiProperty({ type: [String] }) deleted!: string[];
   @ApiProperty({ type: [String] }) not_found!: string[];

@@ -1,5 +1,13 @@
 import { BoundedCache, type BoundedCacheOptions } from './bounded-cache';
 
+/** The longest a row may be cached per instance (the specification's limit). */
+export const ROW_CACHE_MAX_TTL_MS = 60 * 60 * 1000;
+/**
+ * How long a miss of a row looked up by id or slug is remembered: long enough that probing unknown
+ * keys spares the database, short enough that a row created on another instance appears soon.
+ */
+export const ROW_MISS_TTL_MS = 10_000;
+
 /** Stands for "looked up, not there" (the bounded cache holds no undefined). */
 const MISSING = Symbol('missing');
 

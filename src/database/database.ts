@@ -38,6 +38,29 @@ function redactUrl(url: string): string {
   return parsed.toString();
 }
 
+/**
+ * The handle over an open connection (a PGlite client or a pg pool): `ping` asks `select 1`, and
+ * `close` ends the connection once (closing again does nothing).
+ */
+function handleOf(
+  head: Pick<Database, 'db' | 'kind' | 'description'>,
+  connection: { query(statement: string): Promise<unknown> },
+  end: () => Promise<void>,
+): Database {
+  let closed = false;
+  return {
+    ...head,
+    ping: async () => {
+      await connection.query('select 1');
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await end();
+    },
+  };
+}
+
 async function openEmbedded(dataDir: string | null): Promise<Database> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const client = dataDir ? new PGlite(dataDir) : new PGlite();
@@ -45,20 +68,8 @@ async function openEmbedded(dataDir: string | null): Promise<Database> {
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   // One process owns an embedded database, so no lock is needed around migrations.
   await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
-  let closed = false;
-  return {
-    db,
-    kind: 'embedded',
-    description: dataDir ? `embedded PostgreSQL (PGlite) in ${dataDir}` : 'embedded PostgreSQL (PGlite) in memory',
-    ping: async () => {
-      await client.query('select 1');
-    },
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      await client.close();
-    },
-  };
+  const description = dataDir ? `embedded PostgreSQL (PGlite) in ${dataDir}` : 'embedded PostgreSQL (PGlite) in memory';
+  return handleOf({ db, kind: 'embedded', description }, client, () => client.close());
 }
 
 async function openServer(url: string, poolSize: number): Promise<Database> {
@@ -83,20 +94,8 @@ async function openServer(url: string, poolSize: number): Promise<Database> {
   } finally {
     client.release();
   }
-  let closed = false;
-  return {
-    db: drizzlePg(pool, { schema }) as unknown as Db,
-    kind: 'server',
-    description: `PostgreSQL server at ${redactUrl(url)}`,
-    ping: async () => {
-      await pool.query('select 1');
-    },
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      await pool.end();
-    },
-  };
+  const db = drizzlePg(pool, { schema }) as unknown as Db;
+  return handleOf({ db, kind: 'server', description: `PostgreSQL server at ${redactUrl(url)}` }, pool, () => pool.end());
 }
 
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { applyDecorators, Body, Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiResponse, ApiSecurity, ApiTags, ApiHeader } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { Caller } from '../common/caller';
@@ -19,6 +19,20 @@ const POLL_DESCRIPTION =
   'pending and polled sooner than the interval 400 SlowDown (the interval grows by 5 s, at most 60); pending 400 ' +
   'AuthorizationPending; denied 400 AuthorizationDenied; approver inactive 401 UserInactive; approved: the token pair, ' +
   'a new session of the approver (with the scopes of a scoped approval). Records TokenGenerated (grant "device_code").';
+
+/** POST :userCode/approve and :userCode/deny: one route but for the decision it records. */
+function DecisionRoute(action: 'approve' | 'deny', summary: string): MethodDecorator {
+  return applyDecorators(
+    Post(`:userCode/${action}`),
+    HttpCode(200),
+    Authenticated({ userRecord: true }),
+    ApiOperation({ summary, description: DECIDE_DESCRIPTION }),
+    ApiAuth(),
+    ApiParam({ name: 'userCode' }),
+    ApiResponse({ status: 200, type: TokenCodeViewSchema }),
+    ApiErrors(403, 404, 409),
+  );
+}
 
 @ApiTags('device codes')
 @ApiParam({ name: 'membershipId' })
@@ -63,26 +77,12 @@ export class TokenCodesController {
     return this.codes.view(caller, membershipId, userCode);
   }
 
-  @Post(':userCode/approve')
-  @HttpCode(200)
-  @Authenticated({ userRecord: true })
-  @ApiOperation({ summary: 'Approve a device code: the device gets a session of the caller', description: DECIDE_DESCRIPTION })
-  @ApiAuth()
-  @ApiParam({ name: 'userCode' })
-  @ApiResponse({ status: 200, type: TokenCodeViewSchema })
-  @ApiErrors(403, 404, 409)
+  @DecisionRoute('approve', 'Approve a device code: the device gets a session of the caller')
   approve(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('userCode') userCode: string): Promise<TokenCodeView> {
     return this.codes.decide(caller, membershipId, userCode, 'approved');
   }
 
-  @Post(':userCode/deny')
-  @HttpCode(200)
-  @Authenticated({ userRecord: true })
-  @ApiOperation({ summary: 'Deny a device code', description: DECIDE_DESCRIPTION })
-  @ApiAuth()
-  @ApiParam({ name: 'userCode' })
-  @ApiResponse({ status: 200, type: TokenCodeViewSchema })
-  @ApiErrors(403, 404, 409)
+  @DecisionRoute('deny', 'Deny a device code')
   deny(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('userCode') userCode: string): Promise<TokenCodeView> {
     return this.codes.decide(caller, membershipId, userCode, 'denied');
   }

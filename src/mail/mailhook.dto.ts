@@ -3,7 +3,6 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
-  IsBoolean,
   IsDefined,
   IsIn,
   IsNotEmpty,
@@ -14,7 +13,8 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { IsEmailAddress } from '../common/patterns';
-import { SysSchema } from '../common/api-docs';
+import { NamedResourceSchema, SysSchema } from '../common/api-docs';
+import { DocumentedDescriptionField, OptionalBooleanField } from '../common/dto-fields';
 import { TRIGGER_EVENT_TYPES } from '../webhooks/webhook-template-rules';
 import { MAX_SUBJECT_LENGTH } from './mail-template-rules';
 
@@ -48,10 +48,7 @@ export class MailhookBodyDto {
   @MaxLength(200)
   name!: string;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 2000 })
-  @IsOptional()
-  @IsString()
-  @MaxLength(2000)
+  @DocumentedDescriptionField(2000)
   description?: string | null;
 
   @ApiProperty({ enum: TRIGGER_EVENT_TYPES, example: 'UserPasswordReset', description: 'Any event type but a hook result' })
@@ -59,9 +56,7 @@ export class MailhookBodyDto {
   @IsString()
   event!: string;
 
-  @ApiPropertyOptional({ default: true, description: 'Inactive hooks are kept, never sent' })
-  @IsOptional()
-  @IsBoolean()
+  @OptionalBooleanField({ default: true, description: 'Inactive hooks are kept, never sent' })
   is_active?: boolean;
 
   @ApiProperty({ example: 'relay', description: "Slug of an entry of the membership's mail_providers" })
@@ -100,9 +95,7 @@ export class MailhookBodyDto {
   @IsString()
   mail_template!: string;
 
-  @ApiPropertyOptional({ default: false, example: true, description: 'Also mail the subject user of the event' })
-  @IsOptional()
-  @IsBoolean()
+  @OptionalBooleanField({ default: false, example: true, description: 'Also mail the subject user of the event' })
   send_to_utilizer?: boolean;
 
   @ApiPropertyOptional({ type: [MailRecipientDto], maxItems: MAX_RECIPIENTS, description: 'Fixed addresses (no placeholders)' })
@@ -119,11 +112,7 @@ class MailRecipientSchema {
   @ApiProperty() email_address!: string;
 }
 
-export class MailhookResponseDto {
-  @ApiProperty() _id!: string;
-  @ApiProperty() name!: string;
-  @ApiProperty() slug!: string;
-  @ApiProperty({ nullable: true, type: String }) description!: string | null;
+export class MailhookResponseDto extends NamedResourceSchema {
   @ApiProperty({ enum: TRIGGER_EVENT_TYPES }) event!: string;
   @ApiProperty() is_active!: boolean;
   @ApiProperty() mail_provider!: string;

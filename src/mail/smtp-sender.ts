@@ -8,7 +8,7 @@
  * against the configured name (`tls.servername`).
  */
 import { isIP } from 'node:net';
-import { createTransport } from 'nodemailer';
+import { createTransport, type Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import type { MailRecipient, StoredMailProvider } from '../database/schema';
 import { DEFAULT_SMTP_PORT } from './mail-provider';
@@ -93,8 +93,11 @@ function transportOptions(provider: StoredMailProvider, address: string, timeout
   };
 }
 
-/** Sends one message; never throws. */
-export async function sendSmtp(provider: StoredMailProvider, mail: OutgoingMail, options: SmtpSendOptions): Promise<SmtpResult> {
+/**
+ * Resolves the provider's host through the outbound policy, opens a transport to the address it
+ * allows, runs `use` on it and closes it; never throws (a refusal or an SMTP error is a failure).
+ */
+async function overTransport(provider: StoredMailProvider, options: SmtpSendOptions, use: (transport: Transporter) => Promise<unknown>): Promise<SmtpResult> {
   let address: string;
   try {
     address = await resolveAllowed(options.lookup, provider.host);
@@ -103,12 +106,7 @@ export async function sendSmtp(provider: StoredMailProvider, mail: OutgoingMail,
   }
   const transport = createTransport(transportOptions(provider, address, options.timeoutMs));
   try {
-    await transport.sendMail({
-      from: { name: mail.from.display_name ?? '', address: mail.from.email_address },
-      to: { name: mail.to.display_name ?? '', address: mail.to.email_address },
-      subject: mail.subject,
-      ...(mail.format === 'html' ? { html: mail.body } : { text: mail.body }),
-    });
+    await use(transport);
     return { outcome: 'sent' };
   } catch (error) {
     return toFailure(error);
@@ -117,23 +115,21 @@ export async function sendSmtp(provider: StoredMailProvider, mail: OutgoingMail,
   }
 }
 
+/** Sends one message; never throws. */
+export function sendSmtp(provider: StoredMailProvider, mail: OutgoingMail, options: SmtpSendOptions): Promise<SmtpResult> {
+  return overTransport(provider, options, (transport) =>
+    transport.sendMail({
+      from: { name: mail.from.display_name ?? '', address: mail.from.email_address },
+      to: { name: mail.to.display_name ?? '', address: mail.to.email_address },
+      subject: mail.subject,
+      ...(mail.format === 'html' ? { html: mail.body } : { text: mail.body }),
+    }),
+  );
+}
+
 /** Connect, TLS and AUTH only (nodemailer `verify()`), for the provider test route; never throws. */
-export async function verifySmtp(provider: StoredMailProvider, options: SmtpSendOptions): Promise<SmtpResult> {
-  let address: string;
-  try {
-    address = await resolveAllowed(options.lookup, provider.host);
-  } catch (error) {
-    return toFailure(error);
-  }
-  const transport = createTransport(transportOptions(provider, address, options.timeoutMs));
-  try {
-    await transport.verify();
-    return { outcome: 'sent' };
-  } catch (error) {
-    return toFailure(error);
-  } finally {
-    transport.close();
-  }
+export function verifySmtp(provider: StoredMailProvider, options: SmtpSendOptions): Promise<SmtpResult> {
+  return overTransport(provider, options, (transport) => transport.verify());
 }
 
 /** An attempt as the outgoing-call metrics count it (kind `mail`); a blocked one was never made. */

@@ -6,18 +6,16 @@ import {
   IsDefined,
   IsEmail,
   IsIn,
-  IsInt,
   IsObject,
   IsOptional,
   IsString,
   Length,
-  Max,
   MaxLength,
-  Min,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { IsSlug, IsUsername } from '../common/patterns';
+import { NameField, OptionalIntField, OptionalNestedField, SlugField } from '../common/dto-fields';
+import { IsUsername } from '../common/patterns';
 import { MAX_MAIL_PROVIDERS, MailProviderDto } from '../mail/mail-provider';
 import { OtpSettingsDto } from '../recovery/otp-settings';
 
@@ -40,36 +38,19 @@ const MAX_LIFETIME = 31_536_000;
 
 /** The membership's own settings: the `membership` part of setup / POST /memberships, and the body of PUT /memberships/{id}. */
 export class NewMembershipDto {
-  @ApiProperty({ example: 'Acme', description: 'Display name; also the token issuer (iss)' })
-  @IsString()
-  @Length(1, 128)
+  @NameField({ example: 'Acme', description: 'Display name; also the token issuer (iss)' })
   name!: string;
 
-  @ApiPropertyOptional({ example: 'acme', description: 'Token audience (aud); derived from the name on create when omitted, kept on update when omitted' })
-  @IsOptional()
-  @IsString()
-  @IsSlug()
+  @SlugField({ example: 'acme', description: 'Token audience (aud); derived from the name on create when omitted, kept on update when omitted' })
   slug?: string;
 
-  @ApiPropertyOptional({ example: 3600, description: 'Access token lifetime, seconds (default 3600)' })
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_LIFETIME)
+  @OptionalIntField(1, MAX_LIFETIME, { example: 3600, description: 'Access token lifetime, seconds (default 3600)' })
   expires_in?: number;
 
-  @ApiPropertyOptional({ example: 86400, description: 'Refresh token lifetime, seconds (default 86400)' })
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_LIFETIME)
+  @OptionalIntField(1, MAX_LIFETIME, { example: 86400, description: 'Refresh token lifetime, seconds (default 86400)' })
   refresh_token_expires_in?: number;
 
-  @ApiPropertyOptional({ type: 'integer', example: 43200, nullable: true, description: 'Scoped token lifetime, seconds (unset: 43200 applies)' })
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_LIFETIME)
+  @OptionalIntField(1, MAX_LIFETIME, { type: 'integer', example: 43200, nullable: true, description: 'Scoped token lifetime, seconds (unset: 43200 applies)' })
   scoped_token_expires_in?: number | null;
 
   @ApiPropertyOptional({ enum: USER_ACTIVATION_MODES, description: 'active (default): new users start active; passive: new users start inactive' })
@@ -136,9 +117,7 @@ export class FirstAdminUserDto {
 }
 
 export class FirstApplicationDto {
-  @ApiProperty({ example: 'backend' })
-  @IsString()
-  @Length(1, 128)
+  @NameField({ example: 'backend' })
   name!: string;
 }
 
@@ -146,10 +125,7 @@ export class FirstApplicationDto {
 export class ProvisionMembershipDto {
   @ApiProperty({ type: NewMembershipDto }) @IsDefined() @ValidateNested() @Type(() => NewMembershipDto) membership!: NewMembershipDto;
   @ApiProperty({ type: FirstAdminUserDto }) @IsDefined() @ValidateNested() @Type(() => FirstAdminUserDto) user!: FirstAdminUserDto;
-  @ApiPropertyOptional({ type: FirstApplicationDto })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => FirstApplicationDto)
+  @OptionalNestedField(FirstApplicationDto)
   application?: FirstApplicationDto;
 }
 
@@ -159,15 +135,9 @@ export class ProvisionMembershipDto {
  */
 export class CreateMembershipDto {
   @ApiProperty({ type: NewMembershipDto }) @IsDefined() @ValidateNested() @Type(() => NewMembershipDto) membership!: NewMembershipDto;
-  @ApiPropertyOptional({ type: FirstAdminUserDto })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => FirstAdminUserDto)
+  @OptionalNestedField(FirstAdminUserDto)
   user?: FirstAdminUserDto;
-  @ApiPropertyOptional({ type: FirstApplicationDto })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => FirstApplicationDto)
+  @OptionalNestedField(FirstApplicationDto)
   application?: FirstApplicationDto;
 }
 

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsDefined, IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
-import { IsSlug } from '../common/patterns';
-import { SysSchema } from '../common/api-docs';
+import { IsDefined, IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { DocumentedDescriptionField, NameField, OptionalBooleanField, SlugField, SlugReferenceField } from '../common/dto-fields';
+import { NamedResourceSchema, SysSchema } from '../common/api-docs';
 
 export const PROVIDER_TYPES = ['oidc'] as const;
 
@@ -12,22 +12,14 @@ const ISSUER_DESCRIPTION =
 
 /** Body of POST and PUT .../providers (contract "External identity providers"). */
 export class ProviderBodyDto {
-  @ApiProperty({ example: 'Google' })
+  @NameField({ example: 'Google' })
   @IsDefined({ message: 'is required' })
-  @IsString()
-  @Length(1, 128)
   name!: string;
 
-  @ApiPropertyOptional({ example: 'google', description: 'The `{slug}` of the login route; from the name on create when omitted; immutable' })
-  @IsOptional()
-  @IsString()
-  @IsSlug()
+  @SlugField({ example: 'google', description: 'The `{slug}` of the login route; from the name on create when omitted; immutable' })
   slug?: string;
 
-  @ApiPropertyOptional({ nullable: true, type: String, maxLength: 2000 })
-  @IsOptional()
-  @IsString()
-  @MaxLength(2000)
+  @DocumentedDescriptionField(2000)
   description?: string | null;
 
   @ApiProperty({ enum: PROVIDER_TYPES, example: 'oidc' })
@@ -59,34 +51,20 @@ export class ProviderBodyDto {
   @Length(1, 4096)
   client_secret?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, type: String, example: null, description: 'Slug of a role of the membership, given to users signed up through this provider; counts as granted by the caller' })
-  @IsOptional()
-  @IsString()
-  @Length(1, 64)
+  @SlugReferenceField({ example: null, description: 'Slug of a role of the membership, given to users signed up through this provider; counts as granted by the caller' })
   default_role?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, type: String, example: null, description: 'Slug of a user type of the membership, for users signed up through this provider' })
-  @IsOptional()
-  @IsString()
-  @Length(1, 64)
+  @SlugReferenceField({ example: null, description: 'Slug of a user type of the membership, for users signed up through this provider' })
   default_user_type?: string | null;
 
-  @ApiPropertyOptional({ default: true, description: 'false: sign-in answers 403 ProviderDisabled' })
-  @IsOptional()
-  @IsBoolean()
+  @OptionalBooleanField({ default: true, description: 'false: sign-in answers 403 ProviderDisabled' })
   is_active?: boolean;
 
-  @ApiPropertyOptional({ default: false, description: 'May link a sign-in to an existing user with the same verified e-mail address' })
-  @IsOptional()
-  @IsBoolean()
+  @OptionalBooleanField({ default: false, description: 'May link a sign-in to an existing user with the same verified e-mail address' })
   trust_email?: boolean;
 }
 
-export class ProviderSchema {
-  @ApiProperty() _id!: string;
-  @ApiProperty() name!: string;
-  @ApiProperty() slug!: string;
-  @ApiProperty({ nullable: true, type: String }) description!: string | null;
+export class ProviderSchema extends NamedResourceSchema {
   @ApiProperty({ enum: PROVIDER_TYPES }) type!: string;
   @ApiProperty() issuer!: string;
   @ApiProperty() client_id!: string;

@@ -1,5 +1,4 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { DocumentedOptionalIntField, OptionalBooleanField } from '../common/dto-fields';
 
 /** Membership field `otp_settings` (contract "Account recovery, activation and password checks"), in API names. */
 export type OtpSettings = {
@@ -17,33 +16,19 @@ export const DEFAULT_OTP_SETTINGS: OtpSettings = { enabled: false, length: 6, co
 
 /** Body of `otp_settings` in PUT /memberships/{id}: each field optional, defaults fill the rest. */
 export class OtpSettingsDto {
-  @ApiPropertyOptional({ example: true, description: 'Reset mails carry a one-time password too (default false)' })
-  @IsOptional()
-  @IsBoolean()
+  @OptionalBooleanField({ example: true, description: 'Reset mails carry a one-time password too (default false)' })
   enabled?: boolean;
 
-  @ApiPropertyOptional({ example: 6, minimum: OTP_LIMITS.minLength, maximum: OTP_LIMITS.maxLength, description: 'Characters (default 6)' })
-  @IsOptional()
-  @IsInt()
-  @Min(OTP_LIMITS.minLength)
-  @Max(OTP_LIMITS.maxLength)
+  @DocumentedOptionalIntField(OTP_LIMITS.minLength, OTP_LIMITS.maxLength, { example: 6, description: 'Characters (default 6)' })
   length?: number;
 
-  @ApiPropertyOptional({ example: false, description: 'Letters BCDFGHJKLMNPQRSTVWXZ (default false)' })
-  @IsOptional()
-  @IsBoolean()
+  @OptionalBooleanField({ example: false, description: 'Letters BCDFGHJKLMNPQRSTVWXZ (default false)' })
   contains_letters?: boolean;
 
-  @ApiPropertyOptional({ example: true, description: 'Digits (default true); with letters: 23456789 and the letters' })
-  @IsOptional()
-  @IsBoolean()
+  @OptionalBooleanField({ example: true, description: 'Digits (default true); with letters: 23456789 and the letters' })
   contains_digits?: boolean;
 
-  @ApiPropertyOptional({ example: 600, minimum: OTP_LIMITS.minExpiresIn, maximum: OTP_LIMITS.maxExpiresIn, description: 'Lifetime, seconds (default 600)' })
-  @IsOptional()
-  @IsInt()
-  @Min(OTP_LIMITS.minExpiresIn)
-  @Max(OTP_LIMITS.maxExpiresIn)
+  @DocumentedOptionalIntField(OTP_LIMITS.minExpiresIn, OTP_LIMITS.maxExpiresIn, { example: 600, description: 'Lifetime, seconds (default 600)' })
   expires_in?: number;
 }
 

@@ -1,25 +1,16 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length, MaxLength } from 'class-validator';
-import { IsSlug } from '../common/patterns';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { DescriptionField, NameField, SlugField } from '../common/dto-fields';
 import { IsPermissionExpressionList } from './permission-list';
 
 /** Body of POST and PUT .../roles. Expressions are checked by the service (400 InvalidPermission). */
 export class RoleBodyDto {
-  @ApiProperty({ example: 'Support agents' })
-  @IsString()
-  @Length(1, 128)
+  @NameField({ example: 'Support agents' })
   name!: string;
 
-  @ApiPropertyOptional({ example: 'support-agents', description: 'Derived from the name on create when omitted; cannot change afterwards. `admin` is reserved' })
-  @IsOptional()
-  @IsString()
-  @IsSlug()
+  @SlugField({ example: 'support-agents', description: 'Derived from the name on create when omitted; cannot change afterwards. `admin` is reserved' })
   slug?: string;
 
-  @ApiPropertyOptional({ type: String, nullable: true })
-  @IsOptional()
-  @IsString()
-  @MaxLength(1024)
+  @DescriptionField(1024)
   description?: string | null;
 
   @ApiPropertyOptional({ type: [String], example: ['users.read', 'events.read'], description: 'Permission expressions; default []' })

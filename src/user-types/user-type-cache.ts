@@ -1,22 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { membershipScopedKey, ReadThroughCache } from '../common/read-through-cache';
+import { membershipScopedKey, ReadThroughCache, ROW_CACHE_MAX_TTL_MS, ROW_MISS_TTL_MS } from '../common/read-through-cache';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { UserTypeRow } from '../database/schema';
 import { SLUG_PATTERN } from '../common/patterns';
 import { UserTypeRepository } from './user-type.repository';
 
-/** User types are read on every user write: cached per instance for up to an hour (the specification's limit). */
-export const USER_TYPE_CACHE_TTL_MS = 60 * 60 * 1000;
-/** A miss is remembered briefly: long enough to spare the database, short enough that a type created on another instance appears soon. */
-export const USER_TYPE_MISS_TTL_MS = 10_000;
-
+/** User types are read on every user write: cached per instance for as long as the specification allows. */
 @Injectable()
 export class UserTypeCache extends ReadThroughCache<UserTypeRow> {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly userTypes: UserTypeRepository,
   ) {
-    super({ maxEntries: config.cacheMaxEntries, ttlMs: USER_TYPE_CACHE_TTL_MS, missTtlMs: USER_TYPE_MISS_TTL_MS });
+    super({ maxEntries: config.cacheMaxEntries, ttlMs: ROW_CACHE_MAX_TTL_MS, missTtlMs: ROW_MISS_TTL_MS });
   }
 
   /** The user type, or undefined; a slug that cannot exist (the request's `user_type`) is answered without a lookup and never cached. */

@@ -1,34 +1,23 @@
 import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { DocumentedDescriptionField, NameField, OptionalBooleanField, SlugField } from '../common/dto-fields';
 import type { FieldError } from '../common/errors';
-import { IsSlug } from '../common/patterns';
 import { fieldErrorsOf, requireJsonObject, splitBody, validateDto } from '../common/request-body';
 import { validationFailure } from '../common/validation';
 import { parsePropertyDefinitions, PROPERTY_TYPES, type PropertyDefinitions } from './custom-fields';
 
 /** The fixed fields of a user type body; `properties` is validated by parsePropertyDefinitions. */
 export class UserTypeFieldsDto {
-  @ApiProperty({ example: 'Employee', maxLength: 128 })
-  @IsString()
-  @Length(1, 128)
+  @NameField({ example: 'Employee', maxLength: 128 })
   name!: string;
 
-  @ApiPropertyOptional({ example: 'employee', description: 'Defaults to the name slugified. Cannot be changed after creation; users name their type by it.' })
-  @IsOptional()
-  @IsString()
-  @IsSlug()
+  @SlugField({ example: 'employee', description: 'Defaults to the name slugified. Cannot be changed after creation; users name their type by it.' })
   slug?: string;
 
-  @ApiPropertyOptional({ type: String, maxLength: 1024, nullable: true })
-  @IsOptional()
-  @IsString()
-  @MaxLength(1024)
+  @DocumentedDescriptionField(1024)
   description?: string | null;
 
-  @ApiPropertyOptional({ default: false, description: 'Whether users of this type may carry fields that `properties` does not define.' })
-  @IsOptional()
-  @IsBoolean()
+  @OptionalBooleanField({ default: false, description: 'Whether users of this type may carry fields that `properties` does not define.' })
   allow_additional_properties?: boolean;
 }
 

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { SysSchema } from '../common/api-docs';
+import { NamedResourceSchema, SysSchema } from '../common/api-docs';
 import { PROPERTY_TYPES } from './custom-fields';
 
 const SCALAR_SCHEMAS = [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }];
@@ -23,11 +23,7 @@ export class UserTypePropertySchema {
 }
 
 /** A user type as toUserTypeResponse builds it (for the API description only). */
-export class UserTypeSchema {
-  @ApiProperty() _id!: string;
-  @ApiProperty() name!: string;
-  @ApiProperty() slug!: string;
-  @ApiProperty({ type: String, nullable: true }) description!: string | null;
+export class UserTypeSchema extends NamedResourceSchema {
   @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/UserTypePropertySchema' } })
   properties!: Record<string, UserTypePropertySchema>;
   @ApiProperty() allow_additional_properties!: boolean;

@@ -1,6 +1,7 @@
 import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { SlugReferenceField } from '../common/dto-fields';
 import type { FieldError } from '../common/errors';
 import { IsEmailAddress, IsUsername } from '../common/patterns';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './password-hasher';
@@ -34,16 +35,10 @@ export class UserFieldsDto {
   @MaxLength(128)
   lastname?: string | null;
 
-  @ApiPropertyOptional({ type: String, example: 'admin', nullable: true, description: 'Slug of an existing role of the membership' })
-  @IsOptional()
-  @IsString()
-  @Length(1, 64)
+  @SlugReferenceField({ example: 'admin', description: 'Slug of an existing role of the membership' })
   role?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, description: 'Slug of an existing user type (for example `employee`); its properties validate the custom fields' })
-  @IsOptional()
-  @IsString()
-  @Length(1, 64)
+  @SlugReferenceField({ description: 'Slug of an existing user type (for example `employee`); its properties validate the custom fields' })
   user_type?: string | null;
 
   @ApiPropertyOptional({ type: [String], example: ['webhooks.read'], description: 'Own permission expressions' })

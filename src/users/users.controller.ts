@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { applyDecorators, Body, Controller, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller, CurrentDecision, RequirePermission } from '../common/access-decorators';
@@ -27,6 +27,18 @@ const WITH_CUSTOM_FIELDS = 'The user with its custom fields';
 
 const CUSTOM_FIELDS_NOTE =
   'Custom fields of the user type stand at the top level beside these fields; they are checked against the type (unknown fields are 400).';
+
+/** POST :id/activate and :id/freeze: one route but for the state it sets. */
+function SetActiveRoute(action: 'activate' | 'freeze', summary: string): MethodDecorator {
+  return applyDecorators(
+    Post(`:id/${action}`),
+    HttpCode(200),
+    RequirePermission('users.update', { object: 'id' }),
+    ApiOperation({ summary }),
+    ApiResponse({ status: 200, type: UserResource, description: WITH_CUSTOM_FIELDS }),
+    ApiErrors(403, 404),
+  );
+}
 
 @ApiTags('users')
 @ApiAuth()
@@ -131,12 +143,7 @@ export class UsersController {
     await this.users.changePassword(membershipId, id, caller, body);
   }
 
-  @Post(':id/activate')
-  @HttpCode(200)
-  @RequirePermission('users.update', { object: 'id' })
-  @ApiOperation({ summary: 'Activate a user (is_active = true)' })
-  @ApiResponse({ status: 200, type: UserResource, description: WITH_CUSTOM_FIELDS })
-  @ApiErrors(403, 404)
+  @SetActiveRoute('activate', 'Activate a user (is_active = true)')
   activate(
     @Param('membershipId') membershipId: string,
     @Param('id') id: string,
@@ -146,12 +153,7 @@ export class UsersController {
     return this.users.setActive(membershipId, id, caller, decision, true);
   }
 
-  @Post(':id/freeze')
-  @HttpCode(200)
-  @RequirePermission('users.update', { object: 'id' })
-  @ApiOperation({ summary: 'Freeze a user (is_active = false) and revoke all its tokens' })
-  @ApiResponse({ status: 200, type: UserResource, description: WITH_CUSTOM_FIELDS })
-  @ApiErrors(403, 404)
+  @SetActiveRoute('freeze', 'Freeze a user (is_active = false) and revoke all its tokens')
   freeze(
     @Param('membershipId') membershipId: string,
     @Param('id') id: string,

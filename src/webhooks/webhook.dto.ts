@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
+import { NamedResourceSchema, SysDto } from '../common/api-docs';
+import { DocumentedDescriptionField, OptionalBooleanField } from '../common/dto-fields';
 import {
-  IsBoolean,
   IsDefined,
   IsIn,
   IsInt,
@@ -93,12 +94,10 @@ export class WebhookRequestDto {
   @Validate(BodyTemplate)
   body?: Record<string, unknown>;
 
-  @ApiPropertyOptional({
+  @OptionalBooleanField({
     default: false,
     description: 'false: the body is {document, prior, payload}; true: the configured body alone',
   })
-  @IsOptional()
-  @IsBoolean()
   uncoveredBody?: boolean;
 }
 
@@ -111,10 +110,7 @@ export class WebhookBodyDto {
   @MaxLength(200)
   name!: string;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 2000, example: 'Tells the CRM about new users' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(2000)
+  @DocumentedDescriptionField(2000, { example: 'Tells the CRM about new users' })
   description?: string | null;
 
   @ApiProperty({ enum: TRIGGER_EVENT_TYPES, example: 'UserCreated' })
@@ -163,18 +159,7 @@ export class WebhookRequestResponseDto {
   @ApiProperty() uncoveredBody!: boolean;
 }
 
-class SysDto {
-  @ApiProperty() created_at!: string;
-  @ApiProperty() created_by!: string;
-  @ApiPropertyOptional() modified_at?: string;
-  @ApiPropertyOptional() modified_by?: string;
-}
-
-export class WebhookResponseDto {
-  @ApiProperty() _id!: string;
-  @ApiProperty() name!: string;
-  @ApiProperty() slug!: string;
-  @ApiProperty({ nullable: true, type: String }) description!: string | null;
+export class WebhookResponseDto extends NamedResourceSchema {
   @ApiProperty({ enum: TRIGGER_EVENT_TYPES }) event!: string;
   @ApiProperty({ enum: WEBHOOK_STATUSES }) status!: string;
   @ApiProperty() try_count!: number;

@@ -1,0 +1,52 @@
+import { applyDecorators, type Type as ClassType } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsBoolean, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { IsSlug } from './patterns';
+
+/*
+ * Body fields that many DTOs declare alike. Each decorator is the OpenAPI description and the
+ * validation of one kind of field, so that its rule (a name is 1..128 characters, a description is
+ * optional and nullable) has one home; examples and descriptions stay with each DTO (`docs`).
+ */
+
+/**
+ * Applies decorators as if they were written one above the other: the lowest first, as TypeScript
+ * does. The order of the validators is the order of a 400's messages, so it must not change.
+ */
+function stacked(...decorators: PropertyDecorator[]): PropertyDecorator {
+  return applyDecorators(...decorators.reverse());
+}
+
+/** A required `name`: a string of 1..128 characters. */
+export const NameField = (docs: ApiPropertyOptions): PropertyDecorator => stacked(ApiProperty(docs), IsString(), Length(1, 128));
+
+/** An optional `slug` (patterns.ts); each DTO says in `docs` where it comes from when omitted. */
+export const SlugField = (docs: ApiPropertyOptions): PropertyDecorator => stacked(ApiPropertyOptional(docs), IsOptional(), IsString(), IsSlug());
+
+/** An optional, nullable `description` of at most `maxLength` characters; `docs` may add an example. */
+export const DescriptionField = (maxLength: number, docs: ApiPropertyOptions = {}): PropertyDecorator =>
+  stacked(ApiPropertyOptional({ type: String, nullable: true, ...docs }), IsOptional(), IsString(), MaxLength(maxLength));
+
+/** The same, with the limit stated in the API description too. */
+export const DocumentedDescriptionField = (maxLength: number, docs: ApiPropertyOptions = {}): PropertyDecorator =>
+  DescriptionField(maxLength, { maxLength, ...docs });
+
+/** An optional, nullable reference to a role or user type of the membership by its slug (whether it exists is the service's check). */
+export const SlugReferenceField = (docs: ApiPropertyOptions): PropertyDecorator =>
+  stacked(ApiPropertyOptional({ nullable: true, type: String, ...docs }), IsOptional(), IsString(), Length(1, 64));
+
+/** An optional boolean; `docs` states its default. */
+export const OptionalBooleanField = (docs: ApiPropertyOptions): PropertyDecorator => stacked(ApiPropertyOptional(docs), IsOptional(), IsBoolean());
+
+/** An optional integer in `min..max`; `docs` states its default. */
+export const OptionalIntField = (min: number, max: number, docs: ApiPropertyOptions): PropertyDecorator =>
+  stacked(ApiPropertyOptional(docs), IsOptional(), IsInt(), Min(min), Max(max));
+
+/** The same, with the limits stated in the API description too. */
+export const DocumentedOptionalIntField = (min: number, max: number, docs: ApiPropertyOptions): PropertyDecorator =>
+  OptionalIntField(min, max, { minimum: min, maximum: max, ...docs });
+
+/** An optional object validated as `dto`. */
+export const OptionalNestedField = (dto: ClassType<unknown>): PropertyDecorator =>
+  stacked(ApiPropertyOptional({ type: dto }), IsOptional(), ValidateNested(), Type(() => dto));

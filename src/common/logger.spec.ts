@@ -1,6 +1,5 @@
-import { openTestDatabase } from '../../test/support/database';
+import { useTestDatabase } from './testing/test-database';
 import { captureLog } from '../../test/support/log-capture';
-import type { Database } from '../database/database';
 import type { EventRow } from '../database/schema';
 import { EventRepository } from '../events/event.repository';
 
@@ -10,19 +9,11 @@ import { EventRepository } from '../events/event.repository';
  * `params`, the message and the stack) and the driver's (`detail` repeats the key) are the real ones.
  */
 describe('logger: errors of failed statements', () => {
-  let database: Database;
-  let close: () => Promise<void>;
-
-  beforeAll(async () => {
-    ({ database, close } = await openTestDatabase());
-  });
-  afterAll(async () => {
-    await close();
-  });
+  const testDb = useTestDatabase();
 
   let inserts = 0;
   async function failedInsert(): Promise<unknown> {
-    const repository = new EventRepository(database);
+    const repository = new EventRepository(testDb.database);
     const row: EventRow = {
       id: `SECRET-ID-${++inserts}`,
       membershipId: 'm-log',

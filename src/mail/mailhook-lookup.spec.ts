@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { openTestDatabase } from '../../test/support/database';
-import type { Database } from '../database/database';
+import { useTestDatabase } from '../common/testing/test-database';
 import { mailhooks, memberships, webhooks } from '../database/schema';
 import { WebhookRepository } from '../webhooks/webhook.repository';
 import { MailhookRepository } from './mailhook.repository';
@@ -13,17 +12,9 @@ import { MailhookRepository } from './mailhook.repository';
  * without a second query (a hook added meanwhile is seen when the cache entry expires).
  */
 describe('active hook lookups run their query once', () => {
-  let database: Database;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ database, close } = await openTestDatabase());
+  const testDb = useTestDatabase(async (database) => {
     await database.db.execute(sql`
       insert into ${memberships} (id, name, slug, secret_key, created_by) values ('m-1', 'One', 'one', 'secret', 'system')`);
-  });
-
-  afterAll(async () => {
-    await close?.();
   });
 
   const mailhook = (id: string) => ({
@@ -52,22 +43,26 @@ describe('active hook lookups run their query once', () => {
     createdBy: 'system',
   });
 
-  it('mail hooks: awaiting the lookup again does not query again', async () => {
-    await database.db.insert(mailhooks).values(mailhook('mh-1'));
-    const lookup = new MailhookRepository(database).findActiveFor('m-1', 'TokenVerified');
-    expect(await lookup).toHaveLength(1);
-    await database.db.insert(mailhooks).values(mailhook('mh-2'));
-    // A query run again would see the second hook.
-    expect(await lookup).toHaveLength(1);
-    expect(await new MailhookRepository(database).findActiveFor('m-1', 'TokenVerified')).toHaveLength(2);
-  });
+  // Each kind of hook: how to store one, and its repository's lookup of the active ones.
+  const kinds = {
+    'mail hooks': {
+      add: (id: string) => testDb.database.db.insert(mailhooks).values(mailhook(id)),
+      lookup: () => new MailhookRepository(testDb.database).findActiveFor('m-1', 'TokenVerified'),
+    },
+    webhooks: {
+      add: (id: string) => testDb.database.db.insert(webhooks).values(webhook(id)),
+      lookup: () => new WebhookRepository(testDb.database).findActiveFor('m-1', 'TokenVerified'),
+    },
+  };
 
-  it('webhooks: awaiting the lookup again does not query again', async () => {
-    await database.db.insert(webhooks).values(webhook('wh-1'));
-    const lookup = new WebhookRepository(database).findActiveFor('m-1', 'TokenVerified');
-    expect(await lookup).toHaveLength(1);
-    await database.db.insert(webhooks).values(webhook('wh-2'));
-    expect(await lookup).toHaveLength(1);
-    expect(await new WebhookRepository(database).findActiveFor('m-1', 'TokenVerified')).toHaveLength(2);
+  it.each(Object.keys(kinds) as (keyof typeof kinds)[])('%s: awaiting the lookup again does not query again', async (kind) => {
+    const { add, lookup } = kinds[kind];
+    await add(`${kind}-1`);
+    const first = lookup();
+    expect(await first).toHaveLength(1);
+    await add(`${kind}-2`);
+    // A query run again would see the second hook.
+    expect(await first).toHaveLength(1);
+    expect(await lookup()).toHaveLength(2);
   });
 });

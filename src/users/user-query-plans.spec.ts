@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { openTestDatabase } from '../../test/support/database';
 import { listSelect, parseListParams } from '../common/query';
-import { type Database, queryRows } from '../database/database';
+import { useTestDatabase } from '../common/testing/test-database';
+import { queryRows } from '../database/database';
 import { memberships, users } from '../database/schema';
 import { userListQuery } from './user.repository';
 
@@ -20,11 +20,7 @@ const USERS = 20_000;
 const LIMIT = 20;
 
 describe('user query plans', () => {
-  let database: Database;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ database, close } = await openTestDatabase());
+  const testDb = useTestDatabase(async (database) => {
     await database.db.execute(sql`
       insert into ${memberships} (id, name, slug, secret_key, created_at, created_by)
       select 'm-' || i, 'Membership ' || i, 'membership-' || i, 'secret-' || i, now(), 'system'
@@ -37,14 +33,11 @@ describe('user query plans', () => {
     await database.db.execute(sql`analyze ${users}`);
   });
 
-  afterAll(async () => {
-    await close?.();
-  });
-
   async function explain(where: Record<string, unknown>, sort?: string): Promise<string> {
     const request = { query: { limit: String(LIMIT), ...(sort ? { sort } : {}) }, where };
-    const query = listSelect(userListQuery(database.db, 'm-7', request), parseListParams(request.query));
-    const rows = await queryRows<Record<string, string>>(database.db, sql`explain ${query.getSQL()}`);
+    const { db } = testDb.database;
+    const query = listSelect(userListQuery(db, 'm-7', request), parseListParams(request.query));
+    const rows = await queryRows<Record<string, string>>(db, sql`explain ${query.getSQL()}`);
     return rows.map((row) => Object.values(row)[0]).join('\n');
   }
 

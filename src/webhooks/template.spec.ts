@@ -116,44 +116,47 @@ describe('findPlaceholders', () => {
 describe('resolvePlaceholder', () => {
   const c = ctx();
 
-  it('resolves the simple fields', () => {
-    expect(resolvePlaceholder('event_type', c)).toBe('UserCreated');
-    expect(resolvePlaceholder('utilizer_id', c)).toBe('u-123');
-    expect(resolvePlaceholder('event_time', c)).toBe('2024-05-01T10:00:00.000Z');
-    expect(resolvePlaceholder('membership_id', c)).toBe('m-1');
-    expect(resolvePlaceholder('  event_type  ', c)).toBe('UserCreated');
+  it.each([
+    // the simple fields, trimmed
+    ['event_type', 'UserCreated'],
+    ['utilizer_id', 'u-123'],
+    ['event_time', '2024-05-01T10:00:00.000Z'],
+    ['membership_id', 'm-1'],
+    ['  event_type  ', 'UserCreated'],
+    // nested document and prior paths, including array indexes
+    ['document.sys.created_by', 'admin-7'],
+    ['prior.sys.created_by', 'admin-6'],
+    ['document.items.1.id', 'i1'],
+    ['document.sys.tags.0', 'a'],
+    ['document.with-dash', 'dash'],
+    // scalars and objects as text
+    ['document.count', '3'],
+    ['document.active', 'true'],
+    ['document.nothing', ''],
+    ['document.sys', '{"created_by":"admin-7","tags":["a","b"]}'],
+    ['document.sys.tags', '["a","b"]'],
+    // missing paths and unknown expressions are empty
+    ['document.missing', ''],
+    ['document.sys.missing.deeper', ''],
+    ['document.name.first', ''], // into a string
+    ['document.items.5.id', ''],
+    ['document.items.-1', ''],
+    ['document.items.01', ''],
+    ['document.items.length', ''],
+    ['document', ''],
+    ['bogus', ''],
+  ])('resolves %j to %j', (expression, value) => {
+    expect(resolvePlaceholder(expression, c)).toBe(value);
   });
 
-  it('resolves nested document and prior paths, including array indexes', () => {
-    expect(resolvePlaceholder('document.sys.created_by', c)).toBe('admin-7');
-    expect(resolvePlaceholder('prior.sys.created_by', c)).toBe('admin-6');
-    expect(resolvePlaceholder('document.items.1.id', c)).toBe('i1');
-    expect(resolvePlaceholder('document.sys.tags.0', c)).toBe('a');
-    expect(resolvePlaceholder('document.with-dash', c)).toBe('dash');
-  });
-
-  it('converts scalars and objects', () => {
-    expect(resolvePlaceholder('document.count', c)).toBe('3');
-    expect(resolvePlaceholder('document.active', c)).toBe('true');
-    expect(resolvePlaceholder('document.nothing', c)).toBe('');
-    expect(resolvePlaceholder('document.sys', c)).toBe('{"created_by":"admin-7","tags":["a","b"]}');
-    expect(resolvePlaceholder('document.sys.tags', c)).toBe('["a","b"]');
+  it('converts dates and big integers', () => {
     const d = ctx({ document: { at: new Date('2024-01-02T03:04:05.000Z'), bad: new Date(Number.NaN), big: 10n } });
     expect(resolvePlaceholder('document.at', d)).toBe('2024-01-02T03:04:05.000Z');
     expect(resolvePlaceholder('document.bad', d)).toBe('');
     expect(resolvePlaceholder('document.big', d)).toBe('10');
   });
 
-  it('returns empty text for missing paths and unknown expressions', () => {
-    expect(resolvePlaceholder('document.missing', c)).toBe('');
-    expect(resolvePlaceholder('document.sys.missing.deeper', c)).toBe('');
-    expect(resolvePlaceholder('document.name.first', c)).toBe(''); // into a string
-    expect(resolvePlaceholder('document.items.5.id', c)).toBe('');
-    expect(resolvePlaceholder('document.items.-1', c)).toBe('');
-    expect(resolvePlaceholder('document.items.01', c)).toBe('');
-    expect(resolvePlaceholder('document.items.length', c)).toBe('');
-    expect(resolvePlaceholder('document', c)).toBe('');
-    expect(resolvePlaceholder('bogus', c)).toBe('');
+  it('returns empty text when there is no prior or the document is not an object', () => {
     expect(resolvePlaceholder('prior.name', ctx({ prior: null }))).toBe('');
     expect(resolvePlaceholder('prior.name', ctx({ prior: undefined }))).toBe('');
     expect(resolvePlaceholder('document.x', ctx({ document: 'a string' }))).toBe('');

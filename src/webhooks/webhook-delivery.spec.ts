@@ -46,6 +46,12 @@ describe('deliverWebhook', () => {
     };
   }
 
+  /** The one attempt recorded (failing when there were more or none). */
+  function onlyAttempt(): AttemptResult {
+    expect(recorded).toHaveLength(1);
+    return recorded[0];
+  }
+
   function webhook(url: string, tryCount = 1, request: Partial<DeliveryWebhook['request']> = {}): DeliveryWebhook {
     return { id: 'wh-1', membershipId: 'm-1', tryCount, secret: null, request: { method: 'POST', url, ...request } };
   }
@@ -65,8 +71,7 @@ describe('deliverWebhook', () => {
     const summary = await deliverWebhook(webhook(receiver.url('/a'), 3, { headers: { Authorization: 'Bearer x' } }), event, context());
     expect(summary).toEqual({ attempts: 1, delivered: true });
     expect(receiver.received()).toHaveLength(1);
-    expect(recorded).toHaveLength(1);
-    expect(recorded[0]).toMatchObject({
+    expect(onlyAttempt()).toMatchObject({
       sent: true,
       outcome: 'success',
       document: {
@@ -160,8 +165,7 @@ describe('deliverWebhook', () => {
     const hook = webhook(receiver.url('/big'), 5, { body: { blob: '{{document.big}}'.repeat(1000) } });
     const summary = await deliverWebhook(hook, big, context());
     expect(summary).toEqual({ attempts: 1, delivered: false });
-    expect(recorded).toHaveLength(1);
-    expect(recorded[0]).toMatchObject({ sent: false, outcome: 'not_sent', document: { attempt: 1, response: null, error_code: 'TemplateOutputTooLarge' } });
+    expect(onlyAttempt()).toMatchObject({ sent: false, outcome: 'not_sent', document: { attempt: 1, response: null, error_code: 'TemplateOutputTooLarge' } });
     expect(recorded[0].document.error).toMatch(/nothing was sent: Body would render to more than 1048576 bytes/);
     expect(receiver.received()).toHaveLength(0);
     expect(calls).toHaveLength(0);
@@ -181,8 +185,7 @@ describe('deliverWebhook', () => {
     const summary = await deliverWebhook(webhook(`http://localhost:${receiver.port}/blocked`, 3), event, context(2000, strict));
     expect(summary).toEqual({ attempts: 1, delivered: false });
     expect(receiver.received()).toHaveLength(0);
-    expect(recorded).toHaveLength(1);
-    expect(recorded[0]).toMatchObject({
+    expect(onlyAttempt()).toMatchObject({
       sent: false,
       outcome: 'blocked',
       document: { attempt: 1, response: null, error_code: 'OutboundDestinationBlocked', error: expect.stringMatching(/^OutboundDestinationBlocked: /) },

@@ -59,10 +59,8 @@ function nested(levels: number): Record<string, unknown> {
 }
 
 describe('translateWhere: SQL text and parameters', () => {
-  it('answers undefined for an absent or empty filter', () => {
-    expect(translateWhere(schema, undefined)).toBeUndefined();
-    expect(translateWhere(schema, null)).toBeUndefined();
-    expect(translateWhere(schema, {})).toBeUndefined();
+  it.each([undefined, null, {}])('answers undefined for an absent or empty filter: %p', (filter) => {
+    expect(translateWhere(schema, filter)).toBeUndefined();
   });
 
   it('refuses a filter that is not an object', () => {
@@ -483,10 +481,8 @@ describe('translateSort', () => {
 });
 
 describe('parseSelect', () => {
-  it('answers undefined for an absent or empty select', () => {
-    expect(parseSelect(schema, undefined)).toBeUndefined();
-    expect(parseSelect(schema, null)).toBeUndefined();
-    expect(parseSelect(schema, {})).toBeUndefined();
+  it.each([undefined, null, {}])('answers undefined for an absent or empty select: %p', (select) => {
+    expect(parseSelect(schema, select)).toBeUndefined();
   });
 
   it('parses include and exclude projections', () => {

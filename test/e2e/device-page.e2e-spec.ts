@@ -1,8 +1,6 @@
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import type { TestApp } from '../support/app';
-import { bootInstallation, createSignedInUser, type Installation } from '../support/api';
-import { describeWithBrowser, launchChromium } from '../support/browser';
+import { createSignedInUser, useInstallation } from '../support/api';
+import { describeWithBrowser, loopbackPage, useBrowser } from '../support/browser';
 
 /** Set (to anything) to rewrite the screenshot in docs/. */
 const SCREENSHOT = process.env.DEVICE_PAGE_SCREENSHOT ? join(__dirname, '..', '..', 'docs', 'device-approval-page.png') : undefined;
@@ -11,47 +9,20 @@ const HOSTILE_NAME = '<img src=x onerror=alert(1)>';
 jest.setTimeout(180_000);
 
 describeWithBrowser('the /device approval page in headless Chromium', () => {
-  let t: TestApp;
-  let inst: Installation;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    ({ t, inst } = await bootInstallation());
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
-
-  async function loopbackPage(): Promise<{ page: Page; offLoopback: string[]; dialogs: string[] }> {
-    const page = await browser.newPage({ viewport: { width: 800, height: 760 } });
-    const offLoopback: string[] = [];
-    const dialogs: string[] = [];
-    await page.route('**/*', (route) => {
-      const url = new URL(route.request().url());
-      if (url.hostname === '127.0.0.1') return route.continue();
-      offLoopback.push(url.href);
-      return route.abort();
-    });
-    page.on('dialog', (dialog) => {
-      dialogs.push(dialog.message());
-      void dialog.dismiss();
-    });
-    return { page, offLoopback, dialogs };
-  }
+  const suite = useInstallation();
+  const browser = useBrowser();
 
   it('signs in, shows the hostile client_info as text, approves, and the polling device gets its pair', async () => {
-    const { user } = await createSignedInUser(t, inst.admin, { permissions: ['users.read'] });
-    const m = inst.admin.membershipId;
-    const created = await t.http().post(`/memberships/${m}/codes`).send({ client_info: { name: HOSTILE_NAME, model: 'Example TV 5' } });
+    const { user } = await createSignedInUser(suite.t, suite.inst.admin, { permissions: ['users.read'] });
+    const m = suite.inst.admin.membershipId;
+    const created = await suite.t.http().post(`/memberships/${m}/codes`).send({ client_info: { name: HOSTILE_NAME, model: 'Example TV 5' } });
     expect(created.status).toBe(201);
     const { device_code: deviceCode, user_code: userCode } = created.body as { device_code: string; user_code: string };
-    const pending = await t.http().post(`/memberships/${m}/codes/token`).send({ device_code: deviceCode });
+    const pending = await suite.t.http().post(`/memberships/${m}/codes/token`).send({ device_code: deviceCode });
     expect(pending.body.errorCode).toBe('AuthorizationPending');
 
-    const { page, offLoopback, dialogs } = await loopbackPage();
-    await page.goto(`${t.url}/device?membership_id=${m}&user_code=${userCode}`);
+    const { page, offLoopback, dialogs } = await loopbackPage(browser, { width: 800, height: 760 });
+    await page.goto(`${suite.t.url}/device?membership_id=${m}&user_code=${userCode}`);
     await page.fill('#username', user.username);
     await page.fill('#password', user.password);
     await page.click('#sign-in button[type=submit]');
@@ -69,9 +40,9 @@ describeWithBrowser('the /device approval page in headless Chromium', () => {
     await page.click('#approve');
     await page.locator('#status', { hasText: 'Approved' }).waitFor();
 
-    const pair = await t.http().post(`/memberships/${m}/codes/token`).send({ device_code: deviceCode });
+    const pair = await suite.t.http().post(`/memberships/${m}/codes/token`).send({ device_code: deviceCode });
     expect(pair.status).toBe(201);
-    const me = await t.http().get('/me').set('Authorization', `Bearer ${pair.body.access_token as string}`);
+    const me = await suite.t.http().get('/me').set('Authorization', `Bearer ${pair.body.access_token as string}`);
     expect({ status: me.status, username: me.body.username }).toEqual({ status: 200, username: user.username });
     expect(dialogs).toEqual([]);
     expect(offLoopback).toEqual([]);
@@ -79,7 +50,7 @@ describeWithBrowser('the /device approval page in headless Chromium', () => {
   });
 
   it('is served with a CSP that allows no inline script', async () => {
-    const res = await t.http().get('/device');
+    const res = await suite.t.http().get('/device');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.headers['content-security-policy']).toContain("script-src 'self'");

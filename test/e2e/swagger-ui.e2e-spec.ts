@@ -1,8 +1,6 @@
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import type { TestApp } from '../support/app';
-import { bootInstallation, type Installation } from '../support/api';
-import { describeWithBrowser, launchChromium } from '../support/browser';
+import { useInstallation } from '../support/api';
+import { describeWithBrowser, loopbackPage, useBrowser } from '../support/browser';
 
 /** Set (to anything) to rewrite the screenshot in docs/; CI leaves it unset. */
 const SCREENSHOT = process.env.SWAGGER_UI_SCREENSHOT ? join(__dirname, '..', '..', 'docs', 'swagger-ui-try-it-out.png') : undefined;
@@ -12,41 +10,24 @@ const RECEIVER_URL = 'https://receiver.example.com/hook';
 jest.setTimeout(180_000);
 
 describeWithBrowser('Swagger UI in headless Chromium', () => {
-  let t: TestApp;
-  let install: Installation;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    ({ t, inst: install } = await bootInstallation({ env: { NODE_ENV: 'development' } }));
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  const suite = useInstallation({ env: { NODE_ENV: 'development' } });
+  const browser = useBrowser();
 
   it('authorizes with Bearer and creates a webhook with "Try it out" from the prefilled example, URL changed only: 201', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-    const offLoopback: string[] = [];
     // Nothing the page asks for may leave the machine: the app is on 127.0.0.1.
-    await page.route('**/*', (route) => {
-      const url = new URL(route.request().url());
-      if (url.hostname === '127.0.0.1') return route.continue();
-      offLoopback.push(url.href);
-      return route.abort();
-    });
+    const { page, offLoopback } = await loopbackPage(browser, { width: 1280, height: 1000 });
 
-    await page.goto(`${t.url}/docs`);
+    await page.goto(`${suite.t.url}/docs`);
     await page.locator('button.authorize').first().click();
     const bearer = page.locator('.auth-container').filter({ hasText: 'bearer' }).first();
-    await bearer.locator('input').fill(install.admin.accessToken);
+    await bearer.locator('input').fill(suite.inst.admin.accessToken);
     await bearer.locator('button.authorize').click();
     await bearer.locator('button.btn-done').click();
 
     const operation = page.locator('#operations-webhooks-Webhooks_create');
     await operation.locator('.opblock-summary').click();
     await operation.locator('button.try-out__btn').click();
-    await operation.locator('tr[data-param-name="membershipId"] input').fill(install.admin.membershipId);
+    await operation.locator('tr[data-param-name="membershipId"] input').fill(suite.inst.admin.membershipId);
 
     const bodyField = operation.locator('textarea.body-param__text');
     const prefilled = JSON.parse(await bodyField.inputValue()) as { status: string; request: { url: string } };
@@ -72,7 +53,7 @@ describeWithBrowser('Swagger UI in headless Chromium', () => {
       await operation.screenshot({ path: SCREENSHOT });
     }
 
-    await t.http().delete(`/memberships/${install.admin.membershipId}/webhooks/${answer._id}`).set('Authorization', install.admin.auth).expect(204);
+    await suite.t.http().delete(`/memberships/${suite.inst.admin.membershipId}/webhooks/${answer._id}`).set('Authorization', suite.inst.admin.auth).expect(204);
     expect(offLoopback).toEqual([]);
     await page.close();
   });

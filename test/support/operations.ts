@@ -1,10 +1,11 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
+import { type SpawnedService, spawnService } from './process';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -81,88 +82,24 @@ export async function buildServiceIntoTemp(): Promise<{ main: string; remove: ()
   return { main: join(out, 'main.js'), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export interface RunningService {
-  child: ChildProcess;
-  lines: string[];
-  /** Resolves with the first JSON log line (already printed or to come) that satisfies the predicate. */
-  waitForLog: (predicate: (entry: Record<string, unknown>) => boolean, timeoutMs?: number) => Promise<Record<string, unknown>>;
-  /** JSON log lines printed so far. */
-  entries: () => Record<string, unknown>[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+export interface RunningService extends SpawnedService {
   /** The listening URL, from the start log line. */
   url: string;
-  kill: (signal?: NodeJS.Signals) => void;
 }
 
 /** `node <main>` with exactly the given environment; resolves once it listens. */
 export async function startService(main: string, env: Record<string, string>): Promise<RunningService> {
-  const child = spawn(process.execPath, [main], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  const parsed: Record<string, unknown>[] = [];
-  const waiters = new Set<{ predicate: (entry: Record<string, unknown>) => boolean; resolve: (entry: Record<string, unknown>) => void }>();
-  const onLine = (line: string) => {
-    lines.push(line);
-    let entry: Record<string, unknown>;
-    try {
-      entry = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      return;
-    }
-    parsed.push(entry);
-    for (const waiter of waiters) {
-      if (waiter.predicate(entry)) {
-        waiters.delete(waiter);
-        waiter.resolve(entry);
-      }
-    }
-  };
-  for (const stream of [child.stdout, child.stderr]) {
-    let buffer = '';
-    stream.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString('utf8');
-      for (let index = buffer.indexOf('\n'); index >= 0; index = buffer.indexOf('\n')) {
-        onLine(buffer.slice(0, index));
-        buffer = buffer.slice(index + 1);
-      }
-    });
-  }
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
-  );
-  // Generous: a loaded CI machine has taken over 30 s to start the built service.
-  const waitForLog = (predicate: (entry: Record<string, unknown>) => boolean, timeoutMs = 90_000) =>
-    new Promise<Record<string, unknown>>((resolve, reject) => {
-      const already = parsed.find(predicate);
-      if (already) return resolve(already);
-      const waiter = {
-        predicate,
-        resolve: (entry: Record<string, unknown>) => {
-          clearTimeout(timer);
-          resolve(entry);
-        },
-      };
-      const timer = setTimeout(() => {
-        waiters.delete(waiter);
-        reject(new Error(`no matching log line within ${timeoutMs} ms; output:\n${lines.join('\n')}`));
-      }, timeoutMs);
-      waiters.add(waiter);
-    });
-  const kill = (signal: NodeJS.Signals = 'SIGTERM') => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-  };
+  const service = spawnService(main, env);
   try {
     const started = await Promise.race([
-      waitForLog((entry) => typeof entry.url === 'string' && typeof entry.database === 'string'),
-      exited.then(({ code }) => {
-        throw new Error(`the service exited with ${code} before listening:\n${lines.join('\n')}`);
+      service.waitForLog((entry) => typeof entry.url === 'string' && typeof entry.database === 'string'),
+      service.exited.then(({ code }) => {
+        throw new Error(`the service exited with ${code} before listening:\n${service.lines.join('\n')}`);
       }),
     ]);
-    return { child, lines, waitForLog, entries: () => [...parsed], exited, url: started.url as string, kill };
+    return { ...service, url: started.url as string };
   } catch (error) {
-    kill('SIGKILL');
+    service.kill('SIGKILL');
     throw error;
   }
 }

@@ -3,9 +3,9 @@
  * `<!-- walkthrough -->`, first the README's, then those of the docs pages that continue it in the
  * same shell (WALKTHROUGH_FILES, in that order), in one bash (`-euo pipefail`: the first failing
  * command, an unset variable or a failed `curl -f` stops it) against a real service on 127.0.0.1.
- * Every request goes to BASE or to the local OpenID Connect provider the provider block starts on
- * 127.0.0.1 (OIDC_PORT), or to the mail catcher the mail block starts (MAIL_PORT); the one webhook
- * it creates is passive, so nothing is sent anywhere else.
+ * Every request goes to BASE or to a process the blocks start on 127.0.0.1: the OpenID Connect
+ * provider (OIDC_PORT), the webhook receiver (HOOK_PORT) and the mail catcher (MAIL_PORT). The
+ * README's own webhook is passive, so nothing is sent anywhere else.
  */
 import { type AddressInfo, createServer, type Server } from 'node:net';
 import { execFile } from 'node:child_process';
@@ -19,7 +19,7 @@ const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
 const MARKER = '<!-- walkthrough -->';
 /** The files whose marked blocks make up the walk-through, in the order a reader pastes them. */
-const WALKTHROUGH_FILES = ['README.md', 'docs/api.md', 'docs/device-flow.md', 'docs/providers.md', 'docs/mail-and-recovery.md'];
+const WALKTHROUGH_FILES = ['README.md', 'docs/api.md', 'docs/webhooks.md', 'docs/device-flow.md', 'docs/providers.md', 'docs/mail-and-recovery.md'];
 
 /**
  * Loopback ports free right now, all different, for the provider and the mail catcher the
@@ -79,11 +79,11 @@ describe('README walk-through', () => {
   it('runs top to bottom against a fresh service, every command succeeding', async () => {
     const files = await Promise.all(WALKTHROUGH_FILES.map(readRepositoryFile));
     const script = files.flatMap(walkthroughBlocks).join('\n');
-    const [oidcPort, mailPort] = await freePorts(2);
+    const [oidcPort, mailPort, hookPort] = await freePorts(3);
     const result = await run('bash', ['-euo', 'pipefail', '-c', script], {
       // From the repository's directory, as the provider block says.
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BASE: t.url, SETUP_TOKEN: TEST_SETUP_TOKEN, OIDC_PORT: String(oidcPort), MAIL_PORT: String(mailPort) },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BASE: t.url, SETUP_TOKEN: TEST_SETUP_TOKEN, OIDC_PORT: String(oidcPort), MAIL_PORT: String(mailPort), HOOK_PORT: String(hookPort) },
       maxBuffer: 16 * 1024 * 1024,
     }).catch((error: { code?: number; stdout?: string; stderr?: string }) => {
       throw new Error(`the walk-through stopped (exit ${error.code}):\n${error.stderr}\n--- stdout ---\n${error.stdout}`);
@@ -99,6 +99,16 @@ describe('README walk-through', () => {
     expect(lines).toContainEqual(expect.stringMatching(/"errorCode":"ModelValidationError".*"field":"plan"/));
     // The refreshed token works, is revoked with 204, then refused.
     expect(lines.join('\n')).toContain('\n204\n401\n');
+    // The active webhook called the local receiver once, signed, with the rendered URL, header and body.
+    expect(answers).toContainEqual(
+      expect.objectContaining({
+        method: 'POST',
+        url: expect.stringMatching(/^\/hooks\/[^/]+\/users\/[^/]+$/),
+        event: 'UserCreated',
+        signed: true,
+        body: expect.objectContaining({ payload: expect.objectContaining({ name: 'Frank Hook' }) }),
+      }),
+    );
     // The device polled before the user decided, then signed in once the user approved.
     expect(lines).toContainEqual(expect.stringMatching(/"errorCode":"AuthorizationPending"/));
     expect(answers).toContainEqual(expect.objectContaining({ user_code: expect.any(String), state: 'approved' }));
@@ -107,5 +117,5 @@ describe('README walk-through', () => {
     // The welcome mail reached the catcher; Dave, activated and reset by mail, signs in with his new password.
     expect(lines).toContain('Erin</p>');
     expect(lines).toContain('{"valid":true}');
-  }, 120_000);
+  }, 240_000); // dozens of requests, a dozen argon2 hashes and three local servers: slow on shared cores
 });

@@ -45,10 +45,10 @@ export class TokenCodeRepository {
 
   /** One conditional update: only a pending, unexpired code is decided. Undefined when none was. */
   async decide(
-    executor: Executor,
     membershipId: string,
     userCode: string,
     decision: { state: 'approved' | 'denied'; approvedBy: string | null; scopes: readonly string[] | null },
+    executor: Executor = this.database.db,
   ): Promise<TokenCodeRow | undefined> {
     const [row] = await executor
       .update(tokenCodes)

@@ -116,8 +116,8 @@ export class TokenCodesService {
   async decide(caller: Caller, membershipId: string, rawUserCode: string, state: 'approved' | 'denied'): Promise<TokenCodeView> {
     const { user, scopes } = requireUser(caller);
     const userCode = normalizeUserCode(rawUserCode);
-    const decided = await this.recorder.transaction(async (tx, record) => {
-      const row = await this.codes.decide(tx, membershipId, userCode, {
+    const decided = await this.recorder.transaction(async (_tx, record) => {
+      const row = await this.codes.decide(membershipId, userCode, {
         state,
         approvedBy: state === 'approved' ? user.id : null,
         scopes: state === 'approved' ? scopes : null,

@@ -37,6 +37,12 @@ const NO_MAIL_VALUES: ReadonlyMap<string, MailOnlyValues> = new Map();
 /** The events recorded in the open request transaction, written just before it commits. */
 const PENDING_EVENTS = Symbol('PENDING_EVENTS');
 
+/** A request transaction's events, and the mail-only values of those recorded with some (memory only). */
+interface PendingEvents {
+  rows: RecordedEvent[];
+  mailValues: Map<string, MailOnlyValues>;
+}
+
 /**
  * Every feature records events through this: the event is written in the same transaction as
  * the change, and listeners (the webhook dispatcher) hear of it only after the commit.
@@ -66,20 +72,27 @@ export class EventRecorder {
    * An event of the change the current request transaction makes: written in that transaction
    * just before it commits, heard by listeners only after the commit, gone with a rollback.
    */
-  recordChange(event: NewEvent): RecordedEvent {
+  recordChange(event: NewEvent, mailValues?: MailOnlyValues): RecordedEvent {
     const row = toRow(event);
-    this.pendingOfRequest().push(row);
+    const pending = this.pendingOfRequest();
+    pending.rows.push(row);
+    if (mailValues) pending.mailValues.set(row.id, mailValues);
     return row;
   }
 
   /**
-   * Runs `work` in a transaction; events recorded through `record` are written before the commit.
-   * Inside a request transaction it is that one: `work` gets it, and its events commit with the request.
+   * Runs `work` in the request transaction, opening one when none is open: repositories join it
+   * without being handed it, and events recorded through `record` are written just before it
+   * commits and heard by listeners only after. `tx` is that same transaction, for the callers
+   * that still pass it on by hand.
    */
   async transaction<T>(work: (tx: Tx, record: RecordEvent) => Promise<T>): Promise<T> {
-    if (this.requestTransaction?.active) {
-      return work(this.requestTransaction.executor as Tx, (event) => this.recordChange(event));
+    const requestTransaction = this.requestTransaction;
+    if (requestTransaction) {
+      const inTransaction = () => work(requestTransaction.executor as Tx, (event, values) => this.recordChange(event, values));
+      return requestTransaction.active ? inTransaction() : requestTransaction.run(inTransaction);
     }
+    // Unit specs build a recorder without RequestTransaction: a transaction of its own.
     const pending: RecordedEvent[] = [];
     const mailValues = new Map<string, MailOnlyValues>();
     const record: RecordEvent = (event, values) => {
@@ -125,13 +138,13 @@ export class EventRecorder {
     await this.settled();
   }
 
-  private pendingOfRequest(): RecordedEvent[] {
+  private pendingOfRequest(): PendingEvents {
     const transaction = this.requestTransaction;
     if (!transaction) throw new Error('recordChange needs a request transaction');
     return transaction.state(PENDING_EVENTS, () => {
-      const pending: RecordedEvent[] = [];
-      transaction.beforeCommit((tx) => this.repository.insert(tx, pending));
-      transaction.afterCommit(() => this.publish(pending));
+      const pending: PendingEvents = { rows: [], mailValues: new Map() };
+      transaction.beforeCommit((tx) => this.repository.insert(tx, pending.rows));
+      transaction.afterCommit(() => this.publish(pending.rows, pending.mailValues));
       return pending;
     });
   }

@@ -1,6 +1,5 @@
 import { validationError } from '../common/errors';
 import { Injectable } from '@nestjs/common';
-import type { Tx } from '../database/database';
 import type { RecordEvent } from '../events/event-recorder';
 import { newId, newSecret, slugify } from '../common/ids';
 import { PasswordHasher } from '../users/password-hasher';
@@ -39,8 +38,8 @@ export class MembershipProvisioner {
     return input.user ? this.hasher.hash(input.user.password) : undefined;
   }
 
+  /** Runs in the caller's transaction (EventRecorder.transaction); `record` records its events there. */
   async provision(
-    tx: Tx,
     record: RecordEvent,
     input: MembershipProvisionInput,
     passwordHash: string | undefined,
@@ -50,7 +49,7 @@ export class MembershipProvisioner {
     if (input.membership.code_policy) throw validationError('membership.code_policy', 'names no token code policy of this membership');
     const membershipId = newId();
     const createdBy = options.utilizerId;
-    const membership = await this.memberships.insert(tx, {
+    const membership = await this.memberships.insert({
       id: membershipId,
       name: input.membership.name,
       slug: input.membership.slug ?? slugify(input.membership.name),
@@ -74,7 +73,6 @@ export class MembershipProvisioner {
         forbidden: [],
         createdBy,
       },
-      tx,
     );
     const result: ProvisionedMembership = {
       membership: toMembershipResponse(membership, { includeSecretKey: true }),
@@ -84,7 +82,7 @@ export class MembershipProvisioner {
     if (input.user) {
       if (passwordHash === undefined) throw new Error('provision: a first user needs its password hash (hashPassword)');
       // The first admin is active even in a `passive` membership: someone must be able to sign in.
-      const user = await this.users.insert(tx, {
+      const user = await this.users.insert({
         id: newId(),
         membershipId,
         username: input.user.username,
@@ -111,7 +109,6 @@ export class MembershipProvisioner {
           secretDigest: digest,
           createdBy,
         },
-        tx,
       );
       const response = toApplicationResponse(application);
       record({ membershipId, eventType: 'ApplicationCreated', utilizerId: createdBy, document: response });

@@ -56,7 +56,7 @@ export class MembershipRepository {
   }
 
   /** Whether the membership has a token code policy with this slug (read in the caller's transaction). */
-  async hasCodePolicy(executor: Executor, id: string, slug: string): Promise<boolean> {
+  async hasCodePolicy(id: string, slug: string, executor: Executor = this.database.db): Promise<boolean> {
     const rows = await executor
       .select({ id: tokenCodePolicies.id })
       .from(tokenCodePolicies)
@@ -66,7 +66,7 @@ export class MembershipRepository {
   }
 
   /** Locks the row until the transaction ends: updates and deletes of one membership are serialized. */
-  async lockById(executor: Executor, id: string): Promise<MembershipRow | undefined> {
+  async lockById(id: string, executor: Executor = this.database.db): Promise<MembershipRow | undefined> {
     const [row] = await executor.select().from(memberships).where(eq(memberships.id, id)).limit(1).for('update');
     return row;
   }
@@ -84,7 +84,7 @@ export class MembershipRepository {
    * Serializes concurrent setups inside the database, so exactly one of them creates the first
    * (system) membership: a transaction-scoped advisory lock, held until the caller's transaction ends.
    */
-  async lockInstallation(executor: Executor): Promise<void> {
+  async lockInstallation(executor: Executor = this.database.db): Promise<void> {
     await executor.execute(sql`select pg_advisory_xact_lock(${INSTALLATION_LOCK_KEY})`);
   }
 
@@ -93,7 +93,7 @@ export class MembershipRepository {
     return rows.length > 0;
   }
 
-  async insert(executor: Executor, row: typeof memberships.$inferInsert): Promise<MembershipRow> {
+  async insert(row: typeof memberships.$inferInsert, executor: Executor = this.database.db): Promise<MembershipRow> {
     const [created] = await executor.insert(memberships).values(row).returning();
     return created;
   }
@@ -111,7 +111,7 @@ export class MembershipRepository {
     });
   }
 
-  async updateSettings(executor: Executor, id: string, settings: MembershipSettings, modifiedBy: string): Promise<MembershipRow> {
+  async updateSettings(id: string, settings: MembershipSettings, modifiedBy: string, executor: Executor = this.database.db): Promise<MembershipRow> {
     const [row] = await executor
       .update(memberships)
       .set({ ...settings, modifiedAt: new Date(), modifiedBy })
@@ -120,7 +120,7 @@ export class MembershipRepository {
     return row;
   }
 
-  async replaceSecretKey(executor: Executor, id: string, secretKey: string, modifiedBy: string): Promise<MembershipRow> {
+  async replaceSecretKey(id: string, secretKey: string, modifiedBy: string, executor: Executor = this.database.db): Promise<MembershipRow> {
     const [row] = await executor
       .update(memberships)
       .set({ secretKey, modifiedAt: new Date(), modifiedBy })
@@ -130,18 +130,18 @@ export class MembershipRepository {
   }
 
   /** The mail provider slugs the membership's mail hooks name (a provider in use cannot be removed). */
-  async mailProvidersInUse(executor: Executor, id: string): Promise<Set<string>> {
+  async mailProvidersInUse(id: string, executor: Executor = this.database.db): Promise<Set<string>> {
     const rows = await executor.selectDistinct({ slug: mailhooks.mailProvider }).from(mailhooks).where(eq(mailhooks.membershipId, id));
     return new Set(rows.map((row) => row.slug));
   }
 
-  async hasUsers(executor: Executor, id: string): Promise<boolean> {
+  async hasUsers(id: string, executor: Executor = this.database.db): Promise<boolean> {
     const rows = await executor.select({ one: sql<number>`1` }).from(users).where(eq(users.membershipId, id)).limit(1);
     return rows.length > 0;
   }
 
   /** Everything inside the membership (roles, users, applications, sessions, webhooks) goes with it by cascade. */
-  async deleteById(executor: Executor, id: string): Promise<boolean> {
+  async deleteById(id: string, executor: Executor = this.database.db): Promise<boolean> {
     const rows = await executor.delete(memberships).where(eq(memberships.id, id)).returning({ id: memberships.id });
     return rows.length > 0;
   }

@@ -6,12 +6,12 @@ import { newSecret } from '../common/ids';
 import type { ListPage, ListRequest } from '../common/query';
 import type { MembershipRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
+import { RequestTransaction } from '../common/request-transaction';
 import { objectDecision } from '../permissions';
 import { sameJson } from '../common/same-json';
 import { duplicateSlugProblem, nextMailProviders, type MailProviderDto } from '../mail/mail-provider';
 import { DESTINATION_NOT_ALLOWED, DestinationPolicy } from '../outbound/destination-policy';
 import type { StoredMailProvider } from '../database/schema';
-import type { Executor } from '../database/database';
 import { otpSettingsFrom } from '../recovery/otp-settings';
 import { MembershipCache } from './membership-cache';
 import { MembershipProvisioner, type ProvisionedMembership } from './membership-provisioner';
@@ -35,6 +35,7 @@ export class MembershipsService {
     private readonly cache: MembershipCache,
     private readonly provisioner: MembershipProvisioner,
     private readonly recorder: EventRecorder,
+    private readonly transaction: RequestTransaction,
     private readonly permissions: CallerPermissions,
     private readonly destinations: DestinationPolicy,
   ) {}
@@ -58,8 +59,8 @@ export class MembershipsService {
   async create(caller: Caller, input: CreateMembershipDto): Promise<ProvisionedMembership> {
     await this.assertSystemCaller(caller, 'create memberships');
     const passwordHash = await this.provisioner.hashPassword(input);
-    const created = await this.recorder.transaction((tx, record) =>
-      this.provisioner.provision(tx, record, input, passwordHash, { isSystem: false, utilizerId: caller.id }),
+    const created = await this.recorder.transaction((_tx, record) =>
+      this.provisioner.provision(record, input, passwordHash, { isSystem: false, utilizerId: caller.id }),
     );
     if (!(await this.maySeeSecretKey(caller, created.membership._id))) delete created.membership.secret_key;
     return created;
@@ -75,12 +76,12 @@ export class MembershipsService {
     if (input.mail_providers !== undefined) this.checkMailProviders(input.mail_providers);
     const otpSettings = input.otp_settings === undefined ? undefined : otpSettingsFrom(input.otp_settings);
     if (otpSettings === null) throw validationError('otp_settings', 'contains_letters and contains_digits cannot both be false');
-    const row = await this.recorder.transaction(async (tx) => {
-      const current = await this.memberships.lockById(tx, id);
+    const row = await this.transaction.run(async () => {
+      const current = await this.memberships.lockById(id);
       if (!current) throw notFound();
       const mailProviders =
         input.mail_providers === undefined ? current.mailProviders : nextMailProviders(current.mailProviders, input.mail_providers);
-      await this.assertNoRemovedProviderInUse(tx, id, mailProviders);
+      await this.assertNoRemovedProviderInUse(id, mailProviders);
       const next: MembershipSettings = {
         name: input.name,
         slug: input.slug ?? current.slug,
@@ -93,11 +94,11 @@ export class MembershipsService {
         otpSettings: otpSettings ?? current.otpSettings,
         codePolicy: input.code_policy ?? null,
       };
-      if (next.codePolicy !== null && !(await this.memberships.hasCodePolicy(tx, id, next.codePolicy))) {
+      if (next.codePolicy !== null && !(await this.memberships.hasCodePolicy(id, next.codePolicy))) {
         throw validationError('code_policy', 'names no token code policy of this membership');
       }
       if (sameSettings(current, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
-      return this.memberships.updateSettings(tx, id, next, caller.id);
+      return this.memberships.updateSettings(id, next, caller.id);
     });
     this.cache.invalidate(id);
     return this.respond(caller, row);
@@ -106,10 +107,10 @@ export class MembershipsService {
   /** A new signing key: every token issued before it answers InvalidToken from now on. */
   async rotateSecretKey(caller: Caller, id: string): Promise<MembershipResponse> {
     await this.assertMayTouch(caller, id);
-    const row = await this.recorder.transaction(async (tx) => {
-      const current = await this.memberships.lockById(tx, id);
+    const row = await this.transaction.run(async () => {
+      const current = await this.memberships.lockById(id);
       if (!current) throw notFound();
-      return this.memberships.replaceSecretKey(tx, id, newSecret(32), caller.id);
+      return this.memberships.replaceSecretKey(id, newSecret(32), caller.id);
     });
     this.cache.invalidate(id);
     return this.respond(caller, row);
@@ -117,15 +118,15 @@ export class MembershipsService {
 
   async delete(caller: Caller, id: string): Promise<void> {
     await this.assertSystemCaller(caller, 'delete memberships');
-    await this.recorder.transaction(async (tx) => {
+    await this.transaction.run(async () => {
       // The lock makes a concurrent user insert (whose foreign key check shares the row) wait, or be waited for.
-      const current = await this.memberships.lockById(tx, id);
+      const current = await this.memberships.lockById(id);
       if (!current) throw notFound();
       if (current.isSystem) throw new DomainError('SystemMembershipCannotBeDeleted', 'The system membership cannot be deleted');
-      if (await this.memberships.hasUsers(tx, id)) {
+      if (await this.memberships.hasUsers(id)) {
         throw new DomainError('MembershipNotEmpty', 'The membership still holds users; delete them first');
       }
-      await this.memberships.deleteById(tx, id);
+      await this.memberships.deleteById(id);
     });
     this.cache.invalidate(id);
   }
@@ -142,9 +143,9 @@ export class MembershipsService {
   }
 
   /** Runs under the membership row lock, which mail hook writes also take, so no hook can slip in. */
-  private async assertNoRemovedProviderInUse(tx: Executor, id: string, next: readonly StoredMailProvider[]): Promise<void> {
+  private async assertNoRemovedProviderInUse(id: string, next: readonly StoredMailProvider[]): Promise<void> {
     const kept = new Set(next.map((provider) => provider.slug));
-    const removedInUse = [...(await this.memberships.mailProvidersInUse(tx, id))].filter((slug) => !kept.has(slug));
+    const removedInUse = [...(await this.memberships.mailProvidersInUse(id))].filter((slug) => !kept.has(slug));
     if (removedInUse.length > 0) {
       throw new DomainError('MailProviderInUse', `A mail hook still uses the mail provider ${JSON.stringify(removedInUse[0])}`);
     }

@@ -24,7 +24,7 @@ export class ProviderIdentityRepository {
    * Serializes first sign-ins of one subject of one provider until the transaction ends: the
    * second waits, then finds the link the first made instead of signing the subject up again.
    */
-  async lockSubject(executor: Executor, providerId: string, subject: string): Promise<void> {
+  async lockSubject(providerId: string, subject: string, executor: Executor = this.database.db): Promise<void> {
     await executor.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`provider-subject:${providerId}:${subject}`}::text, 0))`);
   }
 
@@ -34,12 +34,12 @@ export class ProviderIdentityRepository {
    * links or refuses it as the resolution rules say, instead of failing on the unique e-mail.
    * Always taken after lockSubject, so the two locks cannot deadlock.
    */
-  async lockEmail(executor: Executor, membershipId: string, email: string): Promise<void> {
+  async lockEmail(membershipId: string, email: string, executor: Executor = this.database.db): Promise<void> {
     await executor.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`provider-email:${membershipId}:${email}`}::text, 0))`);
   }
 
   /** Links the subject to the user; a concurrent sign-in that linked it first wins (nothing is written). */
-  async link(executor: Executor, membershipId: string, providerId: string, subject: string, userId: string): Promise<void> {
+  async link(membershipId: string, providerId: string, subject: string, userId: string, executor: Executor = this.database.db): Promise<void> {
     await executor
       .insert(providerIdentities)
       .values({ id: newId(), membershipId, providerId, subject, userId })

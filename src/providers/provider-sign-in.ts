@@ -124,23 +124,23 @@ export class ProviderSignIn {
         throw error;
       },
     );
-    return this.recorder.transaction(async (tx, record) => {
+    return this.recorder.transaction(async (_tx, record) => {
       // Two first sign-ins of one subject at once: the second waits here and finds the first's link.
-      await this.identities.lockSubject(tx, provider.id, claims.sub);
-      const linkedMeanwhile = await this.identities.findUser(membershipId, provider.id, claims.sub, tx);
+      await this.identities.lockSubject(provider.id, claims.sub);
+      const linkedMeanwhile = await this.identities.findUser(membershipId, provider.id, claims.sub);
       if (linkedMeanwhile) return withoutHash(linkedMeanwhile);
-      if (email) await this.identities.lockEmail(tx, membershipId, email);
-      const existing = email ? await this.users.findByEmail(membershipId, email, tx) : undefined;
+      if (email) await this.identities.lockEmail(membershipId, email);
+      const existing = email ? await this.users.findByEmail(membershipId, email) : undefined;
       if (existing) {
         if (!provider.trustEmail) throw new DomainError('ProviderEmailNotTrusted', 'A user with this e-mail address exists and the provider is not trusted to link it');
         if (!verified) throw new DomainError('ProviderEmailNotVerified', 'The provider has not verified the e-mail address');
-        await this.identities.link(tx, membershipId, provider.id, claims.sub, existing.id);
+        await this.identities.link(membershipId, provider.id, claims.sub, existing.id);
         return withoutHash(existing);
       }
       if (!email || !verified || !isEmail(email)) throw new DomainError('ProviderEmailNotVerified', 'Signing up needs an e-mail address the provider has verified');
-      const emailIsFree = !(await this.users.findLoginConflict(membershipId, email, email, { executor: tx }));
+      const emailIsFree = !(await this.users.findLoginConflict(membershipId, email, email));
       const username = emailIsFree ? email : `${provider.slug}-${createHash('sha256').update(claims.sub).digest('hex').slice(0, 16)}`;
-      const row = await this.users.insert(tx, {
+      const row = await this.users.insert({
         id: newId(),
         membershipId,
         username,
@@ -156,8 +156,8 @@ export class ProviderSignIn {
         sourceProvider: provider.slug,
         createdBy: SYSTEM_UTILIZER,
       });
-      await this.identities.link(tx, membershipId, provider.id, claims.sub, row.id);
-      const mailValues = activeOnSignUp ? undefined : await this.activations.open(tx, membership, row.id);
+      await this.identities.link(membershipId, provider.id, claims.sub, row.id);
+      const mailValues = activeOnSignUp ? undefined : await this.activations.open(membership, row.id);
       record({ membershipId, eventType: 'UserCreated', utilizerId: SYSTEM_UTILIZER, document: toUserResponse(row) }, mailValues);
       return withoutHash(row);
     });

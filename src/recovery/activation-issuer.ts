@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { newId } from '../common/ids';
-import type { Tx } from '../database/database';
 import type { MembershipRow } from '../database/schema';
 import type { MailOnlyValues } from '../events/event-recorder';
 import { ChallengeTokens } from './challenge-tokens';
@@ -20,10 +19,10 @@ export class ActivationIssuer {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async open(tx: Tx, membership: MembershipRow, userId: string): Promise<MailOnlyValues> {
+  async open(membership: MembershipRow, userId: string): Promise<MailOnlyValues> {
     const lifetime = this.config.activationTokenExpiresIn;
     const issued = this.tokens.issue(membership, userId, 'activation', lifetime);
-    await this.challenges.replaceActivation(tx, { id: newId(), membershipId: membership.id, userId, jti: issued.jti, expiresAt: issued.expiresAt });
+    await this.challenges.replaceActivation({ id: newId(), membershipId: membership.id, userId, jti: issued.jti, expiresAt: issued.expiresAt });
     return { activation_token: issued.token, activation_token_expires_in: String(lifetime) };
   }
 }

@@ -102,14 +102,14 @@ export class RecoveryService implements BeforeApplicationShutdown {
     if (!user || !(await this.challenges.isPending(membership.id, user.id, 'reset', claims.jti))) throw invalidChallengeToken();
     if (!user.isActive) throw userInactive();
     const passwordHash = await this.hasher.hash(body.password);
-    await this.events.transaction(async (tx, record) => {
-      const locked = await this.users.findByIdForUpdate(tx, membership.id, user.id);
+    await this.events.transaction(async (_tx, record) => {
+      const locked = await this.users.findByIdForUpdate(membership.id, user.id);
       if (!locked) throw invalidChallengeToken();
       if (!locked.isActive) throw userInactive();
-      if (!(await this.challenges.consume(tx, membership.id, user.id, 'reset', claims.jti))) throw invalidChallengeToken();
-      const row = await this.users.update(tx, membership.id, user.id, { passwordHash, modifiedAt: new Date(), modifiedBy: user.id });
+      if (!(await this.challenges.consume(membership.id, user.id, 'reset', claims.jti))) throw invalidChallengeToken();
+      const row = await this.users.update(membership.id, user.id, { passwordHash, modifiedAt: new Date(), modifiedBy: user.id });
       if (!row) throw invalidChallengeToken();
-      await this.revoker.revokeAllOfUser(tx, record, membership.id, user.id, user.id, PASSWORD_RESET_REASON);
+      await this.revoker.revokeAllOfUser(record, membership.id, user.id, user.id, PASSWORD_RESET_REASON);
       record({ membershipId: membership.id, eventType: 'UserPasswordChanged', utilizerId: user.id, document: toUserResponse(row) });
     });
   }
@@ -118,11 +118,11 @@ export class RecoveryService implements BeforeApplicationShutdown {
   async activate(membershipId: string, activationToken: string): Promise<void> {
     const membership = await this.requireMembership(membershipId);
     const claims = this.tokens.verify(membership, activationToken, 'activation');
-    await this.events.transaction(async (tx, record) => {
-      const locked = await this.users.findByIdForUpdate(tx, membership.id, claims.sub);
-      if (!locked || !(await this.challenges.consume(tx, membership.id, locked.id, 'activation', claims.jti))) throw invalidChallengeToken();
+    await this.events.transaction(async (_tx, record) => {
+      const locked = await this.users.findByIdForUpdate(membership.id, claims.sub);
+      if (!locked || !(await this.challenges.consume(membership.id, locked.id, 'activation', claims.jti))) throw invalidChallengeToken();
       if (locked.isActive) return;
-      const row = await this.users.update(tx, membership.id, locked.id, { isActive: true, modifiedAt: new Date(), modifiedBy: locked.id });
+      const row = await this.users.update(membership.id, locked.id, { isActive: true, modifiedAt: new Date(), modifiedBy: locked.id });
       if (!row) throw invalidChallengeToken();
       record({ membershipId: membership.id, eventType: 'UserUpdated', utilizerId: locked.id, document: toUserResponse(row), prior: toUserResponse(locked) });
     });
@@ -155,7 +155,7 @@ export class RecoveryService implements BeforeApplicationShutdown {
       otp: otp ?? '',
       otp_expires_in: otp === null ? '' : String(otpSettings.expires_in),
     };
-    await this.events.transaction(async (tx, record) => {
+    await this.events.transaction(async (_tx, record) => {
       const challenge = {
         id: challengeId,
         membershipId: membership.id,
@@ -165,7 +165,7 @@ export class RecoveryService implements BeforeApplicationShutdown {
         otpExpiresAt,
         expiresAt,
       };
-      if (!(await this.challenges.replaceReset(tx, challenge, interval))) return;
+      if (!(await this.challenges.replaceReset(challenge, interval))) return;
       record({ membershipId: membership.id, eventType: 'UserPasswordReset', utilizerId: SYSTEM_UTILIZER, document: toUserResponse(user) }, values);
     });
   }

@@ -35,7 +35,7 @@ export class UserChallengeRepository {
    * less than `minIntervalSeconds` ago; one statement, so two parallel requests cannot both pass.
    * False when the interval held it back.
    */
-  async replaceReset(executor: Executor, challenge: NewChallenge, minIntervalSeconds: number): Promise<boolean> {
+  async replaceReset(challenge: NewChallenge, minIntervalSeconds: number, executor: Executor = this.database.db): Promise<boolean> {
     const rows = await executor
       .insert(userChallenges)
       .values({ ...challenge, kind: 'reset', otpAttempts: 0, requestedAt: sql`now()` })
@@ -57,7 +57,7 @@ export class UserChallengeRepository {
   }
 
   /** A new activation, replacing any earlier one. */
-  async replaceActivation(executor: Executor, challenge: Omit<NewChallenge, 'otpDigest' | 'otpExpiresAt'>): Promise<void> {
+  async replaceActivation(challenge: Omit<NewChallenge, 'otpDigest' | 'otpExpiresAt'>, executor: Executor = this.database.db): Promise<void> {
     await executor
       .insert(userChallenges)
       .values({ ...challenge, kind: 'activation' })
@@ -78,7 +78,7 @@ export class UserChallengeRepository {
   }
 
   /** Single use: deletes the challenge only while `jti` is its token. False when it was used or replaced. */
-  async consume(executor: Executor, membershipId: string, userId: string, kind: ChallengeKind, jti: string): Promise<boolean> {
+  async consume(membershipId: string, userId: string, kind: ChallengeKind, jti: string, executor: Executor = this.database.db): Promise<boolean> {
     const rows = await executor
       .delete(userChallenges)
       .where(and(eq(userChallenges.membershipId, membershipId), eq(userChallenges.userId, userId), eq(userChallenges.kind, kind), eq(userChallenges.jti, jti)))
@@ -87,7 +87,7 @@ export class UserChallengeRepository {
   }
 
   /** A password change or set ends the pending reset; an admin activation or freeze ends the pending activation. */
-  async deletePending(executor: Executor, membershipId: string, userId: string, kind: ChallengeKind): Promise<void> {
+  async deletePending(membershipId: string, userId: string, kind: ChallengeKind, executor: Executor = this.database.db): Promise<void> {
     await executor
       .delete(userChallenges)
       .where(and(eq(userChallenges.membershipId, membershipId), eq(userChallenges.userId, userId), eq(userChallenges.kind, kind)));

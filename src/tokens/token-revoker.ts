@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Tx } from '../database/database';
 import type { TokenSessionRow } from '../database/schema';
 import type { RecordEvent } from '../events/event-recorder';
 import { TokenSessionRepository } from './token-session.repository';
@@ -7,7 +6,8 @@ import { TokenSessionRepository } from './token-session.repository';
 /**
  * The revocation entry points other features call (logout-all, password change, password reset,
  * freeze, delete, a single session, a single scoped token). Each revoked token record records
- * one TokenRevoked event with the reason; no token string or digest is in it.
+ * one TokenRevoked event with the reason; no token string or digest is in it. They run in the
+ * caller's transaction (EventRecorder.transaction), which `record` belongs to.
  */
 @Injectable()
 export class TokenRevoker {
@@ -15,7 +15,6 @@ export class TokenRevoker {
 
   /** Every sign-in session of the user, optionally sparing one (`exceptSessionId`). */
   async revokeAllOfUser(
-    tx: Tx,
     record: RecordEvent,
     membershipId: string,
     userId: string,
@@ -23,21 +22,21 @@ export class TokenRevoker {
     reason: string,
     options: { exceptSessionId?: string } = {},
   ): Promise<number> {
-    const revoked = await this.sessions.revokeAllOfUser(tx, membershipId, userId, utilizerId, reason, options.exceptSessionId);
+    const revoked = await this.sessions.revokeAllOfUser(membershipId, userId, utilizerId, reason, options.exceptSessionId);
     this.recordRevocations(record, revoked, utilizerId, reason);
     return revoked.length;
   }
 
   /** A whole sign-in session: every pair refreshed from it and every scoped token made from it. */
-  async revokeSession(tx: Tx, record: RecordEvent, membershipId: string, sessionId: string, utilizerId: string, reason: string): Promise<number> {
-    const revoked = await this.sessions.revokeSessions(tx, membershipId, [sessionId], utilizerId, reason);
+  async revokeSession(record: RecordEvent, membershipId: string, sessionId: string, utilizerId: string, reason: string): Promise<number> {
+    const revoked = await this.sessions.revokeSessions(membershipId, [sessionId], utilizerId, reason);
     this.recordRevocations(record, revoked, utilizerId, reason);
     return revoked.length;
   }
 
   /** One token record alone (a scoped token revoking itself); its session goes on. */
-  async revokeTokenRecord(tx: Tx, record: RecordEvent, membershipId: string, tokenId: string, utilizerId: string, reason: string): Promise<number> {
-    const revoked = await this.sessions.revokeTokenRecord(tx, membershipId, tokenId, utilizerId, reason);
+  async revokeTokenRecord(record: RecordEvent, membershipId: string, tokenId: string, utilizerId: string, reason: string): Promise<number> {
+    const revoked = await this.sessions.revokeTokenRecord(membershipId, tokenId, utilizerId, reason);
     this.recordRevocations(record, revoked, utilizerId, reason);
     return revoked.length;
   }

@@ -312,11 +312,11 @@ export class TokenSessionRepository {
    * escape. Answers the token records it revoked (so the caller records one event per record).
    */
   async revokeSessions(
-    executor: Executor,
     membershipId: string,
     sessionIds: readonly string[],
     revokedBy: string,
     reason: string,
+    executor: Executor = this.database.db,
   ): Promise<TokenSessionRow[]> {
     if (!sessionIds.length) return [];
     const revocation = { revokedAt: new Date(), revokedBy, revokeReason: reason };
@@ -332,7 +332,7 @@ export class TokenSessionRepository {
   }
 
   /** Revokes one token record alone (a scoped token revoking itself), if still active. */
-  async revokeTokenRecord(executor: Executor, membershipId: string, tokenId: string, revokedBy: string, reason: string): Promise<TokenSessionRow[]> {
+  async revokeTokenRecord(membershipId: string, tokenId: string, revokedBy: string, reason: string, executor: Executor = this.database.db): Promise<TokenSessionRow[]> {
     return executor
       .update(tokenSessions)
       .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
@@ -342,12 +342,12 @@ export class TokenSessionRepository {
 
   /** Every session of a user and its token records, optionally sparing one session (the caller's own, after a password change). */
   async revokeAllOfUser(
-    executor: Executor,
     membershipId: string,
     userId: string,
     revokedBy: string,
     reason: string,
     exceptSessionId?: string,
+    executor: Executor = this.database.db,
   ): Promise<TokenSessionRow[]> {
     const revocation = { revokedAt: new Date(), revokedBy, revokeReason: reason };
     await executor

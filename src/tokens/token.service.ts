@@ -186,8 +186,8 @@ export class TokenService {
 
   /** The reused token's owner is recorded as the one who revoked: the service acts on its behalf. */
   private async endReusedSession(reused: { membershipId: string; sessionId: string; userId: string }): Promise<void> {
-    await this.recorder.transaction((tx, record) =>
-      this.revoker.revokeSession(tx, record, reused.membershipId, reused.sessionId, reused.userId, REFRESH_TOKEN_REUSE),
+    await this.recorder.transaction((_tx, record) =>
+      this.revoker.revokeSession(record, reused.membershipId, reused.sessionId, reused.userId, REFRESH_TOKEN_REUSE),
     );
   }
 
@@ -236,10 +236,10 @@ export class TokenService {
     const { user, session, family } = await this.verifier.verify(token, 'any');
     const scoped = session.kind === 'scoped';
     if (logoutAll && scoped) throw new DomainError('AccessDenied', 'Signing out everywhere needs an unscoped token');
-    const revoked = await this.recorder.transaction(async (tx, record) => {
-      if (logoutAll) return this.revoker.revokeAllOfUser(tx, record, user.membershipId, user.id, user.id, 'logout-all');
-      if (scoped) return this.revoker.revokeTokenRecord(tx, record, user.membershipId, session.id, user.id, 'revoked');
-      return this.revoker.revokeSession(tx, record, user.membershipId, family.id, user.id, 'revoked');
+    const revoked = await this.recorder.transaction(async (_tx, record) => {
+      if (logoutAll) return this.revoker.revokeAllOfUser(record, user.membershipId, user.id, user.id, 'logout-all');
+      if (scoped) return this.revoker.revokeTokenRecord(record, user.membershipId, session.id, user.id, 'revoked');
+      return this.revoker.revokeSession(record, user.membershipId, family.id, user.id, 'revoked');
     });
     if (revoked === 0) throw new DomainError('TokenWasRevoked', 'The token has already been revoked');
   }

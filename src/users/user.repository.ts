@@ -126,7 +126,7 @@ export class UserRepository {
   }
 
   /** The row, locked until the transaction ends, so concurrent updates of one user apply one after the other. */
-  async findByIdForUpdate(executor: Executor, membershipId: string, id: string): Promise<UserRow | undefined> {
+  async findByIdForUpdate(membershipId: string, id: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
     const [row] = await executor
       .select()
       .from(users)
@@ -197,12 +197,12 @@ export class UserRepository {
     return this.list(membershipId, request, matches);
   }
 
-  async insert(executor: Executor, row: typeof users.$inferInsert): Promise<UserRow> {
+  async insert(row: typeof users.$inferInsert, executor: Executor = this.database.db): Promise<UserRow> {
     const [created] = await executor.insert(users).values(row).returning();
     return created;
   }
 
-  async update(executor: Executor, membershipId: string, id: string, changes: UserChanges): Promise<UserRow | undefined> {
+  async update(membershipId: string, id: string, changes: UserChanges, executor: Executor = this.database.db): Promise<UserRow | undefined> {
     const [updated] = await executor
       .update(users)
       .set(changes)
@@ -212,7 +212,7 @@ export class UserRepository {
   }
 
   /** The ids among these that name users of the membership. */
-  async existingIds(executor: Executor, membershipId: string, ids: readonly string[]): Promise<string[]> {
+  async existingIds(membershipId: string, ids: readonly string[], executor: Executor = this.database.db): Promise<string[]> {
     if (!ids.length) return [];
     const rows = await executor
       .select({ id: users.id })
@@ -221,7 +221,7 @@ export class UserRepository {
     return rows.map((row) => row.id);
   }
 
-  deleteByIds(executor: Executor, membershipId: string, ids: readonly string[]): Promise<UserRow[]> {
+  deleteByIds(membershipId: string, ids: readonly string[], executor: Executor = this.database.db): Promise<UserRow[]> {
     return deleteByIds<UserRow>(executor, users, users.id, this.scope(membershipId), ids);
   }
 
@@ -229,18 +229,18 @@ export class UserRepository {
    * Serializes writes of users of one type until the transaction ends, so that two users cannot
    * both take the same value of a unique custom field. Only writers of that type wait.
    */
-  async lockUserType(executor: Executor, membershipId: string, userType: string): Promise<void> {
+  async lockUserType(membershipId: string, userType: string, executor: Executor = this.database.db): Promise<void> {
     await executor.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`user-type:${membershipId}:${userType}`}::text, 0))`);
   }
 
   /** Another user of the type whose custom field `name` holds `value`. */
   async findCustomFieldHolder(
-    executor: Executor,
     membershipId: string,
     userType: string,
     name: string,
     value: unknown,
     exceptId?: string,
+    executor: Executor = this.database.db,
   ): Promise<string | undefined> {
     const [row] = await executor
       .select({ id: users.id })

@@ -4,7 +4,6 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, type FieldError } from '../common/errors';
 import { newId } from '../common/ids';
 import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
-import type { Executor, Tx } from '../database/database';
 import type { UserRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
@@ -159,12 +158,12 @@ export class UsersService {
     await this.requireFreeLogin(membershipId, state.next);
     const passwordHash = await this.hasher.hash(fields.password);
 
-    const created = await this.events.transaction(async (tx, record) => {
+    const created = await this.events.transaction(async (_tx, record) => {
       // Again in the transaction: the role may have changed while the password was hashed.
-      await this.requireHeldGrants(granter, membershipId, null, state.next, tx);
-      await this.requireFreeLogin(membershipId, state.next, { executor: tx });
-      await this.requireUniqueCustomFields(tx, membershipId, state.next.userType, state.custom);
-      const row = await this.repository.insert(tx, {
+      await this.requireHeldGrants(granter, membershipId, null, state.next);
+      await this.requireFreeLogin(membershipId, state.next);
+      await this.requireUniqueCustomFields(membershipId, state.next.userType, state.custom);
+      const row = await this.repository.insert({
         id: newId(),
         membershipId,
         passwordHash,
@@ -172,7 +171,7 @@ export class UsersService {
         isActive,
         createdBy: caller.id,
       });
-      const mailValues: MailOnlyValues | undefined = awaitsActivation && membership ? await this.activations.open(tx, membership, row.id) : undefined;
+      const mailValues: MailOnlyValues | undefined = awaitsActivation && membership ? await this.activations.open(membership, row.id) : undefined;
       record({ membershipId, eventType: 'UserCreated', utilizerId: caller.id, document: toUserResponse(row) }, mailValues);
       return row;
     });
@@ -192,8 +191,8 @@ export class UsersService {
     // Read before the transaction: the role cache may query the database.
     const granter = await this.permissions.granterOf(caller);
 
-    const updated = await this.events.transaction(async (tx, record) => {
-      const locked = await this.repository.findByIdForUpdate(tx, membershipId, id);
+    const updated = await this.events.transaction(async (_tx, record) => {
+      const locked = await this.repository.findByIdForUpdate(membershipId, id);
       if (!locked) throw notFound();
       const next: UserState = { ...state.next, isActive: input.fields.is_active ?? locked.isActive };
       const privileged = changedPrivilegedFields(locked, next, state.uniqueFields);
@@ -201,13 +200,13 @@ export class UsersService {
         throw new DomainError('AccessDenied', `Changing ${privileged.join(', ')} needs the users.update permission`);
       }
       if (isUnchanged(locked, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
-      await this.requireRole(membershipId, next.role, locked.role, tx);
-      await this.requireHeldGrants(granter, membershipId, locked, next, tx);
+      await this.requireRole(membershipId, next.role, locked.role);
+      await this.requireHeldGrants(granter, membershipId, locked, next);
       if (privileged.includes('username') || privileged.includes('email_address')) {
-        await this.requireFreeLogin(membershipId, next, { exceptId: id, executor: tx });
+        await this.requireFreeLogin(membershipId, next, { exceptId: id });
       }
-      await this.requireUniqueCustomFields(tx, membershipId, next.userType, state.custom, id);
-      const row = await this.repository.update(tx, membershipId, id, { ...next, modifiedAt: new Date(), modifiedBy: caller.id });
+      await this.requireUniqueCustomFields(membershipId, next.userType, state.custom, id);
+      const row = await this.repository.update(membershipId, id, { ...next, modifiedAt: new Date(), modifiedBy: caller.id });
       if (!row) throw notFound();
       record({
         membershipId,
@@ -217,9 +216,9 @@ export class UsersService {
         prior: toUserResponse(locked),
       });
       // An admin's word on is_active ends a pending self-activation (as `setActive`).
-      if (input.fields.is_active !== undefined) await this.challenges.deletePending(tx, membershipId, id, 'activation');
+      if (input.fields.is_active !== undefined) await this.challenges.deletePending(membershipId, id, 'activation');
       // An inactive user has no live session, whichever route made it inactive (as `setActive`).
-      if (!row.isActive) await this.revoker.revokeAllOfUser(tx, record, membershipId, id, caller.id, REVOKE_REASON.frozen);
+      if (!row.isActive) await this.revoker.revokeAllOfUser(record, membershipId, id, caller.id, REVOKE_REASON.frozen);
       return row;
     });
     return toUserResponse(updated);
@@ -252,12 +251,12 @@ export class UsersService {
     }
     const passwordHash = await this.hasher.hash(body.password);
     const ownSession = self && caller.kind === 'user' ? caller.sessionId : undefined;
-    await this.events.transaction(async (tx, record) => {
-      const row = await this.repository.update(tx, membershipId, id, { passwordHash, modifiedAt: new Date(), modifiedBy: caller.id });
+    await this.events.transaction(async (_tx, record) => {
+      const row = await this.repository.update(membershipId, id, { passwordHash, modifiedAt: new Date(), modifiedBy: caller.id });
       if (!row) throw notFound();
       // A reset mailed before the change must not undo it.
-      await this.challenges.deletePending(tx, membershipId, id, 'reset');
-      await this.revoker.revokeAllOfUser(tx, record, membershipId, id, caller.id, REVOKE_REASON.passwordChanged, {
+      await this.challenges.deletePending(membershipId, id, 'reset');
+      await this.revoker.revokeAllOfUser(record, membershipId, id, caller.id, REVOKE_REASON.passwordChanged, {
         exceptSessionId: ownSession,
       });
       record({ membershipId, eventType: 'UserPasswordChanged', utilizerId: caller.id, document: toUserResponse(row) });
@@ -273,12 +272,12 @@ export class UsersService {
     if (onlyOwnRecord(decision)) {
       throw new DomainError('AccessDenied', 'Activating or freezing a user needs the users.update permission');
     }
-    const row = await this.events.transaction(async (tx, record) => {
-      const locked = await this.repository.findByIdForUpdate(tx, membershipId, id);
+    const row = await this.events.transaction(async (_tx, record) => {
+      const locked = await this.repository.findByIdForUpdate(membershipId, id);
       if (!locked) throw notFound();
       let result = locked;
       if (locked.isActive !== active) {
-        const updated = await this.repository.update(tx, membershipId, id, { isActive: active, modifiedAt: new Date(), modifiedBy: caller.id });
+        const updated = await this.repository.update(membershipId, id, { isActive: active, modifiedAt: new Date(), modifiedBy: caller.id });
         if (!updated) throw notFound();
         record({
           membershipId,
@@ -290,9 +289,9 @@ export class UsersService {
         result = updated;
       }
       // Either way a pending self-activation ends: a frozen user cannot activate itself.
-      await this.challenges.deletePending(tx, membershipId, id, 'activation');
+      await this.challenges.deletePending(membershipId, id, 'activation');
       // Also when already frozen: a session that outlived an earlier freeze cannot stay usable.
-      if (!active) await this.revoker.revokeAllOfUser(tx, record, membershipId, id, caller.id, REVOKE_REASON.frozen);
+      if (!active) await this.revoker.revokeAllOfUser(record, membershipId, id, caller.id, REVOKE_REASON.frozen);
       return result;
     });
     return toUserResponse(row);
@@ -333,12 +332,12 @@ export class UsersService {
    * ended with the user, as for every other way a session ends.
    */
   private deleteAndRecord(membershipId: string, ids: readonly string[], caller: Caller): Promise<UserRow[]> {
-    return this.events.transaction(async (tx, record) => {
-      const existing = await this.repository.existingIds(tx, membershipId, ids);
+    return this.events.transaction(async (_tx, record) => {
+      const existing = await this.repository.existingIds(membershipId, ids);
       for (const userId of existing) {
-        await this.revoker.revokeAllOfUser(tx, record, membershipId, userId, caller.id, REVOKE_REASON.deleted);
+        await this.revoker.revokeAllOfUser(record, membershipId, userId, caller.id, REVOKE_REASON.deleted);
       }
-      const rows = await this.repository.deleteByIds(tx, membershipId, existing);
+      const rows = await this.repository.deleteByIds(membershipId, existing);
       for (const row of rows) {
         record({ membershipId, eventType: 'UserDeleted', utilizerId: caller.id, document: {}, prior: toUserResponse(row) });
       }
@@ -425,19 +424,18 @@ export class UsersService {
     membershipId: string,
     current: UserRow | null,
     next: Pick<UserState, 'role' | 'permissions' | 'forbidden'>,
-    executor?: Executor,
   ): Promise<void> {
     const keepsGrants =
       current !== null && current.role === next.role && sameJson(current.permissions, next.permissions) && sameJson(current.forbidden, next.forbidden);
     if (keepsGrants) return;
-    const before = current && (await loadAssignment(this.roles, membershipId, current, executor));
-    assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, next, executor)));
+    const before = current && (await loadAssignment(this.roles, membershipId, current));
+    assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, next)));
   }
 
   /** `role` must name a role of the membership; a role the user already has is kept even if it was deleted since. */
-  private async requireRole(membershipId: string, role: string | null, currentRole: string | null, executor?: Executor): Promise<void> {
+  private async requireRole(membershipId: string, role: string | null, currentRole: string | null): Promise<void> {
     if (role === null || role === currentRole) return;
-    if (!(await this.roles.findBySlug(membershipId, role, executor))) {
+    if (!(await this.roles.findBySlug(membershipId, role))) {
       throw validationFailure([{ field: 'role', message: 'no role with this slug exists in the membership' }]);
     }
   }
@@ -446,7 +444,7 @@ export class UsersService {
   private async requireFreeLogin(
     membershipId: string,
     next: Pick<UserState, 'username' | 'emailAddress'>,
-    options: { exceptId?: string; executor?: Executor } = {},
+    options: { exceptId?: string } = {},
   ): Promise<void> {
     const other = await this.repository.findLoginConflict(membershipId, next.username, next.emailAddress, options);
     if (other) throw new DomainError('UserAlreadyExists', 'A user with this username or e-mail address already exists');
@@ -458,17 +456,16 @@ export class UsersService {
    * the same value cannot both pass the check.
    */
   private async requireUniqueCustomFields(
-    tx: Tx,
     membershipId: string,
     userType: string | null,
     custom: ValidatedCustomFields,
     exceptId?: string,
   ): Promise<void> {
     if (userType === null || !custom.unique.length) return;
-    await this.repository.lockUserType(tx, membershipId, userType);
+    await this.repository.lockUserType(membershipId, userType);
     const errors: FieldError[] = [];
     for (const { name, value } of custom.unique) {
-      if (await this.repository.findCustomFieldHolder(tx, membershipId, userType, name, value, exceptId)) {
+      if (await this.repository.findCustomFieldHolder(membershipId, userType, name, value, exceptId)) {
         errors.push({ field: name, message: `must be unique among users of the type "${userType}"; another user has this value` });
       }
     }

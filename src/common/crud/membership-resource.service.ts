@@ -22,6 +22,12 @@ export interface MembershipResourceOperations<TBody, TResponse, TCreated = TResp
   deleteMany(caller: Caller, membershipId: string, ids: string[]): Promise<BulkDeleteAnswer>;
 }
 
+/** The operations of a resource that also has `GET /search?keyword=` (roles, applications). */
+export interface SearchableResourceOperations<TBody, TResponse, TCreated = TResponse> extends MembershipResourceOperations<TBody, TResponse, TCreated> {
+  /** A page of those whose name, slug or description contain the keyword; `query` holds the other list parameters. */
+  search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>>;
+}
+
 /** The reads and deletes the shared operations need of a repository (MembershipScopedRepository has them). */
 export interface MembershipResourceRows<TRow> {
   findById(membershipId: string, id: string): Promise<TRow | undefined>;
@@ -124,7 +130,10 @@ export abstract class MembershipResourceService<TRow extends { id: string }, TBo
    */
   protected async beforeDelete(_membershipId: string, _ids: readonly string[], _tx: Tx): Promise<void> {}
 
-  /** What follows the deletes once their transaction has ended or, in a request transaction, been handed back (caches). */
+  /**
+   * What follows the deletes (a cache to forget), after their transaction: committed when the
+   * recorder opened it, still open when it is the request's (defer to its afterCommit there).
+   */
   protected afterDelete(_membershipId: string, _deleted: readonly TRow[]): void {}
 
   private async deleteRows(caller: Caller, membershipId: string, ids: readonly string[]): Promise<TRow[]> {

@@ -1,11 +1,9 @@
-import { Controller, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
+import { Controller, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller, RequirePermission } from '../common/access-decorators';
 import { ApiErrors } from '../common/openapi';
-import { MembershipResourceController } from '../common/crud/membership-resource.controller';
-import { SearchRoute } from '../common/crud/crud-routes';
-import type { ListPage } from '../common/query';
+import { SearchableMembershipResourceController } from '../common/crud/membership-resource.controller';
 import { SysSchema } from '../common/api-docs';
 import { ApplicationBodyDto } from './application.dto';
 import type { ApplicationResponse } from './application.mapper';
@@ -32,7 +30,7 @@ export class ApplicationWithSecretSchema extends ApplicationSchema {
 
 @Controller('memberships/:membershipId/applications')
 @UseInterceptors(EventRecordingInterceptor)
-export class ApplicationsController extends MembershipResourceController<ApplicationBodyDto, ApplicationResponse, ApplicationWithSecret>({
+export class ApplicationsController extends SearchableMembershipResourceController<ApplicationBodyDto, ApplicationResponse, ApplicationWithSecret>({
   resource: 'applications',
   tag: 'applications',
   item: ApplicationSchema,
@@ -40,6 +38,7 @@ export class ApplicationsController extends MembershipResourceController<Applica
   sortable: APPLICATION_SORTABLE_FIELDS,
   list: { summary: 'List applications' },
   query: { summary: 'Query applications with where/select', example: { where: { is_active: true }, select: { name: 1, slug: 1 } } },
+  search: { summary: 'Applications whose name, slug or description contain the keyword (case-insensitive)' },
   get: { summary: 'Get an application (never its secret)' },
   create: { summary: 'Create an application; the answer shows its secret once', answer: ApplicationWithSecretSchema },
   // Operation ids from before the shared handlers (update, bulkDelete), kept for generated clients.
@@ -49,17 +48,6 @@ export class ApplicationsController extends MembershipResourceController<Applica
 }) {
   constructor(private readonly applications: ApplicationsService) {
     super(applications);
-  }
-
-  @SearchRoute({
-    permission: 'applications.read',
-    summary: 'Applications whose name, slug or description contain the keyword (case-insensitive)',
-    sortable: APPLICATION_SORTABLE_FIELDS,
-    items: ApplicationSchema,
-  })
-  search(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    const { keyword, ...rest } = query;
-    return this.applications.search(caller, membershipId, keyword, rest);
   }
 
   @Post(':id/secret')

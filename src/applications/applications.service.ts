@@ -5,7 +5,7 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import { type ListPage, type ListRequest, parseSearchKeyword } from '../common/query';
+import { type ListPage, parseSearchKeyword } from '../common/query';
 import type { EventType } from '../events/event-types';
 import type { ApplicationRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
@@ -45,10 +45,6 @@ export class ApplicationsService extends MembershipResourceService<ApplicationRo
       recorder,
       permissions,
     );
-  }
-
-  protected listPage(membershipId: string, request: ListRequest, keyword?: string): Promise<ListPage<Record<string, unknown>>> {
-    return this.applications.list(membershipId, request, toApplicationResponse, keyword);
   }
 
   search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {

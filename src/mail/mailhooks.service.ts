@@ -4,7 +4,6 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import type { ListPage, ListRequest } from '../common/query';
 import { sameJson } from '../common/same-json';
 import { validationFailure } from '../common/validation';
 import type { MailhookRow, MailRecipient } from '../database/schema';
@@ -81,10 +80,6 @@ export class MailhooksService extends MembershipResourceService<MailhookRow, Mai
       recorder,
       permissions,
     );
-  }
-
-  protected listPage(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return this.mailhooks.list(membershipId, request);
   }
 
   create(caller: Caller, membershipId: string, body: MailhookBodyDto): Promise<MailhookResponse> {

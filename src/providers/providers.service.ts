@@ -4,7 +4,6 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import type { ListPage, ListRequest } from '../common/query';
 import type { Executor } from '../database/database';
 import type { ProviderRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
@@ -74,10 +73,6 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
       recorder,
       permissions,
     );
-  }
-
-  protected listPage(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return this.providers.list(membershipId, request);
   }
 
   async create(caller: Caller, membershipId: string, body: ProviderBodyDto): Promise<ProviderResponse> {

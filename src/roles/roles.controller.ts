@@ -1,10 +1,6 @@
-import { Controller, Param, Query, UseInterceptors } from '@nestjs/common';
+import { Controller, UseInterceptors } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import type { Caller } from '../common/caller';
-import { CurrentCaller } from '../common/access-decorators';
-import { MembershipResourceController } from '../common/crud/membership-resource.controller';
-import { SearchRoute } from '../common/crud/crud-routes';
-import type { ListPage } from '../common/query';
+import { SearchableMembershipResourceController } from '../common/crud/membership-resource.controller';
 import { SysSchema } from '../common/api-docs';
 import { EventRecordingInterceptor } from '../events/event-recording.interceptor';
 import { RoleBodyDto } from './role.dto';
@@ -25,7 +21,7 @@ export class RoleSchema {
 
 @Controller('memberships/:membershipId/roles')
 @UseInterceptors(EventRecordingInterceptor)
-export class RolesController extends MembershipResourceController<RoleBodyDto, RoleResponse>({
+export class RolesController extends SearchableMembershipResourceController<RoleBodyDto, RoleResponse>({
   resource: 'roles',
   tag: 'roles',
   item: RoleSchema,
@@ -33,6 +29,7 @@ export class RolesController extends MembershipResourceController<RoleBodyDto, R
   sortable: ROLE_SORTABLE_FIELDS,
   list: { summary: 'List roles' },
   query: { summary: 'Query roles with where/select', example: { where: { slug: { $ne: 'admin' } }, select: { name: 1, permissions: 1 } } },
+  search: { summary: 'Roles whose name, slug or description contain the keyword (case-insensitive)' },
   get: { summary: 'Get a role' },
   create: { summary: 'Create a role (slug `admin` is reserved)' },
   // Operation ids from before the shared handlers (update, bulkDelete), kept for generated clients.
@@ -50,18 +47,7 @@ export class RolesController extends MembershipResourceController<RoleBodyDto, R
     operationId: 'Roles_bulkDelete',
   },
 }) {
-  constructor(private readonly roles: RolesService) {
+  constructor(roles: RolesService) {
     super(roles);
-  }
-
-  @SearchRoute({
-    permission: 'roles.read',
-    summary: 'Roles whose name, slug or description contain the keyword (case-insensitive)',
-    sortable: ROLE_SORTABLE_FIELDS,
-    items: RoleSchema,
-  })
-  search(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    const { keyword, ...rest } = query;
-    return this.roles.search(caller, membershipId, keyword, rest);
   }
 }

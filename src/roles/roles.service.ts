@@ -5,7 +5,7 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import { type ListPage, type ListRequest, parseSearchKeyword } from '../common/query';
+import { type ListPage, parseSearchKeyword } from '../common/query';
 import type { Tx } from '../database/database';
 import type { RoleRow } from '../database/schema';
 import type { EventType } from '../events/event-types';
@@ -50,10 +50,6 @@ export class RolesService extends MembershipResourceService<RoleRow, RoleBodyDto
       recorder,
       permissions,
     );
-  }
-
-  protected listPage(membershipId: string, request: ListRequest, keyword?: string): Promise<ListPage<Record<string, unknown>>> {
-    return this.roles.list(membershipId, request, toRoleResponse, keyword);
   }
 
   search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {

@@ -4,7 +4,6 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import type { ListPage, ListRequest } from '../common/query';
 import type { Tx } from '../database/database';
 import type { TokenCodePolicyRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
@@ -66,10 +65,6 @@ export class TokenCodePoliciesService extends MembershipResourceService<TokenCod
       recorder,
       permissions,
     );
-  }
-
-  protected listPage(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return this.policies.list(membershipId, request);
   }
 
   async create(caller: Caller, membershipId: string, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {

@@ -4,7 +4,6 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import type { ListPage, ListRequest } from '../common/query';
 import type { UserTypeRow } from '../database/schema';
 import { RequestTransaction } from '../common/request-transaction';
 import { EventRecorder } from '../events/event-recorder';
@@ -44,10 +43,6 @@ export class UserTypesService extends MembershipResourceService<UserTypeRow, Use
       events,
       permissions,
     );
-  }
-
-  protected listPage(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return this.repository.list(membershipId, request);
   }
 
   async create(caller: Caller, membershipId: string, input: UserTypeInput): Promise<UserTypeResponse> {

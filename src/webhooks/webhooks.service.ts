@@ -3,7 +3,6 @@ import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
-import type { ListPage, ListRequest } from '../common/query';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
 import type { WebhookRequestTemplate, WebhookRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
@@ -95,10 +94,6 @@ export class WebhooksService extends MembershipResourceService<WebhookRow, Webho
     if (url !== undefined && this.destinations.configuredUrlProblem(url) !== undefined) {
       throw validationError('request.url', DESTINATION_NOT_ALLOWED);
     }
-  }
-
-  protected listPage(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return this.webhooks.list(membershipId, request);
   }
 
   async create(caller: Caller, membershipId: string, body: WebhookBodyDto): Promise<WebhookResponse> {

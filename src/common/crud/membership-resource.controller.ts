@@ -20,8 +20,10 @@ import {
   type QueryRouteDocs,
   ReplaceRoute,
   type RouteDocs,
+  SearchRoute,
+  type SearchRouteDocs,
 } from './crud-routes';
-import type { BulkDeleteAnswer, MembershipResourceOperations } from './membership-resource.service';
+import type { BulkDeleteAnswer, MembershipResourceOperations, SearchableResourceOperations } from './membership-resource.service';
 
 /**
  * The global validation pipe, for a DTO named here rather than by the parameter's type. A handler
@@ -140,4 +142,27 @@ export function MembershipResourceController<TBody, TResponse, TCreated = TRespo
     }
   }
   return MembershipResourceRoutesBase;
+}
+
+export interface SearchableMembershipResourceRoutes extends MembershipResourceRoutes {
+  search: Described<SearchRouteDocs>;
+}
+
+/**
+ * MembershipResourceController plus `GET /search?keyword=`. Declared on the class between the
+ * resource's own and the seven shared ones, the search route is matched before `GET /:id`.
+ */
+export function SearchableMembershipResourceController<TBody, TResponse, TCreated = TResponse>(routes: SearchableMembershipResourceRoutes) {
+  abstract class SearchableMembershipResourceRoutesBase extends MembershipResourceController<TBody, TResponse, TCreated>(routes) {
+    protected constructor(override readonly service: SearchableResourceOperations<TBody, TResponse, TCreated>) {
+      super(service);
+    }
+
+    @SearchRoute({ permission: `${routes.resource}.read`, sortable: routes.sortable, items: routes.item, ...routes.search })
+    search(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+      const { keyword, ...rest } = query;
+      return this.service.search(caller, membershipId, keyword, rest);
+    }
+  }
+  return SearchableMembershipResourceRoutesBase;
 }

@@ -22,9 +22,21 @@ export interface MembershipResourceOperations<TBody, TResponse, TCreated = TResp
   deleteMany(caller: Caller, membershipId: string, ids: string[]): Promise<BulkDeleteAnswer>;
 }
 
+/** The operations of a resource that also has `GET /search?keyword=` (roles, applications). */
+export interface SearchableResourceOperations<TBody, TResponse, TCreated = TResponse> extends MembershipResourceOperations<TBody, TResponse, TCreated> {
+  /** A page of those whose name, slug or description contain the keyword; `query` holds the other list parameters. */
+  search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>>;
+}
+
 /** The reads and deletes the shared operations need of a repository (MembershipScopedRepository has them). */
 export interface MembershipResourceRows<TRow> {
   findById(membershipId: string, id: string): Promise<TRow | undefined>;
+  /**
+   * One page, mapped by `toResponse` and narrowed to `keyword` where the repository has a search
+   * (roles, applications). A MembershipScopedRepository maps with the same mapper, its own, and
+   * has no search: it takes only the first two arguments.
+   */
+  list(membershipId: string, request: ListRequest, toResponse: (row: TRow) => object, keyword?: string): Promise<ListPage<Record<string, unknown>>>;
   deleteByIds(membershipId: string, ids: readonly string[], executor?: Executor): Promise<TRow[]>;
 }
 
@@ -83,9 +95,6 @@ export abstract class MembershipResourceService<TRow extends { id: string }, TBo
   /** Replaces the mutable fields; a body that changes nothing answers 409 IdenticalDocumentError. */
   abstract replace(caller: Caller, membershipId: string, id: string, body: TBody): Promise<TResponse>;
 
-  /** One page of the membership's rows as the API answers them; `keyword` only where a search route exists. */
-  protected abstract listPage(membershipId: string, request: ListRequest, keyword?: string): Promise<ListPage<Record<string, unknown>>>;
-
   async get(membershipId: string, id: string): Promise<TResponse> {
     const row = await this.rows.findById(membershipId, id);
     if (!row) throw this.notFound();
@@ -97,10 +106,10 @@ export abstract class MembershipResourceService<TRow extends { id: string }, TBo
     return this.definition.notFound();
   }
 
-  /** List and `_query`: without the objects a forbidden entry denies the caller reading. */
+  /** List, `_query` and search: without the objects a forbidden entry denies the caller reading. */
   async list(caller: Caller, membershipId: string, request: ListRequest, keyword?: string): Promise<ListPage<Record<string, unknown>>> {
     const hiddenIds = await this.access.hiddenFromLists(caller, this.definition.resource);
-    return this.listPage(membershipId, { ...request, hiddenIds }, keyword);
+    return this.rows.list(membershipId, { ...request, hiddenIds }, this.definition.toResponse, keyword);
   }
 
   async delete(caller: Caller, membershipId: string, id: string): Promise<void> {
@@ -124,7 +133,10 @@ export abstract class MembershipResourceService<TRow extends { id: string }, TBo
    */
   protected async beforeDelete(_membershipId: string, _ids: readonly string[], _tx: Tx): Promise<void> {}
 
-  /** What follows the deletes once their transaction has ended or, in a request transaction, been handed back (caches). */
+  /**
+   * What follows the deletes (a cache to forget), after their transaction: committed when the
+   * recorder opened it, still open when it is the request's (defer to its afterCommit there).
+   */
   protected afterDelete(_membershipId: string, _deleted: readonly TRow[]): void {}
 
   private async deleteRows(caller: Caller, membershipId: string, ids: readonly string[]): Promise<TRow[]> {

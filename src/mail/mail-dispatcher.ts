@@ -10,7 +10,7 @@ import { OUTBOUND_LOOKUP } from '../outbound/outbound.module';
 import type { LookupFunction } from '../outbound/outbound-lookup';
 import { OUTGOING_CALL_OBSERVER, type OutgoingCallObserver } from '../outbound/outgoing-calls';
 import { BoundedQueue, type DrainResult } from '../queue/bounded-queue';
-import { drainEventTriggeredQueue, HookListCache, PendingLookups } from '../queue/event-triggered-delivery';
+import { EventTrigger } from '../queue/event-triggered-delivery';
 import { QueueRegistry } from '../queue/queue-registry';
 import { TemplateError } from '../webhooks/template';
 import { type MailContext, type MailOnlyValues, recipientsOf, renderMailBody, renderSubject, subjectUserOf } from './mail-render';
@@ -49,10 +49,7 @@ function isSubjectUser(recipient: MailRecipient, user: Record<string, unknown> |
 @Injectable()
 export class MailDispatcher implements BeforeApplicationShutdown {
   private readonly messages: BoundedQueue<MailItem>;
-  private readonly pendingLookups = new PendingLookups();
-  private readonly hookLists: HookListCache<MailhookRow>;
-  private accepting = true;
-  private draining?: Promise<DrainResult>;
+  private readonly trigger: EventTrigger<MailhookRow, MailItem>;
 
   constructor(
     private readonly recorder: EventRecorder,
@@ -64,11 +61,6 @@ export class MailDispatcher implements BeforeApplicationShutdown {
     registry: QueueRegistry,
     @Optional() @Inject(OUTGOING_CALL_OBSERVER) private readonly observer?: OutgoingCallObserver,
   ) {
-    this.hookLists = new HookListCache({
-      maxEntries: config.cacheMaxEntries,
-      ttlMs: MAILHOOK_LOOKUP_TTL_MS,
-      findActiveFor: (membershipId, eventType) => this.mailhooks.findActiveFor(membershipId, eventType),
-    });
     this.messages = new BoundedQueue<MailItem>({
       name: MAIL_QUEUE_NAME,
       capacity: MAIL_QUEUE_CAPACITY,
@@ -79,6 +71,17 @@ export class MailDispatcher implements BeforeApplicationShutdown {
       onError: (error, item) => this.logger.error({ err: error, mailhookId: item.hook.id, eventId: item.event.id }, 'mail delivery failed unexpectedly'),
     });
     registry.register(this.messages);
+    this.trigger = new EventTrigger({
+      hookLists: {
+        maxEntries: config.cacheMaxEntries,
+        ttlMs: MAILHOOK_LOOKUP_TTL_MS,
+        findActiveFor: (membershipId, eventType) => this.mailhooks.findActiveFor(membershipId, eventType),
+      },
+      hookChangeEvents: MAILHOOK_CHANGE_EVENTS,
+      triggers: (eventType) => !isResultEventType(eventType),
+      lookupFailure: 'could not look up mail hooks for events',
+      drain: { eventsSettled: () => this.recorder.settled(), queue: this.messages, queueName: MAIL_QUEUE_NAME, label: 'mail', logger: this.logger },
+    });
     recorder.onCommitted((events, mailValues) => this.onCommitted(events, mailValues));
   }
 
@@ -87,34 +90,25 @@ export class MailDispatcher implements BeforeApplicationShutdown {
   }
 
   invalidate(membershipId: string): void {
-    this.hookLists.invalidate(membershipId);
+    this.trigger.hookLists.invalidate(membershipId);
   }
 
   drain(timeoutMs: number): Promise<DrainResult> {
-    this.draining ??= this.runDrain(timeoutMs);
-    return this.draining;
+    return this.trigger.drain(timeoutMs);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     await this.drain(this.config.shutdownDrainMs);
-    this.hookLists.close();
+    this.trigger.close();
   }
 
   private onCommitted(events: readonly RecordedEvent[], mailValues: ReadonlyMap<string, MailOnlyValues>): void {
-    for (const event of events) {
-      if (MAILHOOK_CHANGE_EVENTS.has(event.eventType)) this.invalidate(event.membershipId);
-    }
-    if (!this.accepting) return;
-    const triggering = events.filter((event) => !isResultEventType(event.eventType));
-    if (!triggering.length) return;
-    this.pendingLookups.track(this.enqueueMessages(triggering, mailValues), (error) => {
-      this.logger.error({ err: error, eventTypes: [...new Set(triggering.map((e) => e.eventType))] }, 'could not look up mail hooks for events');
-    });
+    this.trigger.onCommitted(events, (triggering) => this.enqueueMessages(triggering, mailValues));
   }
 
   private async enqueueMessages(events: readonly RecordedEvent[], mailValues: ReadonlyMap<string, MailOnlyValues>): Promise<void> {
     for (const event of events) {
-      const hooks = await this.hookLists.activeFor(event.membershipId, event.eventType);
+      const hooks = await this.trigger.hookLists.activeFor(event.membershipId, event.eventType);
       if (!hooks.length) continue;
       const user = subjectUserOf(event.eventType, event.document, event.prior);
       const values = mailValues.get(event.id) ?? NO_VALUES;
@@ -203,20 +197,5 @@ export class MailDispatcher implements BeforeApplicationShutdown {
     } catch (error) {
       this.logger.error({ err: error, mailhookId: item.hook.id, eventId: item.event.id }, 'could not record a mail result event');
     }
-  }
-
-  private runDrain(timeoutMs: number): Promise<DrainResult> {
-    return drainEventTriggeredQueue({
-      timeoutMs,
-      eventsSettled: () => this.recorder.settled(),
-      stopAccepting: () => {
-        this.accepting = false;
-      },
-      lookups: this.pendingLookups,
-      queue: this.messages,
-      queueName: MAIL_QUEUE_NAME,
-      label: 'mail',
-      logger: this.logger,
-    });
   }
 }

@@ -10,6 +10,12 @@ import { settleWithin } from './settle-within';
  * rule"); what differs (the rows, the items, the delivery) stays in each dispatcher.
  */
 
+/** What the shared pieces read of an event: whose it is and what happened. */
+export interface TriggeringEvent {
+  membershipId: string;
+  eventType: string;
+}
+
 interface CachedHookList<T> {
   expiresAt: number;
   hooks: Promise<T[]>;
@@ -21,16 +27,16 @@ interface CachedHookList<T> {
  * burst of events of one type costs one query; a failed query is forgotten so the next event asks
  * again. Bounded and swept like every cache: an entry also expires with its membership's entry.
  */
+export interface HookListCacheOptions<T> {
+  maxEntries: number;
+  ttlMs: number;
+  findActiveFor: (membershipId: string, eventType: string) => Promise<T[]>;
+}
+
 export class HookListCache<T> {
   private readonly byMembership: BoundedCache<Map<string, CachedHookList<T>>>;
 
-  constructor(
-    private readonly options: {
-      maxEntries: number;
-      ttlMs: number;
-      findActiveFor: (membershipId: string, eventType: string) => Promise<T[]>;
-    },
-  ) {
+  constructor(private readonly options: HookListCacheOptions<T>) {
     this.byMembership = new BoundedCache({ maxEntries: options.maxEntries, ttlMs: options.ttlMs });
   }
 
@@ -115,4 +121,63 @@ export async function drainEventTriggeredQueue<T>(drain: EventTriggeredDrain<T>)
   const log = result.lost ? drain.logger.warn.bind(drain.logger) : drain.logger.info.bind(drain.logger);
   log({ queue: drain.queueName, ...result }, `${drain.label} queue drained: ${result.delivered} delivered, ${result.lost} lost`);
   return result;
+}
+
+export interface EventTriggerOptions<T, Item> {
+  hookLists: HookListCacheOptions<T>;
+  /** Event types that change the hooks: each forgets its membership's cached lists on this instance at once. */
+  hookChangeEvents: ReadonlySet<string>;
+  /** Whether an event type may trigger hooks (result events never do: each call would trigger the next). */
+  triggers: (eventType: string) => boolean;
+  /** The log line of a failed lookup, e.g. "could not look up webhooks for events". */
+  lookupFailure: string;
+  drain: Omit<EventTriggeredDrain<Item>, 'timeoutMs' | 'stopAccepting' | 'lookups'>;
+}
+
+/**
+ * The intake of an event-triggered queue, the same for webhooks and mail hooks: after each commit
+ * it forgets the hook lists the events changed, then (until a drain begins) looks up the hooks of
+ * the triggering events off the request's path and lets the dispatcher queue its items. A failed
+ * lookup is logged with the event types only.
+ */
+export class EventTrigger<T, Item> {
+  readonly hookLists: HookListCache<T>;
+  private readonly lookups = new PendingLookups();
+  private accepting = true;
+  private draining?: Promise<DrainResult>;
+
+  constructor(private readonly options: EventTriggerOptions<T, Item>) {
+    this.hookLists = new HookListCache(options.hookLists);
+  }
+
+  /** `enqueue` queues the items of the triggering events (never none, never after a drain began). */
+  onCommitted<E extends TriggeringEvent>(events: readonly E[], enqueue: (triggering: E[]) => Promise<void>): void {
+    for (const event of events) {
+      if (this.options.hookChangeEvents.has(event.eventType)) this.hookLists.invalidate(event.membershipId);
+    }
+    if (!this.accepting) return;
+    const triggering = events.filter((event) => this.options.triggers(event.eventType));
+    if (!triggering.length) return;
+    this.lookups.track(enqueue(triggering), (error) => {
+      this.options.drain.logger.error({ err: error, eventTypes: [...new Set(triggering.map((e) => e.eventType))] }, this.options.lookupFailure);
+    });
+  }
+
+  /** drainEventTriggeredQueue, once: later calls answer the first drain's result. */
+  drain(timeoutMs: number): Promise<DrainResult> {
+    this.draining ??= drainEventTriggeredQueue({
+      ...this.options.drain,
+      timeoutMs,
+      stopAccepting: () => {
+        this.accepting = false;
+      },
+      lookups: this.lookups,
+    });
+    return this.draining;
+  }
+
+  /** Stops the hook-list cache's sweep (after the drain, at shutdown). */
+  close(): void {
+    this.hookLists.close();
+  }
 }

@@ -6,7 +6,7 @@ import type { WebhookRow } from '../database/schema';
 import { EventRecorder, type RecordedEvent } from '../events/event-recorder';
 import { isResultEventType, SYSTEM_UTILIZER } from '../events/event-types';
 import { BoundedQueue, type DrainResult } from '../queue/bounded-queue';
-import { drainEventTriggeredQueue, HookListCache, PendingLookups } from '../queue/event-triggered-delivery';
+import { EventTrigger } from '../queue/event-triggered-delivery';
 import { QueueRegistry } from '../queue/queue-registry';
 import type { DeliveryEvent, DeliveryWebhook } from './delivery-request';
 import { OutboundHttp } from '../outbound/outbound.module';
@@ -59,12 +59,9 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
   private readonly deliveries: BoundedQueue<DeliveryItem>;
   /** Aborted when the drain deadline passes: calls still running end at once. */
   private readonly stop = new AbortController();
-  private readonly pendingLookups = new PendingLookups();
   /** Webhook lists per membership, then per event type, for at most WEBHOOK_LOOKUP_TTL_MS. */
-  private readonly webhookLists: HookListCache<DeliveryWebhook>;
+  private readonly trigger: EventTrigger<DeliveryWebhook, DeliveryItem>;
   private readonly totals: OutgoingCallTotals = { success: 0, failure: 0, timeout: 0, durationSecondsSum: 0 };
-  private accepting = true;
-  private draining?: Promise<DrainResult>;
 
   constructor(
     private readonly recorder: EventRecorder,
@@ -75,11 +72,6 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
     private readonly outbound: OutboundHttp,
     @Optional() @Inject(OUTGOING_CALL_OBSERVER) private readonly observer?: OutgoingCallObserver,
   ) {
-    this.webhookLists = new HookListCache({
-      maxEntries: config.cacheMaxEntries,
-      ttlMs: WEBHOOK_LOOKUP_TTL_MS,
-      findActiveFor: (membershipId, eventType) => this.webhooks.findActiveFor(membershipId, eventType).then((rows) => rows.map(toDeliveryWebhook)),
-    });
     this.deliveries = new BoundedQueue<DeliveryItem>({
       name: WEBHOOK_QUEUE_NAME,
       capacity: WEBHOOK_QUEUE_CAPACITY,
@@ -93,6 +85,24 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
       onError: (error, item) => this.logger.error({ err: error, webhookId: item.webhook.id }, 'webhook delivery failed unexpectedly'),
     });
     registry.register(this.deliveries);
+    this.trigger = new EventTrigger({
+      hookLists: {
+        maxEntries: config.cacheMaxEntries,
+        ttlMs: WEBHOOK_LOOKUP_TTL_MS,
+        findActiveFor: (membershipId, eventType) => this.webhooks.findActiveFor(membershipId, eventType).then((rows) => rows.map(toDeliveryWebhook)),
+      },
+      hookChangeEvents: WEBHOOK_CHANGE_EVENTS,
+      triggers: (eventType) => !isResultEventType(eventType),
+      lookupFailure: 'could not look up webhooks for events',
+      drain: {
+        // TokenVerified is written after its answer: its webhooks are called like the others.
+        eventsSettled: () => this.recorder.settled(),
+        queue: this.deliveries,
+        queueName: WEBHOOK_QUEUE_NAME,
+        label: 'webhook',
+        logger: this.logger,
+      },
+    });
     recorder.onCommitted((events) => this.onCommitted(events));
   }
 
@@ -108,7 +118,7 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
 
   /** Forgets this instance's cached webhook lists of a membership. */
   invalidate(membershipId: string): void {
-    this.webhookLists.invalidate(membershipId);
+    this.trigger.hookLists.invalidate(membershipId);
   }
 
   /**
@@ -117,9 +127,11 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
    * cancelled and counted as lost with the waiting ones. Idempotent: later calls answer the first
    * drain's result.
    */
-  drain(timeoutMs: number): Promise<DrainResult> {
-    this.draining ??= this.runDrain(timeoutMs);
-    return this.draining;
+  async drain(timeoutMs: number): Promise<DrainResult> {
+    const result = await this.trigger.drain(timeoutMs);
+    // Calls still running past the deadline end at once.
+    if (!result.completed) this.stop.abort();
+    return result;
   }
 
   /**
@@ -128,25 +140,16 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
    */
   async beforeApplicationShutdown(): Promise<void> {
     await this.drain(this.config.shutdownDrainMs);
-    this.webhookLists.close();
+    this.trigger.close();
   }
 
   private onCommitted(events: readonly RecordedEvent[]): void {
-    for (const event of events) {
-      if (WEBHOOK_CHANGE_EVENTS.has(event.eventType)) this.invalidate(event.membershipId);
-    }
-    if (!this.accepting) return;
-    // Result events never trigger webhooks (each call would trigger the next).
-    const triggering = events.filter((event) => !isResultEventType(event.eventType));
-    if (!triggering.length) return;
-    this.pendingLookups.track(this.enqueueCalls(triggering), (error) => {
-      this.logger.error({ err: error, eventTypes: [...new Set(triggering.map((e) => e.eventType))] }, 'could not look up webhooks for events');
-    });
+    this.trigger.onCommitted(events, (triggering) => this.enqueueCalls(triggering));
   }
 
   private async enqueueCalls(events: readonly RecordedEvent[]): Promise<void> {
     for (const event of events) {
-      const webhooks = await this.webhookLists.activeFor(event.membershipId, event.eventType);
+      const webhooks = await this.trigger.hookLists.activeFor(event.membershipId, event.eventType);
       if (!webhooks.length) continue;
       const deliveryEvent = toDeliveryEvent(event);
       for (const webhook of webhooks) this.deliveries.enqueue({ webhook, event: deliveryEvent });
@@ -190,24 +193,5 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
     } catch {
       // Metrics must never break a delivery.
     }
-  }
-
-  private async runDrain(timeoutMs: number): Promise<DrainResult> {
-    const result = await drainEventTriggeredQueue({
-      timeoutMs,
-      // TokenVerified is written after its answer: its webhooks are called like the others.
-      eventsSettled: () => this.recorder.settled(),
-      stopAccepting: () => {
-        this.accepting = false;
-      },
-      lookups: this.pendingLookups,
-      queue: this.deliveries,
-      queueName: WEBHOOK_QUEUE_NAME,
-      label: 'webhook',
-      logger: this.logger,
-    });
-    // Calls still running past the deadline end at once.
-    if (!result.completed) this.stop.abort();
-    return result;
   }
 }

@@ -1,9 +1,9 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { startTestApp, type TestApp } from '../support/app';
-import { type CreatedMembership, createMembership, eventually, queryEvents, setupInstallation, type SignedIn, unique } from '../support/api';
-import { captureLog, type CapturedLog } from '../support/log-capture';
-import { MailCatcher } from '../support/mail-catcher';
+import { type CreatedMembership, createMailhook, createMembership, eventually, loopbackSmtpProvider, queryEvents, unique, updateMembership, useInstallation } from '../support/api';
+import { captureLog } from '../support/log-capture';
+import { useMailCatcher } from '../support/mail-catcher';
 import { parseMetrics } from '../support/operations';
+import { useStarted } from '../support/use-started';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
 /** Contract "Mail providers, mail hooks and the mail queue": capacity 10000, 4 in parallel. */
@@ -34,68 +34,39 @@ async function startSilentSmtpServer(): Promise<{ port: number; close: () => Pro
 }
 
 describe('the mail queue (queue="mail")', () => {
-  let t: TestApp;
-  let log: CapturedLog;
-  let systemAdmin: SignedIn;
-  let catcher: MailCatcher;
-  let silent: Awaited<ReturnType<typeof startSilentSmtpServer>>;
-
-  beforeAll(async () => {
-    catcher = await MailCatcher.start();
-    silent = await startSilentSmtpServer();
-    log = captureLog('info');
-    t = await startTestApp({
-      // One attempt each, held open far longer than the test; shutdown does not wait for them.
-      env: { ...ALLOW_LOOPBACK_RECEIVERS, MAIL_TRY_COUNT: '1', MAIL_TIMEOUT_MS: '120000', SHUTDOWN_DRAIN_MS: '0' },
-      logger: log.logger,
-    });
-    systemAdmin = (await setupInstallation(t)).admin;
-  });
-  afterAll(async () => {
-    await t?.close();
-    await silent?.close();
-    await catcher?.close();
-  });
+  const log = captureLog('info');
+  // One attempt each, held open far longer than the test; shutdown does not wait for them.
+  const suite = useInstallation({ env: { ...ALLOW_LOOPBACK_RECEIVERS, MAIL_TRY_COUNT: '1', MAIL_TIMEOUT_MS: '120000', SHUTDOWN_DRAIN_MS: '0' }, logger: log.logger });
+  const catcher = useMailCatcher();
+  const silent = useStarted('the silent SMTP server', startSilentSmtpServer, (server) => server.close());
 
   async function scrape() {
-    const res = await t.http().get('/metrics');
+    const res = await suite.t.http().get('/metrics');
     expect(res.status).toBe(200);
     return parseMetrics(res.text);
   }
   const MAIL = { queue: 'mail' };
 
-  /** A membership whose one mail provider is on `port`. */
+  /** A membership whose one mail provider (slug `catcher`) is on `port`. */
   async function tenantWithProvider(port: number): Promise<CreatedMembership> {
-    const tenant = await createMembership(t, systemAdmin);
-    const res = await t
-      .http()
-      .put(`/memberships/${tenant.membershipId}`)
-      .set('Authorization', tenant.admin.auth)
-      .send({ name: tenant.membership.name, mail_providers: [{ slug: 'smtp', name: 'SMTP', type: 'smtp', host: '127.0.0.1', port, tls: 'none' }] });
-    expect(res.status).toBe(200);
+    const tenant = await createMembership(suite.t, suite.admin);
+    await updateMembership(suite.t, tenant, { mail_providers: [loopbackSmtpProvider(port)] });
     return tenant;
   }
 
   async function createHook(tenant: CreatedMembership, recipients: { email_address: string }[]): Promise<string> {
-    const res = await t
-      .http()
-      .post(`/memberships/${tenant.membershipId}/mailhooks`)
-      .set('Authorization', tenant.admin.auth)
-      .send({
-        name: unique('Verified'),
-        event: 'TokenVerified',
-        mail_provider: 'smtp',
-        from_address: 'no-reply@example.com',
-        mail_subject: 'Token verified for {{user.username}}',
-        mail_template: '<p>{{user.email_address}}</p>',
-        recipients,
-      });
-    expect(res.status).toBe(201);
-    return res.body._id as string;
+    const hook = await createMailhook(suite.t, tenant.admin, {
+      name: unique('Verified'),
+      event: 'TokenVerified',
+      mail_subject: 'Token verified for {{user.username}}',
+      mail_template: '<p>{{user.email_address}}</p>',
+      recipients,
+    });
+    return hook._id as string;
   }
 
   const verifyToken = async (tenant: CreatedMembership): Promise<void> => {
-    expect((await t.http().get('/verify-token').set('Authorization', tenant.admin.auth)).status).toBe(200);
+    expect((await suite.t.http().get('/verify-token').set('Authorization', tenant.admin.auth)).status).toBe(200);
   };
 
   it('shows capacity, depth, in-flight, dropped and processed of the mail queue, and counts the calls (kind="mail")', async () => {
@@ -111,7 +82,7 @@ describe('the mail queue (queue="mail")', () => {
     const address = `${unique('ops')}@example.com`;
     await createHook(tenant, [{ email_address: address }]);
     await verifyToken(tenant);
-    await eventually(async () => catcher.mails.find((mail) => mail.to.includes(address)), 'the mail', 15_000);
+    await eventually(async () => catcher.mailsTo(address)[0], 'the mail', 15_000);
     // The worker finishes after the message: it records the result event first.
     const after = await eventually(async () => {
       const metrics = await scrape();
@@ -145,7 +116,7 @@ describe('the mail queue (queue="mail")', () => {
     expect(metrics.value('portcullis_queue_depth', MAIL)).toBe(CAPACITY);
     expect(metrics.value('portcullis_queue_in_flight', MAIL)).toBe(CONCURRENCY);
 
-    const verified = await queryEvents(t, tenant.admin, { event_type: 'TokenVerified' }, { limit: '1000' });
+    const verified = await queryEvents(suite.t, tenant.admin, { event_type: 'TokenVerified' }, { limit: '1000' });
     const eventIds = new Set(verified.map((event) => event._id as string));
     const dropLines = log.lines().filter((line) => line.msg === 'mail queue is full; the message was dropped');
     expect(dropLines).toHaveLength(expectedDrops);

@@ -1,8 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { decodeProtectedHeader, type JWTPayload, SignJWT } from 'jose';
-import { startTestApp, type TestApp } from '../support/app';
-import { type ApiObject, type CreatedMembership, createMembership, createRole, createUser, createUserType, expectErrorBody, type Installation, setupInstallation, unique } from '../support/api';
+import { type ApiObject, createRole, createUser, createUserType, expectErrorBody, unique, useTenants } from '../support/api';
 import { authorizationCode, newSigningKey, pkcePair, startOidcProvider, type OidcTestProvider, type SigningPrivateKey } from '../support/oidc-provider';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
@@ -12,9 +11,7 @@ const CLIENT_SECRET = 'provider-client-secret-0123456789-abcdefghijklmnop';
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
 describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/login)', () => {
-  let t: TestApp;
-  let inst: Installation;
-  let tenant: CreatedMembership;
+  const suite = useTenants({ env: { ...ALLOW_LOOPBACK_RECEIVERS, PROVIDER_TIMEOUT_MS: '2000' } });
   let oidc: OidcTestProvider;
   let signingKey: Awaited<ReturnType<typeof newSigningKey>>;
   let slug: string;
@@ -33,24 +30,20 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
   beforeAll(async () => {
     signingKey = await newSigningKey('key-1');
     oidc = await startOidcProvider(providerOptions([signingKey.privateJwk]));
-    t = await startTestApp({ env: { ...ALLOW_LOOPBACK_RECEIVERS, PROVIDER_TIMEOUT_MS: '2000' } });
-    inst = await setupInstallation(t);
-    tenant = await createMembership(t, inst.admin);
     const created = await createProvider({ issuer: oidc.issuer, client_secret: CLIENT_SECRET });
     slug = created.slug;
   });
   afterAll(async () => {
     jest.restoreAllMocks();
-    await t?.close();
     await oidc?.stop();
   });
 
-  const admin = (): string => tenant.admin.auth;
+  const admin = (): string => suite.tenant.admin.auth;
 
   async function createProvider(overrides: Record<string, unknown> = {}): Promise<ApiObject> {
-    const res = await t
+    const res = await suite.t
       .http()
-      .post(`/memberships/${tenant.membershipId}/providers`)
+      .post(`/memberships/${suite.tenant.membershipId}/providers`)
       .set('Authorization', admin())
       .send({ name: unique('Local OIDC'), type: 'oidc', issuer: oidc.issuer, client_id: CLIENT_ID, ...overrides });
     if (res.status !== 201) throw new Error(`create provider: ${res.status} ${JSON.stringify(res.body)}`);
@@ -58,7 +51,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
   }
 
   const login = (body: unknown, providerSlug = slug) =>
-    t.http().post(`/oauth/${providerSlug}/login?membership_id=${tenant.membershipId}`).set('Content-Type', 'application/json').send(JSON.stringify(body));
+    suite.t.http().post(`/oauth/${providerSlug}/login?membership_id=${suite.tenant.membershipId}`).set('Content-Type', 'application/json').send(JSON.stringify(body));
 
   /** An id token as the provider would sign it (its own key), with claims changed as a test needs. */
   function idToken(claims: JWTPayload, options: { key?: SigningPrivateKey; kid?: string; alg?: string } = {}): Promise<string> {
@@ -73,13 +66,13 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
   }
 
   async function eventsWhere(where: Record<string, unknown>): Promise<ApiObject[]> {
-    const res = await t.http().post(`/memberships/${tenant.membershipId}/events/_query`).set('Authorization', admin()).send({ where });
+    const res = await suite.t.http().post(`/memberships/${suite.tenant.membershipId}/events/_query`).set('Authorization', admin()).send({ where });
     expect(res.status).toBe(200);
     return res.body.items;
   }
 
   async function usersWithEmail(email: string): Promise<ApiObject[]> {
-    const res = await t.http().post(`/memberships/${tenant.membershipId}/users/_query`).set('Authorization', admin()).send({ where: { email_address: email } });
+    const res = await suite.t.http().post(`/memberships/${suite.tenant.membershipId}/users/_query`).set('Authorization', admin()).send({ where: { email_address: email } });
     return res.body.items;
   }
 
@@ -90,7 +83,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       const res = await login({ code, redirect_uri: REDIRECT_URI, code_verifier: first.verifier, nonce: 'n-1' });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ token_type: 'Bearer', access_token: expect.any(String), refresh_token: expect.any(String) });
-      const me = await t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
+      const me = await suite.t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
       expect(me.status).toBe(200);
       expect(me.body).toMatchObject({ username: 'alice.provider@example.com', email_address: 'alice.provider@example.com', firstname: 'Alice', lastname: 'Liddell', source_provider: slug });
       const created = await eventsWhere({ event_type: 'UserCreated', 'document._id': me.body._id });
@@ -107,7 +100,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       const again = await authorizationCode(oidc, { clientId: CLIENT_ID, redirectUri: REDIRECT_URI, accountId: 'alice-sub', codeChallenge: second.challenge });
       const res2 = await login({ code: again, redirect_uri: REDIRECT_URI, code_verifier: second.verifier });
       expect(res2.status).toBe(201);
-      const me2 = await t.http().get('/me').set('Authorization', `Bearer ${res2.body.access_token}`);
+      const me2 = await suite.t.http().get('/me').set('Authorization', `Bearer ${res2.body.access_token}`);
       expect(me2.body._id).toBe(me.body._id);
       expect(await eventsWhere({ event_type: 'UserCreated', 'document._id': me.body._id })).toHaveLength(1);
     });
@@ -134,7 +127,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       expect(user.username).toBe(email);
       const second = await login({ id_token: await idToken({ sub, email: `changed-${email}` }) });
       expect(second.status).toBe(201);
-      const me = await t.http().get('/me').set('Authorization', `Bearer ${second.body.access_token}`);
+      const me = await suite.t.http().get('/me').set('Authorization', `Bearer ${second.body.access_token}`);
       expect(me.body._id).toBe(user._id);
       expect(await usersWithEmail(`changed-${email}`)).toEqual([]);
     });
@@ -147,7 +140,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
     });
 
     it('links by e-mail only when the provider has trust_email and the e-mail is verified', async () => {
-      const existing = await createUser(t, tenant.admin);
+      const existing = await createUser(suite.t, suite.tenant.admin);
       const sub = unique('sub');
       // Not trusted: 409 whatever email_verified says.
       expectErrorBody(await login({ id_token: await idToken({ sub, email: existing.email_address }) }), 409, 'ProviderEmailNotTrusted');
@@ -155,7 +148,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       expectErrorBody(await login({ id_token: await idToken({ sub, email: existing.email_address, email_verified: false }) }, trusted.slug), 400, 'ProviderEmailNotVerified');
       const linked = await login({ id_token: await idToken({ sub, email: existing.email_address }) }, trusted.slug);
       expect(linked.status).toBe(201);
-      const me = await t.http().get('/me').set('Authorization', `Bearer ${linked.body.access_token}`);
+      const me = await suite.t.http().get('/me').set('Authorization', `Bearer ${linked.body.access_token}`);
       expect(me.body._id).toBe(existing._id);
       // Linked now: found by sub even without an e-mail claim.
       const bySub = await login({ id_token: await idToken({ sub }) }, trusted.slug);
@@ -165,17 +158,17 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
     it('a user signed up through a provider has no usable password', async () => {
       const sub = unique('sub');
       expect((await login({ id_token: await idToken({ sub, email: `${sub}@example.com` }) })).status).toBe(201);
-      const res = await t.http().post('/generate-token').set('X-Service-Alias', tenant.membershipId).send({ username: `${sub}@example.com`, password: '!unusable-' });
+      const res = await suite.t.http().post('/generate-token').set('X-Service-Alias', suite.tenant.membershipId).send({ username: `${sub}@example.com`, password: '!unusable-' });
       expectErrorBody(res, 401, 'InvalidCredentials');
     });
 
     it('gives new users the default role and user type of the provider', async () => {
-      const role = await createRole(t, tenant.admin, { permissions: ['users.read'] });
+      const role = await createRole(suite.t, suite.tenant.admin, { permissions: ['users.read'] });
       const withRole = await createProvider({ default_role: role.slug });
       const sub = unique('sub');
       const res = await login({ id_token: await idToken({ sub, email: `${sub}@example.com` }) }, withRole.slug);
       expect(res.status).toBe(201);
-      const me = await t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
+      const me = await suite.t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
       expect(me.body.role).toBe(role.slug);
     });
 
@@ -188,7 +181,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       const users = await usersWithEmail(email);
       expect(users).toHaveLength(1);
       for (const res of answers) {
-        const me = await t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
+        const me = await suite.t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
         expect(me.body._id).toBe(users[0]._id);
       }
       expect(await eventsWhere({ event_type: 'UserCreated', 'document._id': users[0]._id })).toHaveLength(1);
@@ -211,7 +204,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
 
     it('signs a new subject up inactive under user_activation passive (401 UserInactive) until it is activated', async () => {
       const setActivation = (mode: string) =>
-        t.http().put(`/memberships/${tenant.membershipId}`).set('Authorization', admin()).send({ name: tenant.membership.name, user_activation: mode });
+        suite.t.http().put(`/memberships/${suite.tenant.membershipId}`).set('Authorization', admin()).send({ name: suite.tenant.membership.name, user_activation: mode });
       expect((await setActivation('passive')).status).toBe(200);
       try {
         const sub = unique('passive');
@@ -222,7 +215,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
         const [created] = await eventsWhere({ event_type: 'UserCreated', 'document._id': user._id });
         expect(created.document.is_active).toBe(false);
         // The link is made: once an administrator activates the user, the same subject signs in.
-        const activated = await t.http().post(`/memberships/${tenant.membershipId}/users/${user._id}/activate`).set('Authorization', admin());
+        const activated = await suite.t.http().post(`/memberships/${suite.tenant.membershipId}/users/${user._id}/activate`).set('Authorization', admin());
         expect(activated.status).toBeLessThan(300);
         const again = await login({ id_token: await idToken({ sub, email }) });
         expect(again.status).toBe(201);
@@ -233,14 +226,14 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
     });
 
     it("applies the default user type's custom-field rules to signed-up users, as POST users does", async () => {
-      const type = await createUserType(t, tenant.admin, {
+      const type = await createUserType(suite.t, suite.tenant.admin, {
         properties: { department: { type: 'string', default: 'sales' }, level: { type: 'integer', default: 1 }, badge: { type: 'string', unique: true } },
       });
       const provider = await createProvider({ default_user_type: type.slug });
       const sub = unique('typed');
       const res = await login({ id_token: await idToken({ sub, email: `${sub}@example.com` }) }, provider.slug);
       expect(res.status).toBe(201);
-      const me = await t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
+      const me = await suite.t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
       expect(me.body).toMatchObject({ user_type: type.slug, department: 'sales', level: 1 });
       expect(me.body).not.toHaveProperty('badge');
       const [created] = await eventsWhere({ event_type: 'UserCreated', 'document._id': me.body._id });
@@ -248,7 +241,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
     });
 
     it('refuses to sign up into a user type whose required custom field has no default (400 naming it), and creates nobody', async () => {
-      const type = await createUserType(t, tenant.admin, {
+      const type = await createUserType(suite.t, suite.tenant.admin, {
         properties: { employee_no: { type: 'string', required: true }, department: { type: 'string', default: 'sales' } },
       });
       const provider = await createProvider({ default_user_type: type.slug, trust_email: true });
@@ -259,7 +252,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       expect(res.body.message).toContain(type.slug);
       expect(await usersWithEmail(`${sub}@example.com`)).toEqual([]);
       // Linking to an existing user signs up nobody: the rule does not stand in its way.
-      const existing = await createUser(t, tenant.admin);
+      const existing = await createUser(suite.t, suite.tenant.admin);
       const linked = await login({ id_token: await idToken({ sub: unique('linking'), email: existing.email_address }) }, provider.slug);
       expect(linked.status).toBe(201);
     });
@@ -288,7 +281,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
     });
 
     it('refuses identity fields sent in the body (400) and signs nobody in by them', async () => {
-      const victim = await createUser(t, tenant.admin);
+      const victim = await createUser(suite.t, suite.tenant.admin);
       const token = await idToken({ sub: unique('s'), email: `${unique('x')}@example.com` });
       for (const extra of [{ email: victim.email_address }, { sub: 'alice-sub' }, { email_verified: true }, { user_id: victim._id }]) {
         expectErrorBody(await login({ id_token: token, ...extra }), 400, 'ModelValidationError');
@@ -315,7 +308,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
         const code = await authorizationCode(postOnly, { clientId: CLIENT_ID, redirectUri: REDIRECT_URI, accountId: 'post-sub', codeChallenge: pair.challenge });
         const res = await login({ code, redirect_uri: REDIRECT_URI, code_verifier: pair.verifier }, provider.slug);
         expect(res.status).toBe(201);
-        const me = await t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
+        const me = await suite.t.http().get('/me').set('Authorization', `Bearer ${res.body.access_token}`);
         expect(me.body).toMatchObject({ email_address: 'post.only@example.com', source_provider: provider.slug });
       } finally {
         await postOnly.stop();
@@ -336,9 +329,9 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       const disabled = await createProvider({ is_active: false });
       expectErrorBody(await login({ id_token: await idToken({ sub: 'alice-sub' }) }, disabled.slug), 403, 'ProviderDisabled');
       expectErrorBody(await login({ id_token: 'x' }, 'no-such-provider'), 404, 'ProviderNotFound');
-      expectErrorBody(await t.http().post(`/oauth/${slug}/login`).send({ id_token: 'x' }), 400, 'MembershipIdRequired');
-      expectErrorBody(await t.http().post(`/oauth/${slug}/login?membership_id=${unique('nope')}`).send({ id_token: 'x' }), 404, 'MembershipNotFound');
-      const viaHeader = await t.http().post(`/oauth/${slug}/login`).set('X-Service-Alias', tenant.membershipId).send({ id_token: await idToken({ sub: 'alice-sub' }) });
+      expectErrorBody(await suite.t.http().post(`/oauth/${slug}/login`).send({ id_token: 'x' }), 400, 'MembershipIdRequired');
+      expectErrorBody(await suite.t.http().post(`/oauth/${slug}/login?membership_id=${unique('nope')}`).send({ id_token: 'x' }), 404, 'MembershipNotFound');
+      const viaHeader = await suite.t.http().post(`/oauth/${slug}/login`).set('X-Service-Alias', suite.tenant.membershipId).send({ id_token: await idToken({ sub: 'alice-sub' }) });
       expect(viaHeader.status).toBe(201);
     });
 
@@ -347,7 +340,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       const token = await idToken({ sub: 'alice-sub', email: 'alice.provider@example.com' });
       expect((await login({ id_token: token }, created.slug)).status).not.toBe(403);
       const { name, type, issuer, client_id } = created;
-      const res = await t.http().put(`/memberships/${tenant.membershipId}/providers/${created._id}`).set('Authorization', admin()).send({ name, type, issuer, client_id, is_active: false });
+      const res = await suite.t.http().put(`/memberships/${suite.tenant.membershipId}/providers/${created._id}`).set('Authorization', admin()).send({ name, type, issuer, client_id, is_active: false });
       expect(res.status).toBe(200);
       expectErrorBody(await login({ id_token: token }, created.slug), 403, 'ProviderDisabled');
     });
@@ -392,7 +385,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
     });
 
     it('counts provider calls in portcullis_outgoing_http_requests_total (kind="provider")', async () => {
-      const metrics = await t.http().get('/metrics');
+      const metrics = await suite.t.http().get('/metrics');
       expect(metrics.status).toBe(200);
       expect(metrics.text).toMatch(/portcullis_outgoing_http_requests_total\{[^}]*kind="provider"[^}]*outcome="success"[^}]*\} [1-9]/);
       expect(metrics.text).toMatch(/portcullis_outgoing_http_requests_total\{[^}]*kind="provider"[^}]*outcome="timeout"[^}]*\} [1-9]/);
@@ -403,7 +396,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       const sub = unique('temp');
       const res = await login({ id_token: await idToken({ sub, email: `${sub}@example.com` }) }, temporary.slug);
       expect(res.status).toBe(201);
-      expect((await t.http().delete(`/memberships/${tenant.membershipId}/providers/${temporary._id}`).set('Authorization', admin())).status).toBe(204);
+      expect((await suite.t.http().delete(`/memberships/${suite.tenant.membershipId}/providers/${temporary._id}`).set('Authorization', admin())).status).toBe(204);
       expect(await usersWithEmail(`${sub}@example.com`)).toHaveLength(1);
       // A new provider under the same slug does not inherit the link: the subject is a stranger whose
       // e-mail belongs to an existing user, and this provider is not trusted to link it.
@@ -416,7 +409,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       const first = await login({ id_token: await idToken({ sub, email: `${sub}@example.com` }) });
       expect(first.status).toBe(201);
       const [user] = await usersWithEmail(`${sub}@example.com`);
-      const frozen = await t.http().post(`/memberships/${tenant.membershipId}/users/${user._id}/freeze`).set('Authorization', admin());
+      const frozen = await suite.t.http().post(`/memberships/${suite.tenant.membershipId}/users/${user._id}/freeze`).set('Authorization', admin());
       expect(frozen.status).toBe(200);
       expectErrorBody(await login({ id_token: await idToken({ sub }) }), 401, 'UserInactive');
     });

@@ -223,12 +223,18 @@ describe('sessions, revocation triggers and token families', () => {
     });
   });
 
+  /** A user with a session refreshed once (`next`), a scoped token of it, and a second session on another device. */
+  async function userOnTwoDevices() {
+    const { user, session } = await newUser();
+    const scoped = await scopedFrom(session.accessToken, ['events.read']);
+    const next = await refresh(session.refreshToken);
+    const other = await signIn(suite.t, suite.admin.membershipId, user.username, user.password);
+    return { user, scoped, next, other };
+  }
+
   describe('password change by another caller', () => {
     it('revokes every session of the user, refreshed pairs and scoped tokens included', async () => {
-      const { user, session } = await newUser();
-      const scoped = await scopedFrom(session.accessToken, ['events.read']);
-      const next = await refresh(session.refreshToken);
-      const other = await signIn(suite.t, suite.admin.membershipId, user.username, user.password);
+      const { user, scoped, next, other } = await userOnTwoDevices();
       await suite.t
         .http()
         .put(`${usersPath(suite.admin.membershipId)}/${user._id}/change-password`)
@@ -242,10 +248,7 @@ describe('sessions, revocation triggers and token families', () => {
 
   describe('password change by the user itself', () => {
     it("spares the caller's own session across refreshes, its scoped tokens included, and ends every other", async () => {
-      const { user, session } = await newUser();
-      const scoped = await scopedFrom(session.accessToken, ['events.read']);
-      const next = await refresh(session.refreshToken);
-      const other = await signIn(suite.t, suite.admin.membershipId, user.username, user.password);
+      const { user, scoped, next, other } = await userOnTwoDevices();
       await suite.t
         .http()
         .put(`${usersPath(suite.admin.membershipId)}/${user._id}/change-password`)

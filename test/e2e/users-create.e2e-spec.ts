@@ -1,29 +1,25 @@
 import { PasswordHasher } from '../../src/users/password-hasher';
-import { authHeader, createMembership, createSignedInUser, createUser, DEFAULT_PASSWORD, eventsAbout, expectFieldRefused, expectNoSecrets, signIn, unique, useInstallation, userBody, usersPath } from '../support/api';
+import { as, authHeader, createMembership, createSignedInUser, createUser, DEFAULT_PASSWORD, eventsAbout, expectFieldRefused, expectNoSecrets, signIn, unique, useInstallation, userBody, usersPath } from '../support/api';
 
 /** The users API: create, uniqueness, validation and the membership's user_activation. (Split by behaviour; the other parts are users-read.e2e-spec.ts, users-update.e2e-spec.ts, users-custom-fields.e2e-spec.ts.) */
 describe('users API', () => {
   const suite = useInstallation();
-  let base: string;
-  beforeAll(() => (base = usersPath(suite.admin.membershipId)));
+  const base = (): string => usersPath(suite.admin.membershipId);
+  const { post } = as(() => suite.t, () => suite.admin);
 
   describe('create', () => {
     it('creates a user: 201, e-mail stored lower case, no secrets, UserCreated event', async () => {
       const username = unique('Create');
-      const res = await suite.t
-        .http()
-        .post(base)
-        .set(authHeader(suite.admin))
-        .send({
-          username,
-          email_address: `${username}@Example.COM`,
-          password: DEFAULT_PASSWORD,
-          firstname: 'Grace',
-          lastname: 'Hopper',
-          role: 'admin',
-          permissions: ['webhooks.read', 'events.read.abc'],
-          forbidden: ['users.delete'],
-        });
+      const res = await post(base(), {
+        username,
+        email_address: `${username}@Example.COM`,
+        password: DEFAULT_PASSWORD,
+        firstname: 'Grace',
+        lastname: 'Hopper',
+        role: 'admin',
+        permissions: ['webhooks.read', 'events.read.abc'],
+        forbidden: ['users.delete'],
+      });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
         _id: expect.any(String),
@@ -53,35 +49,23 @@ describe('users API', () => {
     });
 
     it('creates a user with an application (Basic) caller', async () => {
-      const res = await suite.t.http().post(base).set(authHeader(suite.inst.application.basic)).send(userBody());
+      const res = await suite.t.http().post(base()).set(authHeader(suite.inst.application.basic)).send(userBody());
       expect(res.status).toBe(201);
       expect(res.body.sys.created_by).toBe(suite.inst.application.id);
     });
 
     it('refuses a duplicate username or e-mail address, whatever the case: 409 UserAlreadyExists', async () => {
       const first = await createUser(suite.t, suite.admin);
-      const sameName = await suite.t
-        .http()
-        .post(base)
-        .set(authHeader(suite.admin))
-        .send(userBody({ username: first.username.toUpperCase() }));
+      const sameName = await post(base(), userBody({ username: first.username.toUpperCase() }));
       expect(sameName.status).toBe(409);
       expect(sameName.body).toEqual({ statusCode: 409, errorCode: 'UserAlreadyExists', message: expect.any(String) });
 
-      const sameMail = await suite.t
-        .http()
-        .post(base)
-        .set(authHeader(suite.admin))
-        .send(userBody({ email_address: first.email_address.toUpperCase() }));
+      const sameMail = await post(base(), userBody({ email_address: first.email_address.toUpperCase() }));
       expect(sameMail.status).toBe(409);
       expect(sameMail.body.errorCode).toBe('UserAlreadyExists');
 
       // Sign-in takes either, so one user's username cannot be another's e-mail address.
-      const crossed = await suite.t
-        .http()
-        .post(base)
-        .set(authHeader(suite.admin))
-        .send(userBody({ username: first.email_address }));
+      const crossed = await post(base(), userBody({ username: first.email_address }));
       expect(crossed.status).toBe(409);
       expect(crossed.body.errorCode).toBe('UserAlreadyExists');
     });
@@ -90,11 +74,7 @@ describe('users API', () => {
       const username = unique('race');
       const results = await Promise.all(
         Array.from({ length: 10 }, (_, i) =>
-          suite.t
-            .http()
-            .post(base)
-            .set(authHeader(suite.admin))
-            .send({ username, email_address: `${username}-${i}@example.com`, password: DEFAULT_PASSWORD }),
+          post(base(), { username, email_address: `${username}-${i}@example.com`, password: DEFAULT_PASSWORD }),
         ),
       );
       expect(results.filter((r) => r.status === 201)).toHaveLength(1);
@@ -127,20 +107,20 @@ describe('users API', () => {
       ['role that does not exist', { role: 'no-such-role' }, 'role'],
       ['user_type that does not exist', { user_type: 'no-such-type' }, 'user_type'],
     ])('refuses a body with %s: 400 ModelValidationError naming the field', async (_case, overrides, field) => {
-      const res = await suite.t.http().post(base).set(authHeader(suite.admin)).send(userBody(overrides));
+      const res = await post(base(), userBody(overrides));
       expectFieldRefused(res, field);
     });
 
     it('refuses a __proto__ or constructor field without touching any prototype', async () => {
       const body = `{"username":"${unique('proto')}","email_address":"${unique('p')}@example.com","password":"${DEFAULT_PASSWORD}","__proto__":{"role":"admin"},"constructor":{"x":1}}`;
-      const res = await suite.t.http().post(base).set(authHeader(suite.admin)).set('Content-Type', 'application/json').send(body);
+      const res = await suite.t.http().post(base()).set(authHeader(suite.admin)).set('Content-Type', 'application/json').send(body);
       expect(res.status).toBe(400);
       expect(res.body.errorCode).toBe('ModelValidationError');
       expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(expect.arrayContaining(['__proto__', 'constructor']));
     });
 
     it('refuses a body that is not a JSON object', async () => {
-      const res = await suite.t.http().post(base).set(authHeader(suite.admin)).send([userBody()]);
+      const res = await post(base(), [userBody()]);
       expect(res.status).toBe(400);
       expect(res.body.errorCode).toBe('ModelValidationError');
     });
@@ -148,11 +128,7 @@ describe('users API', () => {
     it('refuses a 10 KB password with a 400 before any hashing', async () => {
       const hashing = jest.spyOn(suite.t.app.get(PasswordHasher), 'hash');
       try {
-        const res = await suite.t
-          .http()
-          .post(base)
-          .set(authHeader(suite.admin))
-          .send(userBody({ password: 'p'.repeat(10 * 1024) }));
+        const res = await post(base(), userBody({ password: 'p'.repeat(10 * 1024) }));
         expect(res.status).toBe(400);
         expect(res.body.errors).toEqual([{ field: 'password', message: expect.stringMatching(/256/) }]);
         expect(hashing).not.toHaveBeenCalled();
@@ -162,22 +138,14 @@ describe('users API', () => {
     });
 
     it('refuses invalid permission and forbidden entries: 400 InvalidPermission naming each', async () => {
-      const res = await suite.t
-        .http()
-        .post(base)
-        .set(authHeader(suite.admin))
-        .send(userBody({ permissions: ['users.read', 'users read', 5], forbidden: ['a.b.c.d.e'] }));
+      const res = await post(base(), userBody({ permissions: ['users.read', 'users read', 5], forbidden: ['a.b.c.d.e'] }));
       expect(res.status).toBe(400);
       expect(res.body.errorCode).toBe('InvalidPermission');
       expect(res.body.errors).toEqual([
         { field: 'permissions.1', message: expect.any(String) },
         { field: 'permissions.2', message: expect.any(String) },
       ]);
-      const forbidden = await suite.t
-        .http()
-        .post(base)
-        .set(authHeader(suite.admin))
-        .send(userBody({ forbidden: ['users.*', 'us*rs'] }));
+      const forbidden = await post(base(), userBody({ forbidden: ['users.*', 'us*rs'] }));
       expect(forbidden.status).toBe(400);
       expect(forbidden.body.errorCode).toBe('InvalidPermission');
       expect(forbidden.body.errors).toEqual([{ field: 'forbidden.1', message: expect.any(String) }]);
@@ -192,21 +160,17 @@ describe('users API', () => {
     });
 
     it('gives a user the permissions of a role created through the roles API', async () => {
-      const role = await suite.t
-        .http()
-        .post(`/memberships/${suite.admin.membershipId}/roles`)
-        .set(authHeader(suite.admin))
-        .send({ name: unique('Viewer'), permissions: ['users.read'] });
+      const role = await post(`/memberships/${suite.admin.membershipId}/roles`, { name: unique('Viewer'), permissions: ['users.read'] });
       expect(role.status).toBe(201);
       const { user, session } = await createSignedInUser(suite.t, suite.admin, { role: role.body.slug });
       expect(user.role).toBe(role.body.slug);
-      expect((await suite.t.http().get(base).set(authHeader(session))).status).toBe(200);
-      expect((await suite.t.http().post(base).set(authHeader(session)).send(userBody())).status).toBe(403);
+      expect((await suite.t.http().get(base()).set(authHeader(session))).status).toBe(200);
+      expect((await suite.t.http().post(base()).set(authHeader(session)).send(userBody())).status).toBe(403);
     });
 
     it('needs users.create', async () => {
       const { session } = await createSignedInUser(suite.t, suite.admin);
-      const res = await suite.t.http().post(base).set(authHeader(session)).send(userBody());
+      const res = await suite.t.http().post(base()).set(authHeader(session)).send(userBody());
       expect(res.status).toBe(403);
       expect(res.body.errorCode).toBe('AccessDenied');
     });

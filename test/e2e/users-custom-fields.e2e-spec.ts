@@ -1,10 +1,10 @@
-import { authHeader, createUser, createUserType, eventsAbout, putBodyOf, useInstallation, userBody, type UserDoc, usersPath, type UserTypeDoc } from '../support/api';
+import { as, authHeader, createUser, createUserType, eventsAbout, putBodyOf, useInstallation, userBody, type UserDoc, usersPath, type UserTypeDoc } from '../support/api';
 
 /** The users API: custom fields from user types. (Split by behaviour; the other parts are users-create.e2e-spec.ts, users-read.e2e-spec.ts, users-update.e2e-spec.ts.) */
 describe('users API', () => {
   const suite = useInstallation();
-  let base: string;
-  beforeAll(() => (base = usersPath(suite.admin.membershipId)));
+  const base = (): string => usersPath(suite.admin.membershipId);
+  const { post, put } = as(() => suite.t, () => suite.admin);
 
   describe('custom fields', () => {
     let employee: UserTypeDoc;
@@ -72,11 +72,7 @@ describe('users API', () => {
       ['a deeply nested object', { address: JSON.parse(`${'{"a":'.repeat(10)}1${'}'.repeat(10)}`) as object }, 'address', /nested/],
       ['a huge array', { tags: Array.from({ length: 5000 }, (_, i) => i) }, 'tags', /too large/],
     ])('refuses %s: 400 naming the field', async (_case, overrides, field, message) => {
-      const res = await suite.t
-        .http()
-        .post(base)
-        .set(authHeader(suite.admin))
-        .send(userBody({ user_type: employee.slug, department: 'it', ...overrides }));
+      const res = await post(base(), userBody({ user_type: employee.slug, department: 'it', ...overrides }));
       expect(res.status).toBe(400);
       expect(res.body.errorCode).toBe('ModelValidationError');
       expect(res.body.errors).toEqual([{ field, message: expect.stringMatching(message) }]);
@@ -84,18 +80,14 @@ describe('users API', () => {
 
     it('refuses a __proto__ key inside an object value', async () => {
       const body = JSON.stringify(userBody({ user_type: employee.slug, department: 'it' })).replace(/}$/, ',"address":{"__proto__":{"x":1}}}');
-      const res = await suite.t.http().post(base).set(authHeader(suite.admin)).set('Content-Type', 'application/json').send(body);
+      const res = await suite.t.http().post(base()).set(authHeader(suite.admin)).set('Content-Type', 'application/json').send(body);
       expect(res.status).toBe(400);
       expect(res.body.errors).toEqual([{ field: 'address', message: expect.stringMatching(/__proto__/) }]);
     });
 
     it('enforces unique fields among users of the type, also under concurrency', async () => {
       await createUser(suite.t, suite.admin, { user_type: employee.slug, department: 'it', employee_no: 2001 });
-      const duplicate = await suite.t
-        .http()
-        .post(base)
-        .set(authHeader(suite.admin))
-        .send(userBody({ user_type: employee.slug, department: 'sales', employee_no: 2001 }));
+      const duplicate = await post(base(), userBody({ user_type: employee.slug, department: 'sales', employee_no: 2001 }));
       expect(duplicate.status).toBe(409);
       expect(duplicate.body).toEqual({
         statusCode: 409,
@@ -106,11 +98,7 @@ describe('users API', () => {
 
       const results = await Promise.all(
         Array.from({ length: 8 }, () =>
-          suite.t
-            .http()
-            .post(base)
-            .set(authHeader(suite.admin))
-            .send(userBody({ user_type: employee.slug, department: 'it', employee_no: 3001 })),
+          post(base(), userBody({ user_type: employee.slug, department: 'it', employee_no: 3001 })),
         ),
       );
       expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
@@ -118,33 +106,29 @@ describe('users API', () => {
       // PUTs need no hashing, so they reach the database together: exactly one may take the value.
       const racers: UserDoc[] = [];
       for (let i = 0; i < 8; i++) racers.push(await createUser(suite.t, suite.admin, { user_type: employee.slug, department: 'it', employee_no: 4000 + i }));
-      const puts = await Promise.all(racers.map((u) => suite.t.http().put(`${base}/${u._id}`).set(authHeader(suite.admin)).send(putBodyOf(u, { employee_no: 4100 }))));
+      const puts = await Promise.all(racers.map((u) => put(`${base()}/${u._id}`, putBodyOf(u, { employee_no: 4100 }))));
       expect(puts.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
 
       // Updating a user keeps its own value without colliding with itself.
       const holder = results.find((r) => r.status === 201)?.body as UserDoc;
-      const update = await suite.t.http().put(`${base}/${holder._id}`).set(authHeader(suite.admin)).send(putBodyOf(holder, { nickname: 'keeps 3001' }));
+      const update = await put(`${base()}/${holder._id}`, putBodyOf(holder, { nickname: 'keeps 3001' }));
       expect(update.status).toBe(200);
       const steal = await createUser(suite.t, suite.admin, { user_type: employee.slug, department: 'it', employee_no: 3002 });
-      const stolen = await suite.t.http().put(`${base}/${steal._id}`).set(authHeader(suite.admin)).send(putBodyOf(steal, { employee_no: 3001 }));
+      const stolen = await put(`${base()}/${steal._id}`, putBodyOf(steal, { employee_no: 3001 }));
       expect(stolen.status).toBe(409);
     });
 
     it('checks custom fields on update and drops those the new type does not define', async () => {
       const user = await createUser(suite.t, suite.admin, { user_type: employee.slug, department: 'it', nickname: 'nick' });
-      const bad = await suite.t.http().put(`${base}/${user._id}`).set(authHeader(suite.admin)).send(putBodyOf(user, { department: 'hr' }));
+      const bad = await put(`${base()}/${user._id}`, putBodyOf(user, { department: 'hr' }));
       expect(bad.status).toBe(400);
       expect(bad.body.errors).toEqual([{ field: 'department', message: expect.any(String) }]);
 
-      const cleared = await suite.t.http().put(`${base}/${user._id}`).set(authHeader(suite.admin)).send(putBodyOf(user, { nickname: null }));
+      const cleared = await put(`${base()}/${user._id}`, putBodyOf(user, { nickname: null }));
       expect(cleared.status).toBe(200);
       expect(cleared.body).not.toHaveProperty('nickname');
 
-      const untyped = await suite.t
-        .http()
-        .put(`${base}/${user._id}`)
-        .set(authHeader(suite.admin))
-        .send({ username: user.username, email_address: user.email_address, user_type: null });
+      const untyped = await put(`${base()}/${user._id}`, { username: user.username, email_address: user.email_address, user_type: null });
       expect(untyped.status).toBe(200);
       expect(untyped.body).not.toHaveProperty('department');
       expect(untyped.body.user_type).toBeNull();

@@ -1,29 +1,29 @@
-import { authHeader, createMembership, createSignedInUser, createUser, createUserType, expectNoSecrets, putBodyOf, unique, useInstallation, type UserDoc, usersPath } from '../support/api';
+import { as, authHeader, createMembership, createSignedInUser, createUser, createUserType, expectNoSecrets, putBodyOf, unique, useInstallation, type UserDoc, usersPath } from '../support/api';
 
 /** The users API: read, list, _query and search. (Split by behaviour; the other parts are users-create.e2e-spec.ts, users-update.e2e-spec.ts, users-custom-fields.e2e-spec.ts.) */
 describe('users API', () => {
   const suite = useInstallation();
-  let base: string;
-  beforeAll(() => (base = usersPath(suite.admin.membershipId)));
+  const base = (): string => usersPath(suite.admin.membershipId);
+  const { get, post } = as(() => suite.t, () => suite.admin);
 
   describe('read', () => {
     it('gets a user by id; unknown id is 404 UserNotFound', async () => {
       const user = await createUser(suite.t, suite.admin, { firstname: 'Read' });
-      const res = await suite.t.http().get(`${base}/${user._id}`).set(authHeader(suite.admin));
+      const res = await get(`${base()}/${user._id}`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual(putBodyOf(user, { _id: user._id, membership_id: suite.admin.membershipId, sys: user.sys, source_provider: null }));
       expectNoSecrets(res.body);
 
-      const missing = await suite.t.http().get(`${base}/no-such-user`).set(authHeader(suite.admin));
+      const missing = await get(`${base()}/no-such-user`);
       expect(missing.status).toBe(404);
       expect(missing.body).toEqual({ statusCode: 404, errorCode: 'UserNotFound', message: expect.any(String) });
     });
 
     it('does not show users of another membership', async () => {
       const other = await createMembership(suite.t, suite.admin);
-      const foreign = await suite.t.http().get(`${base}/${other.admin.userId}`).set(authHeader(suite.admin));
+      const foreign = await get(`${base()}/${other.admin.userId}`);
       expect(foreign.status).toBe(404);
-      const crossing = await suite.t.http().get(`${usersPath(other.membershipId)}/${other.admin.userId}`).set(authHeader(suite.admin));
+      const crossing = await get(`${usersPath(other.membershipId)}/${other.admin.userId}`);
       expect(crossing.status).toBe(403);
       expect(crossing.body.errorCode).toBe('AccessDenied');
     });
@@ -33,19 +33,19 @@ describe('users API', () => {
       const created: UserDoc[] = [];
       for (let i = 0; i < 5; i++) created.push(await createUser(suite.t, suite.admin, { user_type: type.slug, email_address: `${unique(`p${i}`)}@example.com` }));
 
-      const all = await suite.t.http().get(base).query({ limit: 1000, with_count: 'true' }).set(authHeader(suite.admin));
+      const all = await suite.t.http().get(base()).query({ limit: 1000, with_count: 'true' }).set(authHeader(suite.admin));
       expect(all.status).toBe(200);
       expect(all.body.count).toBe(all.body.items.length);
       for (const item of all.body.items) expectNoSecrets(item);
       const ids = all.body.items.map((u: { _id: string }) => u._id);
       expect(ids).toEqual(expect.arrayContaining(created.map((u) => u._id)));
 
-      const page = await suite.t.http().get(base).query({ skip: 1, limit: 2 }).set(authHeader(suite.admin));
+      const page = await suite.t.http().get(base()).query({ skip: 1, limit: 2 }).set(authHeader(suite.admin));
       expect(page.status).toBe(200);
       expect(page.body.items.map((u: { _id: string }) => u._id)).toEqual(ids.slice(1, 3));
       expect(page.body).not.toHaveProperty('count');
 
-      const sorted = await suite.t.http().get(base).query({ sort: 'email_address desc', limit: 1000 }).set(authHeader(suite.admin));
+      const sorted = await suite.t.http().get(base()).query({ sort: 'email_address desc', limit: 1000 }).set(authHeader(suite.admin));
       const mails = sorted.body.items.map((u: { email_address: string }) => u.email_address);
       expect(mails).toEqual([...mails].sort().reverse());
     });
@@ -59,7 +59,7 @@ describe('users API', () => {
       [{ sort: 'password_hash' }, 'sort'],
       [{ sort: 'email_address sideways' }, 'sort'],
     ])('refuses the list parameters %j: 400 InvalidQuery', async (query, part) => {
-      const res = await suite.t.http().get(base).query(query).set(authHeader(suite.admin));
+      const res = await suite.t.http().get(base()).query(query).set(authHeader(suite.admin));
       expect(res.status).toBe(400);
       expect(res.body.errorCode).toBe('InvalidQuery');
       expect(res.body.message).toContain(part);
@@ -67,7 +67,7 @@ describe('users API', () => {
 
     it('needs users.read for lists', async () => {
       const { session } = await createSignedInUser(suite.t, suite.admin);
-      const res = await suite.t.http().get(base).set(authHeader(session));
+      const res = await suite.t.http().get(base()).set(authHeader(session));
       expect(res.status).toBe(403);
     });
   });
@@ -98,11 +98,7 @@ describe('users API', () => {
 
     /** The first names of the users of this block that match `where`, sorted. */
     async function matching(where: Record<string, unknown>): Promise<string[]> {
-      const res = await suite.t
-        .http()
-        .post(`${base}/_query`)
-        .set(authHeader(suite.admin))
-        .send({ where: { $and: [{ user_type: slug }, where] } });
+      const res = await post(`${base()}/_query`, { where: { $and: [{ user_type: slug }, where] } });
       expect(res.status).toBe(200);
       return (res.body.items as { firstname: string }[]).map((u) => u.firstname).sort();
     }
@@ -140,7 +136,7 @@ describe('users API', () => {
     it('projects with select (custom fields and dotted paths included) and counts', async () => {
       const res = await suite.t
         .http()
-        .post(`${base}/_query`)
+        .post(`${base()}/_query`)
         .query({ with_count: true, sort: 'sys.created_at desc' })
         .set(authHeader(suite.admin))
         .send({ where: { user_type: slug }, select: { firstname: 1, 'address.city': 1 } });
@@ -152,11 +148,7 @@ describe('users API', () => {
         { _id: people.bob._id, firstname: 'Bob', address: { city: 'Bergen' } },
         { _id: people.ann._id, firstname: 'Ann', address: { city: 'Oslo' } },
       ]);
-      const excluded = await suite.t
-        .http()
-        .post(`${base}/_query`)
-        .set(authHeader(suite.admin))
-        .send({ where: { _id: people.ann._id }, select: { sys: 0, address: 0, permissions: 0 } });
+      const excluded = await post(`${base()}/_query`, { where: { _id: people.ann._id }, select: { sys: 0, address: 0, permissions: 0 } });
       expect(excluded.status).toBe(200);
       expect(Object.keys(excluded.body.items[0]).sort()).toEqual(
         ['_id', 'username', 'firstname', 'lastname', 'email_address', 'role', 'user_type', 'forbidden', 'is_active', 'source_provider', 'membership_id', 'age', 'department', 'score'].sort(),
@@ -164,22 +156,14 @@ describe('users API', () => {
     });
 
     it('filters on the whole sys block as the API shows it', async () => {
-      const res = await suite.t
-        .http()
-        .post(`${base}/_query`)
-        .set(authHeader(suite.admin))
-        .send({ where: { user_type: slug, sys: people.cat.sys }, select: { sys: 1 } });
+      const res = await post(`${base()}/_query`, { where: { user_type: slug, sys: people.cat.sys }, select: { sys: 1 } });
       expect(res.status).toBe(200);
       expect(res.body.items).toEqual([{ _id: people.cat._id, sys: people.cat.sys }]);
     });
 
     it('cannot widen the membership with $or', async () => {
       const other = await createMembership(suite.t, suite.admin);
-      const res = await suite.t
-        .http()
-        .post(`${base}/_query`)
-        .set(authHeader(suite.admin))
-        .send({ where: { $or: [{ membership_id: other.membershipId }, { _id: other.admin.userId }] } });
+      const res = await post(`${base()}/_query`, { where: { $or: [{ membership_id: other.membershipId }, { _id: other.admin.userId }] } });
       expect(res.status).toBe(200);
       expect(res.body.items).toEqual([]);
     });
@@ -210,21 +194,18 @@ describe('users API', () => {
       ['a where that is not an object', { where: ['firstname'] }],
       ['select mixing 1 and 0', { select: { firstname: 1, lastname: 0 } }],
     ])('refuses %s: 400 InvalidQuery', async (_case, { sort, ...body }: Record<string, unknown>) => {
-      const res = await suite.t.http().post(`${base}/_query`).query(sort ? { sort } : {}).set(authHeader(suite.admin)).send(body);
+      const res = await suite.t.http().post(`${base()}/_query`).query(sort ? { sort } : {}).set(authHeader(suite.admin)).send(body);
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ statusCode: 400, errorCode: 'InvalidQuery', message: expect.any(String) });
     });
 
     it('refuses a __proto__ filter and a body with unknown keys', async () => {
-      const proto = await suite.t
-        .http()
-        .post(`${base}/_query`)
-        .set(authHeader(suite.admin))
+      const proto = await post(`${base()}/_query`)
         .set('Content-Type', 'application/json')
         .send('{"where": {"__proto__": {"firstname": "x"}}}');
       expect(proto.status).toBe(400);
       expect(proto.body.errorCode).toBe('InvalidQuery');
-      const extra = await suite.t.http().post(`${base}/_query`).set(authHeader(suite.admin)).send({ filter: {} });
+      const extra = await post(`${base()}/_query`, { filter: {} });
       expect(extra.status).toBe(400);
       expect(extra.body.errorCode).toBe('InvalidQuery');
     });
@@ -237,20 +218,20 @@ describe('users API', () => {
       const b = await createUser(suite.t, suite.admin, { lastname: `${marker.toUpperCase()}son` });
       await createUser(suite.t, suite.admin, { username: `${marker}Xone` });
 
-      const res = await suite.t.http().get(`${base}/search`).query({ keyword: marker, with_count: true }).set(authHeader(suite.admin));
+      const res = await suite.t.http().get(`${base()}/search`).query({ keyword: marker, with_count: true }).set(authHeader(suite.admin));
       expect(res.status).toBe(200);
       expect(res.body.count).toBe(3);
-      const underscore = await suite.t.http().get(`${base}/search`).query({ keyword: `${marker}_` }).set(authHeader(suite.admin));
+      const underscore = await suite.t.http().get(`${base()}/search`).query({ keyword: `${marker}_` }).set(authHeader(suite.admin));
       expect(underscore.body.items.map((u: { _id: string }) => u._id)).toEqual([a._id]);
-      const percent = await suite.t.http().get(`${base}/search`).query({ keyword: '%' }).set(authHeader(suite.admin));
+      const percent = await suite.t.http().get(`${base()}/search`).query({ keyword: '%' }).set(authHeader(suite.admin));
       expect(percent.body.items).toEqual([]);
-      const byLastname = await suite.t.http().get(`${base}/search`).query({ keyword: `${marker}SON` }).set(authHeader(suite.admin));
+      const byLastname = await suite.t.http().get(`${base()}/search`).query({ keyword: `${marker}SON` }).set(authHeader(suite.admin));
       expect(byLastname.body.items.map((u: { _id: string }) => u._id)).toEqual([b._id]);
     });
 
     it('needs a keyword of 1 to 128 characters', async () => {
       for (const query of [{}, { keyword: '' }, { keyword: 'k'.repeat(129) }, { keyword: ['a', 'b'] }]) {
-        const res = await suite.t.http().get(`${base}/search`).query(query).set(authHeader(suite.admin));
+        const res = await suite.t.http().get(`${base()}/search`).query(query).set(authHeader(suite.admin));
         expect(res.status).toBe(400);
         expect(res.body.errors).toEqual([{ field: 'keyword', message: expect.any(String) }]);
       }

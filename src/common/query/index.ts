@@ -23,3 +23,4 @@ export {
   type ListPage,
   type ListQuery,
 } from './list-query';
+export { ListStatements } from './list-statements';

@@ -453,6 +453,8 @@ async function main() {
   );
   for (const result of results) {
     const floorText = `${FLOOR_OF[result.name]?.label ?? 'Nest+JWT+PK'} ${fmt(result.floor.rps)} /s p50 ${fmt(result.floor.p50)} p99 ${fmt(result.floor.p99)}`;
+    // The peer's own CPU per request beside ours: where the multiple comes from, steadier than rates.
+    const peerCpu = PEERS && Number.isFinite(result.floor.cpuUs) ? `; the peer's cpu µs ${fmt(result.floor.cpuUs)}, pg µs ${fmt(result.floor.pgUs)}` : '';
     const notes = [];
     // The target is per core of the service process. On two cores shared with PostgreSQL and the
     // load generator the service never gets a whole core, so its rate is divided by the cores it
@@ -462,7 +464,7 @@ async function main() {
       notes.push(`per core of the service ${fmt(1e6 / result.cpuUs)} req/s (it used ${fmt(coresUsed, 2)} cores)`);
     }
     // The issue states the peers' targets as multiples (/me ≥ 3× getSession, sign-in ≥ 1×).
-    if (PEERS) notes.push(`${fmt(result.rps / result.floor.rps, 2)}× the peer`);
+    if (PEERS) notes.push(`${fmt(result.rps / result.floor.rps, 2)}× the peer${peerCpu}`);
     if (result.floor.non2xx) notes.push(`peer: ${result.floor.non2xx} non-2xx!`);
     if (result.floor.errors) notes.push(`peer: ${result.floor.errors} errors!`);
     if (result.non2xx) notes.push(`${result.non2xx} non-2xx!`);

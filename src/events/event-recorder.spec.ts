@@ -34,6 +34,13 @@ class GatedEventRepository extends EventRepository {
     if (!next) throw new Error('no write is held');
     next();
   }
+
+  /** Releases the write held last (a later write that finishes first). */
+  releaseLast(): void {
+    const last = this.held.pop();
+    if (!last) throw new Error('no write is held');
+    last();
+  }
 }
 
 describe('EventRecorder: group-committed events (record)', () => {
@@ -101,7 +108,7 @@ describe('EventRecorder: group-committed events (record)', () => {
     const recordingFirst = recorder.record(first);
     await repository.nextWrite();
     const settled = recorder.settled();
-    const recordingSecond = recorder.record(second); // waits for the write in flight, then goes in the next one
+    const recordingSecond = recorder.record(second); // a second write, beside the one in flight
 
     repository.release();
     await settled;
@@ -113,6 +120,30 @@ describe('EventRecorder: group-committed events (record)', () => {
     repository.release();
     await recordingSecond;
     expect(await stored(second.utilizerId)).toBe(1);
+  });
+
+  it('starts the next write while one is in flight, and settled() waits for the earlier one even when the later finishes first', async () => {
+    const repository = new GatedEventRepository(database);
+    const recorder = new EventRecorder(database, repository, logger);
+    const first = verified();
+    const second = verified();
+
+    const recordingFirst = recorder.record(first);
+    await repository.nextWrite();
+    const recordingSecond = recorder.record(second);
+    await repository.nextWrite(); // the second write is on its way beside the first
+    const settled = recorder.settled();
+
+    repository.releaseLast();
+    await recordingSecond;
+    expect(await stored(second.utilizerId)).toBe(1);
+    expect(await isPending(settled)).toBe(true);
+    expect(await isPending(recordingFirst)).toBe(true);
+
+    repository.release();
+    await settled;
+    await recordingFirst;
+    expect(await stored(first.utilizerId)).toBe(1);
   });
 
   it('settles at once when nothing is being written', async () => {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { events, type EventRow } from '../database/schema';
-import { runListQuery, type ListPage, type ListQuery, type ListRequest, type QuerySchema } from '../common/query';
+import { ListStatements, runListQuery, type ListPage, type ListQuery, type ListRequest, type QuerySchema } from '../common/query';
 import { toEventResponse } from './event.mapper';
 
 /**
@@ -70,8 +70,9 @@ function prepareBatchInsert(db: Database['db']) {
 }
 
 /** The events list of a membership, for runListQuery (and for explaining its plans). */
-export function eventListQuery(executor: Executor, membershipId: string, request: ListRequest): ListQuery<EventRow> {
+export function eventListQuery(executor: Executor, membershipId: string, request: ListRequest, statements?: ListStatements): ListQuery<EventRow> {
   return {
+    statements,
     executor,
     table: events,
     scope: eventScope(membershipId),
@@ -88,9 +89,12 @@ export function eventListQuery(executor: Executor, membershipId: string, request
 @Injectable()
 export class EventRepository {
   private readonly batchInsert: ReturnType<typeof prepareBatchInsert>;
+  /** The list and `_query` statements by query shape: the event log is read with a few shapes, often. */
+  private readonly listStatements: ListStatements;
 
   constructor(@Inject(DATABASE) private readonly database: Database) {
     this.batchInsert = prepareBatchInsert(database.db);
+    this.listStatements = new ListStatements(database.db);
   }
 
   /** Events on their own (not part of another change): one prepared statement for the whole batch. */
@@ -118,7 +122,7 @@ export class EventRepository {
 
   /** List and `_query`: filters, sort, paging and projection of the contract, inside the membership. */
   list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return runListQuery(eventListQuery(this.database.db, membershipId, request));
+    return runListQuery(eventListQuery(this.database.db, membershipId, request, this.listStatements));
   }
 }
 

@@ -24,3 +24,4 @@ export {
   type ListPage,
   type ListQuery,
 } from './list-query';
+export { ListStatements } from './list-statements';

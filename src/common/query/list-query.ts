@@ -1,4 +1,4 @@
-import { and, inArray, notInArray, sql, type SQL } from 'drizzle-orm';
+import { and, inArray, notInArray, type Placeholder, sql, type SQL } from 'drizzle-orm';
 import { type PgColumn, type PgTable, unionAll } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../database/database';
 import { DomainError } from '../errors';
@@ -42,6 +42,13 @@ export interface ListQuery<TRow> {
   inByIndex?: { field: string; resultOrder: SQL };
   /** The id column, needed when the request carries `hiddenIds`. */
   idColumn?: PgColumn;
+  /** The resource's cache of page statements by shape, when it keeps one (ListStatements). */
+  statements?: PageStatements;
+}
+
+/** Runs a page's SELECT through statements kept by query shape (ListStatements, list-statements.ts). */
+export interface PageStatements {
+  rows<TRow>(query: ListQuery<TRow>, params: ListParams): Promise<unknown[]>;
 }
 
 /** The tenant condition with the request's hidden ids taken out. */
@@ -68,29 +75,56 @@ function valuesToSplit(field: string, where: unknown, params: ListParams): strin
   return values;
 }
 
-/**
- * The page's SELECT, as `runListQuery` runs it (exported so that query plans can be explained
- * from the very statement): the plain query, or the per-value UNION ALL of `inByIndex`.
- */
-export function listSelect<TRow>(query: ListQuery<TRow>, params: ListParams) {
+/** The SQL pieces of a page's SELECT: the condition and order, and the per-value conditions when split. */
+export interface ListSelectParts {
+  condition: SQL | undefined;
+  order: SQL;
+  /** With `inByIndex` and a `$in` worth splitting: one condition per value, and the union's order. */
+  split?: { conditions: (SQL | undefined)[]; resultOrder: SQL };
+}
+
+/** Translates a request into the pieces of its page's SELECT (validation and errors included). */
+export function listSelectParts<TRow>(query: ListQuery<TRow>, params: ListParams): ListSelectParts {
   // Translated even when split below: the same validation and errors either way.
   const scope = visibleScope(query);
   const condition = and(scope, translateWhere(query.schema, query.request.where));
   const order = translateSort(query.schema, params.sort, query.defaultSort);
   const split = query.inByIndex && valuesToSplit(query.inByIndex.field, query.request.where, params);
-  if (!query.inByIndex || !split) {
-    return query.executor.select().from(query.table).where(condition).orderBy(order).limit(params.limit).offset(params.skip);
-  }
+  if (!query.inByIndex || !split) return { condition, order };
   const { field, resultOrder } = query.inByIndex;
-  const [first, second, ...rest] = split.map((value) =>
-    query.executor
-      .select()
-      .from(query.table)
-      .where(and(scope, translateWhere(query.schema, { ...(query.request.where as object), [field]: value })))
-      .orderBy(order)
-      .limit(params.skip + params.limit),
+  const conditions = split.map((value) => and(scope, translateWhere(query.schema, { ...(query.request.where as object), [field]: value })));
+  return { condition, order, split: { conditions, resultOrder } };
+}
+
+/** Where a page starts and ends: numbers, or placeholders for a statement built once (ListStatements). */
+export interface PageBounds {
+  limit: number | Placeholder;
+  offset: number | Placeholder;
+  /** Rows each split query may take: offset + limit. */
+  window: number | Placeholder;
+}
+
+/** The page's SELECT from its pieces: the plain query, or the per-value UNION ALL of `inByIndex`. */
+export function buildListSelect(executor: Executor, table: PgTable, parts: ListSelectParts, bounds: PageBounds) {
+  if (!parts.split) {
+    return executor.select().from(table).where(parts.condition).orderBy(parts.order).limit(bounds.limit).offset(bounds.offset);
+  }
+  const [first, second, ...rest] = parts.split.conditions.map((condition) =>
+    executor.select().from(table).where(condition).orderBy(parts.order).limit(bounds.window),
   );
-  return unionAll(first, second, ...rest).orderBy(resultOrder).limit(params.limit).offset(params.skip);
+  return unionAll(first, second, ...rest).orderBy(parts.split.resultOrder).limit(bounds.limit).offset(bounds.offset);
+}
+
+/**
+ * The page's SELECT, as `runListQuery` runs it without a statement cache (exported so that query
+ * plans can be explained from the very statement).
+ */
+export function listSelect<TRow>(query: ListQuery<TRow>, params: ListParams) {
+  return buildListSelect(query.executor, query.table, listSelectParts(query, params), {
+    limit: params.limit,
+    offset: params.skip,
+    window: params.skip + params.limit,
+  });
 }
 
 /**
@@ -100,7 +134,7 @@ export function listSelect<TRow>(query: ListQuery<TRow>, params: ListParams) {
 export async function runListQuery<TRow>(query: ListQuery<TRow>): Promise<ListPage<Record<string, unknown>>> {
   const params = parseListParams(query.request.query);
   const projection = parseSelect(query.schema, query.request.select);
-  const rows = (await listSelect(query, params)) as TRow[];
+  const rows = (query.statements ? await query.statements.rows(query, params) : await listSelect(query, params)) as TRow[];
   const page: ListPage<Record<string, unknown>> = {
     items: rows.map((row) => applyProjection(query.toResponse(row) as Record<string, unknown>, projection)),
   };

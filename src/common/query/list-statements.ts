@@ -1,0 +1,90 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { Executor } from '../../database/database';
+import { buildListSelect, listSelect, listSelectParts, type ListQuery, type ListSelectParts, type PageStatements } from './list-query';
+import type { ListParams } from './list-params';
+import { StatementShape } from './statement-shape';
+
+/** A page statement built once for its shape; `execute` takes the shape's values and the page bounds. */
+interface PageStatement {
+  execute(values: Record<string, unknown>): Promise<unknown[]>;
+}
+
+/** Shapes kept per resource: the few a client sends again and again. Past it, new shapes run as before. */
+const MAX_SHAPES = 200;
+
+/**
+ * One resource's page statements, by the shape of the request (StatementShape): a list or
+ * `_query` of a shape seen before skips drizzle building its SELECT, which was most of the
+ * service's own CPU time per `_query`. The request is still translated and checked every time
+ * (the same validation and errors); only the statement text is reused.
+ *
+ * Each statement is sent unnamed (an empty name: node-postgres then parses it with each request's
+ * values, as it did when built per request), so PostgreSQL plans every execution for its own
+ * values: a membership of 10 events and one of a million never share a generic plan.
+ *
+ * Statements are built on the executor given here (the database, outside any transaction). A
+ * request on another executor (inside a request transaction) is built as before.
+ */
+export class ListStatements implements PageStatements {
+  private readonly statements = new Map<string, PageStatement>();
+
+  constructor(private readonly executor: Executor) {}
+
+  /** How many shapes have a statement. */
+  get size(): number {
+    return this.statements.size;
+  }
+
+  async rows<TRow>(query: ListQuery<TRow>, params: ListParams): Promise<unknown[]> {
+    if (query.executor !== this.executor) return listSelect(query, params);
+    const parts = listSelectParts(query, params);
+    const shape = new StatementShape();
+    if (!walkPieces(shape, parts, false)) return listSelect(query, params);
+
+    let statement = this.statements.get(shape.key);
+    if (!statement) {
+      if (this.statements.size >= MAX_SHAPES) return listSelect(query, params);
+      statement = this.build(query, parts);
+      if (!statement) return listSelect(query, params);
+      this.statements.set(shape.key, statement);
+    }
+    const values: Record<string, unknown> = { limit: params.limit, offset: params.skip, window: params.skip + params.limit };
+    shape.values.forEach((value, index) => (values[`v${index}`] = value));
+    return statement.execute(values);
+  }
+
+  /** The shape's statement, with placeholders where this request's values were. */
+  private build<TRow>(query: ListQuery<TRow>, parts: ListSelectParts): PageStatement | undefined {
+    const rebuilt = walkPieces(new StatementShape(), parts, true);
+    if (!rebuilt) return undefined;
+    const [condition, order, resultOrder, ...conditions] = rebuilt;
+    if (!order) return undefined;
+    const placeholders: ListSelectParts = { condition, order, split: parts.split && resultOrder ? { conditions, resultOrder } : undefined };
+    const bounds = { limit: sql.placeholder('limit'), offset: sql.placeholder('offset'), window: sql.placeholder('window') };
+    return buildListSelect(this.executor, query.table, placeholders, bounds).prepare('');
+  }
+}
+
+/** A piece boundary in the shape: an absent piece and an empty one must not look alike. */
+const SEPARATOR = sql`;`;
+
+/**
+ * Walks every piece of the SELECT into the shape, always in this order, so that the values are
+ * numbered alike when shaped and when rebuilt. Answers the pieces (rebuilt with placeholders when
+ * asked), or undefined when one cannot be shaped.
+ */
+function walkPieces(shape: StatementShape, parts: ListSelectParts, rebuild: boolean): (SQL | undefined)[] | undefined {
+  const pieces = [parts.condition, parts.order, parts.split?.resultOrder, ...(parts.split?.conditions ?? [])];
+  const walked: (SQL | undefined)[] = [];
+  for (const piece of pieces) {
+    if (piece) {
+      const result = shape.add(piece, rebuild);
+      if (!result) return undefined;
+      walked.push(result);
+    } else {
+      walked.push(undefined);
+    }
+    shape.add(SEPARATOR, false);
+  }
+  return walked;
+}

@@ -49,8 +49,9 @@ interface PendingEvents {
  *
  * Inside a request transaction (EventRecordingInterceptor) a service calls `recordChange` and
  * its repositories use the ambient transaction; the events go in one insert just before the
- * commit. Work outside a request (queue jobs, setup at start) and services that need their own
- * transaction shape use `transaction`, which joins the request transaction when there is one.
+ * commit. Work outside such a request (queue jobs, setup, sign-in, token routes) uses
+ * `transaction`, which opens that same ambient transaction (or joins the open one): there too the
+ * repositories reach it without being handed it.
  */
 @Injectable()
 export class EventRecorder {

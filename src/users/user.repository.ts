@@ -116,13 +116,18 @@ export class UserRepository {
     return eq(users.membershipId, membershipId);
   }
 
-  async findById(membershipId: string, id: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
+  /** The one user of the membership that `condition` picks, if any. */
+  private async findOne(membershipId: string, condition: SQL, executor: Executor): Promise<UserRow | undefined> {
     const [row] = await executor
       .select()
       .from(users)
-      .where(and(eq(users.membershipId, membershipId), eq(users.id, id)))
+      .where(and(this.scope(membershipId), condition))
       .limit(1);
     return row;
+  }
+
+  findById(membershipId: string, id: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
+    return this.findOne(membershipId, eq(users.id, id), executor);
   }
 
   /** The row, locked until the transaction ends, so concurrent updates of one user apply one after the other. */
@@ -130,30 +135,20 @@ export class UserRepository {
     const [row] = await executor
       .select()
       .from(users)
-      .where(and(eq(users.membershipId, membershipId), eq(users.id, id)))
+      .where(and(this.scope(membershipId), eq(users.id, id)))
       .limit(1)
       .for('update');
     return row;
   }
 
   /** The user with this e-mail address (stored lower-case), for linking a provider sign-in. */
-  async findByEmail(membershipId: string, emailAddress: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
-    const [row] = await executor
-      .select()
-      .from(users)
-      .where(and(this.scope(membershipId), eq(users.emailAddress, emailAddress.toLowerCase())))
-      .limit(1);
-    return row;
+  findByEmail(membershipId: string, emailAddress: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
+    return this.findOne(membershipId, eq(users.emailAddress, emailAddress.toLowerCase()), executor);
   }
 
   /** The user with this username (case-insensitive, as sign-in), for a password reset. */
-  async findByUsername(membershipId: string, username: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
-    const [row] = await executor
-      .select()
-      .from(users)
-      .where(and(this.scope(membershipId), sql`lower(${users.username}) = ${username.toLowerCase()}`))
-      .limit(1);
-    return row;
+  findByUsername(membershipId: string, username: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
+    return this.findOne(membershipId, sql`lower(${users.username}) = ${username.toLowerCase()}`, executor);
   }
 
   /**

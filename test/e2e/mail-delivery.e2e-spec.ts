@@ -1,63 +1,38 @@
-import { createServer } from 'node:net';
-import { startTestApp, type TestApp } from '../support/app';
-import { type ApiObject, createApplicationWithPermissions, type CreatedMembership, createMembership, createUser, eventually, expectErrorBody, queryEvents, setupInstallation, type SignedIn, unique } from '../support/api';
-import { MailCatcher } from '../support/mail-catcher';
+import { type ApiObject, createApplicationWithPermissions, createMailhook, type CreatedMembership, createMembership, createUser, eventually, expectErrorBody, loopbackSmtpProvider, queryEvents, type SignedIn, unique, updateMembership, useInstallation } from '../support/api';
+import { useMailCatcher } from '../support/mail-catcher';
+import { closedPort } from '../support/ports';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
-const mailhooksPath = (membershipId: string): string => `/memberships/${membershipId}/mailhooks`;
 const TRY_COUNT = 3;
 
 describe('mail delivery (a real SMTP server on 127.0.0.1)', () => {
-  let t: TestApp;
-  let catcher: MailCatcher;
-  let systemAdmin: SignedIn;
-
-  beforeAll(async () => {
-    // Addresses tell the catcher how to answer RCPT TO: busy-once gets one 451, busy gets 451 always, refused gets 550.
-    catcher = await MailCatcher.start({
-      reply: (address, attempt) => {
-        if (address.startsWith('busy-once') && attempt === 1) return { code: 451, message: 'Try again later' };
-        if (address.startsWith('busy-')) return address.startsWith('busy-once') ? undefined : { code: 451, message: 'Mailbox busy' };
-        if (address.startsWith('refused-')) return { code: 550, message: 'No such user' };
-        return undefined;
-      },
-    });
-    t = await startTestApp({ env: { ...ALLOW_LOOPBACK_RECEIVERS, MAIL_TRY_COUNT: String(TRY_COUNT), MAIL_TIMEOUT_MS: '5000' } });
-    systemAdmin = (await setupInstallation(t)).admin;
-  });
-  afterAll(async () => {
-    await t?.close();
-    await catcher?.close();
+  const suite = useInstallation({ env: { ...ALLOW_LOOPBACK_RECEIVERS, MAIL_TRY_COUNT: String(TRY_COUNT), MAIL_TIMEOUT_MS: '5000' } });
+  // Addresses tell the catcher how to answer RCPT TO: busy-once gets one 451, busy gets 451 always, refused gets 550.
+  const catcher = useMailCatcher({
+    reply: (address, attempt) => {
+      if (address.startsWith('busy-once') && attempt === 1) return { code: 451, message: 'Try again later' };
+      if (address.startsWith('busy-')) return address.startsWith('busy-once') ? undefined : { code: 451, message: 'Mailbox busy' };
+      if (address.startsWith('refused-')) return { code: 550, message: 'No such user' };
+      return undefined;
+    },
   });
 
   /** A membership whose provider is the catcher, with one mail hook on UserCreated. */
   async function tenantWithHook(hook: ApiObject): Promise<{ tenant: CreatedMembership; hookId: string }> {
-    const tenant = await createMembership(t, systemAdmin);
-    const put = await t
-      .http()
-      .put(`/memberships/${tenant.membershipId}`)
-      .set('Authorization', tenant.admin.auth)
-      .send({ name: tenant.membership.name, mail_providers: [{ slug: 'catcher', name: 'Catcher', type: 'smtp', host: '127.0.0.1', port: catcher.port, tls: 'none' }] });
-    expect(put.status).toBe(200);
-    const created = await t
-      .http()
-      .post(mailhooksPath(tenant.membershipId))
-      .set('Authorization', tenant.admin.auth)
-      .send({
-        name: 'Welcome',
-        event: 'UserCreated',
-        mail_provider: 'catcher',
-        from_address: 'no-reply@example.com',
-        from_name: 'Accounts',
-        mail_subject: 'Welcome {{user.username}} to {{membership.name}}',
-        mail_template: '<p>Hello <b>{{user.firstname}}</b></p>',
-        ...hook,
-      });
-    expect(created.status).toBe(201);
-    return { tenant, hookId: created.body._id as string };
+    const tenant = await createMembership(suite.t, suite.admin);
+    await updateMembership(suite.t, tenant, { mail_providers: [loopbackSmtpProvider(catcher.port)] });
+    const created = await createMailhook(suite.t, tenant.admin, {
+      name: 'Welcome',
+      event: 'UserCreated',
+      from_name: 'Accounts',
+      mail_subject: 'Welcome {{user.username}} to {{membership.name}}',
+      mail_template: '<p>Hello <b>{{user.firstname}}</b></p>',
+      ...hook,
+    });
+    return { tenant, hookId: created._id as string };
   }
 
-  const queryEventsOf = (admin: SignedIn, where: Record<string, unknown>): Promise<ApiObject[]> => queryEvents(t, admin, where);
+  const queryEventsOf = (admin: SignedIn, where: Record<string, unknown>): Promise<ApiObject[]> => queryEvents(suite.t, admin, where);
 
   /** The result events of one hook, once there are at least `count`. */
   function results(tenant: CreatedMembership, hookId: string, count: number): Promise<ApiObject[]> {
@@ -71,13 +46,11 @@ describe('mail delivery (a real SMTP server on 127.0.0.1)', () => {
     );
   }
 
-  const mailsTo = (address: string) => catcher.mails.filter((mail) => mail.to.includes(address));
-
   it('sends one message per recipient (To holds only that address), escapes a hostile first name in HTML, records MailhookMailSent each', async () => {
     const ops = `${unique('ops')}@example.com`;
     const { tenant, hookId } = await tenantWithHook({ send_to_utilizer: true, recipients: [{ display_name: 'Ops', email_address: ops }] });
     const hostile = `<script>alert("x")</script>&'`;
-    const user = await createUser(t, tenant.admin, { firstname: hostile });
+    const user = await createUser(suite.t, tenant.admin, { firstname: hostile });
 
     const events = await results(tenant, hookId, 2);
     expect(events.map((event) => event.event_type)).toEqual(['MailhookMailSent', 'MailhookMailSent']);
@@ -88,8 +61,8 @@ describe('mail delivery (a real SMTP server on 127.0.0.1)', () => {
       expect(event.document).toEqual({ mailhook_id: hookId, event_id: expect.any(String), mail_provider: 'catcher', recipients: [expect.any(Object)], attempts: 1 });
     }
 
-    const [toUser] = mailsTo(user.email_address);
-    expect(mailsTo(user.email_address)).toHaveLength(1);
+    const [toUser] = catcher.mailsTo(user.email_address);
+    expect(catcher.mailsTo(user.email_address)).toHaveLength(1);
     expect(toUser.to).toEqual([user.email_address]);
     expect(toUser.headers.to).toContain(user.email_address);
     expect(toUser.headers.to).not.toContain(ops);
@@ -98,16 +71,16 @@ describe('mail delivery (a real SMTP server on 127.0.0.1)', () => {
     expect(toUser.body).toBe('<p>Hello <b>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;</b></p>');
     expect(toUser.body).not.toContain('<script>');
 
-    const [toOps] = mailsTo(ops);
-    expect(mailsTo(ops)).toHaveLength(1);
+    const [toOps] = catcher.mailsTo(ops);
+    expect(catcher.mailsTo(ops)).toHaveLength(1);
     expect(toOps.to).toEqual([ops]);
     expect(toOps.headers.to).not.toContain(user.email_address);
   });
 
   it('sends the template raw when mail_format is text', async () => {
     const { tenant } = await tenantWithHook({ send_to_utilizer: true, mail_format: 'text', mail_template: 'Hello {{user.firstname}}' });
-    const user = await createUser(t, tenant.admin, { firstname: '<b>Ada</b>' });
-    const mail = await eventually(async () => mailsTo(user.email_address)[0], 'the text mail', 15_000);
+    const user = await createUser(suite.t, tenant.admin, { firstname: '<b>Ada</b>' });
+    const mail = await eventually(async () => catcher.mailsTo(user.email_address)[0], 'the text mail', 15_000);
     expect(mail.headers['content-type']).toContain('text/plain');
     expect(mail.body).toBe('Hello <b>Ada</b>');
   });
@@ -115,30 +88,30 @@ describe('mail delivery (a real SMTP server on 127.0.0.1)', () => {
   it('retries after an SMTP 4xx and records MailhookMailSent with the attempts it took', async () => {
     const address = `${unique('busy-once')}@example.com`;
     const { tenant, hookId } = await tenantWithHook({ send_to_utilizer: false, recipients: [{ email_address: address }] });
-    await createUser(t, tenant.admin);
+    await createUser(suite.t, tenant.admin);
     const [event] = await results(tenant, hookId, 1);
     expect(event.event_type).toBe('MailhookMailSent');
     expect(event.document.attempts).toBe(2);
     expect(catcher.rcptAttempts.get(address)).toBe(2);
-    expect(mailsTo(address)).toHaveLength(1);
+    expect(catcher.mailsTo(address)).toHaveLength(1);
   });
 
   it('records MailhookMailFailed with the SMTP answer after the last try of a lasting 4xx', async () => {
     const address = `${unique('busy-always')}@example.com`;
     const { tenant, hookId } = await tenantWithHook({ send_to_utilizer: false, recipients: [{ email_address: address }] });
-    await createUser(t, tenant.admin);
+    await createUser(suite.t, tenant.admin);
     const [event] = await results(tenant, hookId, 1);
     expect(event.event_type).toBe('MailhookMailFailed');
     expect(event.document.attempts).toBe(TRY_COUNT);
     expect(event.document.error).toMatch(/^451 /);
     expect(catcher.rcptAttempts.get(address)).toBe(TRY_COUNT);
-    expect(mailsTo(address)).toHaveLength(0);
+    expect(catcher.mailsTo(address)).toHaveLength(0);
   });
 
   it('does not retry an SMTP 5xx', async () => {
     const address = `${unique('refused')}@example.com`;
     const { tenant, hookId } = await tenantWithHook({ send_to_utilizer: false, recipients: [{ email_address: address }] });
-    await createUser(t, tenant.admin);
+    await createUser(suite.t, tenant.admin);
     const [event] = await results(tenant, hookId, 1);
     expect(event.event_type).toBe('MailhookMailFailed');
     expect(event.document.attempts).toBe(1);
@@ -150,16 +123,11 @@ describe('mail delivery (a real SMTP server on 127.0.0.1)', () => {
     const address = `${unique('inactive')}@example.com`;
     const { tenant, hookId } = await tenantWithHook({ is_active: false, send_to_utilizer: false, recipients: [{ email_address: address }] });
     // An active hook on the same event: its result proves the event was dispatched before we look.
-    const witness = await t
-      .http()
-      .post(mailhooksPath(tenant.membershipId))
-      .set('Authorization', tenant.admin.auth)
-      .send({ name: 'Witness', event: 'UserCreated', mail_provider: 'catcher', from_address: 'no-reply@example.com', mail_subject: 'x', mail_template: 'x', recipients: [{ email_address: `${unique('witness')}@example.com` }] });
-    expect(witness.status).toBe(201);
-    await createUser(t, tenant.admin);
-    await results(tenant, witness.body._id as string, 1);
+    const witness = await createMailhook(suite.t, tenant.admin, { name: 'Witness', event: 'UserCreated', mail_subject: 'x', mail_template: 'x', recipients: [{ email_address: `${unique('witness')}@example.com` }] });
+    await createUser(suite.t, tenant.admin);
+    await results(tenant, witness._id as string, 1);
     expect(await queryEventsOf(tenant.admin, { 'document.mailhook_id': hookId, event_type: { $in: ['MailhookMailSent', 'MailhookMailFailed'] } })).toEqual([]);
-    expect(mailsTo(address)).toHaveLength(0);
+    expect(catcher.mailsTo(address)).toHaveLength(0);
   });
 
   describe('POST /memberships/{m}/mail-providers/{slug}/test', () => {
@@ -168,7 +136,7 @@ describe('mail delivery (a real SMTP server on 127.0.0.1)', () => {
     it('answers {ok: true} after connecting to the server, and sends no mail', async () => {
       const { tenant } = await tenantWithHook({ send_to_utilizer: true });
       const mailsBefore = catcher.mails.length;
-      const res = await t.http().post(testPath(tenant, 'catcher')).set('Authorization', tenant.admin.auth);
+      const res = await suite.t.http().post(testPath(tenant, 'catcher')).set('Authorization', tenant.admin.auth);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ ok: true });
       expect(catcher.mails.length).toBe(mailsBefore);
@@ -176,19 +144,9 @@ describe('mail delivery (a real SMTP server on 127.0.0.1)', () => {
 
     it('answers {ok: false, error} when nothing answers on the port', async () => {
       // A port that was just free on loopback: the connection is refused.
-      const closed = createServer();
-      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
-      const address = closed.address();
-      await new Promise<void>((resolve) => closed.close(() => resolve()));
-      if (address === null || typeof address === 'string') throw new Error('no port');
-      const tenant = await createMembership(t, systemAdmin);
-      await t
-        .http()
-        .put(`/memberships/${tenant.membershipId}`)
-        .set('Authorization', tenant.admin.auth)
-        .send({ name: tenant.membership.name, mail_providers: [{ slug: 'gone', name: 'Gone', type: 'smtp', host: '127.0.0.1', port: address.port, tls: 'none' }] })
-        .expect(200);
-      const res = await t.http().post(testPath(tenant, 'gone')).set('Authorization', tenant.admin.auth);
+      const tenant = await createMembership(suite.t, suite.admin);
+      await updateMembership(suite.t, tenant, { mail_providers: [loopbackSmtpProvider(await closedPort(), 'gone')] });
+      const res = await suite.t.http().post(testPath(tenant, 'gone')).set('Authorization', tenant.admin.auth);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ ok: false, error: expect.stringContaining('ECONNREFUSED') });
       expect(res.body.error.length).toBeLessThanOrEqual(500);
@@ -196,9 +154,9 @@ describe('mail delivery (a real SMTP server on 127.0.0.1)', () => {
 
     it('answers 404 MailProviderNotFound for an unknown slug and 403 without memberships.update', async () => {
       const { tenant } = await tenantWithHook({ send_to_utilizer: true });
-      expectErrorBody(await t.http().post(testPath(tenant, 'nope')).set('Authorization', tenant.admin.auth), 404, 'MailProviderNotFound');
-      const reader = await createApplicationWithPermissions(t, tenant.admin, ['mailhooks.read']);
-      expectErrorBody(await t.http().post(testPath(tenant, 'catcher')).set('Authorization', reader.basic), 403, 'AccessDenied');
+      expectErrorBody(await suite.t.http().post(testPath(tenant, 'nope')).set('Authorization', tenant.admin.auth), 404, 'MailProviderNotFound');
+      const reader = await createApplicationWithPermissions(suite.t, tenant.admin, ['mailhooks.read']);
+      expectErrorBody(await suite.t.http().post(testPath(tenant, 'catcher')).set('Authorization', reader.basic), 403, 'AccessDenied');
     });
   });
 });

@@ -1,7 +1,6 @@
 import { startTestApp, type TestApp } from '../support/app';
-import { type ApiObject, createApplicationWithPermissions, type CreatedMembership, createMembership, createWebhook, expectErrorBody, queryEvents, setupInstallation, type SignedIn, webhookBody, webhooksPath } from '../support/api';
+import { type ApiObject, createApplicationWithPermissions, type CreatedMembership, createMembership, createWebhook, expectErrorBody, mailhooksPath, queryEvents, setupInstallation, type SignedIn, webhookBody, webhooksPath } from '../support/api';
 
-const mailhooksPath = (membershipId: string): string => `/memberships/${membershipId}/mailhooks`;
 const RELAY_PASSWORD = 'relay-password-never-shown-9f2c';
 
 function relay(overrides: ApiObject = {}): ApiObject {

@@ -3,7 +3,7 @@ import { eq, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { applications, type ApplicationRow } from '../database/schema';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
-import { membershipSysFields, namedResourceFields, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
+import { membershipSysFields, namedResourceFields, type QuerySchema } from '../common/query';
 import { toApplicationResponse } from './application.mapper';
 
 export const APPLICATION_QUERY_SCHEMA: QuerySchema = {
@@ -59,19 +59,5 @@ export class ApplicationRepository extends MembershipScopedRepository<Applicatio
   /** The Basic authenticator reads the digest on every request, so the old secret fails from the commit on. */
   replaceSecretDigest(membershipId: string, id: string, secretDigest: string, modifiedBy: string, executor?: Executor): Promise<ApplicationRow> {
     return this.replace(membershipId, id, { secretDigest, modifiedAt: new Date(), modifiedBy }, executor);
-  }
-
-  /**
-   * List and `_query`; a keyword (search route) narrows to applications whose name, slug or
-   * description contain it. The rows answer through the application mapper whatever
-   * `_toResponse` is given: the parameter stays for the callers that still pass it (it was always that mapper).
-   */
-  override list(
-    membershipId: string,
-    request: ListRequest,
-    _toResponse?: (row: ApplicationRow) => object,
-    keyword?: string,
-  ): Promise<ListPage<Record<string, unknown>>> {
-    return keyword === undefined ? super.list(membershipId, request) : this.search(membershipId, request, keyword);
   }
 }

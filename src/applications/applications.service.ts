@@ -58,9 +58,8 @@ export class ApplicationsService extends MembershipResourceService<ApplicationRo
     await this.assertRoleExists(membershipId, input.role);
     const granted = await loadAssignment(this.roles, membershipId, { role: input.role ?? null, ...lists });
     assertHoldsGrants(granter, grantedByAssignment(null, granted));
-    const row = await this.applications.insert({
+    const row = await this.applications.insert(membershipId, {
       id: newId(),
-      membershipId,
       name: input.name,
       slug: input.slug ?? slugify(input.name),
       description: input.description ?? null,

@@ -63,9 +63,9 @@ export class MembershipProvisioner {
       createdBy,
     });
     const role = await this.roles.insert(
+      membershipId,
       {
         id: newId(),
-        membershipId,
         name: 'Admin',
         slug: ADMIN_ROLE_SLUG,
         description: 'Every action on every resource of the membership',
@@ -100,9 +100,9 @@ export class MembershipProvisioner {
     if (input.application) {
       const { secret, digest } = newApplicationSecret();
       const application = await this.applications.insert(
+        membershipId,
         {
           id: newId(),
-          membershipId,
           name: input.application.name,
           slug: slugify(input.application.name),
           role: ADMIN_ROLE_SLUG,

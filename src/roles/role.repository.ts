@@ -3,7 +3,7 @@ import { and, inArray, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { roles, type RoleRow } from '../database/schema';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
-import { membershipSysFields, namedResourceFields, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
+import { membershipSysFields, namedResourceFields, type QuerySchema } from '../common/query';
 import { toRoleResponse } from './role.mapper';
 
 /** Its home is common/query now; exported here still for the callers that import it from roles. */
@@ -48,19 +48,5 @@ export class RoleRepository extends MembershipScopedRepository<RoleRow, NewRoleR
   /** Replaces the content, stamped as modified now by `modifiedBy`. */
   update(membershipId: string, id: string, content: RoleContent, modifiedBy: string, executor?: Executor): Promise<RoleRow> {
     return this.replace(membershipId, id, { ...content, modifiedAt: new Date(), modifiedBy }, executor);
-  }
-
-  /**
-   * List and `_query`; a keyword (search route) narrows to roles whose name, slug or description
-   * contain it. The rows answer through the role mapper whatever `_toResponse` is given: the
-   * parameter stays for the callers that still pass it (it was always that mapper).
-   */
-  override list(
-    membershipId: string,
-    request: ListRequest,
-    _toResponse?: (row: RoleRow) => object,
-    keyword?: string,
-  ): Promise<ListPage<Record<string, unknown>>> {
-    return keyword === undefined ? super.list(membershipId, request) : this.search(membershipId, request, keyword);
   }
 }

@@ -61,7 +61,7 @@ export class RolesService extends MembershipResourceService<RoleRow, RoleBodyDto
     if (slug === ADMIN_ROLE_SLUG) throw new DomainError('ReservedRole', `The slug "${ADMIN_ROLE_SLUG}" is reserved for the service's admin role`);
     const content = contentOf(input);
     assertHoldsGrants(await this.permissions.granterOf(caller), grantedBy(null, listsOf(content)));
-    const row = await this.roles.insert({ id: newId(), membershipId, slug, ...content, createdBy: caller.id });
+    const row = await this.roles.insert(membershipId, { id: newId(), slug, ...content, createdBy: caller.id });
     const role = toRoleResponse(row);
     this.recorder.recordChange({ membershipId, eventType: 'RoleCreated', utilizerId: caller.id, document: role });
     // A miss for this slug may be cached (users can name a role before it exists).

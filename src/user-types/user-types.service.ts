@@ -47,9 +47,8 @@ export class UserTypesService extends MembershipResourceService<UserTypeRow, Use
 
   async create(caller: Caller, membershipId: string, input: UserTypeInput): Promise<UserTypeResponse> {
     const slug = input.fields.slug ?? slugify(input.fields.name);
-    const row = await this.repository.insert({
+    const row = await this.repository.insert(membershipId, {
       id: newId(),
-      membershipId,
       name: input.fields.name,
       slug,
       description: input.fields.description ?? null,

@@ -27,7 +27,7 @@ class AtomicityService {
   ) {}
 
   async createRole(membershipId: string, id: string, slug: string): Promise<object> {
-    const row = await this.roles.insert({ id, membershipId, name: id, slug, createdBy: 'test' });
+    const row = await this.roles.insert(membershipId, { id, name: id, slug, createdBy: 'test' });
     const role = toRoleResponse(row);
     this.recorder.recordChange({ membershipId, eventType: 'RoleCreated', utilizerId: 'test', document: role });
     return role;

@@ -31,12 +31,10 @@ export interface SearchableResourceOperations<TBody, TResponse, TCreated = TResp
 /** The reads and deletes the shared operations need of a repository (MembershipScopedRepository has them). */
 export interface MembershipResourceRows<TRow> {
   findById(membershipId: string, id: string): Promise<TRow | undefined>;
-  /**
-   * One page, mapped by `toResponse` and narrowed to `keyword` where the repository has a search
-   * (roles, applications). A MembershipScopedRepository maps with the same mapper, its own, and
-   * has no search: it takes only the first two arguments.
-   */
-  list(membershipId: string, request: ListRequest, toResponse: (row: TRow) => object, keyword?: string): Promise<ListPage<Record<string, unknown>>>;
+  /** One page, as the API answers it. */
+  list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>>;
+  /** One page of the rows whose name, slug or description contain `keyword` (the search routes). */
+  search(membershipId: string, request: ListRequest, keyword: string): Promise<ListPage<Record<string, unknown>>>;
   deleteByIds(membershipId: string, ids: readonly string[], executor?: Executor): Promise<TRow[]>;
 }
 
@@ -109,7 +107,8 @@ export abstract class MembershipResourceService<TRow extends { id: string }, TBo
   /** List, `_query` and search: without the objects a forbidden entry denies the caller reading. */
   async list(caller: Caller, membershipId: string, request: ListRequest, keyword?: string): Promise<ListPage<Record<string, unknown>>> {
     const hiddenIds = await this.access.hiddenFromLists(caller, this.definition.resource);
-    return this.rows.list(membershipId, { ...request, hiddenIds }, this.definition.toResponse, keyword);
+    const visible = { ...request, hiddenIds };
+    return keyword === undefined ? this.rows.list(membershipId, visible) : this.rows.search(membershipId, visible, keyword);
   }
 
   async delete(caller: Caller, membershipId: string, id: string): Promise<void> {

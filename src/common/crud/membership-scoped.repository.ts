@@ -87,22 +87,11 @@ export abstract class MembershipScopedRepository<TRow, TNewRow extends object, T
     return this.listWhere(and(this.scope(membershipId), matches) ?? this.scope(membershipId), request);
   }
 
-  /**
-   * Inserts the row into the membership. The second form (the membership inside the row) is the
-   * older call shape some services still use; both insert the same row.
-   */
-  insert(membershipId: string, row: Omit<TNewRow, 'membershipId'>, tx?: Executor): Promise<TRow>;
-  insert(row: TNewRow & { membershipId: string }, tx?: Executor): Promise<TRow>;
-  async insert(
-    membershipOrRow: string | (TNewRow & { membershipId: string }),
-    rowOrTx?: Omit<TNewRow, 'membershipId'> | Executor,
-    tx: Executor = this.database.db,
-  ): Promise<TRow> {
-    const [values, executor] =
-      typeof membershipOrRow === 'string'
-        ? [{ ...(rowOrTx as Omit<TNewRow, 'membershipId'>), membershipId: membershipOrRow }, tx]
-        : [membershipOrRow, (rowOrTx as Executor | undefined) ?? this.database.db];
-    const [created] = (await executor.insert(this.resource.table).values(values).returning()) as TRow[];
+  async insert(membershipId: string, row: Omit<TNewRow, 'membershipId'>, tx: Executor = this.database.db): Promise<TRow> {
+    const [created] = (await tx
+      .insert(this.resource.table)
+      .values({ ...row, membershipId })
+      .returning()) as TRow[];
     return created;
   }
 

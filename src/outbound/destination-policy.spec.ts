@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { parseOutboundAllow } from '../config/outbound-allow';
+import { casesByOutcome } from '../common/testing/cases';
 import { DestinationPolicy, isLocalhostName, parseIpLiteral, refusedRange } from './destination-policy';
 
 /** Pure classification: nothing here resolves or connects. */
@@ -11,80 +12,37 @@ describe('destination policy', () => {
   };
 
   describe('refusedRange, every notation of every refused range', () => {
-    it.each([
-      // loopback 127/8 in the notations a resolver accepts
-      ['127.0.0.1', 'loopback'],
-      ['127.255.255.254', 'loopback'],
-      ['2130706433', 'loopback'],
-      ['0x7f000001', 'loopback'],
-      ['0x7f.1', 'loopback'],
-      ['0x7f.0.0.1', 'loopback'],
-      ['0177.0.0.1', 'loopback'],
-      ['017700000001', 'loopback'],
-      ['127.1', 'loopback'],
-      ['127.0.1', 'loopback'],
-      ['::1', 'loopback'],
-      ['0:0:0:0:0:0:0:1', 'loopback'],
-      ['[::1]', 'loopback'],
-      // private
-      ['10.0.0.1', 'private'],
-      ['167772161', 'private'],
-      ['0xa.0.0.1', 'private'],
-      ['012.0.0.1', 'private'],
-      ['10.1', 'private'],
-      ['172.16.0.1', 'private'],
-      ['172.31.255.255', 'private'],
-      ['192.168.0.1', 'private'],
-      ['0xc0.0xa8.1.1', 'private'],
-      ['fc00::1', 'private'],
-      ['fd12:3456::1', 'private'],
-      // link-local, including the cloud metadata address
-      ['169.254.169.254', 'link-local'],
-      ['2852039166', 'link-local'],
-      ['0xa9.0xfe.0xa9.0xfe', 'link-local'],
-      ['fe80::1', 'link-local'],
-      ['fe80::1%eth0', 'link-local'],
-      ['febf::1', 'link-local'],
-      // carrier-grade NAT
-      ['100.64.0.1', 'carrier-grade NAT'],
-      ['100.127.255.255', 'carrier-grade NAT'],
-      // unspecified
-      ['0.0.0.0', 'unspecified'],
-      ['0', 'unspecified'],
-      ['0.1.2.3', 'unspecified'],
-      ['::', 'unspecified'],
-      // multicast and broadcast
-      ['224.0.0.1', 'multicast'],
-      ['239.255.255.250', 'multicast'],
-      ['ff02::1', 'multicast'],
-      ['255.255.255.255', 'broadcast'],
-      ['4294967295', 'broadcast'],
-      ['240.0.0.1', 'reserved'],
-    ])('%s is refused as %s', (literal, expected) => {
+    it.each(
+      casesByOutcome({
+        // 127/8 in the notations a resolver accepts
+        loopback: ['127.0.0.1', '127.255.255.254', '2130706433', '0x7f000001', '0x7f.1', '0x7f.0.0.1', '0177.0.0.1', '017700000001', '127.1', '127.0.1', '::1', '0:0:0:0:0:0:0:1', '[::1]'],
+        private: ['10.0.0.1', '167772161', '0xa.0.0.1', '012.0.0.1', '10.1', '172.16.0.1', '172.31.255.255', '192.168.0.1', '0xc0.0xa8.1.1', 'fc00::1', 'fd12:3456::1'],
+        // the cloud metadata address included
+        'link-local': ['169.254.169.254', '2852039166', '0xa9.0xfe.0xa9.0xfe', 'fe80::1', 'fe80::1%eth0', 'febf::1'],
+        'carrier-grade NAT': ['100.64.0.1', '100.127.255.255'],
+        unspecified: ['0.0.0.0', '0', '0.1.2.3', '::'],
+        multicast: ['224.0.0.1', '239.255.255.250', 'ff02::1'],
+        broadcast: ['255.255.255.255', '4294967295'],
+        reserved: ['240.0.0.1'],
+      }),
+    )('%s is refused as %s', (literal, expected) => {
       expect(range(literal)).toBe(expected);
     });
 
-    it.each([
-      ['::ffff:127.0.0.1', 'loopback'],
-      ['::ffff:7f00:1', 'loopback'],
-      ['0:0:0:0:0:ffff:7f00:1', 'loopback'],
-      ['[::ffff:127.0.0.1]', 'loopback'],
-      ['::ffff:10.0.0.1', 'private'],
-      ['::ffff:172.16.0.1', 'private'],
-      ['::ffff:192.168.1.1', 'private'],
-      ['::ffff:169.254.169.254', 'link-local'],
-      ['::ffff:100.64.0.1', 'carrier-grade NAT'],
-      ['::ffff:0.0.0.0', 'unspecified'],
-      ['::ffff:224.0.0.1', 'multicast'],
-      ['::ffff:255.255.255.255', 'broadcast'],
-      // NAT64 carries an IPv4 address a translator forwards to
-      ['64:ff9b::a00:1', 'private'],
-      ['64:ff9b::7f00:1', 'loopback'],
-      // the deprecated IPv4-compatible form (ipaddr.js reads the dotted ::127.0.0.1 as mapped: refused either way)
-      ['::7f00:1', 'IPv4-compatible'],
-      ['::a00:1', 'IPv4-compatible'],
-      ['::127.0.0.1', 'loopback'],
-    ])('the IPv6 form %s is refused as %s', (literal, expected) => {
+    // IPv4-mapped (::ffff:), NAT64 (64:ff9b::, an IPv4 address a translator forwards to) and the
+    // deprecated IPv4-compatible form (ipaddr.js reads the dotted ::127.0.0.1 as mapped: refused either way)
+    it.each(
+      casesByOutcome({
+        loopback: ['::ffff:127.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:7f00:1', '[::ffff:127.0.0.1]', '64:ff9b::7f00:1', '::127.0.0.1'],
+        private: ['::ffff:10.0.0.1', '::ffff:172.16.0.1', '::ffff:192.168.1.1', '64:ff9b::a00:1'],
+        'link-local': ['::ffff:169.254.169.254'],
+        'carrier-grade NAT': ['::ffff:100.64.0.1'],
+        unspecified: ['::ffff:0.0.0.0'],
+        multicast: ['::ffff:224.0.0.1'],
+        broadcast: ['::ffff:255.255.255.255'],
+        'IPv4-compatible': ['::7f00:1', '::a00:1'],
+      }),
+    )('the IPv6 form %s is refused as %s', (literal, expected) => {
       expect(range(literal)).toBe(expected);
     });
 
@@ -131,29 +89,27 @@ describe('destination policy', () => {
       expect(relay.isAllowedName('other.internal')).toBe(false);
     });
 
+    /** Checks `judge` on each input of each group: a refused range by its name, or `none` for no problem. */
+    const expectProblems = (judge: (input: string) => string | undefined, groups: Record<string, string[]>): void => {
+      for (const [input, problem] of casesByOutcome(groups)) expect([input, judge(input)]).toEqual([input, problem === 'none' ? undefined : problem]);
+    };
+
     it('judges a configured host: IP literals and localhost names now, other names at connect time', () => {
-      expect(strict.configuredHostProblem('127.0.0.1')).toBe('loopback');
-      expect(strict.configuredHostProblem('[::1]')).toBe('loopback');
-      expect(strict.configuredHostProblem('0x7f.1')).toBe('loopback');
-      expect(strict.configuredHostProblem('169.254.169.254')).toBe('link-local');
-      expect(strict.configuredHostProblem('localhost')).toBe('loopback');
-      expect(strict.configuredHostProblem('x.localhost')).toBe('loopback');
-      expect(strict.configuredHostProblem('example.com')).toBeUndefined();
-      expect(strict.configuredHostProblem('8.8.8.8')).toBeUndefined();
-      expect(loopback.configuredHostProblem('127.0.0.1')).toBeUndefined();
-      expect(loopback.configuredHostProblem('localhost')).toBeUndefined();
-      expect(loopback.configuredHostProblem('10.0.0.1')).toBe('private');
-      expect(relay.configuredHostProblem('relay.internal')).toBeUndefined();
-      expect(relay.configuredHostProblem('10.0.0.5')).toBeUndefined();
+      expectProblems((host) => strict.configuredHostProblem(host), {
+        loopback: ['127.0.0.1', '[::1]', '0x7f.1', 'localhost', 'x.localhost'],
+        'link-local': ['169.254.169.254'],
+        none: ['example.com', '8.8.8.8'],
+      });
+      expectProblems((host) => loopback.configuredHostProblem(host), { none: ['127.0.0.1', 'localhost'], private: ['10.0.0.1'] });
+      expectProblems((host) => relay.configuredHostProblem(host), { none: ['relay.internal', '10.0.0.5'] });
     });
 
     it('judges the host of a URL as the WHATWG parser normalizes it', () => {
-      expect(strict.configuredUrlProblem('http://2130706433/')).toBe('loopback');
-      expect(strict.configuredUrlProblem('http://[::ffff:127.0.0.1]:8080/x')).toBe('loopback');
-      expect(strict.configuredUrlProblem('http://user:pw@10.0.0.1/')).toBe('private');
-      expect(strict.configuredUrlProblem('http://LOCALHOST./')).toBe('loopback');
-      expect(strict.configuredUrlProblem('https://example.com/')).toBeUndefined();
-      expect(strict.configuredUrlProblem('not a url')).toBeUndefined();
+      expectProblems((url) => strict.configuredUrlProblem(url), {
+        loopback: ['http://2130706433/', 'http://[::ffff:127.0.0.1]:8080/x', 'http://LOCALHOST./'],
+        private: ['http://user:pw@10.0.0.1/'],
+        none: ['https://example.com/', 'not a url'],
+      });
     });
   });
 });

@@ -1,4 +1,5 @@
 import { DomainError, type ErrorCode } from '../errors';
+import { thrownBy } from './thrown';
 
 /**
  * For specs: runs `fn`, checks that it threw a DomainError with this code and HTTP status, and
@@ -6,14 +7,7 @@ import { DomainError, type ErrorCode } from '../errors';
  * or throws anything else, fails the test here.
  */
 export function domainErrorOf(fn: () => unknown, code: ErrorCode, status: number): DomainError {
-  let thrown: unknown;
-  try {
-    fn();
-  } catch (error: unknown) {
-    thrown = error;
-  }
-  expect(thrown).toBeInstanceOf(DomainError);
-  const error = thrown as DomainError;
+  const error = thrownBy(fn, DomainError);
   expect(error.code).toBe(code);
   expect(error.status).toBe(status);
   return error;

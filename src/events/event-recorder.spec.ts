@@ -77,15 +77,28 @@ describe('EventRecorder: group-committed events (record)', () => {
     return !done;
   };
 
-  it('resolves only once the event is stored, and settled() waits for it; listeners hear of it after the commit', async () => {
+  /**
+   * A recorder over a gated repository. `recordHeld` records an event and comes back once its
+   * write is held at the gate, with the caller's promise (wrapped, so awaiting it does not wait).
+   */
+  const gatedRecorder = () => {
     const repository = new GatedEventRepository(database);
     const recorder = new EventRecorder(database, repository, logger);
+    const recordHeld = async (event: NewEvent): Promise<{ recording: Promise<RecordedEvent> }> => {
+      const recording = recorder.record(event);
+      await repository.nextWrite();
+      return { recording };
+    };
+    return { repository, recorder, recordHeld };
+  };
+
+  it('resolves only once the event is stored, and settled() waits for it; listeners hear of it after the commit', async () => {
+    const { repository, recorder, recordHeld } = gatedRecorder();
     const heard: RecordedEvent[] = [];
     recorder.onCommitted((rows) => heard.push(...rows));
 
     const event = verified();
-    const recording = recorder.record(event);
-    await repository.nextWrite();
+    const { recording } = await recordHeld(event);
     const settled = recorder.settled();
     expect(await isPending(recording)).toBe(true);
     expect(await isPending(settled)).toBe(true);
@@ -100,13 +113,11 @@ describe('EventRecorder: group-committed events (record)', () => {
   });
 
   it('settled() does not wait for events recorded after it was called', async () => {
-    const repository = new GatedEventRepository(database);
-    const recorder = new EventRecorder(database, repository, logger);
+    const { repository, recorder, recordHeld } = gatedRecorder();
     const first = verified();
     const second = verified();
 
-    const recordingFirst = recorder.record(first);
-    await repository.nextWrite();
+    const { recording: recordingFirst } = await recordHeld(first);
     const settled = recorder.settled();
     const recordingSecond = recorder.record(second); // a second write, beside the one in flight
 
@@ -123,15 +134,12 @@ describe('EventRecorder: group-committed events (record)', () => {
   });
 
   it('starts the next write while one is in flight, and settled() waits for the earlier one even when the later finishes first', async () => {
-    const repository = new GatedEventRepository(database);
-    const recorder = new EventRecorder(database, repository, logger);
+    const { repository, recorder, recordHeld } = gatedRecorder();
     const first = verified();
     const second = verified();
 
-    const recordingFirst = recorder.record(first);
-    await repository.nextWrite();
-    const recordingSecond = recorder.record(second);
-    await repository.nextWrite(); // the second write is on its way beside the first
+    const { recording: recordingFirst } = await recordHeld(first);
+    const { recording: recordingSecond } = await recordHeld(second); // on its way beside the first
     const settled = recorder.settled();
 
     repository.releaseLast();
@@ -164,11 +172,9 @@ describe('EventRecorder: group-committed events (record)', () => {
   });
 
   it('writes what is still pending before the application shuts down', async () => {
-    const repository = new GatedEventRepository(database);
-    const recorder = new EventRecorder(database, repository, logger);
+    const { repository, recorder, recordHeld } = gatedRecorder();
     const event = verified();
-    const recording = recorder.record(event);
-    await repository.nextWrite();
+    const { recording } = await recordHeld(event);
 
     const shutdown = recorder.beforeApplicationShutdown();
     expect(await isPending(shutdown)).toBe(true);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type AuthorizationOutcome, type EndpointRule, PortcullisClient, type ProtectedRequest } from './client';
-import { closedPortUrl, FakeService, sleep } from './testing/fake-service';
+import { useFakeService } from '../common/testing/use-fake-service';
+import { closedPortUrl, sleep } from './testing/fake-service';
 
 const MEMBERSHIP = 'm-1';
 const BEARER = 'Bearer user-token';
@@ -36,32 +37,25 @@ function expectDenied(outcome: AuthorizationOutcome, status: number, errorCode: 
 }
 
 describe('PortcullisClient.authorize against a stand-in service', () => {
-  let service: FakeService;
+  const fake = useFakeService('/auth/');
   const clients: PortcullisClient[] = [];
 
   function client(extra: { BasicTokenCacheTTL?: number; TimeoutMs?: number; BaseUrl?: string } = {}): PortcullisClient {
-    const created = new PortcullisClient({ BaseUrl: service.baseUrl, MembershipId: MEMBERSHIP, ...extra });
+    const created = new PortcullisClient({ BaseUrl: fake.service.baseUrl, MembershipId: MEMBERSHIP, ...extra });
     clients.push(created);
     return created;
   }
 
-  beforeAll(async () => {
-    service = await FakeService.start('/auth/');
-  });
   afterEach(() => {
-    service.reset();
     for (const c of clients.splice(0)) c.close();
-  });
-  afterAll(async () => {
-    await service.close();
   });
 
   /** The caller is allowed after one /whoami and one /roles/check-permission, each with its header as-is. */
   async function expectAllowedByWhoamiThenCheck(authorization: string, identity: typeof USER | typeof APP, tokenKind: 'Bearer' | 'Basic', permission: string): Promise<void> {
-    service.accept(authorization, identity, [permission]);
+    fake.service.accept(authorization, identity, [permission]);
     const outcome = await client().authorize(request(authorization), ordersRead);
     expect(outcome).toEqual({ allowed: true, principal: { identity, tokenKind, permission } });
-    expect(service.calls).toEqual([
+    expect(fake.service.calls).toEqual([
       { path: 'whoami', authorization, permission: undefined },
       { path: 'check-permission', authorization, permission },
     ]);
@@ -73,20 +67,20 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
     });
 
     it('accepts the scheme in any case', async () => {
-      service.accept('bearer user-token', USER, ['u-1.orders.read.o-1']);
+      fake.service.accept('bearer user-token', USER, ['u-1.orders.read.o-1']);
       const outcome = await client().authorize(request('bearer user-token'), ordersRead);
       expect(outcome.allowed).toBe(true);
     });
 
     it('answers 403 AccessDenied when the permission is missing', async () => {
-      service.accept(BEARER, USER, []);
+      fake.service.accept(BEARER, USER, []);
       const outcome = await client().authorize(request(BEARER), ordersRead);
       expectDenied(outcome, 403, 'AccessDenied');
       expect(outcome.allowed || outcome.headers).toEqual({});
     });
 
     it('passes the service 401 body on, with WWW-Authenticate', async () => {
-      service.revoke(BEARER, 'TokenWasRevoked', 'The token was revoked.');
+      fake.service.revoke(BEARER, 'TokenWasRevoked', 'The token was revoked.');
       const outcome = await client().authorize(request(BEARER), ordersRead);
       expect(outcome).toMatchObject({
         allowed: false,
@@ -94,32 +88,32 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
         body: { statusCode: 401, errorCode: 'TokenWasRevoked', message: 'The token was revoked.' },
         headers: { 'WWW-Authenticate': expect.stringContaining('Bearer') as unknown },
       });
-      expect(service.count('check-permission')).toBe(0);
+      expect(fake.service.count('check-permission')).toBe(0);
     });
 
     it('passes on a 401 of the permission check too (token revoked between the calls)', async () => {
-      service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
-      service.checkPermission = 'expired401';
+      fake.service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
+      fake.service.checkPermission = 'expired401';
       const outcome = await client().authorize(request(BEARER), ordersRead);
       expectDenied(outcome, 401, 'TokenWasExpired');
       expect(outcome.allowed || outcome.body.message).toBe('The token expired.');
     });
 
     it('refuses an identity of another membership with 401 InvalidToken', async () => {
-      service.accept(BEARER, { ...USER, membership_id: 'm-other' }, ['u-1.orders.read.o-1']);
+      fake.service.accept(BEARER, { ...USER, membership_id: 'm-other' }, ['u-1.orders.read.o-1']);
       const outcome = await client().authorize(request(BEARER), ordersRead);
       expectDenied(outcome, 401, 'InvalidToken');
-      expect(service.count('check-permission')).toBe(0);
+      expect(fake.service.count('check-permission')).toBe(0);
     });
 
     it('never caches Bearer answers', async () => {
-      service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
+      fake.service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
       const c = client({ BasicTokenCacheTTL: 60 });
       await c.authorize(request(BEARER), ordersRead);
-      service.revoke(BEARER, 'TokenWasRevoked', 'revoked');
+      fake.service.revoke(BEARER, 'TokenWasRevoked', 'revoked');
       const outcome = await c.authorize(request(BEARER), ordersRead);
       expectDenied(outcome, 401, 'TokenWasRevoked');
-      expect(service.count('whoami')).toBe(2);
+      expect(fake.service.count('whoami')).toBe(2);
     });
   });
 
@@ -138,22 +132,22 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
       const outcome = await client().authorize(request(header), ordersRead);
       expectDenied(outcome, 401, 'InvalidToken');
       expect(outcome.allowed || outcome.headers['WWW-Authenticate']).toMatch(/^Bearer realm="portcullis"/);
-      expect(service.calls).toHaveLength(0);
+      expect(fake.service.calls).toHaveLength(0);
     });
 
     it('does not call the service for unauthorized endpoints', async () => {
       const outcome = await client().authorize(request(undefined), { mode: 'unauthorized' });
       expect(outcome).toEqual({ allowed: true, principal: null });
-      expect(service.calls).toHaveLength(0);
+      expect(fake.service.calls).toHaveLength(0);
     });
   });
 
   describe('self-authorized', () => {
     it('checks the token only', async () => {
-      service.accept(BEARER, USER);
+      fake.service.accept(BEARER, USER);
       const outcome = await client().authorize(request(BEARER), { mode: 'self-authorized' });
       expect(outcome).toEqual({ allowed: true, principal: { identity: USER, tokenKind: 'Bearer' } });
-      expect(service.count('check-permission')).toBe(0);
+      expect(fake.service.count('check-permission')).toBe(0);
     });
 
     it('still needs a valid token', async () => {
@@ -164,31 +158,31 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
 
   describe('placeholders', () => {
     it('denies an unresolvable query placeholder with 403 and no permission call', async () => {
-      service.accept(BEARER, USER, ['u-1.orders.read.t1']);
+      fake.service.accept(BEARER, USER, ['u-1.orders.read.t1']);
       const rule: EndpointRule = { mode: 'authorized', permission: { action: 'read', object: '{query::tenant}' } };
       expectDenied(await client().authorize(request(BEARER), rule), 403, 'AccessDenied');
-      expect(service.count('check-permission')).toBe(0);
+      expect(fake.service.count('check-permission')).toBe(0);
       const allowed = await client().authorize(request(BEARER, { query: { tenant: 't1' } }), rule);
       expect(allowed.allowed).toBe(true);
     });
 
     it.each(['*', 'a.b', 'a b', '%00', 'x\ty', 'é', ''])('denies the hostile header value %j without a permission call', async (value) => {
-      service.accept(BEARER, USER, ['u-1.orders.read.*']);
+      fake.service.accept(BEARER, USER, ['u-1.orders.read.*']);
       const rule: EndpointRule = { mode: 'authorized', permission: { action: 'read', object: '{header::x-tenant}' } };
       const outcome = await client().authorize(request(BEARER, { headers: { 'x-tenant': value } }), rule);
       expectDenied(outcome, 403, 'AccessDenied');
-      expect(service.count('check-permission')).toBe(0);
+      expect(fake.service.count('check-permission')).toBe(0);
     });
 
     it('sends a route placeholder without value as the literal %7Bname%7D', async () => {
-      service.accept(BEARER, USER, ['u-1.orders.read.%7BorderId%7D']);
+      fake.service.accept(BEARER, USER, ['u-1.orders.read.%7BorderId%7D']);
       const outcome = await client().authorize(request(BEARER, { routeTemplate: '/orders', params: {} }), ordersRead);
       expect(outcome.allowed).toBe(true);
-      expect(service.calls[1]?.permission).toBe('u-1.orders.read.%7BorderId%7D');
+      expect(fake.service.calls[1]?.permission).toBe('u-1.orders.read.%7BorderId%7D');
     });
 
     it('reads env placeholders from process.env at request time', async () => {
-      service.accept(BEARER, USER, ['u-1.orders.read.eu']);
+      fake.service.accept(BEARER, USER, ['u-1.orders.read.eu']);
       const rule: EndpointRule = { mode: 'authorized', permission: { action: 'read', object: '{env::PORTCULLIS_TEST_REGION}' } };
       expectDenied(await client().authorize(request(BEARER), rule), 403, 'AccessDenied');
       process.env['PORTCULLIS_TEST_REGION'] = 'eu';
@@ -200,15 +194,15 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
     });
 
     it('denies with 403 when the service refuses the expression as invalid, and does not cache that', async () => {
-      service.accept(BASIC, APP, ['app-1.orders.read.o-1']);
-      service.checkPermission = 'invalidPermission400';
+      fake.service.accept(BASIC, APP, ['app-1.orders.read.o-1']);
+      fake.service.checkPermission = 'invalidPermission400';
       const c = client({ BasicTokenCacheTTL: 60 });
       const outcome = await c.authorize(request(BASIC), ordersRead);
       expectDenied(outcome, 403, 'AccessDenied');
       expect(outcome.allowed || outcome.detail).toContain('InvalidPermission');
-      service.checkPermission = 'normal';
+      fake.service.checkPermission = 'normal';
       expect((await c.authorize(request(BASIC), ordersRead)).allowed).toBe(true);
-      expect(service.count('check-permission')).toBe(2);
+      expect(fake.service.count('check-permission')).toBe(2);
     });
   });
 
@@ -225,42 +219,42 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
 
     it('forwards a base64 Basic token unchanged', async () => {
       const encoded = `Basic ${Buffer.from('app-1:secret-1').toString('base64')}`;
-      service.accept(encoded, APP, ['app-1.orders.read.o-1']);
+      fake.service.accept(encoded, APP, ['app-1.orders.read.o-1']);
       expect((await client().authorize(request(encoded), ordersRead)).allowed).toBe(true);
-      expect(service.calls[0]?.authorization).toBe(encoded);
+      expect(fake.service.calls[0]?.authorization).toBe(encoded);
     });
 
     it('does not cache without a TTL', async () => {
-      service.accept(BASIC, APP, ['app-1.orders.read.o-1']);
+      fake.service.accept(BASIC, APP, ['app-1.orders.read.o-1']);
       const c = client({ BasicTokenCacheTTL: 0 });
       await c.authorize(request(BASIC), ordersRead);
       await c.authorize(request(BASIC), ordersRead);
-      expect(service.count('whoami')).toBe(2);
-      expect(service.count('check-permission')).toBe(2);
+      expect(fake.service.count('whoami')).toBe(2);
+      expect(fake.service.count('check-permission')).toBe(2);
     });
 
     it('caches the application and each permission answer until the TTL ends; a rotated secret then fails', async () => {
-      service.accept(BASIC, APP, ['app-1.orders.read.o-1']);
+      fake.service.accept(BASIC, APP, ['app-1.orders.read.o-1']);
       const c = client({ BasicTokenCacheTTL: 0.4 });
       expect((await c.authorize(request(BASIC), ordersRead)).allowed).toBe(true);
       // A denied answer is cached too.
       const denied = request(BASIC, { params: { orderId: 'o-2' } });
       expectDenied(await c.authorize(denied, ordersRead), 403, 'AccessDenied');
-      expect(service.count('whoami')).toBe(1);
-      expect(service.count('check-permission')).toBe(2);
+      expect(fake.service.count('whoami')).toBe(1);
+      expect(fake.service.count('check-permission')).toBe(2);
 
-      service.revoke(BASIC); // the secret is rotated
+      fake.service.revoke(BASIC); // the secret is rotated
       expect((await c.authorize(request(BASIC), ordersRead)).allowed).toBe(true);
       expectDenied(await c.authorize(denied, ordersRead), 403, 'AccessDenied');
-      expect(service.calls).toHaveLength(3);
+      expect(fake.service.calls).toHaveLength(3);
 
       await sleep(450);
       expectDenied(await c.authorize(request(BASIC), ordersRead), 401, 'InvalidToken');
-      expect(service.count('whoami')).toBe(2);
+      expect(fake.service.count('whoami')).toBe(2);
     });
 
     it('keys the cache by a SHA-256 of the header, never the secret', async () => {
-      service.accept(BASIC, APP, ['app-1.orders.read.o-1']);
+      fake.service.accept(BASIC, APP, ['app-1.orders.read.o-1']);
       const c = client({ BasicTokenCacheTTL: 60 });
       await c.authorize(request(BASIC), ordersRead);
       const digest = createHash('sha256').update(BASIC).digest('base64url');
@@ -276,46 +270,46 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
     });
 
     it('never caches failures', async () => {
-      service.accept(BASIC, APP, ['app-1.orders.read.o-1']);
+      fake.service.accept(BASIC, APP, ['app-1.orders.read.o-1']);
       const c = client({ BasicTokenCacheTTL: 60 });
-      service.whoami = 'error500';
+      fake.service.whoami = 'error500';
       expectDenied(await c.authorize(request(BASIC), ordersRead), 503, 'AuthenticationServiceUnavailable');
-      service.whoami = 'normal';
-      service.checkPermission = 'error500';
+      fake.service.whoami = 'normal';
+      fake.service.checkPermission = 'error500';
       expectDenied(await c.authorize(request(BASIC), ordersRead), 503, 'AuthenticationServiceUnavailable');
-      service.checkPermission = 'normal';
+      fake.service.checkPermission = 'normal';
       expect((await c.authorize(request(BASIC), ordersRead)).allowed).toBe(true);
-      expect(service.count('whoami')).toBe(2); // the 500 was not cached; the later success was
-      expect(service.count('check-permission')).toBe(2);
+      expect(fake.service.count('whoami')).toBe(2); // the 500 was not cached; the later success was
+      expect(fake.service.count('check-permission')).toBe(2);
 
       const other = 'Basic app-2:wrong';
       expectDenied(await c.authorize(request(other), ordersRead), 401, 'InvalidToken');
-      service.accept(other, { ...APP, _id: 'app-2' }, []);
+      fake.service.accept(other, { ...APP, _id: 'app-2' }, []);
       expectDenied(await c.authorize(request(other), ordersRead), 403, 'AccessDenied');
     });
   });
 
   describe('coalescing', () => {
     it('shares one HTTP call between concurrent identical lookups', async () => {
-      service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
-      service.delayMs = 100;
+      fake.service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
+      fake.service.delayMs = 100;
       const c = client();
       const outcomes = await Promise.all(Array.from({ length: 10 }, () => c.authorize(request(BEARER), ordersRead)));
       expect(outcomes.every((o) => o.allowed)).toBe(true);
-      expect(service.count('whoami')).toBe(1);
-      expect(service.count('check-permission')).toBe(1);
+      expect(fake.service.count('whoami')).toBe(1);
+      expect(fake.service.count('check-permission')).toBe(1);
       // Settled lookups are forgotten: a later request calls again (Bearer is never cached).
       await c.authorize(request(BEARER), ordersRead);
-      expect(service.count('whoami')).toBe(2);
+      expect(fake.service.count('whoami')).toBe(2);
       expect(c['identities'].pending).toBe(0);
       expect(c['permissions'].pending).toBe(0);
     });
 
     it('keeps different tokens and different permissions apart', async () => {
       const other = 'Bearer other-token';
-      service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
-      service.accept(other, { ...USER, _id: 'u-2' }, []);
-      service.delayMs = 50;
+      fake.service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
+      fake.service.accept(other, { ...USER, _id: 'u-2' }, []);
+      fake.service.delayMs = 50;
       const c = client();
       const [a, b, d] = await Promise.all([
         c.authorize(request(BEARER), ordersRead),
@@ -325,19 +319,19 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
       expect(a.allowed).toBe(true);
       expectDenied(b, 403, 'AccessDenied');
       expectDenied(d, 403, 'AccessDenied');
-      expect(service.count('whoami')).toBe(2);
-      expect(service.count('check-permission')).toBe(3);
+      expect(fake.service.count('whoami')).toBe(2);
+      expect(fake.service.count('check-permission')).toBe(3);
     });
 
     it('shares a failure too, and does not keep it', async () => {
-      service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
-      service.whoami = 'error500';
-      service.delayMs = 50;
+      fake.service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
+      fake.service.whoami = 'error500';
+      fake.service.delayMs = 50;
       const c = client();
       const outcomes = await Promise.all(Array.from({ length: 5 }, () => c.authorize(request(BEARER), ordersRead)));
       for (const o of outcomes) expectDenied(o, 503, 'AuthenticationServiceUnavailable');
-      expect(service.count('whoami')).toBe(1);
-      service.whoami = 'normal';
+      expect(fake.service.count('whoami')).toBe(1);
+      fake.service.whoami = 'normal';
       expect((await c.authorize(request(BEARER), ordersRead)).allowed).toBe(true);
     });
   });
@@ -356,8 +350,8 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
       ['a 200 of the wrong shape', '/roles/check-permission', 'checkPermission', 'wrongShape200'],
       ['a 401 that is not the service error body', '/roles/check-permission', 'checkPermission', 'html401'],
     ] as const)('on %s from %s', async (_label, _path, endpoint, behaviour) => {
-      service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
-      service[endpoint] = behaviour;
+      fake.service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
+      fake.service[endpoint] = behaviour;
       const outcome = await client().authorize(request(BEARER), ordersRead);
       expectDenied(outcome, 503, 'AuthenticationServiceUnavailable');
       expect(outcome.allowed || outcome.detail).toBeTruthy();
@@ -365,8 +359,8 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
     });
 
     it('on a timeout: waits out TimeoutMs while the service hangs, then gives up', async () => {
-      service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
-      service.whoami = 'hang';
+      fake.service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
+      fake.service.whoami = 'hang';
       // The deadline runs on fake timers (the sockets stay real), so the test decides when it passes.
       jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
       try {
@@ -374,7 +368,7 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
         const pending = client({ TimeoutMs: 200 })
           .authorize(request(BEARER), ordersRead)
           .then((outcome) => (settled = outcome));
-        while (service.count('whoami') === 0) await nextTurn();
+        while (fake.service.count('whoami') === 0) await nextTurn();
         jest.advanceTimersByTime(199);
         await nextTurn();
         expect(settled).toBeUndefined();
@@ -388,8 +382,8 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
     });
 
     it('on a timeout of the permission check', async () => {
-      service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
-      service.checkPermission = 'hang';
+      fake.service.accept(BEARER, USER, ['u-1.orders.read.o-1']);
+      fake.service.checkPermission = 'hang';
       const outcome = await client({ TimeoutMs: 150 }).authorize(request(BEARER), ordersRead);
       expectDenied(outcome, 503, 'AuthenticationServiceUnavailable');
     });

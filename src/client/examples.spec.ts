@@ -6,21 +6,23 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { createApp as createExpressApp } from '../../examples/protected-api/express-app';
 import { createApp as createNestApp } from '../../examples/protected-api/nest-app';
-import { FakeService } from './testing/fake-service';
+import { useFakeService } from '../common/testing/use-fake-service';
 
 const MEMBERSHIP = 'm-1';
 const BEARER = 'Bearer example-user';
 const USER = { _id: 'u-1', username: 'alice', membership_id: MEMBERSHIP, role: 'staff' };
 
 describe('examples/protected-api', () => {
-  let service: FakeService;
   let nest: INestApplication;
   const servers: Array<{ name: string; server: () => Parameters<typeof request>[0] }> = [];
+  const fake = useFakeService('/', async () => {
+    delete process.env['REGION'];
+    await nest.close();
+  });
 
   beforeAll(async () => {
     process.env['REGION'] = 'eu';
-    service = await FakeService.start('/');
-    const settings = { BaseUrl: service.baseUrl, MembershipId: MEMBERSHIP };
+    const settings = { BaseUrl: fake.service.baseUrl, MembershipId: MEMBERSHIP };
     nest = await createNestApp(settings);
     nest.useLogger(false);
     await nest.init();
@@ -28,16 +30,10 @@ describe('examples/protected-api', () => {
     servers.push({ name: 'nest', server: () => nest.getHttpServer() as Parameters<typeof request>[0] });
     servers.push({ name: 'express', server: () => express });
   });
-  afterEach(() => service.reset());
-  afterAll(async () => {
-    delete process.env['REGION'];
-    await nest.close();
-    await service.close();
-  });
 
   it.each(['nest', 'express'])('%s: public, authorized, placeholder and self-authorized routes', async (name) => {
     const app = servers.find((s) => s.name === name)!.server();
-    service.accept(BEARER, USER, [
+    fake.service.accept(BEARER, USER, [
       'u-1.orders.read.*',
       'u-1.orders.read.o-1',
       'u-1.reports-eu.monthly.acme',
@@ -51,7 +47,7 @@ describe('examples/protected-api', () => {
     await request(app).get('/reports?kind=monthly').set('Authorization', BEARER).expect(403);
     await request(app).get('/reports?kind=monthly').set('Authorization', BEARER).set('X-Tenant', 'a.b').expect(403);
     await request(app).get('/profile').set('Authorization', BEARER).expect(200, { id: 'u-1', kind: 'Bearer', role: 'staff' });
-    expect(service.calls.filter((c) => c.path === 'check-permission').map((c) => c.permission)).toEqual([
+    expect(fake.service.calls.filter((c) => c.path === 'check-permission').map((c) => c.permission)).toEqual([
       'u-1.orders.read.*',
       'u-1.orders.read.o-1',
       'u-1.orders.delete.o-1',

@@ -4,7 +4,8 @@ import { PortcullisClient } from './client';
 import { PortcullisConfigError } from './errors';
 import { portcullis } from './express';
 import { principalOf } from './request';
-import { closedPortUrl, FakeService } from './testing/fake-service';
+import { useFakeService } from '../common/testing/use-fake-service';
+import { closedPortUrl } from './testing/fake-service';
 
 const MEMBERSHIP = 'm-1';
 const BEARER = 'Bearer express-user';
@@ -40,19 +41,13 @@ function buildApp(client: PortcullisClient): Express {
 }
 
 describe('Express middleware', () => {
-  let service: FakeService;
   let client: PortcullisClient;
   let app: Express;
+  const fake = useFakeService('/id/', () => client.close());
 
-  beforeAll(async () => {
-    service = await FakeService.start('/id/');
-    client = new PortcullisClient({ BaseUrl: service.baseUrl, MembershipId: MEMBERSHIP, BasicTokenCacheTTL: 60 });
+  beforeAll(() => {
+    client = new PortcullisClient({ BaseUrl: fake.service.baseUrl, MembershipId: MEMBERSHIP, BasicTokenCacheTTL: 60 });
     app = buildApp(client);
-  });
-  afterEach(() => service.reset());
-  afterAll(async () => {
-    client.close();
-    await service.close();
   });
 
   it('answers 401 with the error body and WWW-Authenticate without a token', async () => {
@@ -64,50 +59,50 @@ describe('Express middleware', () => {
   it('answers 401 for an unsupported scheme', async () => {
     const res = await request(app).get('/orders').set('Authorization', 'Negotiate abc').expect(401);
     expect(res.body.message).toContain('Negotiate');
-    expect(service.calls).toHaveLength(0);
+    expect(fake.service.calls).toHaveLength(0);
   });
 
   it('uses req.route.path and req.params, and attaches the caller', async () => {
-    service.accept(BEARER, USER, ['u-1.orders.read.*', 'u-1.orders.read.o-5']);
+    fake.service.accept(BEARER, USER, ['u-1.orders.read.*', 'u-1.orders.read.o-5']);
     await request(app).get('/orders').set('Authorization', BEARER).expect(200, ['o-1']);
     await request(app).get('/orders/o-5').set('Authorization', BEARER).expect(200, { id: 'o-5', caller: 'u-1' });
     await request(app).get('/orders/o-6').set('Authorization', BEARER).expect(403);
   });
 
   it('denies hostile route values without asking the service', async () => {
-    service.accept(BEARER, USER, ['u-1.orders.read.*']);
+    fake.service.accept(BEARER, USER, ['u-1.orders.read.*']);
     for (const path of ['/orders/a.b', '/orders/%2A', '/orders/a%20b', '/orders/a%00b', '/orders/%C3%A9', '/orders/a%252Eb']) {
       const res = await request(app).get(path).set('Authorization', BEARER).expect(403);
       expect(res.body).toMatchObject({ statusCode: 403, errorCode: 'AccessDenied' });
     }
-    expect(service.count('check-permission')).toBe(0);
+    expect(fake.service.count('check-permission')).toBe(0);
   });
 
   it('denies a missing or repeated query placeholder, allows a good one', async () => {
-    service.accept(BEARER, USER, ['u-1.items.*.t1']);
+    fake.service.accept(BEARER, USER, ['u-1.items.*.t1']);
     await request(app).get('/tenants/items').set('Authorization', BEARER).expect(403);
     await request(app).get('/tenants/items?tenant=t1&tenant=t2').set('Authorization', BEARER).expect(403);
     await request(app).get('/tenants/items?tenant=*').set('Authorization', BEARER).expect(403);
-    expect(service.count('check-permission')).toBe(0);
+    expect(fake.service.count('check-permission')).toBe(0);
     await request(app).get('/tenants/items?tenant=t1').set('Authorization', BEARER).expect(200);
   });
 
   it('self-authorized: token only', async () => {
-    service.accept(BASIC, APP);
+    fake.service.accept(BASIC, APP);
     await request(app).get('/me').set('Authorization', BASIC).expect(200, { id: 'app-9', kind: 'Basic' });
-    expect(service.count('check-permission')).toBe(0);
+    expect(fake.service.count('check-permission')).toBe(0);
     await request(app).get('/me').expect(401);
   });
 
   it('unauthorized: public', async () => {
     await request(app).get('/ping').expect(200, 'pong');
-    expect(service.calls).toHaveLength(0);
+    expect(fake.service.calls).toHaveLength(0);
   });
 
   it('before routing, takes the resource from the given route and keeps route placeholders as written', async () => {
-    service.accept(BEARER, USER, ['u-1.reports.read.%7Byear%7D']);
+    fake.service.accept(BEARER, USER, ['u-1.reports.read.%7Byear%7D']);
     await request(app).get('/reports/2026').set('Authorization', BEARER).expect(200, '"2026"');
-    expect(service.calls[1]?.permission).toBe('u-1.reports.read.%7Byear%7D');
+    expect(fake.service.calls[1]?.permission).toBe('u-1.reports.read.%7Byear%7D');
   });
 
   it('answers 503 when the service is unreachable, and reports the detail to onDenied', async () => {

@@ -15,7 +15,7 @@ import {
   Unauthorized,
 } from './nest';
 import type { PortcullisRequest } from './request';
-import { FakeService } from './testing/fake-service';
+import { useFakeService } from '../common/testing/use-fake-service';
 
 type Handler = (...args: never[]) => unknown;
 
@@ -172,15 +172,17 @@ class LocalController {
 }
 
 describe('PortcullisGuard in a Nest application', () => {
-  let service: FakeService;
   let app: INestApplication;
   let localApp: INestApplication;
+  const fake = useFakeService('/', async () => {
+    await app.close();
+    await localApp.close();
+  });
 
   beforeAll(async () => {
-    service = await FakeService.start('/');
 
     @Module({
-      imports: [PortcullisModule.forRoot({ BaseUrl: service.baseUrl, MembershipId: MEMBERSHIP })],
+      imports: [PortcullisModule.forRoot({ BaseUrl: fake.service.baseUrl, MembershipId: MEMBERSHIP })],
       controllers: [OrdersController, MeController],
     })
     class GlobalGuardModule {}
@@ -189,18 +191,12 @@ describe('PortcullisGuard in a Nest application', () => {
     await app.init();
 
     @Module({
-      imports: [PortcullisModule.forRoot({ BaseUrl: service.baseUrl, MembershipId: MEMBERSHIP }, { globalGuard: false })],
+      imports: [PortcullisModule.forRoot({ BaseUrl: fake.service.baseUrl, MembershipId: MEMBERSHIP }, { globalGuard: false })],
       controllers: [LocalController, OrdersController],
     })
     class LocalGuardModule {}
     localApp = await NestFactory.create(LocalGuardModule, { logger: false });
     await localApp.init();
-  });
-  afterEach(() => service.reset());
-  afterAll(async () => {
-    await app.close();
-    await localApp.close();
-    await service.close();
   });
 
   it('answers 401 with the error body and WWW-Authenticate without a token', async () => {
@@ -211,35 +207,35 @@ describe('PortcullisGuard in a Nest application', () => {
       message: expect.stringContaining('Authorization header is missing') as unknown,
     });
     expect(res.headers['www-authenticate']).toBe('Bearer realm="portcullis"');
-    expect(service.calls).toHaveLength(0);
+    expect(fake.service.calls).toHaveLength(0);
   });
 
   it('passes the service 401 on', async () => {
-    service.revoke(BEARER, 'TokenWasExpired', 'The token expired.');
+    fake.service.revoke(BEARER, 'TokenWasExpired', 'The token expired.');
     const res = await request(app.getHttpServer()).get('/api/orders').set('Authorization', BEARER).expect(401);
     expect(res.body).toEqual({ statusCode: 401, errorCode: 'TokenWasExpired', message: 'The token expired.' });
     expect(res.headers['www-authenticate']).toContain('Bearer');
   });
 
   it('builds the expression from the global route template and the params', async () => {
-    service.accept(BEARER, USER, ['u-1.orders.read.*', 'u-1.orders.read.o-7']);
+    fake.service.accept(BEARER, USER, ['u-1.orders.read.*', 'u-1.orders.read.o-7']);
     await request(app.getHttpServer()).get('/api/orders').set('Authorization', BEARER).expect(200, ['o-1']);
     await request(app.getHttpServer()).get('/api/orders/o-7').set('Authorization', BEARER).expect(200, { id: 'o-7' });
-    expect(service.calls.filter((c) => c.path === 'check-permission').map((c) => c.permission)).toEqual([
+    expect(fake.service.calls.filter((c) => c.path === 'check-permission').map((c) => c.permission)).toEqual([
       'u-1.orders.read.*',
       'u-1.orders.read.o-7',
     ]);
   });
 
   it('answers 403 AccessDenied with the exact body', async () => {
-    service.accept(BEARER, USER, []);
+    fake.service.accept(BEARER, USER, []);
     const res = await request(app.getHttpServer()).get('/api/orders/o-8').set('Authorization', BEARER).expect(403);
     expect(res.body).toEqual({ statusCode: 403, errorCode: 'AccessDenied', message: expect.any(String) as unknown });
   });
 
   it('answers 503 when the service fails', async () => {
-    service.accept(BEARER, USER, ['u-1.orders.read.*']);
-    service.whoami = 'error500';
+    fake.service.accept(BEARER, USER, ['u-1.orders.read.*']);
+    fake.service.whoami = 'error500';
     const res = await request(app.getHttpServer()).get('/api/orders').set('Authorization', BEARER).expect(503);
     expect(res.body).toEqual({
       statusCode: 503,
@@ -252,18 +248,18 @@ describe('PortcullisGuard in a Nest application', () => {
   it('lets public endpoints through without calling the service', async () => {
     await request(app.getHttpServer()).get('/api/orders/public/ping').expect(200, 'pong');
     await request(app.getHttpServer()).get('/api/me/open').expect(200, 'open');
-    expect(service.calls).toHaveLength(0);
+    expect(fake.service.calls).toHaveLength(0);
   });
 
   it('attaches the verified caller for self-authorized handlers', async () => {
-    service.accept(BEARER, USER);
+    fake.service.accept(BEARER, USER);
     await request(app.getHttpServer()).get('/api/me').set('Authorization', BEARER)
       .expect(200, { fromRequest: 'u-1', fromDecorator: 'Bearer' });
-    expect(service.count('check-permission')).toBe(0);
+    expect(fake.service.count('check-permission')).toBe(0);
   });
 
   it('works as a local guard (@UseGuards) and leaves other controllers alone', async () => {
-    service.accept(BEARER, USER, ['u-1.things.*.t-1']);
+    fake.service.accept(BEARER, USER, ['u-1.things.*.t-1']);
     await request(localApp.getHttpServer()).get('/local/t-1').set('Authorization', BEARER).expect(200, 't-1');
     await request(localApp.getHttpServer()).get('/local/t-2').set('Authorization', BEARER).expect(403);
     // No global guard in this application: OrdersController is not enforced here.
@@ -271,7 +267,7 @@ describe('PortcullisGuard in a Nest application', () => {
   });
 
   it('can be constructed directly', async () => {
-    const client = new PortcullisClient({ BaseUrl: service.baseUrl, MembershipId: MEMBERSHIP });
+    const client = new PortcullisClient({ BaseUrl: fake.service.baseUrl, MembershipId: MEMBERSHIP });
     const guard = new PortcullisGuard(client, new Reflector());
     expect(guard).toBeInstanceOf(PortcullisGuard);
     client.close();

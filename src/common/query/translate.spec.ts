@@ -412,23 +412,22 @@ describe('translateWhere: SQL text and parameters', () => {
 });
 
 describe('normalizeIsoTimestamp', () => {
-  it.each([
+  it.each<[string, string | undefined]>([
+    // days that exist, and days that do not
+    ['2000-02-29', '2000-02-29T00:00:00+00:00'],
+    ['2024-02-29T23:59:59.999-0930', '2024-02-29T23:59:59.999-09:30'],
+    ['1900-02-29', undefined],
+    ['2026-04-31', undefined],
+    // spellings of the time and its offset, up to nine fraction digits
     ['2026-01-01T00:00:00Z', '2026-01-01T00:00:00+00:00'],
     ['2026-01-01t00:00:00z', '2026-01-01T00:00:00+00:00'],
     ['2026-01-01 12:30Z', '2026-01-01T12:30:00+00:00'],
     ['2026-01-01T00:00:00.5+01', '2026-01-01T00:00:00.5+01:00'],
-    ['2024-02-29T23:59:59.999-0930', '2024-02-29T23:59:59.999-09:30'],
-    ['2000-02-29', '2000-02-29T00:00:00+00:00'],
+    ['2026-01-01T00:00:00.1234567890Z', undefined],
+    ['9'.repeat(1000), undefined],
   ])('%s -> %s', (input, output) => {
     expect(normalizeIsoTimestamp(input)).toBe(output);
   });
-
-  it.each([['1900-02-29'], ['2026-04-31'], ['2026-01-01T00:00:00.1234567890Z'], ['9'.repeat(1000)]])(
-    'refuses %s',
-    (input) => {
-      expect(normalizeIsoTimestamp(input)).toBeUndefined();
-    },
-  );
 });
 
 describe('translateSort', () => {

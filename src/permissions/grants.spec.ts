@@ -1,3 +1,4 @@
+import { casesByOutcome } from '../common/testing/cases';
 import { domainErrorOf } from '../common/testing/domain-error';
 import { holder, HOLDER_ID, type HolderSpec } from '../common/testing/permission-holder';
 import { assertHoldsGrants, grantedBy, grantedByAssignment, holdsGrant, segmentsOverlap, type Assignment } from './grants';
@@ -78,15 +79,12 @@ describe('holdsGrant', () => {
 });
 
 describe('segmentsOverlap', () => {
-  it.each<[string, string, boolean]>([
-    ['users.read', 'users.read.x1', true],
-    ['users.read.x1', 'users.read', true],
-    ['users.read.x1', 'users.read.x2', false],
-    ['users.*', 'users.read', true],
-    ['users.read', 'roles.read', false],
-    [`${ALICE}.users.read.*`, `${BOB}.users.read.*`, false],
-    ['*', 'a.b.c.d', true],
-  ])('%s and %s: %s', (a, b, expected) => {
+  const pairs = casesByOutcome({
+    overlap: [['users.read', 'users.read.x1'], ['users.read.x1', 'users.read'], ['users.*', 'users.read'], ['*', 'a.b.c.d']],
+    // another object, resource or subject
+    disjoint: [['users.read.x1', 'users.read.x2'], ['users.read', 'roles.read'], [`${ALICE}.users.read.*`, `${BOB}.users.read.*`]],
+  });
+  it.each(pairs.map(([[a, b], outcome]) => [a, b, outcome === 'overlap'] as const))('%s and %s: %s', (a, b, expected) => {
     expect(segmentsOverlap(p(a), p(b))).toBe(expected);
     expect(segmentsOverlap(p(b), p(a))).toBe(expected);
   });

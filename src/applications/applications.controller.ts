@@ -32,11 +32,10 @@ export class ApplicationWithSecretSchema extends ApplicationSchema {
 @UseInterceptors(EventRecordingInterceptor)
 export class ApplicationsController extends SearchableMembershipResourceController<ApplicationBodyDto, ApplicationResponse, ApplicationWithSecret>({
   resource: 'applications',
-  tag: 'applications',
+  names: { one: 'an application', many: 'applications' },
   item: ApplicationSchema,
   body: ApplicationBodyDto,
   sortable: APPLICATION_SORTABLE_FIELDS,
-  list: { summary: 'List applications' },
   query: { summary: 'Query applications with where/select', example: { where: { is_active: true }, select: { name: 1, slug: 1 } } },
   search: { summary: 'Applications whose name, slug or description contain the keyword (case-insensitive)' },
   get: { summary: 'Get an application (never its secret)' },
@@ -44,7 +43,7 @@ export class ApplicationsController extends SearchableMembershipResourceControll
   // Operation ids from before the shared handlers (update, bulkDelete), kept for generated clients.
   replace: { summary: 'Replace an application (the secret is kept)', operationId: 'Applications_update' },
   delete: { summary: 'Delete an application; its Basic token stops working at once' },
-  deleteMany: { summary: 'Delete several applications: {"ids": [...]} (1..1000)', operationId: 'Applications_bulkDelete' },
+  deleteMany: { operationId: 'Applications_bulkDelete' },
 }) {
   constructor(private readonly applications: ApplicationsService) {
     super(applications);

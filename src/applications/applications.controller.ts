@@ -1,8 +1,8 @@
-import { Controller, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
+import { Controller, Param, UseInterceptors } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
-import { CurrentCaller, RequirePermission } from '../common/access-decorators';
-import { ApiErrors } from '../common/openapi';
+import { CurrentCaller } from '../common/access-decorators';
+import { ActionRoute } from '../common/crud/crud-routes';
 import { SearchableMembershipResourceController } from '../common/crud/membership-resource.controller';
 import { SysSchema } from '../common/api-docs';
 import { ApplicationBodyDto } from './application.dto';
@@ -49,12 +49,12 @@ export class ApplicationsController extends SearchableMembershipResourceControll
     super(applications);
   }
 
-  @Post(':id/secret')
-  @HttpCode(200)
-  @RequirePermission('applications.update', { object: 'id' })
-  @ApiOperation({ summary: 'Rotate the secret: the answer shows the new one once; the old one stops working at once' })
-  @ApiResponse({ status: 200, type: ApplicationWithSecretSchema })
-  @ApiErrors(403, 404)
+  @ActionRoute({
+    path: ':id/secret',
+    permission: 'applications.update',
+    summary: 'Rotate the secret: the answer shows the new one once; the old one stops working at once',
+    answer: ApplicationWithSecretSchema,
+  })
   rotateSecret(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('id') id: string): Promise<ApplicationWithSecret> {
     return this.applications.rotateSecret(caller, membershipId, id);
   }

@@ -7,7 +7,7 @@ import { BulkDeleteBodyDto, QueryBodyDto } from '../query/query-body';
 
 /**
  * One decorator per route of the CRUD surface every membership resource repeats
- * (list, _query, search, get, create, replace, delete, bulk delete): each applies the HTTP
+ * (list, _query, search, get, create, replace, delete, bulk delete, actions): each applies the HTTP
  * method and path, the status, the permission and the OpenAPI description the contract asks
  * of that kind of route, so that a controller states only what differs (permission, summary,
  * schemas, examples) and a new resource cannot forget one of them.
@@ -40,11 +40,6 @@ export interface ListRouteDocs extends RouteDocs {
   /** The fields `sort` accepts, as the `sort` parameter describes them. */
   sortable: string;
   items: RouteSchema;
-  /**
-   * The collection's path below the controller's, for a controller that lists more than one
-   * collection (active and revoked tokens); left out, the controller's own path.
-   */
-  path?: string;
 }
 
 export interface QueryRouteDocs extends ListRouteDocs {
@@ -132,13 +127,13 @@ function queryBodyDocs(docs: QueryRouteDocs): MethodDecorator {
 
 /** `GET /` : one page of the resource (skip, limit, with_count, sort). */
 export function ListRoute(docs: ListRouteDocs): MethodDecorator {
-  return applyDecorators(docs.path === undefined ? Get() : Get(docs.path), ...documented(docs, [400, 403, 404]), ApiListParams(docs.sortable), pageDocs(docs.items));
+  return applyDecorators(Get(), ...documented(docs, [400, 403, 404]), ApiListParams(docs.sortable), pageDocs(docs.items));
 }
 
 /** `POST /_query` : a page filtered by `where` and shaped by `select` in the body. */
 export function QueryRoute(docs: QueryRouteDocs): MethodDecorator {
   return applyDecorators(
-    Post(docs.path === undefined ? '_query' : `${docs.path}/_query`),
+    Post('_query'),
     HttpCode(200),
     ...documented(docs, [400, 403, 404]),
     queryBodyDocs(docs),

@@ -1,8 +1,8 @@
-import { Controller, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
+import { Controller, Param, UseInterceptors } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
-import { CurrentCaller, RequirePermission } from '../common/access-decorators';
-import { ApiErrors } from '../common/openapi';
+import { CurrentCaller } from '../common/access-decorators';
+import { ActionRoute } from '../common/crud/crud-routes';
 import { SearchableMembershipResourceController } from '../common/crud/membership-resource.controller';
 import { SysSchema } from '../common/api-docs';
 import { ApplicationBodyDto } from './application.dto';
@@ -32,11 +32,10 @@ export class ApplicationWithSecretSchema extends ApplicationSchema {
 @UseInterceptors(EventRecordingInterceptor)
 export class ApplicationsController extends SearchableMembershipResourceController<ApplicationBodyDto, ApplicationResponse, ApplicationWithSecret>({
   resource: 'applications',
-  tag: 'applications',
+  names: { one: 'an application', many: 'applications' },
   item: ApplicationSchema,
   body: ApplicationBodyDto,
   sortable: APPLICATION_SORTABLE_FIELDS,
-  list: { summary: 'List applications' },
   query: { summary: 'Query applications with where/select', example: { where: { is_active: true }, select: { name: 1, slug: 1 } } },
   search: { summary: 'Applications whose name, slug or description contain the keyword (case-insensitive)' },
   get: { summary: 'Get an application (never its secret)' },
@@ -44,18 +43,18 @@ export class ApplicationsController extends SearchableMembershipResourceControll
   // Operation ids from before the shared handlers (update, bulkDelete), kept for generated clients.
   replace: { summary: 'Replace an application (the secret is kept)', operationId: 'Applications_update' },
   delete: { summary: 'Delete an application; its Basic token stops working at once' },
-  deleteMany: { summary: 'Delete several applications: {"ids": [...]} (1..1000)', operationId: 'Applications_bulkDelete' },
+  deleteMany: { operationId: 'Applications_bulkDelete' },
 }) {
   constructor(private readonly applications: ApplicationsService) {
     super(applications);
   }
 
-  @Post(':id/secret')
-  @HttpCode(200)
-  @RequirePermission('applications.update', { object: 'id' })
-  @ApiOperation({ summary: 'Rotate the secret: the answer shows the new one once; the old one stops working at once' })
-  @ApiResponse({ status: 200, type: ApplicationWithSecretSchema })
-  @ApiErrors(403, 404)
+  @ActionRoute({
+    path: ':id/secret',
+    permission: 'applications.update',
+    summary: 'Rotate the secret: the answer shows the new one once; the old one stops working at once',
+    answer: ApplicationWithSecretSchema,
+  })
   rotateSecret(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('id') id: string): Promise<ApplicationWithSecret> {
     return this.applications.rotateSecret(caller, membershipId, id);
   }

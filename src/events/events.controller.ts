@@ -1,15 +1,13 @@
-import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Controller, Param } from '@nestjs/common';
+import type { SchemaObject } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
-import { CurrentCaller, RequirePermission } from '../common/access-decorators';
-import { ApiAuth, ApiErrors } from '../common/openapi';
-import type { ListPage } from '../common/query';
+import { GetRoute } from '../common/crud/crud-routes';
+import { ListingController } from '../common/crud/listing.controller';
+import type { ListPage, ListRequest } from '../common/query';
 import { EventsService } from './events.service';
 import type { EventResponse } from './event.mapper';
-import { ApiListParams } from '../common/api-docs';
-import { type QueryBody, QueryBodyDto, QueryBodyParam } from '../common/query/query-body';
 
-const EVENT_SCHEMA = {
+const EVENT_SCHEMA: SchemaObject = {
   type: 'object',
   properties: {
     _id: { type: 'string' },
@@ -21,53 +19,26 @@ const EVENT_SCHEMA = {
     membership_id: { type: 'string' },
   },
 };
-const PAGE_SCHEMA = { type: 'object', properties: { items: { type: 'array', items: EVENT_SCHEMA }, count: { type: 'integer' } } };
-
 const EVENT_SORT = 'event_time, event_type or utilizer_id, optionally followed by asc or desc; default "event_time desc"';
 
-@ApiTags('events')
-@ApiAuth()
-@ApiParam({ name: 'membershipId' })
 @Controller('memberships/:membershipId/events')
-export class EventsController {
-  constructor(private readonly events: EventsService) {}
-
-  @Get()
-  @RequirePermission('events.read')
-  @ApiOperation({ summary: 'List events, newest first' })
-  @ApiListParams(EVENT_SORT)
-  @ApiOkResponse({ schema: PAGE_SCHEMA })
-  @ApiErrors(400, 403, 404)
-  list(
-    @CurrentCaller() caller: Caller,
-    @Param('membershipId') membershipId: string,
-    @Query() query: Record<string, unknown>,
-  ): Promise<ListPage<Record<string, unknown>>> {
-    return this.events.list(caller, membershipId, query);
+export class EventsController extends ListingController({
+  tag: 'events',
+  permission: 'events.read',
+  sortable: EVENT_SORT,
+  items: EVENT_SCHEMA,
+  list: { summary: 'List events, newest first' },
+  query: { summary: 'Query events with where / select', bodyRequired: false },
+}) {
+  constructor(private readonly events: EventsService) {
+    super();
   }
 
-  @Post('_query')
-  @HttpCode(200)
-  @RequirePermission('events.read')
-  @ApiOperation({ summary: 'Query events with where / select' })
-  @ApiListParams(EVENT_SORT)
-  @ApiBody({ type: QueryBodyDto, required: false })
-  @ApiOkResponse({ schema: PAGE_SCHEMA })
-  @ApiErrors(400, 403, 404)
-  query(
-    @CurrentCaller() caller: Caller,
-    @Param('membershipId') membershipId: string,
-    @Query() query: Record<string, unknown>,
-    @QueryBodyParam() body: QueryBody,
-  ): Promise<ListPage<Record<string, unknown>>> {
+  listPage(caller: Caller, { query, ...body }: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
     return this.events.list(caller, membershipId, query, body);
   }
 
-  @Get(':id')
-  @RequirePermission('events.read', { object: 'id' })
-  @ApiOperation({ summary: 'Get an event' })
-  @ApiOkResponse({ schema: EVENT_SCHEMA })
-  @ApiErrors(403, 404)
+  @GetRoute({ permission: 'events.read', summary: 'Get an event', answer: EVENT_SCHEMA })
   get(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<EventResponse> {
     return this.events.get(membershipId, id);
   }

@@ -1,7 +1,7 @@
-import { Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { RequirePermission } from '../common/access-decorators';
-import { ApiAuth, ApiErrors } from '../common/openapi';
+import { Controller, Param } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ActionRoute } from '../common/crud/crud-routes';
+import { ApiAuth } from '../common/openapi';
 import { MailProvidersService, type MailProviderTestAnswer } from './mail-providers.service';
 
 class MailProviderTestAnswerDto {
@@ -12,18 +12,18 @@ class MailProviderTestAnswerDto {
 
 @ApiTags('memberships')
 @ApiAuth()
-@ApiParam({ name: 'membershipId' })
-@ApiParam({ name: 'slug' })
 @Controller('memberships/:membershipId/mail-providers')
 export class MailProvidersController {
   constructor(private readonly providers: MailProvidersService) {}
 
-  @Post(':slug/test')
-  @HttpCode(200)
-  @RequirePermission('memberships.update', { object: 'membershipId' })
-  @ApiOperation({ summary: 'Test a mail provider: connect, TLS and AUTH (no mail is sent)' })
-  @ApiResponse({ status: 200, type: MailProviderTestAnswerDto })
-  @ApiErrors(403, 404)
+  // The mail providers are the membership's settings: testing one needs the right to change the membership.
+  @ActionRoute({
+    path: ':slug/test',
+    object: 'membershipId',
+    permission: 'memberships.update',
+    summary: 'Test a mail provider: connect, TLS and AUTH (no mail is sent)',
+    answer: MailProviderTestAnswerDto,
+  })
   test(@Param('membershipId') membershipId: string, @Param('slug') slug: string): Promise<MailProviderTestAnswer> {
     return this.providers.test(membershipId, slug);
   }

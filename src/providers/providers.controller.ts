@@ -12,18 +12,16 @@ import { ProvidersService } from './providers.service';
 @Controller('memberships/:membershipId/providers')
 export class ProvidersController extends MembershipResourceController<ProviderBodyDto, ProviderResponse>({
   resource: 'providers',
-  tag: 'providers',
-  membershipParamOnController: true,
+  names: { one: 'a provider', many: 'providers' },
   item: ProviderSchema,
   body: ProviderBodyDto,
   sortable: PROVIDER_SORTABLE_FIELDS,
   list: { summary: 'List external identity providers' },
-  query: { summary: 'Query providers with where / select', example: { where: { is_active: true }, select: { name: 1, issuer: 1 } }, bodyRequired: false },
+  query: { example: { where: { is_active: true }, select: { name: 1, issuer: 1 } }, bodyRequired: false },
   get: { summary: 'Get a provider (never its client secret)' },
   create: { summary: 'Create a provider (generic OpenID Connect; nothing is fetched from the issuer yet)' },
   replace: { summary: 'Replace a provider (same body as create; the slug is immutable); 409 IdenticalDocumentError when nothing changes' },
   delete: { summary: 'Delete a provider and its links to users (the users and their sessions stay)' },
-  deleteMany: { summary: 'Delete several providers: {"ids": [...]} (1..1000)' },
 }) {
   constructor(providers: ProvidersService) {
     super(providers);

@@ -23,14 +23,12 @@ export class RoleSchema {
 @UseInterceptors(EventRecordingInterceptor)
 export class RolesController extends SearchableMembershipResourceController<RoleBodyDto, RoleResponse>({
   resource: 'roles',
-  tag: 'roles',
+  names: { one: 'a role', many: 'roles' },
   item: RoleSchema,
   body: RoleBodyDto,
   sortable: ROLE_SORTABLE_FIELDS,
-  list: { summary: 'List roles' },
   query: { summary: 'Query roles with where/select', example: { where: { slug: { $ne: 'admin' } }, select: { name: 1, permissions: 1 } } },
   search: { summary: 'Roles whose name, slug or description contain the keyword (case-insensitive)' },
-  get: { summary: 'Get a role' },
   create: { summary: 'Create a role (slug `admin` is reserved)' },
   // Operation ids from before the shared handlers (update, bulkDelete), kept for generated clients.
   replace: {

@@ -10,19 +10,11 @@ import { TokenCodePoliciesService } from './token-code-policies.service';
 export class TokenCodePoliciesController extends MembershipResourceController<TokenCodePolicyBodyDto, TokenCodePolicyResponse>({
   resource: 'token-code-policies',
   tag: 'token code policies',
-  membershipParamOnController: true,
+  names: { one: 'a token code policy', many: 'token code policies' },
   item: TokenCodePolicyResponseDto,
   body: TokenCodePolicyBodyDto,
   sortable: 'slug or sys.created_at, optionally followed by asc or desc; default creation order',
-  list: { summary: 'List token code policies' },
-  query: {
-    summary: 'Query token code policies with where / select',
-    example: { where: { contains_letters: false }, select: { name: 1, length: 1 } },
-    bodyRequired: false,
-  },
-  get: { summary: 'Get a token code policy' },
-  create: { summary: 'Create a token code policy' },
-  replace: { summary: 'Replace a token code policy (same body as create); 409 IdenticalDocumentError when nothing changes' },
+  query: { example: { where: { contains_letters: false }, select: { name: 1, length: 1 } }, bodyRequired: false },
   delete: { summary: "Delete a token code policy; the membership's code_policy answers 409 TokenCodePolicyInUse", errors: [403, 404, 409] },
   deleteMany: {
     summary: 'Delete several token code policies: {"ids": [...]} (1..1000); the membership\'s code_policy among them refuses the request',

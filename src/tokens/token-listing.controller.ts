@@ -1,14 +1,14 @@
-import { Controller, Delete, Get, HttpCode, Param, Query } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Param } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
-import { CurrentCaller, RequirePermission } from '../common/access-decorators';
-import { ApiAuth, ApiErrors } from '../common/openapi';
-import type { ListPage } from '../common/query';
-import { ListRoute, QueryRoute } from '../common/crud/crud-routes';
-import { type QueryBody, QueryBodyParam } from '../common/query/query-body';
+import { CurrentCaller } from '../common/access-decorators';
+import type { ListPage, ListRequest } from '../common/query';
+import { DeleteRoute, GetRoute } from '../common/crud/crud-routes';
+import { ListingController, type ListingRoutes } from '../common/crud/listing.controller';
 import type { TokenSessionResponse } from './token-listing.mapper';
 import { TOKEN_LISTING_SORTABLE_FIELDS } from './token-listing.schema';
 import { TokenListingService } from './token-listing.service';
+import type { SessionListingState } from './token-session.repository';
 
 export class TokenSessionSchema {
   @ApiProperty({ description: 'Session id (the `sid` of its tokens)' }) _id!: string;
@@ -30,68 +30,70 @@ export class TokenSessionSchema {
   revoke_reason?: string | null;
 }
 
-/** What the active and the revoked listings share: one permission, sort fields and item schema. */
-const LISTING = { permission: 'tokens.read', sortable: TOKEN_LISTING_SORTABLE_FIELDS, items: TokenSessionSchema };
-const ACTIVE = { ...LISTING, path: 'active-tokens' };
-const REVOKED = { ...LISTING, path: 'revoked-tokens' };
 const TOKEN_QUERY_EXAMPLE = { where: { username: 'ada' }, select: { username: 1, created_at: 1, expires_at: 1 } };
 
-/** Active and revoked token sessions of a membership (metadata only; token strings are never stored). */
-@ApiTags('tokens')
-@ApiAuth()
-@Controller('memberships/:membershipId')
-export class TokenListingController {
-  constructor(private readonly listings: TokenListingService) {}
+/**
+ * The membership's token sessions in one state (metadata only; token strings are never stored):
+ * the active and the revoked ones are listed at paths of their own.
+ */
+function TokenSessionListingController(state: SessionListingState, docs: Pick<ListingRoutes, 'list' | 'query'>) {
+  abstract class TokenSessionListing extends ListingController({
+    tag: 'tokens',
+    permission: 'tokens.read',
+    sortable: TOKEN_LISTING_SORTABLE_FIELDS,
+    items: TokenSessionSchema,
+    ...docs,
+  }) {
+    protected constructor(readonly listings: TokenListingService) {
+      super();
+    }
 
-  @ListRoute({ ...ACTIVE, summary: 'List live token sessions (not revoked, not expired), newest first' })
-  listActive(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    return this.listings.list(membershipId, 'active', { query });
+    listPage(_caller: Caller, request: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
+      return this.listings.list(membershipId, state, request);
+    }
+  }
+  return TokenSessionListing;
+}
+
+// Operation ids from when one TokenListingController served both listings, kept for generated clients.
+
+@Controller('memberships/:membershipId/active-tokens')
+export class ActiveTokensController extends TokenSessionListingController('active', {
+  list: { summary: 'List live token sessions (not revoked, not expired), newest first', operationId: 'TokenListing_listActive' },
+  query: { summary: 'Query live token sessions with where/select', example: TOKEN_QUERY_EXAMPLE, operationId: 'TokenListing_queryActive' },
+}) {
+  constructor(listings: TokenListingService) {
+    super(listings);
   }
 
-  @QueryRoute({ ...ACTIVE, summary: 'Query live token sessions with where/select', example: TOKEN_QUERY_EXAMPLE })
-  queryActive(
-    @Param('membershipId') membershipId: string,
-    @Query() query: Record<string, unknown>,
-    @QueryBodyParam() body: QueryBody,
-  ): Promise<ListPage<Record<string, unknown>>> {
-    return this.listings.list(membershipId, 'active', { query, ...body });
-  }
-
-  @Get('active-tokens/:id')
-  @RequirePermission('tokens.read', { object: 'id' })
-  @ApiOperation({ summary: 'Get one live token session' })
-  @ApiResponse({ status: 200, type: TokenSessionSchema })
-  @ApiErrors(403, 404)
+  @GetRoute({ permission: 'tokens.read', summary: 'Get one live token session', answer: TokenSessionSchema, operationId: 'TokenListing_getActive' })
   getActive(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<TokenSessionResponse> {
     return this.listings.getActive(membershipId, id);
   }
 
-  @Delete('active-tokens/:id')
-  @HttpCode(204)
-  @RequirePermission('tokens.delete', { object: 'id' })
-  @ApiOperation({
+  @DeleteRoute({
+    permission: 'tokens.delete',
     summary: 'Revoke a token session; records TokenRevoked',
     description:
       "A pair's record ends its whole sign-in session: every pair refreshed in it and every scoped token made from it. " +
       "A scoped token's record ends that token only.",
+    answerDescription: 'Revoked',
+    operationId: 'TokenListing_revoke',
   })
-  @ApiResponse({ status: 204, description: 'Revoked' })
-  @ApiErrors(403, 404)
   revoke(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('id') id: string): Promise<void> {
     return this.listings.revoke(caller, membershipId, id);
   }
+}
 
-  @ListRoute({ ...REVOKED, summary: 'List revoked token sessions not yet swept (they are deleted a few minutes after expiry), newest first' })
-  listRevoked(@Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    return this.listings.list(membershipId, 'revoked', { query });
-  }
-
-  @QueryRoute({ ...REVOKED, summary: 'Query revoked token sessions with where/select', example: TOKEN_QUERY_EXAMPLE })
-  queryRevoked(
-    @Param('membershipId') membershipId: string,
-    @Query() query: Record<string, unknown>,
-    @QueryBodyParam() body: QueryBody,
-  ): Promise<ListPage<Record<string, unknown>>> {
-    return this.listings.list(membershipId, 'revoked', { query, ...body });
+@Controller('memberships/:membershipId/revoked-tokens')
+export class RevokedTokensController extends TokenSessionListingController('revoked', {
+  list: {
+    summary: 'List revoked token sessions not yet swept (they are deleted a few minutes after expiry), newest first',
+    operationId: 'TokenListing_listRevoked',
+  },
+  query: { summary: 'Query revoked token sessions with where/select', example: TOKEN_QUERY_EXAMPLE, operationId: 'TokenListing_queryRevoked' },
+}) {
+  constructor(listings: TokenListingService) {
+    super(listings);
   }
 }

@@ -7,7 +7,7 @@ import { PasswordHasherModule } from '../users/password-hasher.module';
 import { JwtCodec, TOKEN_JWT_OPTIONS } from './jwt-codec';
 import { TokenController } from './token.controller';
 import { TokenIssuer } from './token-issuer';
-import { TokenListingController } from './token-listing.controller';
+import { ActiveTokensController, RevokedTokensController } from './token-listing.controller';
 import { TokenListingService } from './token-listing.service';
 import { TokenRevoker } from './token-revoker';
 import { TokenSessionRepository } from './token-session.repository';
@@ -17,7 +17,7 @@ import { TokenVerifier } from './token-verifier';
 /** Sign-in, the token endpoints and the token listings; the codec is @nestjs/jwt with each membership's key. */
 @Module({
   imports: [JwtModule.register(TOKEN_JWT_OPTIONS), PasswordHasherModule, EventsModule, ApplicationsModule, CallerPermissionsModule],
-  controllers: [TokenController, TokenListingController],
+  controllers: [TokenController, ActiveTokensController, RevokedTokensController],
   providers: [JwtCodec, TokenSessionRepository, TokenVerifier, TokenIssuer, TokenRevoker, TokenService, TokenListingService],
   exports: [JwtCodec, TokenVerifier, TokenRevoker, TokenService],
 })

@@ -12,15 +12,13 @@ import { UserTypesService } from './user-types.service';
 @UseInterceptors(EventRecordingInterceptor)
 export class UserTypesController extends MembershipResourceController<UserTypeInput, UserTypeResponse>({
   resource: 'user-types',
-  tag: 'user-types',
+  names: { one: 'a user type', many: 'user types' },
   item: UserTypeSchema,
   body: UserTypeBodyDto,
   bodyPipe: UserTypeBodyPipe,
   sortable: '_id, slug, sys.created_at',
   list: { summary: 'List user types (skip, limit, with_count, sort)' },
   query: { summary: 'Query user types with {where, select}', example: { where: { slug: 'employee' } } },
-  get: { summary: 'Get a user type' },
-  create: { summary: 'Create a user type' },
   replace: {
     summary: 'Replace a user type (the slug cannot change)',
     operationId: 'UserTypes_update',

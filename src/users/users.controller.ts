@@ -1,12 +1,12 @@
-import { applyDecorators, Body, Controller, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, HttpCode, Param, Put, Query } from '@nestjs/common';
+import { ApiOperation, ApiResponse } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller, CurrentDecision, RequirePermission } from '../common/access-decorators';
-import { ApiAuth, ApiErrors } from '../common/openapi';
-import { BulkDeleteRoute, CreateRoute, DeleteRoute, GetRoute, ListRoute, QueryRoute, ReplaceRoute, SearchRoute } from '../common/crud/crud-routes';
-import { type QueryBody, QueryBodyParam } from '../common/query/query-body';
+import { ApiErrors } from '../common/openapi';
+import { ActionRoute, BulkDeleteRoute, CreateRoute, DeleteRoute, GetRoute, ReplaceRoute, SearchRoute } from '../common/crud/crud-routes';
+import { ListingController } from '../common/crud/listing.controller';
 import { UserResource } from '../openapi/resource-schemas';
-import type { ListPage } from '../common/query';
+import type { ListPage, ListRequest } from '../common/query';
 import type { Decision } from '../permissions';
 import {
   ChangePasswordDto,
@@ -30,40 +30,26 @@ const CUSTOM_FIELDS_NOTE =
 
 /** POST :id/activate and :id/freeze: one route but for the state it sets. */
 function SetActiveRoute(action: 'activate' | 'freeze', summary: string): MethodDecorator {
-  return applyDecorators(
-    Post(`:id/${action}`),
-    HttpCode(200),
-    RequirePermission('users.update', { object: 'id' }),
-    ApiOperation({ summary }),
-    ApiResponse({ status: 200, type: UserResource, description: WITH_CUSTOM_FIELDS }),
-    ApiErrors(403, 404),
-  );
+  return ActionRoute({ path: `:id/${action}`, permission: 'users.update', summary, answer: UserResource, answerDescription: WITH_CUSTOM_FIELDS });
 }
 
-@ApiTags('users')
-@ApiAuth()
 @Controller('memberships/:membershipId/users')
-export class UsersController {
-  constructor(private readonly users: UsersService) {}
-
-  @ListRoute({ permission: 'users.read', summary: 'List users (skip, limit, with_count, sort)', sortable: SORTABLE, items: UserResource })
-  list(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    return this.users.list(caller, membershipId, query);
+export class UsersController extends ListingController({
+  tag: 'users',
+  permission: 'users.read',
+  sortable: SORTABLE,
+  items: UserResource,
+  list: { summary: 'List users (skip, limit, with_count, sort)' },
+  query: {
+    summary: 'Query users with {where, select}; custom fields are filtered by their names (dotted paths go inside them)',
+    example: { where: { is_active: true, role: 'admin' }, select: { username: 1, email_address: 1 } },
+  },
+}) {
+  constructor(private readonly users: UsersService) {
+    super();
   }
 
-  @QueryRoute({
-    permission: 'users.read',
-    summary: 'Query users with {where, select}; custom fields are filtered by their names (dotted paths go inside them)',
-    sortable: SORTABLE,
-    items: UserResource,
-    example: { where: { is_active: true, role: 'admin' }, select: { username: 1, email_address: 1 } },
-  })
-  query(
-    @CurrentCaller() caller: Caller,
-    @Param('membershipId') membershipId: string,
-    @Query() query: Record<string, unknown>,
-    @QueryBodyParam() body: QueryBody,
-  ): Promise<ListPage<Record<string, unknown>>> {
+  listPage(caller: Caller, { query, ...body }: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
     return this.users.list(caller, membershipId, query, body);
   }
 

@@ -1,13 +1,13 @@
 import { applyDecorators, Delete, Get, HttpCode, Post, Put, type Type } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiQuery, ApiResponse } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiQuery, ApiResponse, type SchemaObject } from '@nestjs/swagger';
 import { RequirePermission } from '../access-decorators';
 import { ApiJsonBody, ApiListParams, ApiListResponse, ApiQueryBody, type BodyExample, BulkDeleteAnswerSchema } from '../api-docs';
 import { ApiErrors } from '../openapi';
-import { BulkDeleteBodyDto } from '../query/query-body';
+import { BulkDeleteBodyDto, QueryBodyDto } from '../query/query-body';
 
 /**
  * One decorator per route of the CRUD surface every membership resource repeats
- * (list, _query, search, get, create, replace, delete, bulk delete): each applies the HTTP
+ * (list, _query, search, get, create, replace, delete, bulk delete, actions): each applies the HTTP
  * method and path, the status, the permission and the OpenAPI description the contract asks
  * of that kind of route, so that a controller states only what differs (permission, summary,
  * schemas, examples) and a new resource cannot forget one of them.
@@ -29,21 +29,25 @@ export interface RouteDocs {
   operationId?: string;
 }
 
+/**
+ * A schema of an answer: a DTO class, which the document names and refers to, or a schema
+ * object, shown inline (events: the document has always shown theirs so).
+ */
+export type RouteSchema = Type<unknown> | SchemaObject;
+
 /** What a list answers: `{items: [schema], count?}`, from the item schema (see ApiListResponse). */
 export interface ListRouteDocs extends RouteDocs {
   /** The fields `sort` accepts, as the `sort` parameter describes them. */
   sortable: string;
-  items: Type<unknown>;
-  /**
-   * The collection's path below the controller's, for a controller that lists more than one
-   * collection (active and revoked tokens); left out, the controller's own path.
-   */
-  path?: string;
+  items: RouteSchema;
 }
 
 export interface QueryRouteDocs extends ListRouteDocs {
-  /** A `where`/`select` example with this resource's own fields. */
-  example: { where?: object; select?: object };
+  /**
+   * A `where`/`select` example with this resource's own fields; left out, the document builds
+   * one from the `_query` body DTO's property examples (events).
+   */
+  example?: { where?: object; select?: object };
   /** Whether the `_query` body is required in the document (the route takes no body as `{}`). */
   bodyRequired?: boolean;
 }
@@ -55,7 +59,7 @@ export interface SearchRouteDocs extends ListRouteDocs {
 
 export interface ItemRouteDocs extends RouteDocs {
   /** The schema of the answer. */
-  answer: Type<unknown>;
+  answer: RouteSchema;
   /** A description of the answer, where it says more than the schema. */
   answerDescription?: string;
 }
@@ -67,6 +71,18 @@ export interface WriteRouteDocs extends ItemRouteDocs {
    * `@Body()` type is the document's body.
    */
   body?: Type<unknown> | { model: Type<unknown>; examples: Record<string, BodyExample> };
+}
+
+export interface DeleteRouteDocs extends RouteDocs {
+  /** What the 204 says, where the route does more than delete (a token session is revoked). */
+  answerDescription?: string;
+}
+
+export interface ActionRouteDocs extends ItemRouteDocs {
+  /** Below the controller's path, e.g. `:id/secret`. */
+  path: string;
+  /** The path parameter the permission's object is read from; left out, `id`. */
+  object?: string;
 }
 
 export interface BulkDeleteRouteDocs extends RouteDocs {
@@ -94,25 +110,35 @@ function bodyDocs(body: WriteRouteDocs['body']): MethodDecorator[] {
 }
 
 function answerDocs(status: number, docs: ItemRouteDocs): MethodDecorator {
-  return ApiResponse(
-    docs.answerDescription === undefined ? { status, type: docs.answer } : { status, type: docs.answer, description: docs.answerDescription },
-  );
+  const answer = typeof docs.answer === 'function' ? { status, type: docs.answer } : { status, schema: docs.answer };
+  return ApiResponse(docs.answerDescription === undefined ? answer : { ...answer, description: docs.answerDescription });
+}
+
+/** The list answer `{items, count?}`: of a DTO's items (ApiListResponse), or inline around an item schema object. */
+function pageDocs(items: RouteSchema): MethodDecorator {
+  if (typeof items === 'function') return ApiListResponse(items);
+  return ApiResponse({ status: 200, schema: { type: 'object', properties: { items: { type: 'array', items }, count: { type: 'integer' } } } });
+}
+
+function queryBodyDocs(docs: QueryRouteDocs): MethodDecorator {
+  const required = docs.bodyRequired ?? true;
+  return docs.example === undefined ? ApiBody({ type: QueryBodyDto, required }) : ApiQueryBody(docs.example, required);
 }
 
 /** `GET /` : one page of the resource (skip, limit, with_count, sort). */
 export function ListRoute(docs: ListRouteDocs): MethodDecorator {
-  return applyDecorators(docs.path === undefined ? Get() : Get(docs.path), ...documented(docs, [400, 403, 404]), ApiListParams(docs.sortable), ApiListResponse(docs.items));
+  return applyDecorators(Get(), ...documented(docs, [400, 403, 404]), ApiListParams(docs.sortable), pageDocs(docs.items));
 }
 
 /** `POST /_query` : a page filtered by `where` and shaped by `select` in the body. */
 export function QueryRoute(docs: QueryRouteDocs): MethodDecorator {
   return applyDecorators(
-    Post(docs.path === undefined ? '_query' : `${docs.path}/_query`),
+    Post('_query'),
     HttpCode(200),
     ...documented(docs, [400, 403, 404]),
-    ApiQueryBody(docs.example, docs.bodyRequired ?? true),
+    queryBodyDocs(docs),
     ApiListParams(docs.sortable),
-    ApiListResponse(docs.items),
+    pageDocs(docs.items),
   );
 }
 
@@ -125,7 +151,7 @@ export function SearchRoute(docs: SearchRouteDocs): MethodDecorator {
     ApiListParams(docs.sortable),
     // After the list parameters: the document has always listed `keyword` last.
     ApiQuery(docs.keywordExample === undefined ? keyword : { ...keyword, example: docs.keywordExample }),
-    ApiListResponse(docs.items),
+    pageDocs(docs.items),
   );
 }
 
@@ -145,13 +171,18 @@ export function ReplaceRoute(docs: WriteRouteDocs): MethodDecorator {
 }
 
 /** `DELETE /:id` : 204. */
-export function DeleteRoute(docs: RouteDocs): MethodDecorator {
+export function DeleteRoute(docs: DeleteRouteDocs): MethodDecorator {
   return applyDecorators(
     Delete(':id'),
     HttpCode(204),
     ...documented(docs, [403, 404], 'id'),
-    ApiResponse({ status: 204, description: 'Deleted' }),
+    ApiResponse({ status: 204, description: docs.answerDescription ?? 'Deleted' }),
   );
+}
+
+/** `POST /:id/<action>` : 200 with the answer; an action on one object (rotate a secret, freeze a user, test a mail provider). */
+export function ActionRoute(docs: ActionRouteDocs): MethodDecorator {
+  return applyDecorators(Post(docs.path), HttpCode(200), ...documented(docs, [403, 404], docs.object ?? 'id'), answerDocs(200, docs));
 }
 
 /**

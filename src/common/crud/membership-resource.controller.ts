@@ -1,11 +1,9 @@
 import { type ArgumentMetadata, Body, Injectable, Param, type PipeTransform, Query, type Type, type ValidationPipe } from '@nestjs/common';
-import { ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentCaller } from '../access-decorators';
 import type { BodyExample } from '../api-docs';
 import type { Caller } from '../caller';
-import { ApiAuth } from '../openapi';
-import { parseBulkIds, type ListPage } from '../query';
-import { BulkDeleteBodyDto, type QueryBody, QueryBodyParam } from '../query/query-body';
+import { parseBulkIds, type ListPage, type ListRequest } from '../query';
+import { BulkDeleteBodyDto } from '../query/query-body';
 import { createValidationPipe } from '../validation';
 import {
   BulkDeleteRoute,
@@ -14,15 +12,14 @@ import {
   DeleteRoute,
   GetRoute,
   type ItemRouteDocs,
-  ListRoute,
   type ListRouteDocs,
-  QueryRoute,
   type QueryRouteDocs,
   ReplaceRoute,
   type RouteDocs,
   SearchRoute,
   type SearchRouteDocs,
 } from './crud-routes';
+import { ListingController } from './listing.controller';
 import type { BulkDeleteAnswer, MembershipResourceOperations, SearchableResourceOperations } from './membership-resource.service';
 
 /**
@@ -42,16 +39,19 @@ export class DtoBodyPipe implements PipeTransform {
   }
 }
 
-/** A route's documentation, without what the resource states once (permission, schemas, sort fields). */
-type Described<TDocs extends RouteDocs> = Omit<TDocs, 'permission' | 'sortable' | 'items' | 'answer' | 'body'>;
+/**
+ * A route's documentation, without what the resource states once (permission, schemas, sort
+ * fields); the summary, left out, is the one the factory writes from the resource's `names`.
+ */
+type Described<TDocs extends RouteDocs> = Omit<TDocs, 'permission' | 'sortable' | 'items' | 'answer' | 'body' | 'summary'> & { summary?: string };
 
 export interface MembershipResourceRoutes {
   /** The resource of the permissions (`webhooks` in `webhooks.read`). */
   resource: string;
-  /** The OpenAPI tag. */
-  tag: string;
-  /** Whether the document declares `membershipId` once for the controller (the document has always done so for some resources). */
-  membershipParamOnController?: boolean;
+  /** The OpenAPI tag; left out, `resource`. */
+  tag?: string;
+  /** How the default summaries name one of the resource and several: `{ one: 'a mail hook', many: 'mail hooks' }`. */
+  names: { one: string; many: string };
   /** The schema of one resource in answers and list items. */
   item: Type<unknown>;
   /** The create and replace body, as validated and documented. */
@@ -60,15 +60,29 @@ export interface MembershipResourceRoutes {
   bodyPipe?: Type<PipeTransform>;
   /** The fields `sort` accepts, as the `sort` parameter describes them. */
   sortable: string;
-  list: Described<ListRouteDocs>;
+  list?: Described<ListRouteDocs>;
+  /** `example`: of the `_query` body, with the resource's own fields. */
   query: Described<QueryRouteDocs>;
-  get: Described<ItemRouteDocs>;
+  get?: Described<ItemRouteDocs>;
   /** `answer`: where the creation answer is not `item` (it shows a secret once). */
-  create: Described<ItemRouteDocs> & { answer?: Type<unknown> };
+  create?: Described<ItemRouteDocs> & { answer?: Type<unknown> };
   /** `examples`: of the body, where the document shows the replace body's own. */
-  replace: Described<ItemRouteDocs> & { examples?: Record<string, BodyExample> };
-  delete: Described<RouteDocs>;
-  deleteMany: Described<BulkDeleteRouteDocs>;
+  replace?: Described<ItemRouteDocs> & { examples?: Record<string, BodyExample> };
+  delete?: Described<RouteDocs>;
+  deleteMany?: Described<BulkDeleteRouteDocs>;
+}
+
+/** The summaries most resources' routes share, written from the resource's names. */
+function defaultSummaries({ one, many }: MembershipResourceRoutes['names']) {
+  return {
+    list: `List ${many}`,
+    query: `Query ${many} with where / select`,
+    get: `Get ${one}`,
+    create: `Create ${one}`,
+    replace: `Replace ${one} (same body as create); 409 IdenticalDocumentError when nothing changes`,
+    delete: `Delete ${one}`,
+    deleteMany: `Delete several ${many}: {"ids": [...]} (1..1000)`,
+  };
 }
 
 /**
@@ -77,45 +91,40 @@ export interface MembershipResourceRoutes {
  * adds `@Controller`, its interceptors, a constructor handing its service to `super`, and its own
  * routes (search, secret rotation). Nest and the OpenAPI explorer read the inherited handlers as
  * the subclass's own, the subclass's first: a `search` route declared there is matched before
- * `:id`.
+ * `:id`. List and `_query` are the ListingController's.
  *
  * TBody is the body the service takes (the DTO, or what `bodyPipe` makes of the request body).
  */
 export function MembershipResourceController<TBody, TResponse, TCreated = TResponse>(routes: MembershipResourceRoutes) {
   const permission = (action: string): string => `${routes.resource}.${action}`;
-  const { item, sortable } = routes;
+  const { item } = routes;
   const bodyPipe = routes.bodyPipe ?? new DtoBodyPipe(routes.body);
-  const membershipParam: ClassDecorator = routes.membershipParamOnController ? ApiParam({ name: 'membershipId' }) : () => undefined;
-  const { examples: replaceExamples, ...replaceDocs } = routes.replace;
+  const summaries = defaultSummaries(routes.names);
+  const { examples: replaceExamples, ...replaceDocs } = routes.replace ?? {};
 
-  @ApiTags(routes.tag)
-  @ApiAuth()
-  @membershipParam
-  abstract class MembershipResourceRoutesBase {
+  abstract class MembershipResourceRoutesBase extends ListingController({
+    tag: routes.tag ?? routes.resource,
+    permission: permission('read'),
+    sortable: routes.sortable,
+    items: item,
+    list: { summary: summaries.list, ...routes.list },
+    query: { summary: summaries.query, ...routes.query },
+  }) {
     // Public: a class returned from a function cannot declare protected members (TS4094, declaration emit).
-    protected constructor(readonly service: MembershipResourceOperations<TBody, TResponse, TCreated>) {}
-
-    @ListRoute({ permission: permission('read'), sortable, items: item, ...routes.list })
-    list(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Query() query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-      return this.service.list(caller, membershipId, { query });
+    protected constructor(readonly service: MembershipResourceOperations<TBody, TResponse, TCreated>) {
+      super();
     }
 
-    @QueryRoute({ permission: permission('read'), sortable, items: item, ...routes.query })
-    query(
-      @CurrentCaller() caller: Caller,
-      @Param('membershipId') membershipId: string,
-      @Query() query: Record<string, unknown>,
-      @QueryBodyParam() body: QueryBody,
-    ): Promise<ListPage<Record<string, unknown>>> {
-      return this.service.list(caller, membershipId, { query, ...body });
+    listPage(caller: Caller, request: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
+      return this.service.list(caller, membershipId, request);
     }
 
-    @GetRoute({ permission: permission('read'), answer: item, ...routes.get })
+    @GetRoute({ permission: permission('read'), answer: item, summary: summaries.get, ...routes.get })
     get(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<TResponse> {
       return this.service.get(membershipId, id);
     }
 
-    @CreateRoute({ permission: permission('create'), answer: item, body: routes.body, ...routes.create })
+    @CreateRoute({ permission: permission('create'), answer: item, body: routes.body, summary: summaries.create, ...routes.create })
     create(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Body(bodyPipe) body: TBody): Promise<TCreated> {
       return this.service.create(caller, membershipId, body);
     }
@@ -124,19 +133,20 @@ export function MembershipResourceController<TBody, TResponse, TCreated = TRespo
       permission: permission('update'),
       answer: item,
       body: replaceExamples === undefined ? routes.body : { model: routes.body, examples: replaceExamples },
+      summary: summaries.replace,
       ...replaceDocs,
     })
     replace(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('id') id: string, @Body(bodyPipe) body: TBody): Promise<TResponse> {
       return this.service.replace(caller, membershipId, id, body);
     }
 
-    @DeleteRoute({ permission: permission('delete'), ...routes.delete })
+    @DeleteRoute({ permission: permission('delete'), summary: summaries.delete, ...routes.delete })
     delete(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('id') id: string): Promise<void> {
       return this.service.delete(caller, membershipId, id);
     }
 
     /** The global pipe checks the body's keys (only `ids`); parseBulkIds checks the ids and answers the contract's error. */
-    @BulkDeleteRoute({ permission: permission('delete'), ...routes.deleteMany })
+    @BulkDeleteRoute({ permission: permission('delete'), summary: summaries.deleteMany, ...routes.deleteMany })
     deleteMany(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Body() body: BulkDeleteBodyDto): Promise<BulkDeleteAnswer> {
       return this.service.deleteMany(caller, membershipId, parseBulkIds(body));
     }
@@ -145,7 +155,7 @@ export function MembershipResourceController<TBody, TResponse, TCreated = TRespo
 }
 
 export interface SearchableMembershipResourceRoutes extends MembershipResourceRoutes {
-  search: Described<SearchRouteDocs>;
+  search: Described<SearchRouteDocs> & { summary: string };
 }
 
 /**

@@ -1,24 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, inArray, sql } from 'drizzle-orm';
+import { and, inArray } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { roles, type RoleRow } from '../database/schema';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
-import { membershipSysFields, namedResourceFields, type QuerySchema } from '../common/query';
+import { membershipSysFields, namedResourceFields, querySchema, sortableFieldNames } from '../common/query';
 import { toRoleResponse } from './role.mapper';
 
 /** Its home is common/query now; exported here still for the callers that import it from roles. */
 export { likePattern } from '../common/query';
 
-export const ROLE_QUERY_SCHEMA: QuerySchema = {
-  fields: {
-    ...namedResourceFields(roles, { sortableId: true }),
-    permissions: { sql: sql`${roles.permissions}`, type: 'string_array' },
-    forbidden: { sql: sql`${roles.forbidden}`, type: 'string_array' },
-    ...membershipSysFields(roles),
-  },
-};
+export const ROLE_QUERY_SCHEMA = querySchema(
+  roles,
+  [namedResourceFields(roles, { sortableId: true }), 'permissions', 'forbidden', membershipSysFields(roles)],
+  { stringArrays: ['permissions', 'forbidden'] },
+);
 
-export const ROLE_SORTABLE_FIELDS = '_id, slug, sys.created_at';
+export const ROLE_SORTABLE_FIELDS = sortableFieldNames(ROLE_QUERY_SCHEMA);
 
 export type NewRoleRow = typeof roles.$inferInsert;
 /** The fields a PUT replaces. */

@@ -30,8 +30,10 @@ function prepareApplicationById(db: Database['db']) {
 
 @Injectable()
 export class ApplicationRepository extends MembershipScopedRepository<ApplicationRow, NewApplicationRow, ApplicationChanges> {
+  protected override readonly resource = { table: applications, schema: APPLICATION_QUERY_SCHEMA, toResponse: toApplicationResponse };
+
   constructor(@Inject(DATABASE) database: Database) {
-    super(database, { table: applications, schema: APPLICATION_QUERY_SCHEMA, toResponse: toApplicationResponse });
+    super(database);
     this.byIdQuery = prepareApplicationById(database.db);
   }
 

@@ -1,6 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { and, eq } from 'drizzle-orm';
-import { DATABASE, type Database } from '../database/database';
+import { Injectable } from '@nestjs/common';
+import { eq } from 'drizzle-orm';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { mailhooks, type MailhookRow } from '../database/schema';
 import { membershipSysFields, namedResourceFields, querySchema } from '../common/query';
@@ -19,9 +18,7 @@ export const MAILHOOK_QUERY_SCHEMA = querySchema(mailhooks, [
 
 @Injectable()
 export class MailhookRepository extends MembershipScopedRepository<MailhookRow, NewMailhookRow, MailhookChanges> {
-  constructor(@Inject(DATABASE) database: Database) {
-    super(database, { table: mailhooks, schema: MAILHOOK_QUERY_SCHEMA, toResponse: toMailhookResponse });
-  }
+  protected override readonly resource = { table: mailhooks, schema: MAILHOOK_QUERY_SCHEMA, toResponse: toMailhookResponse };
 
   /**
    * The mail hooks an event of this type sends (served by mailhooks_membership_event). `async` on
@@ -30,9 +27,6 @@ export class MailhookRepository extends MembershipScopedRepository<MailhookRow, 
    * query per event (every TokenVerified, every refresh), a real promise runs it once.
    */
   async findActiveFor(membershipId: string, eventType: string): Promise<MailhookRow[]> {
-    return this.database.db
-      .select()
-      .from(mailhooks)
-      .where(and(this.scope(membershipId), eq(mailhooks.event, eventType), eq(mailhooks.isActive, true)));
+    return this.findWhere(membershipId, [eq(mailhooks.event, eventType), eq(mailhooks.isActive, true)]);
   }
 }

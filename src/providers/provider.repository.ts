@@ -1,5 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DATABASE, type Database } from '../database/database';
+import { Injectable } from '@nestjs/common';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { providers, type ProviderRow } from '../database/schema';
 import { isSetField, membershipSysFields, namedResourceFields, querySchema } from '../common/query';
@@ -28,7 +27,5 @@ export const PROVIDER_QUERY_SCHEMA = querySchema(
 /** deleteByIds removes the providers and, by the foreign key's cascade, their identity links; users stay. */
 @Injectable()
 export class ProviderRepository extends MembershipScopedRepository<ProviderRow, NewProviderRow, ProviderChanges> {
-  constructor(@Inject(DATABASE) database: Database) {
-    super(database, { table: providers, schema: PROVIDER_QUERY_SCHEMA, toResponse: toProviderResponse });
-  }
+  protected override readonly resource = { table: providers, schema: PROVIDER_QUERY_SCHEMA, toResponse: toProviderResponse };
 }

@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { and, eq, inArray } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor } from '../database/database';
+import type { Executor } from '../database/database';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { memberships, tokenCodePolicies, type TokenCodePolicyRow } from '../database/schema';
 import { membershipSysFields, namedResourceFields, querySchema } from '../common/query';
@@ -21,9 +21,7 @@ export const TOKEN_CODE_POLICY_QUERY_SCHEMA = querySchema(tokenCodePolicies, [
 
 @Injectable()
 export class TokenCodePolicyRepository extends MembershipScopedRepository<TokenCodePolicyRow, NewTokenCodePolicyRow, TokenCodePolicyChanges> {
-  constructor(@Inject(DATABASE) database: Database) {
-    super(database, { table: tokenCodePolicies, schema: TOKEN_CODE_POLICY_QUERY_SCHEMA, toResponse: toTokenCodePolicyResponse });
-  }
+  protected override readonly resource = { table: tokenCodePolicies, schema: TOKEN_CODE_POLICY_QUERY_SCHEMA, toResponse: toTokenCodePolicyResponse };
 
   /**
    * Whether the membership names one of these policies as its `code_policy`. The membership row is

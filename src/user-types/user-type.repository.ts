@@ -1,5 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DATABASE, type Database, type Executor } from '../database/database';
+import { Injectable } from '@nestjs/common';
+import type { Executor } from '../database/database';
 import { userTypes, type UserTypeRow } from '../database/schema';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { membershipSysFields, namedResourceFields, querySchema } from '../common/query';
@@ -18,9 +18,7 @@ export type UserTypeChanges = Pick<NewUserTypeRow, 'name' | 'description' | 'pro
 
 @Injectable()
 export class UserTypeRepository extends MembershipScopedRepository<UserTypeRow, NewUserTypeRow, UserTypeChanges> {
-  constructor(@Inject(DATABASE) database: Database) {
-    super(database, { table: userTypes, schema: USER_TYPE_QUERY_SCHEMA, toResponse: toUserTypeResponse });
-  }
+  protected override readonly resource = { table: userTypes, schema: USER_TYPE_QUERY_SCHEMA, toResponse: toUserTypeResponse };
 
   /** The name UserTypesService calls `replace` by; undefined when the row is gone. */
   update(membershipId: string, id: string, changes: UserTypeChanges, executor?: Executor): Promise<UserTypeRow | undefined> {

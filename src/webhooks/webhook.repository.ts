@@ -1,6 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { and, eq } from 'drizzle-orm';
-import { DATABASE, type Database } from '../database/database';
+import { Injectable } from '@nestjs/common';
+import { eq } from 'drizzle-orm';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { webhooks, type WebhookRow } from '../database/schema';
 import { isSetField, membershipSysFields, namedResourceFields, querySchema } from '../common/query';
@@ -24,18 +23,13 @@ export const WEBHOOK_QUERY_SCHEMA = querySchema(
 
 @Injectable()
 export class WebhookRepository extends MembershipScopedRepository<WebhookRow, NewWebhookRow, WebhookChanges> {
-  constructor(@Inject(DATABASE) database: Database) {
-    super(database, { table: webhooks, schema: WEBHOOK_QUERY_SCHEMA, toResponse: toWebhookResponse });
-  }
+  protected override readonly resource = { table: webhooks, schema: WEBHOOK_QUERY_SCHEMA, toResponse: toWebhookResponse };
 
   /**
    * The webhooks an event of this type calls (served by webhooks_membership_event). `async`: a
    * real promise, which callers may cache and await many times (a drizzle query runs again on every `then`).
    */
   async findActiveFor(membershipId: string, eventType: string): Promise<WebhookRow[]> {
-    return this.database.db
-      .select()
-      .from(webhooks)
-      .where(and(this.scope(membershipId), eq(webhooks.event, eventType), eq(webhooks.status, 'active')));
+    return this.findWhere(membershipId, [eq(webhooks.event, eventType), eq(webhooks.status, 'active')]);
   }
 }

@@ -66,7 +66,7 @@ export class MembershipRepository {
    * The row, share-locked until the transaction ends: a write that depends on the membership's
    * settings (a mail hook naming a mail provider) waits for, or is waited for by, a PUT.
    */
-  async lockForShare(executor: Executor, id: string): Promise<MembershipRow | undefined> {
+  async lockForShare(id: string, executor: Executor = this.database.db): Promise<MembershipRow | undefined> {
     const [row] = await executor.select().from(memberships).where(eq(memberships.id, id)).limit(1).for('share');
     return row;
   }

@@ -3,22 +3,20 @@ import { eq, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { applications, type ApplicationRow } from '../database/schema';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
-import { membershipSysFields, namedResourceFields, type QuerySchema } from '../common/query';
+import { membershipSysFields, namedResourceFields, querySchema, sortableFieldNames } from '../common/query';
 import { toApplicationResponse } from './application.mapper';
 
-export const APPLICATION_QUERY_SCHEMA: QuerySchema = {
-  fields: {
-    ...namedResourceFields(applications, { sortableId: true }),
-    role: { sql: sql`${applications.role}`, type: 'string' },
-    permissions: { sql: sql`${applications.permissions}`, type: 'string_array' },
-    forbidden: { sql: sql`${applications.forbidden}`, type: 'string_array' },
-    is_active: { sql: sql`${applications.isActive}`, type: 'boolean' },
-    ...membershipSysFields(applications),
-  },
-  hidden: ['secret', 'secret_digest'],
-};
+export const APPLICATION_QUERY_SCHEMA = querySchema(
+  applications,
+  [
+    namedResourceFields(applications, { sortableId: true }),
+    'role', 'permissions', 'forbidden', 'isActive',
+    membershipSysFields(applications),
+  ],
+  { stringArrays: ['permissions', 'forbidden'], hidden: ['secret', 'secret_digest'] },
+);
 
-export const APPLICATION_SORTABLE_FIELDS = '_id, slug, sys.created_at';
+export const APPLICATION_SORTABLE_FIELDS = sortableFieldNames(APPLICATION_QUERY_SCHEMA);
 
 export type NewApplicationRow = typeof applications.$inferInsert;
 /** The fields a PUT replaces. */
@@ -32,8 +30,10 @@ function prepareApplicationById(db: Database['db']) {
 
 @Injectable()
 export class ApplicationRepository extends MembershipScopedRepository<ApplicationRow, NewApplicationRow, ApplicationChanges> {
+  protected override readonly resource = { table: applications, schema: APPLICATION_QUERY_SCHEMA, toResponse: toApplicationResponse };
+
   constructor(@Inject(DATABASE) database: Database) {
-    super(database, { table: applications, schema: APPLICATION_QUERY_SCHEMA, toResponse: toApplicationResponse });
+    super(database);
     this.byIdQuery = prepareApplicationById(database.db);
   }
 

@@ -8,6 +8,9 @@ import {
   text,
   timestamp,
   uniqueIndex,
+  type AnyPgColumn,
+  type PgColumnBuilderBase,
+  type PgTableExtraConfigValue,
 } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -33,13 +36,36 @@ const membershipOwned = () => ({
     .references(() => memberships.id, { onDelete: 'cascade' }),
 });
 
+/** The name an administrator gives a membership or a membership resource, and its slug (unique among its kind). */
+const nameAndSlug = () => ({
+  name: text('name').notNull(),
+  slug: text('slug').notNull(),
+});
+
 /** A membership resource an administrator names: its key, membership, name, slug and description. */
 const namedResource = () => ({
   ...membershipOwned(),
-  name: text('name').notNull(),
-  slug: text('slug').notNull(),
+  ...nameAndSlug(),
   description: text('description'),
 });
+
+/**
+ * The table of a named membership resource (roles, applications, webhooks...): `namedResource`,
+ * its own columns, then `sysColumns`. Its slug is unique inside the membership and its rows are
+ * listed in creation order (MembershipScopedRepository's findBySlug and default sort): an index
+ * serves each. `indexes` adds the table's own.
+ */
+function namedResourceTable<TName extends string, TColumns extends Record<string, PgColumnBuilderBase>>(
+  name: TName,
+  columns: TColumns,
+  indexes: (t: { membershipId: AnyPgColumn } & Record<keyof TColumns, AnyPgColumn>) => PgTableExtraConfigValue[] = () => [],
+) {
+  return pgTable(name, { ...namedResource(), ...columns, ...sysColumns() }, (t) => [
+    uniqueIndex(`${name}_slug_unique`).on(t.membershipId, t.slug),
+    index(`${name}_membership_created`).on(t.membershipId, t.createdAt),
+    ...indexes(t),
+  ]);
+}
 
 /** The user a row belongs to (deleted with the user). */
 const ownedByUser = () => ({
@@ -77,8 +103,7 @@ export const memberships = pgTable(
   'memberships',
   {
     id: text('id').primaryKey(),
-    name: text('name').notNull(),
-    slug: text('slug').notNull(),
+    ...nameAndSlug(),
     secretKey: text('secret_key').notNull(),
     expiresIn: integer('expires_in').notNull().default(3600),
     refreshTokenExpiresIn: integer('refresh_token_expires_in').notNull().default(86400),
@@ -99,32 +124,12 @@ export const memberships = pgTable(
   ],
 );
 
-export const roles = pgTable(
-  'roles',
-  {
-    ...namedResource(),
-    ...grantLists(),
-    ...sysColumns(),
-  },
-  (t) => [
-    uniqueIndex('roles_slug_unique').on(t.membershipId, t.slug),
-    index('roles_membership_created').on(t.membershipId, t.createdAt),
-  ],
-);
+export const roles = namedResourceTable('roles', grantLists());
 
-export const userTypes = pgTable(
-  'user_types',
-  {
-    ...namedResource(),
-    properties: jsonb('properties').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
-    allowAdditionalProperties: boolean('allow_additional_properties').notNull().default(false),
-    ...sysColumns(),
-  },
-  (t) => [
-    uniqueIndex('user_types_slug_unique').on(t.membershipId, t.slug),
-    index('user_types_membership_created').on(t.membershipId, t.createdAt),
-  ],
-);
+export const userTypes = namedResourceTable('user_types', {
+  properties: jsonb('properties').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+  allowAdditionalProperties: boolean('allow_additional_properties').notNull().default(false),
+});
 
 export const users = pgTable(
   'users',
@@ -155,22 +160,13 @@ export const users = pgTable(
   ],
 );
 
-export const applications = pgTable(
-  'applications',
-  {
-    ...namedResource(),
-    role: text('role'),
-    ...grantLists(),
-    isActive: boolean('is_active').notNull().default(true),
-    /** SHA-256 of the secret, hex. The secret itself is shown once and never stored. */
-    secretDigest: text('secret_digest').notNull(),
-    ...sysColumns(),
-  },
-  (t) => [
-    uniqueIndex('applications_slug_unique').on(t.membershipId, t.slug),
-    index('applications_membership_created').on(t.membershipId, t.createdAt),
-  ],
-);
+export const applications = namedResourceTable('applications', {
+  role: text('role'),
+  ...grantLists(),
+  isActive: boolean('is_active').notNull().default(true),
+  /** SHA-256 of the secret, hex. The secret itself is shown once and never stored. */
+  secretDigest: text('secret_digest').notNull(),
+});
 
 /**
  * A sign-in session: its token pair, every pair refreshed from it and every scoped token made
@@ -256,45 +252,30 @@ export interface WebhookRequestTemplate {
   uncoveredBody?: boolean;
 }
 
-export const webhooks = pgTable(
+export const webhooks = namedResourceTable(
   'webhooks',
   {
-    ...namedResource(),
     event: text('event').notNull(),
     status: text('status').$type<'active' | 'passive'>().notNull(),
     tryCount: integer('try_count').notNull(),
     request: jsonb('request').$type<WebhookRequestTemplate>().notNull(),
     /** HMAC key for X-Webhook-Signature. Write-only through the API. */
     secret: text('secret'),
-    ...sysColumns(),
   },
-  (t) => [
-    uniqueIndex('webhooks_slug_unique').on(t.membershipId, t.slug),
-    index('webhooks_membership_event').on(t.membershipId, t.event, t.status),
-    index('webhooks_membership_created').on(t.membershipId, t.createdAt),
-  ],
+  (t) => [index('webhooks_membership_event').on(t.membershipId, t.event, t.status)],
 );
 
-export const providers = pgTable(
-  'providers',
-  {
-    ...namedResource(),
-    type: text('type').$type<'oidc'>().notNull(),
-    issuer: text('issuer').notNull(),
-    clientId: text('client_id').notNull(),
-    /** For the code exchange at the token endpoint. Write-only through the API. */
-    clientSecret: text('client_secret'),
-    defaultRole: text('default_role'),
-    defaultUserType: text('default_user_type'),
-    isActive: boolean('is_active').notNull().default(true),
-    trustEmail: boolean('trust_email').notNull().default(false),
-    ...sysColumns(),
-  },
-  (t) => [
-    uniqueIndex('providers_slug_unique').on(t.membershipId, t.slug),
-    index('providers_membership_created').on(t.membershipId, t.createdAt),
-  ],
-);
+export const providers = namedResourceTable('providers', {
+  type: text('type').$type<'oidc'>().notNull(),
+  issuer: text('issuer').notNull(),
+  clientId: text('client_id').notNull(),
+  /** For the code exchange at the token endpoint. Write-only through the API. */
+  clientSecret: text('client_secret'),
+  defaultRole: text('default_role'),
+  defaultUserType: text('default_user_type'),
+  isActive: boolean('is_active').notNull().default(true),
+  trustEmail: boolean('trust_email').notNull().default(false),
+});
 
 /** Which user a provider's subject (`sub`) signs in as; deleting the provider deletes its links. */
 export const providerIdentities = pgTable(
@@ -317,10 +298,9 @@ export interface MailRecipient {
   email_address: string;
 }
 
-export const mailhooks = pgTable(
+export const mailhooks = namedResourceTable(
   'mailhooks',
   {
-    ...namedResource(),
     event: text('event').notNull(),
     isActive: boolean('is_active').notNull().default(true),
     /** Slug of an entry of the membership's mail_providers. */
@@ -332,13 +312,8 @@ export const mailhooks = pgTable(
     mailTemplate: text('mail_template').notNull(),
     sendToUtilizer: boolean('send_to_utilizer').notNull().default(false),
     recipients: jsonb('recipients').$type<MailRecipient[]>().notNull().default(sql`'[]'::jsonb`),
-    ...sysColumns(),
   },
-  (t) => [
-    uniqueIndex('mailhooks_slug_unique').on(t.membershipId, t.slug),
-    index('mailhooks_membership_event').on(t.membershipId, t.event, t.isActive),
-    index('mailhooks_membership_created').on(t.membershipId, t.createdAt),
-  ],
+  (t) => [index('mailhooks_membership_event').on(t.membershipId, t.event, t.isActive)],
 );
 
 export const schema = { memberships, roles, userTypes, users, applications, sessions, tokenSessions, events, webhooks, providers, providerIdentities, mailhooks };
@@ -391,7 +366,11 @@ export const tokenCodes = pgTable(
 
 export type TokenCodeRow = typeof tokenCodes.$inferSelect;
 
-/** How a membership's device codes look and live (referenced by slug from `memberships.code_policy`). */
+/**
+ * How a membership's device codes look and live (referenced by slug from `memberships.code_policy`).
+ * A named resource, declared without namedResourceTable: its creation-order index, as its migration
+ * shipped it, has another name and ends with the id.
+ */
 export const tokenCodePolicies = pgTable(
   'token_code_policies',
   {

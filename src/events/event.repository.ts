@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { events, type EventRow } from '../database/schema';
-import { ListStatements, runListQuery, type ListPage, type ListQuery, type ListRequest, type QuerySchema } from '../common/query';
+import { ListStatements, querySchema, runListQuery, type ListPage, type ListQuery, type ListRequest } from '../common/query';
 import { toEventResponse } from './event.mapper';
 
 /**
@@ -10,17 +10,9 @@ import { toEventResponse } from './event.mapper';
  * one membership: (membership_id, event_time, id), (membership_id, event_type, event_time, id) and
  * (membership_id, utilizer_id, event_time).
  */
-export const EVENT_QUERY_SCHEMA: QuerySchema = {
-  fields: {
-    _id: { sql: sql`${events.id}`, type: 'string' },
-    event_type: { sql: sql`${events.eventType}`, type: 'string', sortable: true },
-    utilizer_id: { sql: sql`${events.utilizerId}`, type: 'string', sortable: true },
-    event_time: { sql: sql`${events.eventTime}`, type: 'timestamp', sortable: true },
-    membership_id: { sql: sql`${events.membershipId}`, type: 'string' },
-    document: { sql: sql`${events.document}`, type: 'json' },
-    prior: { sql: sql`${events.prior}`, type: 'json' },
-  },
-};
+export const EVENT_QUERY_SCHEMA = querySchema(events, ['id', 'eventType', 'utilizerId', 'eventTime', 'membershipId', 'document', 'prior'], {
+  sortable: ['eventType', 'utilizerId', 'eventTime'],
+});
 
 /** Newest first; the id breaks ties so that pages never overlap (a backward scan of events_membership_time). */
 export const EVENT_DEFAULT_SORT: SQL = sql`${desc(events.eventTime)}, ${desc(events.id)}`;

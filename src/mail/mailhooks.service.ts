@@ -113,7 +113,7 @@ export class MailhooksService extends MembershipResourceService<MailhookRow, Mai
 
   /** Under a share lock of the membership, so a PUT cannot remove the provider before this commits. */
   private async assertProviderExists(tx: Tx, membershipId: string, slug: string): Promise<void> {
-    const membership = await this.memberships.lockForShare(tx, membershipId);
+    const membership = await this.memberships.lockForShare(membershipId, tx);
     if (!membership) throw new DomainError('MembershipNotFound', 'The membership does not exist');
     if (!membership.mailProviders.some((provider) => provider.slug === slug)) {
       throw validationError('mail_provider', `names no entry of the membership's mail_providers: ${JSON.stringify(slug.slice(0, 64))}`);

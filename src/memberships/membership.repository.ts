@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { mailhooks, memberships, tokenCodePolicies, users, type MembershipRow } from '../database/schema';
-import { runListQuery, sysFields, type ListPage, type ListRequest, type QuerySchema } from '../common/query';
+import { querySchema, runListQuery, sysFields, type ListPage, type ListRequest } from '../common/query';
 
 /** The advisory lock key of setup (see lockInstallation); the value setup has always used. */
 const INSTALLATION_LOCK_KEY = 7_460_310_212;
@@ -12,24 +12,15 @@ const INSTALLATION_LOCK_KEY = 7_460_310_212;
  * on it would be an oracle for it); mail providers and OTP settings hold credentials and are not
  * queryable either.
  */
-export const MEMBERSHIP_QUERY_SCHEMA: QuerySchema = {
-  fields: {
-    _id: { sql: sql`${memberships.id}`, type: 'string', sortable: true },
-    name: { sql: sql`${memberships.name}`, type: 'string', sortable: true },
-    slug: { sql: sql`${memberships.slug}`, type: 'string', sortable: true },
-    expires_in: { sql: sql`${memberships.expiresIn}`, type: 'integer' },
-    refresh_token_expires_in: { sql: sql`${memberships.refreshTokenExpiresIn}`, type: 'integer' },
-    scoped_token_expires_in: { sql: sql`${memberships.scopedTokenExpiresIn}`, type: 'integer' },
-    hash_algorithm: { sql: sql`${memberships.hashAlgorithm}`, type: 'string' },
-    user_activation: { sql: sql`${memberships.userActivation}`, type: 'string' },
-    is_system: { sql: sql`${memberships.isSystem}`, type: 'boolean' },
-    // Memberships are few (one per tenant), so sorting by time needs no index of its own.
-    ...sysFields(memberships),
-    // Replaces the entry in place (the key keeps its position): memberships also sort by modification time.
-    'sys.modified_at': { sql: sql`${memberships.modifiedAt}`, type: 'timestamp', sortable: true },
-  },
-  hidden: ['secret_key', 'mail_providers', 'otp_settings'],
-};
+export const MEMBERSHIP_QUERY_SCHEMA = querySchema(
+  memberships,
+  [
+    'id', 'name', 'slug', 'expiresIn', 'refreshTokenExpiresIn', 'scopedTokenExpiresIn', 'hashAlgorithm', 'userActivation', 'isSystem',
+    // Memberships are few (one per tenant), so sorting by time, creation or modification, needs no index of its own.
+    sysFields(memberships, ['createdAt', 'modifiedAt']),
+  ],
+  { sortable: ['id', 'name', 'slug'], hidden: ['secret_key', 'mail_providers', 'otp_settings'] },
+);
 
 /** The settings a PUT replaces. */
 export type MembershipSettings = Pick<
@@ -75,7 +66,7 @@ export class MembershipRepository {
    * The row, share-locked until the transaction ends: a write that depends on the membership's
    * settings (a mail hook naming a mail provider) waits for, or is waited for by, a PUT.
    */
-  async lockForShare(executor: Executor, id: string): Promise<MembershipRow | undefined> {
+  async lockForShare(id: string, executor: Executor = this.database.db): Promise<MembershipRow | undefined> {
     const [row] = await executor.select().from(memberships).where(eq(memberships.id, id)).limit(1).for('share');
     return row;
   }

@@ -1,24 +1,21 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { and, inArray, sql } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor } from '../database/database';
+import { Injectable } from '@nestjs/common';
+import { inArray } from 'drizzle-orm';
+import type { Executor } from '../database/database';
 import { roles, type RoleRow } from '../database/schema';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
-import { membershipSysFields, namedResourceFields, type QuerySchema } from '../common/query';
+import { membershipSysFields, namedResourceFields, querySchema, sortableFieldNames } from '../common/query';
 import { toRoleResponse } from './role.mapper';
 
 /** Its home is common/query now; exported here still for the callers that import it from roles. */
 export { likePattern } from '../common/query';
 
-export const ROLE_QUERY_SCHEMA: QuerySchema = {
-  fields: {
-    ...namedResourceFields(roles, { sortableId: true }),
-    permissions: { sql: sql`${roles.permissions}`, type: 'string_array' },
-    forbidden: { sql: sql`${roles.forbidden}`, type: 'string_array' },
-    ...membershipSysFields(roles),
-  },
-};
+export const ROLE_QUERY_SCHEMA = querySchema(
+  roles,
+  [namedResourceFields(roles, { sortableId: true }), 'permissions', 'forbidden', membershipSysFields(roles)],
+  { stringArrays: ['permissions', 'forbidden'] },
+);
 
-export const ROLE_SORTABLE_FIELDS = '_id, slug, sys.created_at';
+export const ROLE_SORTABLE_FIELDS = sortableFieldNames(ROLE_QUERY_SCHEMA);
 
 export type NewRoleRow = typeof roles.$inferInsert;
 /** The fields a PUT replaces. */
@@ -28,21 +25,16 @@ export type RoleChanges = RoleContent & Pick<RoleRow, 'modifiedAt' | 'modifiedBy
 
 @Injectable()
 export class RoleRepository extends MembershipScopedRepository<RoleRow, NewRoleRow, RoleChanges> {
-  constructor(@Inject(DATABASE) database: Database) {
-    super(database, { table: roles, schema: ROLE_QUERY_SCHEMA, toResponse: toRoleResponse });
-  }
+  protected override readonly resource = { table: roles, schema: ROLE_QUERY_SCHEMA, toResponse: toRoleResponse };
 
   /** Locks the row until the transaction ends, so concurrent updates of one role are serialized. */
   lockById(membershipId: string, id: string, executor?: Executor): Promise<RoleRow | undefined> {
     return this.findByIdForUpdate(membershipId, id, executor);
   }
 
-  async findByIds(membershipId: string, ids: readonly string[], executor: Executor = this.database.db): Promise<RoleRow[]> {
+  async findByIds(membershipId: string, ids: readonly string[], executor?: Executor): Promise<RoleRow[]> {
     if (!ids.length) return [];
-    return executor
-      .select()
-      .from(roles)
-      .where(and(this.scope(membershipId), inArray(roles.id, [...ids])));
+    return this.findWhere(membershipId, [inArray(roles.id, [...ids])], executor);
   }
 
   /** Replaces the content, stamped as modified now by `modifiedBy`. */

@@ -1,9 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { and, eq, inArray, sql } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor } from '../database/database';
+import { Injectable } from '@nestjs/common';
+import { and, eq, inArray } from 'drizzle-orm';
+import type { Executor } from '../database/database';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { memberships, tokenCodePolicies, type TokenCodePolicyRow } from '../database/schema';
-import { membershipSysFields, namedResourceFields, type QuerySchema } from '../common/query';
+import { membershipSysFields, namedResourceFields, querySchema } from '../common/query';
 import { toTokenCodePolicyResponse } from './token-code-policy.mapper';
 
 export type NewTokenCodePolicyRow = typeof tokenCodePolicies.$inferInsert;
@@ -13,23 +13,15 @@ export type TokenCodePolicyChanges = Pick<
   'name' | 'description' | 'length' | 'containsLetters' | 'containsDigits' | 'expiresIn' | 'modifiedAt' | 'modifiedBy'
 >;
 
-export const TOKEN_CODE_POLICY_QUERY_SCHEMA: QuerySchema = {
-  fields: {
-    ...namedResourceFields(tokenCodePolicies, { sortableId: false }),
-    length: { sql: sql`${tokenCodePolicies.length}`, type: 'integer' },
-    contains_letters: { sql: sql`${tokenCodePolicies.containsLetters}`, type: 'boolean' },
-    contains_digits: { sql: sql`${tokenCodePolicies.containsDigits}`, type: 'boolean' },
-    expires_in: { sql: sql`${tokenCodePolicies.expiresIn}`, type: 'integer' },
-    ...membershipSysFields(tokenCodePolicies),
-  },
-  hidden: [],
-};
+export const TOKEN_CODE_POLICY_QUERY_SCHEMA = querySchema(tokenCodePolicies, [
+  namedResourceFields(tokenCodePolicies, { sortableId: false }),
+  'length', 'containsLetters', 'containsDigits', 'expiresIn',
+  membershipSysFields(tokenCodePolicies),
+]);
 
 @Injectable()
 export class TokenCodePolicyRepository extends MembershipScopedRepository<TokenCodePolicyRow, NewTokenCodePolicyRow, TokenCodePolicyChanges> {
-  constructor(@Inject(DATABASE) database: Database) {
-    super(database, { table: tokenCodePolicies, schema: TOKEN_CODE_POLICY_QUERY_SCHEMA, toResponse: toTokenCodePolicyResponse });
-  }
+  protected override readonly resource = { table: tokenCodePolicies, schema: TOKEN_CODE_POLICY_QUERY_SCHEMA, toResponse: toTokenCodePolicyResponse };
 
   /**
    * Whether the membership names one of these policies as its `code_policy`. The membership row is

@@ -1,6 +1,6 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/pg-core';
-import type { QuerySchema } from '../common/query';
+import { querySchema, sortableFieldNames } from '../common/query';
 import { tokenSessions, users } from '../database/schema';
 
 /**
@@ -54,25 +54,17 @@ export interface TokenListingRow {
   revokeReason: string | null;
 }
 
-export const TOKEN_LISTING_QUERY_SCHEMA: QuerySchema = {
-  fields: {
-    _id: { sql: sql`${tokenListing.id}`, type: 'string', sortable: true },
-    user_id: { sql: sql`${tokenListing.userId}`, type: 'string' },
-    username: { sql: sql`${tokenListing.username}`, type: 'string' },
-    kind: { sql: sql`${tokenListing.kind}`, type: 'string' },
-    parent_id: { sql: sql`${tokenListing.parentId}`, type: 'string' },
-    scopes: { sql: sql`${tokenListing.scopes}`, type: 'string_array' },
-    created_at: { sql: sql`${tokenListing.createdAt}`, type: 'timestamp', sortable: true },
-    expires_at: { sql: sql`${tokenListing.expiresAt}`, type: 'timestamp', sortable: true },
-    access_expires_at: { sql: sql`${tokenListing.accessExpiresAt}`, type: 'timestamp' },
-    refresh_expires_at: { sql: sql`${tokenListing.refreshExpiresAt}`, type: 'timestamp' },
-    ip_address: { sql: sql`${tokenListing.ipAddress}`, type: 'string' },
-    user_agent: { sql: sql`${tokenListing.userAgent}`, type: 'string' },
-    revoked_at: { sql: sql`${tokenListing.revokedAt}`, type: 'timestamp' },
-    revoked_by: { sql: sql`${tokenListing.revokedBy}`, type: 'string' },
-    revoke_reason: { sql: sql`${tokenListing.revokeReason}`, type: 'string' },
+export const TOKEN_LISTING_QUERY_SCHEMA = querySchema(
+  tokenListing,
+  [
+    'id', 'userId', 'username', 'kind', 'parentId', 'scopes', 'createdAt', 'expiresAt', 'accessExpiresAt', 'refreshExpiresAt',
+    'ipAddress', 'userAgent', 'revokedAt', 'revokedBy', 'revokeReason',
+  ],
+  {
+    sortable: ['id', 'createdAt', 'expiresAt'],
+    stringArrays: ['scopes'],
+    hidden: ['token', 'access_token', 'refresh_token', 'access_jti', 'refresh_jti', 'jti'],
   },
-  hidden: ['token', 'access_token', 'refresh_token', 'access_jti', 'refresh_jti', 'jti'],
-};
+);
 
-export const TOKEN_LISTING_SORTABLE_FIELDS = '_id, created_at, expires_at';
+export const TOKEN_LISTING_SORTABLE_FIELDS = sortableFieldNames(TOKEN_LISTING_QUERY_SCHEMA);

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, eq, getTableColumns, inArray, isNull, or, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { eventRecords, eventsFromJson } from '../events/event.repository';
 import {
@@ -20,6 +20,13 @@ export type NewTokenSession = typeof tokenSessions.$inferInsert & { createdAt: D
 import { runListQuery, type ListPage, type ListRequest } from '../common/query';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { TOKEN_LISTING_QUERY_SCHEMA, tokenListing, type TokenListingRow } from './token-listing.schema';
+
+/** The columns sessions and token records share for revoking them alike. */
+interface RevocableColumns {
+  membershipId: PgColumn;
+  userId: PgColumn;
+  revokedAt: PgColumn;
+}
 
 /** Which sessions a listing shows: live ones (not revoked, not yet expired) or revoked ones. */
 export type SessionListingState = 'active' | 'revoked';
@@ -308,8 +315,8 @@ export class TokenSessionRepository {
 
   /**
    * Revokes sign-in sessions and every token record of them still active (pairs refreshed from
-   * them and scoped tokens included). The session's own mark is what a concurrent refresh cannot
-   * escape. Answers the token records it revoked (so the caller records one event per record).
+   * them and scoped tokens included). Answers the token records it revoked (so the caller records
+   * one event per record).
    */
   async revokeSessions(
     membershipId: string,
@@ -319,16 +326,9 @@ export class TokenSessionRepository {
     executor: Executor = this.database.db,
   ): Promise<TokenSessionRow[]> {
     if (!sessionIds.length) return [];
-    const revocation = { revokedAt: new Date(), revokedBy, revokeReason: reason };
-    await executor
-      .update(sessions)
-      .set(revocation)
-      .where(and(eq(sessions.membershipId, membershipId), inArray(sessions.id, [...sessionIds]), isNull(sessions.revokedAt)));
-    return executor
-      .update(tokenSessions)
-      .set(revocation)
-      .where(and(eq(tokenSessions.membershipId, membershipId), inArray(tokenSessions.sessionId, [...sessionIds]), isNull(tokenSessions.revokedAt)))
-      .returning();
+    return this.revokeSessionsWhere(executor, membershipId, { revokedBy, revokeReason: reason }, (_table, sessionId) => [
+      inArray(sessionId, [...sessionIds]),
+    ]);
   }
 
   /** Revokes one token record alone (a scoped token revoking itself), if still active. */
@@ -349,30 +349,29 @@ export class TokenSessionRepository {
     exceptSessionId?: string,
     executor: Executor = this.database.db,
   ): Promise<TokenSessionRow[]> {
-    const revocation = { revokedAt: new Date(), revokedBy, revokeReason: reason };
-    await executor
-      .update(sessions)
-      .set(revocation)
-      .where(
-        and(
-          eq(sessions.membershipId, membershipId),
-          eq(sessions.userId, userId),
-          isNull(sessions.revokedAt),
-          exceptSessionId ? sql`${sessions.id} <> ${exceptSessionId}` : undefined,
-        ),
-      );
-    return executor
-      .update(tokenSessions)
-      .set(revocation)
-      .where(
-        and(
-          eq(tokenSessions.membershipId, membershipId),
-          eq(tokenSessions.userId, userId),
-          isNull(tokenSessions.revokedAt),
-          exceptSessionId ? sql`${tokenSessions.sessionId} <> ${exceptSessionId}` : undefined,
-        ),
-      )
-      .returning();
+    return this.revokeSessionsWhere(executor, membershipId, { revokedBy, revokeReason: reason }, (table, sessionId) => [
+      eq(table.userId, userId),
+      exceptSessionId ? sql`${sessionId} <> ${exceptSessionId}` : undefined,
+    ]);
+  }
+
+  /**
+   * Marks revoked the still-active sessions of the membership that `pick` selects and every
+   * still-active token record of them, sessions first: the session's own mark is what a concurrent
+   * refresh cannot escape. `pick` states the selection once for both tables, given the table and
+   * its column that holds the session id (a session's own id, a token record's session_id).
+   */
+  private async revokeSessionsWhere(
+    executor: Executor,
+    membershipId: string,
+    revocation: { revokedBy: string; revokeReason: string },
+    pick: (table: RevocableColumns, sessionId: PgColumn) => (SQL | undefined)[],
+  ): Promise<TokenSessionRow[]> {
+    const marks = { revokedAt: new Date(), ...revocation };
+    const stillActive = (table: RevocableColumns, sessionId: PgColumn) =>
+      and(eq(table.membershipId, membershipId), ...pick(table, sessionId), isNull(table.revokedAt));
+    await executor.update(sessions).set(marks).where(stillActive(sessions, sessions.id));
+    return executor.update(tokenSessions).set(marks).where(stillActive(tokenSessions, tokenSessions.sessionId)).returning();
   }
 
   private listingScope(membershipId: string, state: SessionListingState) {

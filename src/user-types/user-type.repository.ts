@@ -1,20 +1,16 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { sql } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor } from '../database/database';
+import { Injectable } from '@nestjs/common';
+import type { Executor } from '../database/database';
 import { userTypes, type UserTypeRow } from '../database/schema';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
-import { membershipSysFields, namedResourceFields, type QuerySchema } from '../common/query';
+import { membershipSysFields, namedResourceFields, querySchema } from '../common/query';
 import { toUserTypeResponse } from './user-type.mapper';
 
 /** What `where`, `sort` and `select` may name on user types (the API field names). */
-export const USER_TYPE_QUERY_SCHEMA: QuerySchema = {
-  fields: {
-    ...namedResourceFields(userTypes, { sortableId: true }),
-    properties: { sql: sql`${userTypes.properties}`, type: 'json' },
-    allow_additional_properties: { sql: sql`${userTypes.allowAdditionalProperties}`, type: 'boolean' },
-    ...membershipSysFields(userTypes),
-  },
-};
+export const USER_TYPE_QUERY_SCHEMA = querySchema(userTypes, [
+  namedResourceFields(userTypes, { sortableId: true }),
+  'properties', 'allowAdditionalProperties',
+  membershipSysFields(userTypes),
+]);
 
 export type NewUserTypeRow = typeof userTypes.$inferInsert;
 /** The fields a replace (PUT) writes; the slug is immutable. */
@@ -22,9 +18,7 @@ export type UserTypeChanges = Pick<NewUserTypeRow, 'name' | 'description' | 'pro
 
 @Injectable()
 export class UserTypeRepository extends MembershipScopedRepository<UserTypeRow, NewUserTypeRow, UserTypeChanges> {
-  constructor(@Inject(DATABASE) database: Database) {
-    super(database, { table: userTypes, schema: USER_TYPE_QUERY_SCHEMA, toResponse: toUserTypeResponse });
-  }
+  protected override readonly resource = { table: userTypes, schema: USER_TYPE_QUERY_SCHEMA, toResponse: toUserTypeResponse };
 
   /** The name UserTypesService calls `replace` by; undefined when the row is gone. */
   update(membershipId: string, id: string, changes: UserTypeChanges, executor?: Executor): Promise<UserTypeRow | undefined> {

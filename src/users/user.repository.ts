@@ -3,7 +3,7 @@ import { and, asc, eq, inArray, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { users, type UserRow } from '../database/schema';
-import { deleteByIds, likePattern, runListQuery, sysFields, type ListPage, type ListQuery, type ListRequest, type QueryField, type QuerySchema } from '../common/query';
+import { deleteByIds, likePattern, queryFields, runListQuery, sysFields, type ListPage, type ListQuery, type ListRequest, type QueryField, type QuerySchema } from '../common/query';
 import { propertyNameProblem } from '../user-types/custom-fields';
 import { toUserResponse } from './user.mapper';
 
@@ -13,26 +13,21 @@ function isoText(column: PgColumn): SQL {
 }
 
 /** The user's own fields as `where`, `sort` and `select` name them (the API field names). */
-const USER_FIELDS: Record<string, QueryField> = {
-  _id: { sql: sql`${users.id}`, type: 'string', sortable: true },
-  username: { sql: sql`${users.username}`, type: 'string' },
-  email_address: { sql: sql`${users.emailAddress}`, type: 'string', sortable: true },
-  firstname: { sql: sql`${users.firstname}`, type: 'string' },
-  lastname: { sql: sql`${users.lastname}`, type: 'string' },
-  role: { sql: sql`${users.role}`, type: 'string', sortable: true },
-  user_type: { sql: sql`${users.userType}`, type: 'string' },
-  permissions: { sql: sql`${users.permissions}`, type: 'string_array' },
-  forbidden: { sql: sql`${users.forbidden}`, type: 'string_array' },
-  is_active: { sql: sql`${users.isActive}`, type: 'boolean' },
-  source_provider: { sql: sql`${users.sourceProvider}`, type: 'string' },
-  membership_id: { sql: sql`${users.membershipId}`, type: 'string' },
-  // The whole block as the API shows it, so that `select` and `where` can name it; its parts are fields of their own below.
-  sys: {
-    sql: sql`jsonb_strip_nulls(jsonb_build_object('created_at', ${isoText(users.createdAt)}, 'created_by', ${users.createdBy}, 'modified_at', ${isoText(users.modifiedAt)}, 'modified_by', ${users.modifiedBy}))`,
-    type: 'json',
-  },
-  ...sysFields(users),
-};
+const USER_FIELDS = queryFields(
+  users,
+  [
+    'id', 'username', 'emailAddress', 'firstname', 'lastname', 'role', 'userType', 'permissions', 'forbidden', 'isActive', 'sourceProvider', 'membershipId',
+    // The whole block as the API shows it, so that `select` and `where` can name it; its parts are fields of their own below.
+    {
+      sys: {
+        sql: sql`jsonb_strip_nulls(jsonb_build_object('created_at', ${isoText(users.createdAt)}, 'created_by', ${users.createdBy}, 'modified_at', ${isoText(users.modifiedAt)}, 'modified_by', ${users.modifiedBy}))`,
+        type: 'json',
+      },
+    },
+    sysFields(users),
+  ],
+  { sortable: ['id', 'emailAddress', 'role'], stringArrays: ['permissions', 'forbidden'] },
+);
 
 const HIDDEN = ['password_hash', 'password'] as const;
 

@@ -1,9 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { and, eq, sql } from 'drizzle-orm';
-import { DATABASE, type Database } from '../database/database';
+import { Injectable } from '@nestjs/common';
+import { eq } from 'drizzle-orm';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { webhooks, type WebhookRow } from '../database/schema';
-import { membershipSysFields, namedResourceFields, type QuerySchema } from '../common/query';
+import { isSetField, membershipSysFields, namedResourceFields, querySchema } from '../common/query';
 import { toWebhookResponse } from './webhook.mapper';
 
 export type NewWebhookRow = typeof webhooks.$inferInsert;
@@ -11,33 +10,26 @@ export type NewWebhookRow = typeof webhooks.$inferInsert;
 export type WebhookChanges = Pick<NewWebhookRow, 'name' | 'slug' | 'description' | 'event' | 'status' | 'tryCount' | 'request' | 'secret' | 'modifiedAt' | 'modifiedBy'>;
 
 /** Sortable: what an index serves inside one membership (slug unique index, created index). */
-export const WEBHOOK_QUERY_SCHEMA: QuerySchema = {
-  fields: {
-    ...namedResourceFields(webhooks, { sortableId: false }),
-    event: { sql: sql`${webhooks.event}`, type: 'string' },
-    status: { sql: sql`${webhooks.status}`, type: 'string' },
-    try_count: { sql: sql`${webhooks.tryCount}`, type: 'integer' },
-    request: { sql: sql`${webhooks.request}`, type: 'json' },
-    ...membershipSysFields(webhooks),
-    has_secret: { sql: sql`(${webhooks.secret} is not null)`, type: 'boolean' },
-  },
-  hidden: ['secret'],
-};
+export const WEBHOOK_QUERY_SCHEMA = querySchema(
+  webhooks,
+  [
+    namedResourceFields(webhooks, { sortableId: false }),
+    'event', 'status', 'tryCount', 'request',
+    membershipSysFields(webhooks),
+    { has_secret: isSetField(webhooks.secret) },
+  ],
+  { hidden: ['secret'] },
+);
 
 @Injectable()
 export class WebhookRepository extends MembershipScopedRepository<WebhookRow, NewWebhookRow, WebhookChanges> {
-  constructor(@Inject(DATABASE) database: Database) {
-    super(database, { table: webhooks, schema: WEBHOOK_QUERY_SCHEMA, toResponse: toWebhookResponse });
-  }
+  protected override readonly resource = { table: webhooks, schema: WEBHOOK_QUERY_SCHEMA, toResponse: toWebhookResponse };
 
   /**
    * The webhooks an event of this type calls (served by webhooks_membership_event). `async`: a
    * real promise, which callers may cache and await many times (a drizzle query runs again on every `then`).
    */
   async findActiveFor(membershipId: string, eventType: string): Promise<WebhookRow[]> {
-    return this.database.db
-      .select()
-      .from(webhooks)
-      .where(and(this.scope(membershipId), eq(webhooks.event, eventType), eq(webhooks.status, 'active')));
+    return this.findWhere(membershipId, [eq(webhooks.event, eventType), eq(webhooks.status, 'active')]);
   }
 }

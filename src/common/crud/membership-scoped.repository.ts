@@ -1,6 +1,7 @@
 import { and, asc, eq, ilike, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
-import type { Database, Executor } from '../../database/database';
+import { Inject } from '@nestjs/common';
+import { DATABASE, type Database, type Executor } from '../../database/database';
 import { deleteByIds, likePattern, runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../query';
 
 /**
@@ -29,22 +30,18 @@ export interface MembershipScopedResource<TRow> {
  * applications, user types, mail hooks, webhooks, providers, token code policies): find by id
  * (locked or not) or slug, list/_query, keyword search, insert, replace, delete one, delete many,
  * always inside the membership, so an id of another membership is simply not found. A repository
- * extends it and adds only what is its own. Convention: the membership first, the executor last and
+ * extends it, declares its `resource` and adds only what is its own; it needs no constructor (Nest
+ * injects the database through this one). Convention: the membership first, the executor last and
  * optional (the request's ambient transaction, or the database, when omitted).
  *
  * Drizzle cannot infer row types through a table type parameter, so the queries here answer
- * through casts to TRow: the table and TRow are paired once, in the subclass's constructor.
+ * through casts to TRow: the table and TRow are paired once, in the subclass's `resource`.
  */
 export abstract class MembershipScopedRepository<TRow, TNewRow extends object, TChanges extends object> {
-  /** Creation order, the id as tie-breaker: what an index serves inside one membership. */
-  protected readonly defaultSort: SQL;
+  /** The table, its query schema and its response form. */
+  protected abstract readonly resource: MembershipScopedResource<TRow>;
 
-  protected constructor(
-    protected readonly database: Database,
-    protected readonly resource: MembershipScopedResource<TRow>,
-  ) {
-    this.defaultSort = sql`${asc(resource.table.createdAt)}, ${asc(resource.table.id)}`;
-  }
+  constructor(@Inject(DATABASE) protected readonly database: Database) {}
 
   /** The tenant condition of every query. */
   protected scope(membershipId: string): SQL {
@@ -58,6 +55,14 @@ export abstract class MembershipScopedRepository<TRow, TNewRow extends object, T
   async findById(membershipId: string, id: string, executor: Executor = this.database.db): Promise<TRow | undefined> {
     const [row] = await executor.select().from(this.resource.table).where(this.byId(membershipId, id)).limit(1);
     return row as TRow | undefined;
+  }
+
+  /** The rows of the membership that all `conditions` pick. */
+  protected async findWhere(membershipId: string, conditions: readonly SQL[], executor: Executor = this.database.db): Promise<TRow[]> {
+    return (await executor
+      .select()
+      .from(this.resource.table)
+      .where(and(this.scope(membershipId), ...conditions))) as TRow[];
   }
 
   async findBySlug(membershipId: string, slug: string, executor: Executor = this.database.db): Promise<TRow | undefined> {
@@ -117,7 +122,8 @@ export abstract class MembershipScopedRepository<TRow, TNewRow extends object, T
       scope,
       schema: this.resource.schema,
       request,
-      defaultSort: this.defaultSort,
+      // Creation order, the id as tie-breaker: what an index serves inside one membership.
+      defaultSort: sql`${asc(this.resource.table.createdAt)}, ${asc(this.resource.table.id)}`,
       toResponse: this.resource.toResponse,
     });
   }

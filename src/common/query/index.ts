@@ -1,5 +1,7 @@
 export type { FieldType, QueryField, QuerySchema } from './query-schema';
-export { membershipSysFields, namedResourceFields, sysFields } from './resource-fields';
+export { queryFields, querySchema, type ColumnFieldOptions, type ColumnKey, type FieldEntry } from './column-fields';
+export { isSetField, membershipSysFields, namedResourceFields, sysFields } from './resource-fields';
+export { sortableFieldNames } from './field-path';
 export {
   QUERY_LIMITS,
   applyProjection,

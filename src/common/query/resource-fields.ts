@@ -1,51 +1,46 @@
-import { sql } from 'drizzle-orm';
-import type { PgColumn } from 'drizzle-orm/pg-core';
+import { sql, type Column } from 'drizzle-orm';
+import { queryFields, type ColumnKey } from './column-fields';
 import type { QueryField } from './query-schema';
 
 /** The `sys` bookkeeping columns (database/schema.ts `sysColumns`). */
 export interface SysColumns {
-  createdAt: PgColumn;
-  createdBy: PgColumn;
-  modifiedAt: PgColumn;
-  modifiedBy: PgColumn;
+  createdAt: Column;
+  createdBy: Column;
+  modifiedAt: Column;
+  modifiedBy: Column;
 }
 
 /** The columns every named membership resource starts with (database/schema.ts `namedResource`). */
 export interface NamedResourceColumns {
-  id: PgColumn;
-  name: PgColumn;
-  slug: PgColumn;
-  description: PgColumn;
+  id: Column;
+  name: Column;
+  slug: Column;
+  description: Column;
 }
 
 /**
  * `_id`, `name`, `slug`, `description`: the first fields of a named membership resource's query
  * schema. The slug sorts (its unique index serves it); `_id` sorts only where the API says so.
- * Field order is the order error messages list known fields in, so spread this first.
+ * Field order is the order error messages list known fields in, so list this first.
  */
 export function namedResourceFields(table: NamedResourceColumns, options: { sortableId: boolean }): Record<string, QueryField> {
-  return {
-    _id: { sql: sql`${table.id}`, type: 'string', ...(options.sortableId ? { sortable: true } : {}) },
-    name: { sql: sql`${table.name}`, type: 'string' },
-    slug: { sql: sql`${table.slug}`, type: 'string', sortable: true },
-    description: { sql: sql`${table.description}`, type: 'string' },
-  };
+  return queryFields(table, ['id', 'name', 'slug', 'description'], { sortable: options.sortableId ? ['id', 'slug'] : ['slug'] });
 }
 
-/** `sys.created_at` ... `sys.modified_by` as fields of their own; creation time sorts (an index serves it inside a membership). */
-export function sysFields(table: SysColumns): Record<string, QueryField> {
-  return {
-    'sys.created_at': { sql: sql`${table.createdAt}`, type: 'timestamp', sortable: true },
-    'sys.created_by': { sql: sql`${table.createdBy}`, type: 'string' },
-    'sys.modified_at': { sql: sql`${table.modifiedAt}`, type: 'timestamp' },
-    'sys.modified_by': { sql: sql`${table.modifiedBy}`, type: 'string' },
-  };
+/**
+ * `sys.created_at` ... `sys.modified_by` as fields of their own. Creation time sorts by default (an
+ * index serves it inside a membership).
+ */
+export function sysFields(table: SysColumns, sortable: readonly ColumnKey<SysColumns>[] = ['createdAt']): Record<string, QueryField> {
+  return queryFields(table, ['createdAt', 'createdBy', 'modifiedAt', 'modifiedBy'], { prefix: 'sys.', sortable });
 }
 
 /** `membership_id` and the `sys` fields: the last fields of every membership resource's query schema. */
-export function membershipSysFields(table: SysColumns & { membershipId: PgColumn }): Record<string, QueryField> {
-  return {
-    membership_id: { sql: sql`${table.membershipId}`, type: 'string' },
-    ...sysFields(table),
-  };
+export function membershipSysFields(table: SysColumns & { membershipId: Column }): Record<string, QueryField> {
+  return { ...queryFields(table, ['membershipId']), ...sysFields(table) };
+}
+
+/** Whether a write-only column (a secret) holds a value: what the API shows in its place (`has_secret`). */
+export function isSetField(column: Column): QueryField {
+  return { sql: sql`(${column} is not null)`, type: 'boolean' };
 }

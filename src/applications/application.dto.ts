@@ -1,18 +1,8 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { DescriptionField, NameField, OptionalBooleanField, SlugField, SlugReferenceField } from '../common/dto-fields';
+import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
+import { DescriptionField, NameField, NamedBodyFields, OptionalBooleanField, SlugField, SlugReferenceField } from '../common/dto-fields';
 import { IsPermissionExpressionList } from '../roles/permission-list';
 
-/** Body of POST and PUT .../applications. Expressions are checked by the service (400 InvalidPermission). */
-export class ApplicationBodyDto {
-  @NameField({ example: 'Billing backend' })
-  name!: string;
-
-  @SlugField({ example: 'billing-backend', description: 'Unique in the membership; from the name on create when omitted, kept on update when omitted' })
-  slug?: string;
-
-  @DescriptionField(1024)
-  description?: string | null;
-
+class ApplicationGrantsDto {
   @SlugReferenceField({ example: 'admin', description: 'Slug of a role of the membership; none when omitted' })
   role?: string | null;
 
@@ -27,3 +17,13 @@ export class ApplicationBodyDto {
   @OptionalBooleanField({ default: true, description: 'An inactive application\'s Basic token answers 401 InvalidToken' })
   is_active?: boolean;
 }
+
+/** Body of POST and PUT .../applications. Expressions are checked by the service (400 InvalidPermission). */
+export class ApplicationBodyDto extends IntersectionType(
+  NamedBodyFields({
+    name: NameField({ example: 'Billing backend' }),
+    slug: SlugField({ example: 'billing-backend', description: 'Unique in the membership; from the name on create when omitted, kept on update when omitted' }),
+    description: DescriptionField(1024),
+  }),
+  ApplicationGrantsDto,
+) {}

@@ -1,11 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { sameJson } from '../common/same-json';
 import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
-import { DomainError, validationError } from '../common/errors';
+import { validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import { type ListPage, parseSearchKeyword } from '../common/query';
 import type { EventType } from '../events/event-types';
 import type { ApplicationRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
@@ -34,21 +32,7 @@ export class ApplicationsService extends MembershipResourceService<ApplicationRo
     private readonly recorder: EventRecorder,
     private readonly permissions: CallerPermissions,
   ) {
-    super(
-      {
-        resource: 'applications',
-        toResponse: toApplicationResponse,
-        deletedEvent: 'ApplicationDeleted',
-        notFound: () => new DomainError('ApplicationNotFound', 'The application does not exist'),
-      },
-      applications,
-      recorder,
-      permissions,
-    );
-  }
-
-  search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    return this.list(caller, membershipId, { query }, parseSearchKeyword(keyword));
+    super({ resource: 'applications', entity: 'Application', noun: 'application', toResponse: toApplicationResponse }, applications, recorder, permissions);
   }
 
   async create(caller: Caller, membershipId: string, input: ApplicationBodyDto): Promise<ApplicationWithSecret> {
@@ -69,9 +53,8 @@ export class ApplicationsService extends MembershipResourceService<ApplicationRo
       secretDigest: digest,
       createdBy: caller.id,
     });
-    const application = toApplicationResponse(row);
-    this.recorder.recordChange({ membershipId, eventType: 'ApplicationCreated', utilizerId: caller.id, document: application });
-    return { ...application, secret };
+    this.recorder.recordChange(this.createdEvent(membershipId, caller.id, row));
+    return { ...toApplicationResponse(row), secret };
   }
 
   /** Replaces the mutable fields; an omitted slug is kept, other omitted fields return to their defaults. */
@@ -88,14 +71,13 @@ export class ApplicationsService extends MembershipResourceService<ApplicationRo
       ...lists,
       isActive: input.is_active ?? true,
     };
-    if (sameContent(current, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+    this.assertChanges(current, next);
     if (next.role !== current.role) await this.assertRoleExists(membershipId, next.role);
     const before = await loadAssignment(this.roles, membershipId, current);
     assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, next)));
     const row = await this.applications.update(membershipId, id, next, caller.id);
-    const application = toApplicationResponse(row);
-    this.recorder.recordChange({ membershipId, eventType: 'ApplicationUpdated', utilizerId: caller.id, document: application, prior: toApplicationResponse(current) });
-    return application;
+    this.recorder.recordChange(this.updatedEvent(membershipId, caller.id, row, current));
+    return toApplicationResponse(row);
   }
 
   /** A new secret, shown once; the old one fails from the commit on (Basic checks read the digest every time). */
@@ -104,9 +86,8 @@ export class ApplicationsService extends MembershipResourceService<ApplicationRo
     const current = await this.applications.lockById(membershipId, id);
     if (!current) throw this.notFound();
     const row = await this.applications.replaceSecretDigest(membershipId, id, digest, caller.id);
-    const application = toApplicationResponse(row);
-    this.recorder.recordChange({ membershipId, eventType: 'ApplicationUpdated', utilizerId: caller.id, document: application, prior: toApplicationResponse(current) });
-    return { ...application, secret };
+    this.recorder.recordChange(this.updatedEvent(membershipId, caller.id, row, current));
+    return { ...toApplicationResponse(row), secret };
   }
 
   private async assertRoleExists(membershipId: string, role: string | null | undefined): Promise<void> {
@@ -122,16 +103,4 @@ function listsOf(input: ApplicationBodyDto): Pick<ApplicationContent, 'permissio
     permissions: validatePermissionList('permissions', input.permissions),
     forbidden: validatePermissionList('forbidden', input.forbidden),
   };
-}
-
-function sameContent(current: ApplicationRow, next: ApplicationContent): boolean {
-  return (
-    current.name === next.name &&
-    current.slug === next.slug &&
-    current.description === next.description &&
-    current.role === next.role &&
-    current.isActive === next.isActive &&
-    sameJson(current.permissions, next.permissions) &&
-    sameJson(current.forbidden, next.forbidden)
-  );
 }

@@ -50,3 +50,36 @@ export const DocumentedOptionalIntField = (min: number, max: number, docs: ApiPr
 /** An optional object validated as `dto`. */
 export const OptionalNestedField = (dto: ClassType<unknown>): PropertyDecorator =>
   stacked(ApiPropertyOptional({ type: dto }), IsOptional(), ValidateNested(), Type(() => dto));
+
+/** The fields NamedBodyFields declares. */
+export interface NamedBody {
+  name: string;
+  slug?: string;
+  description?: string | null;
+}
+
+/** How one resource documents and limits its `name`, `slug` and `description` (NameField, SlugField, a DescriptionField). */
+export interface NamedBodyDecorators {
+  name: PropertyDecorator;
+  slug: PropertyDecorator;
+  description: PropertyDecorator;
+}
+
+/**
+ * The `name`, `slug` and `description` a named resource's body starts with. A body combines it
+ * with its own fields through IntersectionType, which keeps these three first both in the OpenAPI
+ * schema and in a 400's messages (a subclass's own fields would be validated before inherited ones).
+ */
+export function NamedBodyFields(decorators: NamedBodyDecorators): ClassType<NamedBody> {
+  class NamedBodyFieldsDto implements NamedBody {
+    @decorators.name
+    name!: string;
+
+    @decorators.slug
+    slug?: string;
+
+    @decorators.description
+    description?: string | null;
+  }
+  return NamedBodyFieldsDto;
+}

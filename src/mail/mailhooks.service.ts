@@ -4,7 +4,6 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import { sameJson } from '../common/same-json';
 import { validationFailure } from '../common/validation';
 import type { MailhookRow, MailRecipient } from '../database/schema';
 import type { Tx } from '../database/database';
@@ -43,10 +42,6 @@ function toFields(body: MailhookBodyDto): MailhookFields {
   };
 }
 
-function sameFields(row: MailhookRow, fields: MailhookFields): boolean {
-  return (Object.keys(fields) as (keyof MailhookFields)[]).every((key) => sameJson(row[key], fields[key]));
-}
-
 /** The rules class-validator cannot see: the event, and the template against event and recipients. */
 function checkBody(body: MailhookBodyDto): void {
   const event = eventProblem(body.event);
@@ -69,17 +64,7 @@ export class MailhooksService extends MembershipResourceService<MailhookRow, Mai
     private readonly recorder: EventRecorder,
     permissions: CallerPermissions,
   ) {
-    super(
-      {
-        resource: 'mailhooks',
-        toResponse: toMailhookResponse,
-        deletedEvent: 'MailhookDeleted',
-        notFound: () => new DomainError('MailhookNotFound', 'The mail hook does not exist'),
-      },
-      mailhooks,
-      recorder,
-      permissions,
-    );
+    super({ resource: 'mailhooks', entity: 'Mailhook', noun: 'mail hook', toResponse: toMailhookResponse }, mailhooks, recorder, permissions);
   }
 
   create(caller: Caller, membershipId: string, body: MailhookBodyDto): Promise<MailhookResponse> {
@@ -89,9 +74,8 @@ export class MailhooksService extends MembershipResourceService<MailhookRow, Mai
     return this.recorder.transaction(async (tx, record) => {
       await this.assertProviderExists(tx, membershipId, fields.mailProvider);
       const row = await this.mailhooks.insert(membershipId, { id: newId(), ...fields, createdBy: utilizerId }, tx);
-      const document = toMailhookResponse(row);
-      record({ membershipId, eventType: 'MailhookCreated', utilizerId, document });
-      return document;
+      record(this.createdEvent(membershipId, utilizerId, row));
+      return toMailhookResponse(row);
     });
   }
 
@@ -103,11 +87,10 @@ export class MailhooksService extends MembershipResourceService<MailhookRow, Mai
       await this.assertProviderExists(tx, membershipId, fields.mailProvider);
       const current = await this.mailhooks.findByIdForUpdate(membershipId, id, tx);
       if (!current) throw this.notFound();
-      if (sameFields(current, fields)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+      this.assertChanges(current, fields);
       const updated = await this.mailhooks.replace(membershipId, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId }, tx);
-      const document = toMailhookResponse(updated);
-      record({ membershipId, eventType: 'MailhookUpdated', utilizerId, document, prior: toMailhookResponse(current) });
-      return document;
+      record(this.updatedEvent(membershipId, utilizerId, updated, current));
+      return toMailhookResponse(updated);
     });
   }
 

@@ -1,6 +1,7 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
-import { DocumentedDescriptionField, NameField, OptionalBooleanField, SlugField, SlugReferenceField } from '../common/dto-fields';
+import { DocumentedDescriptionField, NameField, NamedBodyFields, OptionalBooleanField, SlugField, SlugReferenceField } from '../common/dto-fields';
 import { NamedResourceSchema, SysSchema } from '../common/api-docs';
 
 export const PROVIDER_TYPES = ['oidc'] as const;
@@ -10,18 +11,7 @@ const ISSUER_DESCRIPTION =
   'Presets (all generic OpenID Connect): Google `https://accounts.google.com`, Microsoft `https://login.microsoftonline.com/<tenant id>/v2.0`, ' +
   'Apple `https://appleid.apple.com`. Nothing is fetched when the provider is stored.';
 
-/** Body of POST and PUT .../providers (contract "External identity providers"). */
-export class ProviderBodyDto {
-  @NameField({ example: 'Google' })
-  @IsDefined({ message: 'is required' })
-  name!: string;
-
-  @SlugField({ example: 'google', description: 'The `{slug}` of the login route; from the name on create when omitted; immutable' })
-  slug?: string;
-
-  @DocumentedDescriptionField(2000)
-  description?: string | null;
-
+class ProviderSettingsDto {
   @ApiProperty({ enum: PROVIDER_TYPES, example: 'oidc' })
   @IsDefined({ message: 'is required' })
   @IsIn(PROVIDER_TYPES)
@@ -63,6 +53,17 @@ export class ProviderBodyDto {
   @OptionalBooleanField({ default: false, description: 'May link a sign-in to an existing user with the same verified e-mail address' })
   trust_email?: boolean;
 }
+
+/** Body of POST and PUT .../providers (contract "External identity providers"). */
+export class ProviderBodyDto extends IntersectionType(
+  NamedBodyFields({
+    // Written as `@NameField(...) @IsDefined(...)` would apply them: IsDefined first.
+    name: applyDecorators(IsDefined({ message: 'is required' }), NameField({ example: 'Google' })),
+    slug: SlugField({ example: 'google', description: 'The `{slug}` of the login route; from the name on create when omitted; immutable' }),
+    description: DocumentedDescriptionField(2000),
+  }),
+  ProviderSettingsDto,
+) {}
 
 export class ProviderSchema extends NamedResourceSchema {
   @ApiProperty({ enum: PROVIDER_TYPES }) type!: string;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
-import { DomainError, validationError } from '../common/errors';
+import { validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
 import type { Executor } from '../database/database';
@@ -35,10 +35,6 @@ function toFields(body: ProviderBodyDto): Required<ProviderFields> {
   };
 }
 
-function sameFields(row: ProviderRow, fields: Required<ProviderFields>): boolean {
-  return (Object.keys(fields) as (keyof ProviderFields)[]).every((key) => row[key] === fields[key]);
-}
-
 /** Omitted keeps the stored secret (it cannot be read back, so a GET-then-PUT must not erase it); null removes it. */
 function nextSecret(current: string | null, requested: string | null | undefined): string | null {
   return requested === undefined ? current : requested;
@@ -62,17 +58,7 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     private readonly permissions: CallerPermissions,
     private readonly cache: ProviderCache,
   ) {
-    super(
-      {
-        resource: 'providers',
-        toResponse: toProviderResponse,
-        deletedEvent: 'ProviderDeleted',
-        notFound: () => new DomainError('ProviderNotFound', 'The provider does not exist'),
-      },
-      providers,
-      recorder,
-      permissions,
-    );
+    super({ resource: 'providers', entity: 'Provider', noun: 'provider', toResponse: toProviderResponse }, providers, recorder, permissions);
   }
 
   async create(caller: Caller, membershipId: string, body: ProviderBodyDto): Promise<ProviderResponse> {
@@ -89,9 +75,8 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
         { id: newId(), slug: body.slug ?? slugify(fields.name), ...fields, clientSecret: body.client_secret ?? null, createdBy: utilizerId },
         tx,
       );
-      const response = toProviderResponse(row);
-      record({ membershipId, eventType: 'ProviderCreated', utilizerId, document: response });
-      return response;
+      record(this.createdEvent(membershipId, utilizerId, row));
+      return toProviderResponse(row);
     });
     // A sign-in tried before may have left "no such provider" in this instance's cache.
     this.cache.forget(membershipId, created.slug);
@@ -108,16 +93,13 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
       if (!current) throw this.notFound();
       if (body.slug !== undefined && body.slug !== current.slug) throw validationError('slug', 'is immutable');
       const clientSecret = nextSecret(current.clientSecret, body.client_secret);
-      if (sameFields(current, fields) && clientSecret === current.clientSecret) {
-        throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
-      }
+      this.assertChanges(current, { ...fields, clientSecret });
       await this.assertReferencesExist(membershipId, fields, tx);
       const before = await loadAssignment(this.roles, membershipId, grantsOf(current.defaultRole), tx);
       assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole), tx)));
       const updated = await this.providers.replace(membershipId, id, { ...fields, clientSecret, modifiedAt: new Date(), modifiedBy: utilizerId }, tx);
-      const response = toProviderResponse(updated);
-      record({ membershipId, eventType: 'ProviderUpdated', utilizerId, document: response, prior: toProviderResponse(current) });
-      return response;
+      record(this.updatedEvent(membershipId, utilizerId, updated, current));
+      return toProviderResponse(updated);
     });
     this.cache.forget(membershipId, replaced.slug);
     return replaced;

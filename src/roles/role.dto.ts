@@ -1,18 +1,8 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { DescriptionField, NameField, SlugField } from '../common/dto-fields';
+import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
+import { DescriptionField, NameField, NamedBodyFields, SlugField } from '../common/dto-fields';
 import { IsPermissionExpressionList } from './permission-list';
 
-/** Body of POST and PUT .../roles. Expressions are checked by the service (400 InvalidPermission). */
-export class RoleBodyDto {
-  @NameField({ example: 'Support agents' })
-  name!: string;
-
-  @SlugField({ example: 'support-agents', description: 'Derived from the name on create when omitted; cannot change afterwards. `admin` is reserved' })
-  slug?: string;
-
-  @DescriptionField(1024)
-  description?: string | null;
-
+class RoleListsDto {
   @ApiPropertyOptional({ type: [String], example: ['users.read', 'events.read'], description: 'Permission expressions; default []' })
   @IsPermissionExpressionList()
   permissions?: string[];
@@ -21,3 +11,13 @@ export class RoleBodyDto {
   @IsPermissionExpressionList()
   forbidden?: string[];
 }
+
+/** Body of POST and PUT .../roles. Expressions are checked by the service (400 InvalidPermission). */
+export class RoleBodyDto extends IntersectionType(
+  NamedBodyFields({
+    name: NameField({ example: 'Support agents' }),
+    slug: SlugField({ example: 'support-agents', description: 'Derived from the name on create when omitted; cannot change afterwards. `admin` is reserved' }),
+    description: DescriptionField(1024),
+  }),
+  RoleListsDto,
+) {}

@@ -1,11 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { sameJson } from '../common/same-json';
 import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import { type ListPage, parseSearchKeyword } from '../common/query';
 import type { Tx } from '../database/database';
 import type { RoleRow } from '../database/schema';
 import type { EventType } from '../events/event-types';
@@ -39,21 +37,7 @@ export class RolesService extends MembershipResourceService<RoleRow, RoleBodyDto
     private readonly permissions: CallerPermissions,
     private readonly transaction: RequestTransaction,
   ) {
-    super(
-      {
-        resource: 'roles',
-        toResponse: toRoleResponse,
-        deletedEvent: 'RoleDeleted',
-        notFound: () => new DomainError('RoleNotFound', 'The role does not exist'),
-      },
-      roles,
-      recorder,
-      permissions,
-    );
-  }
-
-  search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
-    return this.list(caller, membershipId, { query }, parseSearchKeyword(keyword));
+    super({ resource: 'roles', entity: 'Role', noun: 'role', toResponse: toRoleResponse }, roles, recorder, permissions);
   }
 
   async create(caller: Caller, membershipId: string, input: RoleBodyDto): Promise<RoleResponse> {
@@ -62,11 +46,10 @@ export class RolesService extends MembershipResourceService<RoleRow, RoleBodyDto
     const content = contentOf(input);
     assertHoldsGrants(await this.permissions.granterOf(caller), grantedBy(null, listsOf(content)));
     const row = await this.roles.insert(membershipId, { id: newId(), slug, ...content, createdBy: caller.id });
-    const role = toRoleResponse(row);
-    this.recorder.recordChange({ membershipId, eventType: 'RoleCreated', utilizerId: caller.id, document: role });
+    this.recorder.recordChange(this.createdEvent(membershipId, caller.id, row));
     // A miss for this slug may be cached (users can name a role before it exists).
     this.transaction.afterCommit(() => this.cache.invalidate(membershipId, slug));
-    return role;
+    return toRoleResponse(row);
   }
 
   async replace(caller: Caller, membershipId: string, id: string, input: RoleBodyDto): Promise<RoleResponse> {
@@ -80,20 +63,12 @@ export class RolesService extends MembershipResourceService<RoleRow, RoleBodyDto
     if (input.slug !== undefined && input.slug !== current.slug) {
       throw validationError('slug', 'cannot be changed: users and applications name their role by its slug');
     }
-    if (
-      current.name === content.name &&
-      current.description === content.description &&
-      sameJson(current.permissions, content.permissions) &&
-      sameJson(current.forbidden, content.forbidden)
-    ) {
-      throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
-    }
+    this.assertChanges(current, content);
     assertHoldsGrants(granter, grantedBy(listsOf(current), listsOf(content)));
     const row = await this.roles.update(membershipId, id, content, caller.id);
-    const role = toRoleResponse(row);
-    this.recorder.recordChange({ membershipId, eventType: 'RoleUpdated', utilizerId: caller.id, document: role, prior: toRoleResponse(current) });
-    this.transaction.afterCommit(() => this.cache.invalidate(membershipId, role.slug));
-    return role;
+    this.recorder.recordChange(this.updatedEvent(membershipId, caller.id, row, current));
+    this.transaction.afterCommit(() => this.cache.invalidate(membershipId, row.slug));
+    return toRoleResponse(row);
   }
 
   /** All or nothing: the admin role among the ids refuses the whole request. */

@@ -37,14 +37,6 @@ function toFields(body: TokenCodePolicyBodyDto): PolicyFields {
   return fields;
 }
 
-const sameFields = (row: TokenCodePolicyRow, fields: PolicyFields): boolean =>
-  row.name === fields.name &&
-  row.description === fields.description &&
-  row.length === fields.length &&
-  row.containsLetters === fields.containsLetters &&
-  row.containsDigits === fields.containsDigits &&
-  row.expiresIn === fields.expiresIn;
-
 const inUse = (): DomainError => new DomainError('TokenCodePolicyInUse', "The membership's code_policy names this policy");
 
 @Injectable()
@@ -54,17 +46,7 @@ export class TokenCodePoliciesService extends MembershipResourceService<TokenCod
     private readonly recorder: EventRecorder,
     permissions: CallerPermissions,
   ) {
-    super(
-      {
-        resource: 'token-code-policies',
-        toResponse: toTokenCodePolicyResponse,
-        deletedEvent: 'TokenCodePolicyDeleted',
-        notFound: () => new DomainError('TokenCodePolicyNotFound', 'The token code policy does not exist'),
-      },
-      policies,
-      recorder,
-      permissions,
-    );
+    super({ resource: 'token-code-policies', entity: 'TokenCodePolicy', noun: 'token code policy', toResponse: toTokenCodePolicyResponse }, policies, recorder, permissions);
   }
 
   async create(caller: Caller, membershipId: string, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
@@ -72,9 +54,8 @@ export class TokenCodePoliciesService extends MembershipResourceService<TokenCod
     const utilizerId = utilizerIdOf(caller);
     // Uniqueness is the database's (token_code_policies_slug_unique -> 409 TokenCodePolicyAlreadyExists).
     const row = await this.policies.insert(membershipId, { id: newId(), ...fields, slug: slugify(fields.name), createdBy: utilizerId });
-    const document = toTokenCodePolicyResponse(row);
-    this.recorder.recordChange({ membershipId, eventType: 'TokenCodePolicyCreated', utilizerId, document });
-    return document;
+    this.recorder.recordChange(this.createdEvent(membershipId, utilizerId, row));
+    return toTokenCodePolicyResponse(row);
   }
 
   async replace(caller: Caller, membershipId: string, id: string, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
@@ -82,11 +63,10 @@ export class TokenCodePoliciesService extends MembershipResourceService<TokenCod
     const utilizerId = utilizerIdOf(caller);
     const current = await this.policies.findByIdForUpdate(membershipId, id);
     if (!current) throw this.notFound();
-    if (sameFields(current, fields)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+    this.assertChanges(current, fields);
     const updated = await this.policies.replace(membershipId, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId });
-    const document = toTokenCodePolicyResponse(updated);
-    this.recorder.recordChange({ membershipId, eventType: 'TokenCodePolicyUpdated', utilizerId, document, prior: toTokenCodePolicyResponse(current) });
-    return document;
+    this.recorder.recordChange(this.updatedEvent(membershipId, utilizerId, updated, current));
+    return toTokenCodePolicyResponse(updated);
   }
 
   /**

@@ -1,25 +1,25 @@
 import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { DocumentedDescriptionField, NameField, OptionalBooleanField, SlugField } from '../common/dto-fields';
+import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
+import { DocumentedDescriptionField, NameField, NamedBodyFields, OptionalBooleanField, SlugField } from '../common/dto-fields';
 import type { FieldError } from '../common/errors';
 import { fieldErrorsOf, requireJsonObject, splitBody, validateDto } from '../common/request-body';
 import { validationFailure } from '../common/validation';
 import { parsePropertyDefinitions, PROPERTY_TYPES, type PropertyDefinitions } from './custom-fields';
 
-/** The fixed fields of a user type body; `properties` is validated by parsePropertyDefinitions. */
-export class UserTypeFieldsDto {
-  @NameField({ example: 'Employee', maxLength: 128 })
-  name!: string;
-
-  @SlugField({ example: 'employee', description: 'Defaults to the name slugified. Cannot be changed after creation; users name their type by it.' })
-  slug?: string;
-
-  @DocumentedDescriptionField(1024)
-  description?: string | null;
-
+class UserTypeOptionsDto {
   @OptionalBooleanField({ default: false, description: 'Whether users of this type may carry fields that `properties` does not define.' })
   allow_additional_properties?: boolean;
 }
+
+/** The fixed fields of a user type body; `properties` is validated by parsePropertyDefinitions. */
+export class UserTypeFieldsDto extends IntersectionType(
+  NamedBodyFields({
+    name: NameField({ example: 'Employee', maxLength: 128 }),
+    slug: SlugField({ example: 'employee', description: 'Defaults to the name slugified. Cannot be changed after creation; users name their type by it.' }),
+    description: DocumentedDescriptionField(1024),
+  }),
+  UserTypeOptionsDto,
+) {}
 
 /** The whole body, for the API description. */
 export class UserTypeBodyDto extends UserTypeFieldsDto {

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
-import { DomainError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
 import type { UserTypeRow } from '../database/schema';
@@ -9,7 +8,6 @@ import { RequestTransaction } from '../common/request-transaction';
 import { EventRecorder } from '../events/event-recorder';
 import type { EventType } from '../events/event-types';
 import { validationFailure } from '../common/validation';
-import { sameJson } from '../common/same-json';
 import { UserTypeCache } from './user-type-cache';
 import { toUserTypeResponse, type UserTypeResponse } from './user-type.mapper';
 import type { UserTypeInput } from './user-type.dto';
@@ -32,17 +30,7 @@ export class UserTypesService extends MembershipResourceService<UserTypeRow, Use
     permissions: CallerPermissions,
     private readonly transaction: RequestTransaction,
   ) {
-    super(
-      {
-        resource: 'user-types',
-        toResponse: toUserTypeResponse,
-        deletedEvent: 'UserTypeDeleted',
-        notFound: () => new DomainError('UserTypeNotFound', 'The user type does not exist'),
-      },
-      repository,
-      events,
-      permissions,
-    );
+    super({ resource: 'user-types', entity: 'UserType', noun: 'user type', toResponse: toUserTypeResponse }, repository, events, permissions);
   }
 
   async create(caller: Caller, membershipId: string, input: UserTypeInput): Promise<UserTypeResponse> {
@@ -56,11 +44,10 @@ export class UserTypesService extends MembershipResourceService<UserTypeRow, Use
       allowAdditionalProperties: input.fields.allow_additional_properties ?? false,
       createdBy: caller.id,
     });
-    const created = toUserTypeResponse(row);
-    this.events.recordChange({ membershipId, eventType: 'UserTypeCreated', utilizerId: caller.id, document: created });
+    this.events.recordChange(this.createdEvent(membershipId, caller.id, row));
     // Forget a cached miss, so users of the new type can be written here at once.
     this.transaction.afterCommit(() => this.cache.invalidate(membershipId, slug));
-    return created;
+    return toUserTypeResponse(row);
   }
 
   async replace(caller: Caller, membershipId: string, id: string, input: UserTypeInput): Promise<UserTypeResponse> {
@@ -75,18 +62,10 @@ export class UserTypesService extends MembershipResourceService<UserTypeRow, Use
       properties: input.properties as Record<string, unknown>,
       allowAdditionalProperties: input.fields.allow_additional_properties ?? false,
     };
-    if (isUnchanged(current, next)) {
-      throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
-    }
+    this.assertChanges(current, next);
     const row = await this.repository.update(membershipId, id, { ...next, modifiedAt: new Date(), modifiedBy: caller.id });
     if (!row) throw this.notFound();
-    this.events.recordChange({
-      membershipId,
-      eventType: 'UserTypeUpdated',
-      utilizerId: caller.id,
-      document: toUserTypeResponse(row),
-      prior: toUserTypeResponse(current),
-    });
+    this.events.recordChange(this.updatedEvent(membershipId, caller.id, row, current));
     this.transaction.afterCommit(() => this.cache.invalidate(membershipId, row.slug));
     return toUserTypeResponse(row);
   }
@@ -97,16 +76,4 @@ export class UserTypesService extends MembershipResourceService<UserTypeRow, Use
       for (const row of deleted) this.cache.invalidate(membershipId, row.slug);
     });
   }
-}
-
-function isUnchanged(
-  current: UserTypeRow,
-  next: { name: string; description: string | null; properties: Record<string, unknown>; allowAdditionalProperties: boolean },
-): boolean {
-  return (
-    current.name === next.name &&
-    current.description === next.description &&
-    current.allowAdditionalProperties === next.allowAdditionalProperties &&
-    sameJson(current.properties, next.properties)
-  );
 }

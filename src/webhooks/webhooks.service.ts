@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
-import { DomainError, validationError } from '../common/errors';
+import { validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
 import type { WebhookRequestTemplate, WebhookRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf, type EventType } from '../events/event-types';
-import { sameJson } from '../common/same-json';
 import { DESTINATION_NOT_ALLOWED, DestinationPolicy } from '../outbound/destination-policy';
 import type { WebhookBodyDto } from './webhook.dto';
 import { toWebhookEventDocument, toWebhookResponse, type WebhookResponse } from './webhook.mapper';
@@ -46,18 +45,6 @@ function toFields(body: WebhookBodyDto): WebhookFields {
   };
 }
 
-function sameFields(row: WebhookRow, fields: WebhookFields): boolean {
-  return (
-    row.name === fields.name &&
-    row.slug === fields.slug &&
-    row.description === fields.description &&
-    row.event === fields.event &&
-    row.status === fields.status &&
-    row.tryCount === fields.tryCount &&
-    sameJson(row.request, fields.request)
-  );
-}
-
 /** Omitted keeps the stored secret (it cannot be read back, so a GET-then-PUT must not erase it); null removes it. */
 function nextSecret(current: string | null, requested: string | null | undefined): string | null {
   return requested === undefined ? current : requested;
@@ -72,13 +59,7 @@ export class WebhooksService extends MembershipResourceService<WebhookRow, Webho
     permissions: CallerPermissions,
   ) {
     super(
-      {
-        resource: 'webhooks',
-        toResponse: toWebhookResponse,
-        toEventDocument: toWebhookEventDocument,
-        deletedEvent: 'WebhookDeleted',
-        notFound: () => new DomainError('WebhookNotFound', 'The webhook does not exist'),
-      },
+      { resource: 'webhooks', entity: 'Webhook', noun: 'webhook', toResponse: toWebhookResponse, toEventDocument: toWebhookEventDocument },
       webhooks,
       recorder,
       permissions,
@@ -101,7 +82,7 @@ export class WebhooksService extends MembershipResourceService<WebhookRow, Webho
     this.checkDestination(fields);
     const utilizerId = utilizerIdOf(caller);
     const row = await this.webhooks.insert(membershipId, { id: newId(), ...fields, secret: body.secret ?? null, createdBy: utilizerId });
-    this.recorder.recordChange({ membershipId, eventType: 'WebhookCreated', utilizerId, document: toWebhookEventDocument(row) });
+    this.recorder.recordChange(this.createdEvent(membershipId, utilizerId, row));
     return toWebhookResponse(row);
   }
 
@@ -112,12 +93,10 @@ export class WebhooksService extends MembershipResourceService<WebhookRow, Webho
     const current = await this.webhooks.findByIdForUpdate(membershipId, id);
     if (!current) throw this.notFound();
     const secret = nextSecret(current.secret, body.secret);
-    if (sameFields(current, fields) && secret === current.secret) {
-      throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
-    }
+    this.assertChanges(current, { ...fields, secret });
     const changes: WebhookChanges = { ...fields, secret, modifiedAt: new Date(), modifiedBy: utilizerId };
     const updated = await this.webhooks.replace(membershipId, id, changes);
-    this.recorder.recordChange({ membershipId, eventType: 'WebhookUpdated', utilizerId, document: toWebhookEventDocument(updated), prior: toWebhookEventDocument(current) });
+    this.recorder.recordChange(this.updatedEvent(membershipId, utilizerId, updated, current));
     return toWebhookResponse(updated);
   }
 }

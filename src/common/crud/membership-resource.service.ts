@@ -1,7 +1,8 @@
 import type { Executor, Tx } from '../../database/database';
 import type { Caller } from '../caller';
-import type { DomainError } from '../errors';
-import { bulkDeleteAnswer, type ListPage, type ListRequest } from '../query';
+import { DomainError, type ErrorCode } from '../errors';
+import { bulkDeleteAnswer, type ListPage, type ListRequest, parseSearchKeyword } from '../query';
+import { sameJson } from '../same-json';
 
 /** The answer of a bulk delete (contract "Lists, queries, updates, bulk delete"). */
 export interface BulkDeleteAnswer {
@@ -58,17 +59,30 @@ export interface ResourcePermissions {
   assertMayActOnEach(caller: Caller, resource: string, action: string, ids: readonly string[]): Promise<void>;
 }
 
+/**
+ * The names a resource's service may go by: those whose `<Name>Created`, `<Name>Updated` and
+ * `<Name>Deleted` are event types and whose `<Name>NotFound` is an error code (one convention for
+ * every resource, checked by the compiler).
+ */
+export type ResourceEntity<TEventType extends string, TAll extends string = TEventType> = TEventType extends `${infer Name}Deleted`
+  ? [`${Name}Created` | `${Name}Updated`] extends [TAll]
+    ? `${Name}NotFound` extends ErrorCode
+      ? Name
+      : never
+    : never
+  : never;
+
 export interface MembershipResourceDefinition<TRow, TResponse, TEventType extends string> {
   /** The resource of its permissions (`webhooks` in `webhooks.delete.<id>`). */
   resource: string;
+  /** The name in its events and 404 code: `Webhook` records WebhookCreated/Updated/Deleted and answers WebhookNotFound. */
+  entity: ResourceEntity<TEventType>;
+  /** The name in its 404 message ("The mail hook does not exist"). */
+  noun: string;
   /** The row as the API answers it. */
   toResponse: (row: TRow) => TResponse;
-  /** The row as the `prior` of its Deleted event shows it; left out, as the API answers it. */
+  /** The row as its events show it; left out, as the API answers it. */
   toEventDocument?: (row: TRow) => object;
-  /** The event recorded for each deleted row. */
-  deletedEvent: TEventType;
-  /** The 404 of an id the membership does not have. */
-  notFound: () => DomainError;
 }
 
 /**
@@ -101,7 +115,26 @@ export abstract class MembershipResourceService<TRow extends { id: string }, TBo
 
   /** The 404 of an id the membership does not have. */
   protected notFound(): DomainError {
-    return this.definition.notFound();
+    // ResourceEntity admits only names whose `<Name>NotFound` is an error code.
+    return new DomainError(`${this.entity}NotFound` as ErrorCode, `The ${this.definition.noun} does not exist`);
+  }
+
+  /** A replace that would store what `current` holds already answers 409 (compared as JSON, key by key of `next`). */
+  protected assertChanges(current: TRow, next: Partial<TRow>): void {
+    const keys = Object.keys(next) as (keyof TRow)[];
+    if (keys.every((key) => sameJson(current[key], next[key]))) {
+      throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
+    }
+  }
+
+  /** The `<Entity>Created` event of a new row. */
+  protected createdEvent(membershipId: string, utilizerId: string, row: TRow): ResourceChange<TEventType> {
+    return { membershipId, eventType: this.eventType('Created'), utilizerId, document: this.eventDocument(row) };
+  }
+
+  /** The `<Entity>Updated` event of a changed row, with the row before as `prior`. */
+  protected updatedEvent(membershipId: string, utilizerId: string, row: TRow, before: TRow): ResourceChange<TEventType> {
+    return { membershipId, eventType: this.eventType('Updated'), utilizerId, document: this.eventDocument(row), prior: this.eventDocument(before) };
   }
 
   /** List, `_query` and search: without the objects a forbidden entry denies the caller reading. */
@@ -109,6 +142,11 @@ export abstract class MembershipResourceService<TRow extends { id: string }, TBo
     const hiddenIds = await this.access.hiddenFromLists(caller, this.definition.resource);
     const visible = { ...request, hiddenIds };
     return keyword === undefined ? this.rows.list(membershipId, visible) : this.rows.search(membershipId, visible, keyword);
+  }
+
+  /** `GET /search?keyword=` (the resources that route it); `query` holds the other list parameters. */
+  search(caller: Caller, membershipId: string, keyword: unknown, query: Record<string, unknown>): Promise<ListPage<Record<string, unknown>>> {
+    return this.list(caller, membershipId, { query }, parseSearchKeyword(keyword));
   }
 
   async delete(caller: Caller, membershipId: string, id: string): Promise<void> {
@@ -139,16 +177,30 @@ export abstract class MembershipResourceService<TRow extends { id: string }, TBo
   protected afterDelete(_membershipId: string, _deleted: readonly TRow[]): void {}
 
   private async deleteRows(caller: Caller, membershipId: string, ids: readonly string[]): Promise<TRow[]> {
-    const { deletedEvent, toEventDocument = this.definition.toResponse } = this.definition;
+    const deletedEvent = this.eventType('Deleted');
     const deleted = await this.changes.transaction(async (tx, record) => {
       await this.beforeDelete(membershipId, ids, tx);
       const rows = await this.rows.deleteByIds(membershipId, ids, tx);
       for (const row of rows) {
-        record({ membershipId, eventType: deletedEvent, utilizerId: caller.id, document: {}, prior: toEventDocument(row) });
+        record({ membershipId, eventType: deletedEvent, utilizerId: caller.id, document: {}, prior: this.eventDocument(row) });
       }
       return rows;
     });
     this.afterDelete(membershipId, deleted);
     return deleted;
+  }
+
+  private eventType(change: 'Created' | 'Updated' | 'Deleted'): TEventType {
+    // ResourceEntity admits only names whose three events are all of TEventType.
+    return `${this.entity}${change}` as TEventType;
+  }
+
+  /** The entity name as a plain string (the compiler cannot resolve ResourceEntity inside this generic class). */
+  private get entity(): string {
+    return this.definition.entity;
+  }
+
+  private eventDocument(row: TRow): object {
+    return (this.definition.toEventDocument ?? this.definition.toResponse)(row);
   }
 }

@@ -1,10 +1,10 @@
-import { holder, HOLDER_ID, type HolderSpec } from '../common/testing/permission-holder';
+import { holder, HOLDER_ID, itAnswersHolding, OTHER_ID, type HolderSpec } from '../common/testing/permission-holder';
 import { Decision, DecisionReason, OWN_RECORD_ACTIONS, PermissionHolder, decide, holdsScope, isScopeSubset } from './decide';
 import { PermissionExpression } from './permission-expression';
 import * as publicApi from './index';
 
 const ALICE = HOLDER_ID;
-const BOB = 'u-bob';
+const BOB = OTHER_ID;
 const APP = 'app-1';
 
 const p = (text: string): PermissionExpression => PermissionExpression.parse(text);
@@ -133,7 +133,7 @@ describe('decide', () => {
 });
 
 describe('holdsScope', () => {
-  it.each<[string, HolderSpec, string, boolean]>([
+  itAnswersHolding(holdsScope, [
     ['covered by role permission', { role: ['users'] }, 'users.read', true],
     ['covered by own permission', { own: ['users.read'] }, 'users.read.x1', true],
     ['exactly the permission', { role: ['users.read'] }, 'users.read', true],
@@ -159,9 +159,7 @@ describe('holdsScope', () => {
     ['current scopes empty', { role: ['*'], scopes: [] }, 'users.read', false],
     ['within scopes but not permitted', { role: ['roles'], scopes: ['users'] }, 'users.read', false],
     ['explicit holder subject equals *', { role: ['*'], scopes: [`${ALICE}.users.read.*`] }, 'users.read.x1', true],
-  ])('%s', (_label, spec, scope, expected) => {
-    expect(holdsScope(holder(spec), p(scope))).toBe(expected);
-  });
+  ]);
 
   it('applications hold scopes by their permissions too', () => {
     const app = holder({ id: APP, kind: 'application', role: ['users.read'] });

@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
-import { and, eq, sql, type SQL } from 'drizzle-orm';
-import { PgDialect, boolean, doublePrecision, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { and, sql, type SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/pglite';
 import type { DomainError } from '../errors';
 import { domainErrorOf } from '../testing/domain-error';
@@ -12,6 +12,7 @@ import {
   parseSelect,
   translateSort,
   translateWhere,
+  type FieldType,
   type QuerySchema,
 } from './index';
 
@@ -629,29 +630,26 @@ describe('parseListParams', () => {
 // ---------------------------------------------------------------------------------------------
 // Semantics against a real PostgreSQL (PGlite).
 
-const items = pgTable('items', {
-  id: text('id').primaryKey(),
-  membershipId: text('membership_id').notNull(),
-  name: text('name'),
-  age: integer('age'),
-  score: doublePrecision('score'),
-  active: boolean('active'),
-  createdAt: timestamp('created_at', { withTimezone: true }),
-  doc: jsonb('doc'),
-  perms: jsonb('perms'),
-});
+/**
+ * The fixture table, a line a column: its SQL type and, where it can be queried, its field. The
+ * CREATE TABLE and the query schema are both built from it, so the two cannot disagree.
+ */
+const ITEM_COLUMNS: Record<string, { sqlType: string; field?: string; type?: FieldType; sortable?: boolean }> = {
+  id: { sqlType: 'text primary key', field: '_id', type: 'string', sortable: true },
+  membership_id: { sqlType: 'text not null' },
+  name: { sqlType: 'text', field: 'name', type: 'string', sortable: true },
+  age: { sqlType: 'integer', field: 'age', type: 'integer', sortable: true },
+  score: { sqlType: 'double precision', field: 'score', type: 'number' },
+  active: { sqlType: 'boolean', field: 'active', type: 'boolean' },
+  created_at: { sqlType: 'timestamptz', field: 'sys.created_at', type: 'timestamp', sortable: true },
+  doc: { sqlType: 'jsonb', field: 'document', type: 'json' },
+  perms: { sqlType: 'jsonb', field: 'permissions', type: 'string_array' },
+};
 
 const itemSchema: QuerySchema = {
-  fields: {
-    _id: { sql: sql`${items.id}`, type: 'string', sortable: true },
-    name: { sql: sql`${items.name}`, type: 'string', sortable: true },
-    age: { sql: sql`${items.age}`, type: 'integer', sortable: true },
-    score: { sql: sql`${items.score}`, type: 'number' },
-    active: { sql: sql`${items.active}`, type: 'boolean' },
-    'sys.created_at': { sql: sql`${items.createdAt}`, type: 'timestamp', sortable: true },
-    document: { sql: sql`${items.doc}`, type: 'json' },
-    permissions: { sql: sql`${items.perms}`, type: 'string_array' },
-  },
+  fields: Object.fromEntries(
+    Object.entries(ITEM_COLUMNS).flatMap(([column, { field, type, sortable }]) => (field && type ? [[field, { sql: sql`${sql.identifier(column)}`, type, sortable }]] : [])),
+  ),
   hidden: ['password_hash'],
 };
 
@@ -663,17 +661,7 @@ describe('translation semantics on PGlite', () => {
     client = new PGlite();
     db = drizzle(client);
     await client.exec(`
-      create table items (
-        id text primary key,
-        membership_id text not null,
-        name text,
-        age integer,
-        score double precision,
-        active boolean,
-        created_at timestamptz,
-        doc jsonb,
-        perms jsonb
-      );
+      create table items (${Object.entries(ITEM_COLUMNS).map(([column, { sqlType }]) => `${column} ${sqlType}`).join(', ')});
       insert into items values
         ('a', 'm1', 'alice', 30, 1.5, true, '2026-01-01T00:00:00Z',
           '{"username":"alice","n":1,"sys":{"created_by":"system"},"tags":["x","y"],"flag":true}', '["users:read","roles:read"]'),
@@ -694,11 +682,7 @@ describe('translation semantics on PGlite', () => {
   });
 
   async function ids(filter: unknown, membership = 'm1'): Promise<string[]> {
-    const rows = await db
-      .select({ id: items.id })
-      .from(items)
-      .where(and(eq(items.membershipId, membership), translateWhere(itemSchema, filter)))
-      .orderBy(items.id);
+    const { rows } = await db.execute<{ id: string }>(sql`select id from items where ${and(sql`membership_id = ${membership}`, translateWhere(itemSchema, filter))} order by id`);
     return rows.map((row) => row.id);
   }
 
@@ -776,11 +760,7 @@ describe('translation semantics on PGlite', () => {
 
   it('sorts by a sortable field with the fallback as tie-breaker', async () => {
     const order = async (sort: unknown): Promise<string[]> => {
-      const rows = await db
-        .select({ id: items.id })
-        .from(items)
-        .where(eq(items.membershipId, 'm1'))
-        .orderBy(translateSort(itemSchema, sort, sql`${items.id} desc`));
+      const { rows } = await db.execute<{ id: string }>(sql`select id from items where membership_id = 'm1' order by ${translateSort(itemSchema, sort, sql`id desc`)}`);
       return rows.map((row) => row.id);
     };
     expect(await order(undefined)).toEqual(['e', 'd', 'c', 'b', 'a']);

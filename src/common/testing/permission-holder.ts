@@ -31,3 +31,19 @@ export function holder(spec: HolderSpec = {}): PermissionHolder {
   if (spec.scopes !== undefined) built.scopes = spec.scopes === null ? null : list(spec.scopes);
   return built;
 }
+
+/** Another subject's id, for expressions that name someone other than the holder. */
+export const OTHER_ID = 'u-bob';
+
+/** One row of a table about a holder and an expression: why, the holder, the expression, held or not. */
+export type HoldingRow = [label: string, holder: HolderSpec, expression: string, held: boolean];
+
+/**
+ * One test per row, named by its label: `holds` (holdsGrant, holdsScope, …) answers `held` for
+ * the row's holder and its expression.
+ */
+export function itAnswersHolding(holds: (holder: PermissionHolder, expression: PermissionExpression) => boolean, rows: HoldingRow[]): void {
+  it.each(rows)('%s', (_label, spec, expression, held) => {
+    expect(holds(holder(spec), PermissionExpression.parse(expression))).toBe(held);
+  });
+}

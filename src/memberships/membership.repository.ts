@@ -16,7 +16,7 @@ export const MEMBERSHIP_QUERY_SCHEMA = querySchema(
   memberships,
   [
     'id', 'name', 'slug', 'expiresIn', 'refreshTokenExpiresIn', 'scopedTokenExpiresIn', 'hashAlgorithm', 'userActivation', 'isSystem',
-    // Memberships are few (one per tenant), so sorting by time, creation or modification, needs no index of its own.
+    // Memberships are few (one per tenant): sorting by creation or modification time needs no index of its own.
     sysFields(memberships, ['createdAt', 'modifiedAt']),
   ],
   { sortable: ['id', 'name', 'slug'], hidden: ['secret_key', 'mail_providers', 'otp_settings'] },

@@ -2,7 +2,7 @@ import { Controller, Param } from '@nestjs/common';
 import type { SchemaObject } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { GetRoute } from '../common/crud/crud-routes';
-import { ListingController } from '../common/crud/listing.controller';
+import { type Listing, ListingRoutes } from '../common/crud/listing-routes';
 import type { ListPage, ListRequest } from '../common/query';
 import { EventsService } from './events.service';
 import type { EventResponse } from './event.mapper';
@@ -22,17 +22,16 @@ const EVENT_SCHEMA: SchemaObject = {
 const EVENT_SORT = 'event_time, event_type or utilizer_id, optionally followed by asc or desc; default "event_time desc"';
 
 @Controller('memberships/:membershipId/events')
-export class EventsController extends ListingController({
+@ListingRoutes({
   tag: 'events',
   permission: 'events.read',
   sortable: EVENT_SORT,
   items: EVENT_SCHEMA,
   list: { summary: 'List events, newest first' },
   query: { summary: 'Query events with where / select', bodyRequired: false },
-}) {
-  constructor(private readonly events: EventsService) {
-    super();
-  }
+})
+export class EventsController implements Listing {
+  constructor(private readonly events: EventsService) {}
 
   listPage(caller: Caller, { query, ...body }: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
     return this.events.list(caller, membershipId, query, body);

@@ -2,7 +2,7 @@ import { Body, Controller, Param } from '@nestjs/common';
 import type { Caller } from '../common/caller';
 import { CurrentCaller } from '../common/access-decorators';
 import { ActionRoute, CreateRoute, DeleteRoute, GetRoute, ReplaceRoute } from '../common/crud/crud-routes';
-import { ListingController } from '../common/crud/listing.controller';
+import { type Listing, ListingRoutes } from '../common/crud/listing-routes';
 import type { ListPage, ListRequest } from '../common/query';
 import type { ProvisionedMembership } from './membership-provisioner';
 import { CreateMembershipDto, UpdateMembershipDto } from './membership.dto';
@@ -17,7 +17,7 @@ const SORTABLE = '_id, name, slug, sys.created_at, sys.modified_at';
  * caller's membership by the access guard; the service applies the tenancy rules instead.
  */
 @Controller('memberships')
-export class MembershipsController extends ListingController({
+@ListingRoutes({
   tag: 'memberships',
   permission: 'memberships.read',
   sortable: SORTABLE,
@@ -29,10 +29,9 @@ export class MembershipsController extends ListingController({
     example: { where: { slug: { $in: ['acme', 'globex'] } }, select: { name: 1, slug: 1 } },
     errors: [400, 403],
   },
-}) {
-  constructor(private readonly memberships: MembershipsService) {
-    super();
-  }
+})
+export class MembershipsController implements Listing {
+  constructor(private readonly memberships: MembershipsService) {}
 
   listPage(caller: Caller, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
     return this.memberships.list(caller, request);

@@ -4,11 +4,10 @@ import type { Caller } from '../common/caller';
 import { CurrentCaller } from '../common/access-decorators';
 import type { ListPage, ListRequest } from '../common/query';
 import { DeleteRoute, GetRoute } from '../common/crud/crud-routes';
-import { ListingController, type ListingRoutes } from '../common/crud/listing.controller';
+import { type Listing, ListingRoutes } from '../common/crud/listing-routes';
 import type { TokenSessionResponse } from './token-listing.mapper';
 import { TOKEN_LISTING_SORTABLE_FIELDS } from './token-listing.schema';
 import { TokenListingService } from './token-listing.service';
-import type { SessionListingState } from './token-session.repository';
 
 export class TokenSessionSchema {
   @ApiProperty({ description: 'Session id (the `sid` of its tokens)' }) _id!: string;
@@ -30,40 +29,25 @@ export class TokenSessionSchema {
   revoke_reason?: string | null;
 }
 
+/** What the active and the revoked listings share: the tag, one permission, sort fields and item schema. */
+const TOKEN_SESSIONS = { tag: 'tokens', permission: 'tokens.read', sortable: TOKEN_LISTING_SORTABLE_FIELDS, items: TokenSessionSchema };
 const TOKEN_QUERY_EXAMPLE = { where: { username: 'ada' }, select: { username: 1, created_at: 1, expires_at: 1 } };
 
-/**
- * The membership's token sessions in one state (metadata only; token strings are never stored):
- * the active and the revoked ones are listed at paths of their own.
- */
-function TokenSessionListingController(state: SessionListingState, docs: Pick<ListingRoutes, 'list' | 'query'>) {
-  abstract class TokenSessionListing extends ListingController({
-    tag: 'tokens',
-    permission: 'tokens.read',
-    sortable: TOKEN_LISTING_SORTABLE_FIELDS,
-    items: TokenSessionSchema,
-    ...docs,
-  }) {
-    protected constructor(readonly listings: TokenListingService) {
-      super();
-    }
-
-    listPage(_caller: Caller, request: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
-      return this.listings.list(membershipId, state, request);
-    }
-  }
-  return TokenSessionListing;
-}
-
-// Operation ids from when one TokenListingController served both listings, kept for generated clients.
+// The token sessions of a membership (metadata only; token strings are never stored), active and
+// revoked, each listed at a path of its own. Operation ids from when one TokenListingController
+// served both listings, kept for generated clients.
 
 @Controller('memberships/:membershipId/active-tokens')
-export class ActiveTokensController extends TokenSessionListingController('active', {
+@ListingRoutes({
+  ...TOKEN_SESSIONS,
   list: { summary: 'List live token sessions (not revoked, not expired), newest first', operationId: 'TokenListing_listActive' },
   query: { summary: 'Query live token sessions with where/select', example: TOKEN_QUERY_EXAMPLE, operationId: 'TokenListing_queryActive' },
-}) {
-  constructor(listings: TokenListingService) {
-    super(listings);
+})
+export class ActiveTokensController implements Listing {
+  constructor(private readonly listings: TokenListingService) {}
+
+  listPage(_caller: Caller, request: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
+    return this.listings.list(membershipId, 'active', request);
   }
 
   @GetRoute({ permission: 'tokens.read', summary: 'Get one live token session', answer: TokenSessionSchema, operationId: 'TokenListing_getActive' })
@@ -86,14 +70,18 @@ export class ActiveTokensController extends TokenSessionListingController('activ
 }
 
 @Controller('memberships/:membershipId/revoked-tokens')
-export class RevokedTokensController extends TokenSessionListingController('revoked', {
+@ListingRoutes({
+  ...TOKEN_SESSIONS,
   list: {
     summary: 'List revoked token sessions not yet swept (they are deleted a few minutes after expiry), newest first',
     operationId: 'TokenListing_listRevoked',
   },
   query: { summary: 'Query revoked token sessions with where/select', example: TOKEN_QUERY_EXAMPLE, operationId: 'TokenListing_queryRevoked' },
-}) {
-  constructor(listings: TokenListingService) {
-    super(listings);
+})
+export class RevokedTokensController implements Listing {
+  constructor(private readonly listings: TokenListingService) {}
+
+  listPage(_caller: Caller, request: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
+    return this.listings.list(membershipId, 'revoked', request);
   }
 }

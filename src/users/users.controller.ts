@@ -4,7 +4,7 @@ import type { Caller } from '../common/caller';
 import { CurrentCaller, CurrentDecision, RequirePermission } from '../common/access-decorators';
 import { ApiErrors } from '../common/openapi';
 import { ActionRoute, BulkDeleteRoute, CreateRoute, DeleteRoute, GetRoute, ReplaceRoute, SearchRoute } from '../common/crud/crud-routes';
-import { ListingController } from '../common/crud/listing.controller';
+import { type Listing, ListingRoutes } from '../common/crud/listing-routes';
 import { UserResource } from '../openapi/resource-schemas';
 import type { ListPage, ListRequest } from '../common/query';
 import type { Decision } from '../permissions';
@@ -34,7 +34,7 @@ function SetActiveRoute(action: 'activate' | 'freeze', summary: string): MethodD
 }
 
 @Controller('memberships/:membershipId/users')
-export class UsersController extends ListingController({
+@ListingRoutes({
   tag: 'users',
   permission: 'users.read',
   sortable: SORTABLE,
@@ -44,10 +44,9 @@ export class UsersController extends ListingController({
     summary: 'Query users with {where, select}; custom fields are filtered by their names (dotted paths go inside them)',
     example: { where: { is_active: true, role: 'admin' }, select: { username: 1, email_address: 1 } },
   },
-}) {
-  constructor(private readonly users: UsersService) {
-    super();
-  }
+})
+export class UsersController implements Listing {
+  constructor(private readonly users: UsersService) {}
 
   listPage(caller: Caller, { query, ...body }: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
     return this.users.list(caller, membershipId, query, body);

@@ -19,7 +19,7 @@ import {
   SearchRoute,
   type SearchRouteDocs,
 } from './crud-routes';
-import { ListingController } from './listing.controller';
+import { type Listing, ListingRoutes } from './listing-routes';
 import type { BulkDeleteAnswer, MembershipResourceOperations, SearchableResourceOperations } from './membership-resource.service';
 
 /**
@@ -91,7 +91,7 @@ function defaultSummaries({ one, many }: MembershipResourceRoutes['names']) {
  * adds `@Controller`, its interceptors, a constructor handing its service to `super`, and its own
  * routes (search, secret rotation). Nest and the OpenAPI explorer read the inherited handlers as
  * the subclass's own, the subclass's first: a `search` route declared there is matched before
- * `:id`. List and `_query` are the ListingController's.
+ * `:id`. List and `_query` are ListingRoutes', read before the others as the document always has.
  *
  * TBody is the body the service takes (the DTO, or what `bodyPipe` makes of the request body).
  */
@@ -102,18 +102,18 @@ export function MembershipResourceController<TBody, TResponse, TCreated = TRespo
   const summaries = defaultSummaries(routes.names);
   const { examples: replaceExamples, ...replaceDocs } = routes.replace ?? {};
 
-  abstract class MembershipResourceRoutesBase extends ListingController({
+  @ListingRoutes({
     tag: routes.tag ?? routes.resource,
     permission: permission('read'),
     sortable: routes.sortable,
     items: item,
     list: { summary: summaries.list, ...routes.list },
     query: { summary: summaries.query, ...routes.query },
-  }) {
-    // Public: a class returned from a function cannot declare protected members (TS4094, declaration emit).
-    protected constructor(readonly service: MembershipResourceOperations<TBody, TResponse, TCreated>) {
-      super();
-    }
+  })
+  abstract class MembershipResourceRoutesBase implements Listing {
+    // Public: a class returned from a function cannot declare protected members (TS4094, declaration
+    // emit); and ListingRoutes extends the class, which a protected constructor would forbid.
+    constructor(readonly service: MembershipResourceOperations<TBody, TResponse, TCreated>) {}
 
     listPage(caller: Caller, request: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
       return this.service.list(caller, membershipId, request);

@@ -1,5 +1,5 @@
-import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
-import { DescriptionField, NameField, NamedBodyFields, OptionalBooleanField, SlugField, SlugReferenceField } from '../common/dto-fields';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { DescriptionField, NameField, NamedBodyDto, OptionalBooleanField, SlugField, SlugReferenceField } from '../common/dto-fields';
 import { IsPermissionExpressionList } from '../roles/permission-list';
 
 class ApplicationGrantsDto {
@@ -19,11 +19,8 @@ class ApplicationGrantsDto {
 }
 
 /** Body of POST and PUT .../applications. Expressions are checked by the service (400 InvalidPermission). */
-export class ApplicationBodyDto extends IntersectionType(
-  NamedBodyFields({
-    name: NameField({ example: 'Billing backend' }),
-    slug: SlugField({ example: 'billing-backend', description: 'Unique in the membership; from the name on create when omitted, kept on update when omitted' }),
-    description: DescriptionField(1024),
-  }),
-  ApplicationGrantsDto,
-) {}
+export class ApplicationBodyDto extends NamedBodyDto(ApplicationGrantsDto, {
+  name: NameField({ example: 'Billing backend' }),
+  slug: SlugField({ example: 'billing-backend', description: 'Unique in the membership; from the name on create when omitted, kept on update when omitted' }),
+  description: DescriptionField(1024),
+}) {}

@@ -1,5 +1,5 @@
 import { applyDecorators, type Type as ClassType } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions, IntersectionType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { IsSlug } from './patterns';
@@ -51,7 +51,7 @@ export const DocumentedOptionalIntField = (min: number, max: number, docs: ApiPr
 export const OptionalNestedField = (dto: ClassType<unknown>): PropertyDecorator =>
   stacked(ApiPropertyOptional({ type: dto }), IsOptional(), ValidateNested(), Type(() => dto));
 
-/** The fields NamedBodyFields declares. */
+/** The fields NamedBodyDto puts first. */
 export interface NamedBody {
   name: string;
   slug?: string;
@@ -66,11 +66,12 @@ export interface NamedBodyDecorators {
 }
 
 /**
- * The `name`, `slug` and `description` a named resource's body starts with. A body combines it
- * with its own fields through IntersectionType, which keeps these three first both in the OpenAPI
- * schema and in a 400's messages (a subclass's own fields would be validated before inherited ones).
+ * The body of a named resource: `name`, `slug` and `description`, then the resource's own fields
+ * (`ownFields`). Combined through IntersectionType, which keeps the three first both in the OpenAPI
+ * schema and in a 400's messages; a subclass declaring its own fields would have them validated,
+ * and reported, before the inherited ones.
  */
-export function NamedBodyFields(decorators: NamedBodyDecorators): ClassType<NamedBody> {
+export function NamedBodyDto<TOwn>(ownFields: ClassType<TOwn>, decorators: NamedBodyDecorators): ClassType<NamedBody & TOwn> {
   class NamedBodyFieldsDto implements NamedBody {
     @decorators.name
     name!: string;
@@ -81,5 +82,6 @@ export function NamedBodyFields(decorators: NamedBodyDecorators): ClassType<Name
     @decorators.description
     description?: string | null;
   }
-  return NamedBodyFieldsDto;
+  // IntersectionType's own type (UnionToIntersection) is this intersection, unresolved for a generic TOwn.
+  return IntersectionType(NamedBodyFieldsDto, ownFields) as ClassType<NamedBody & TOwn>;
 }

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
-import { DocumentedDescriptionField, NameField, NamedBodyFields, OptionalBooleanField, SlugField, SlugReferenceField } from '../common/dto-fields';
+import { DocumentedDescriptionField, NameField, NamedBodyDto, OptionalBooleanField, SlugField, SlugReferenceField } from '../common/dto-fields';
 import { NamedResourceSchema, SysSchema } from '../common/api-docs';
 
 export const PROVIDER_TYPES = ['oidc'] as const;
@@ -55,15 +55,12 @@ class ProviderSettingsDto {
 }
 
 /** Body of POST and PUT .../providers (contract "External identity providers"). */
-export class ProviderBodyDto extends IntersectionType(
-  NamedBodyFields({
-    // Written as `@NameField(...) @IsDefined(...)` would apply them: IsDefined first.
-    name: applyDecorators(IsDefined({ message: 'is required' }), NameField({ example: 'Google' })),
-    slug: SlugField({ example: 'google', description: 'The `{slug}` of the login route; from the name on create when omitted; immutable' }),
-    description: DocumentedDescriptionField(2000),
-  }),
-  ProviderSettingsDto,
-) {}
+export class ProviderBodyDto extends NamedBodyDto(ProviderSettingsDto, {
+  // Written as `@NameField(...) @IsDefined(...)` would apply them: IsDefined first.
+  name: applyDecorators(IsDefined({ message: 'is required' }), NameField({ example: 'Google' })),
+  slug: SlugField({ example: 'google', description: 'The `{slug}` of the login route; from the name on create when omitted; immutable' }),
+  description: DocumentedDescriptionField(2000),
+}) {}
 
 export class ProviderSchema extends NamedResourceSchema {
   @ApiProperty({ enum: PROVIDER_TYPES }) type!: string;

@@ -1,5 +1,5 @@
-import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
-import { DescriptionField, NameField, NamedBodyFields, SlugField } from '../common/dto-fields';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { DescriptionField, NameField, NamedBodyDto, SlugField } from '../common/dto-fields';
 import { IsPermissionExpressionList } from './permission-list';
 
 class RoleListsDto {
@@ -13,11 +13,8 @@ class RoleListsDto {
 }
 
 /** Body of POST and PUT .../roles. Expressions are checked by the service (400 InvalidPermission). */
-export class RoleBodyDto extends IntersectionType(
-  NamedBodyFields({
-    name: NameField({ example: 'Support agents' }),
-    slug: SlugField({ example: 'support-agents', description: 'Derived from the name on create when omitted; cannot change afterwards. `admin` is reserved' }),
-    description: DescriptionField(1024),
-  }),
-  RoleListsDto,
-) {}
+export class RoleBodyDto extends NamedBodyDto(RoleListsDto, {
+  name: NameField({ example: 'Support agents' }),
+  slug: SlugField({ example: 'support-agents', description: 'Derived from the name on create when omitted; cannot change afterwards. `admin` is reserved' }),
+  description: DescriptionField(1024),
+}) {}

@@ -1,6 +1,6 @@
 import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
-import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
-import { DocumentedDescriptionField, NameField, NamedBodyFields, OptionalBooleanField, SlugField } from '../common/dto-fields';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { DocumentedDescriptionField, NameField, NamedBodyDto, OptionalBooleanField, SlugField } from '../common/dto-fields';
 import type { FieldError } from '../common/errors';
 import { fieldErrorsOf, requireJsonObject, splitBody, validateDto } from '../common/request-body';
 import { validationFailure } from '../common/validation';
@@ -12,14 +12,11 @@ class UserTypeOptionsDto {
 }
 
 /** The fixed fields of a user type body; `properties` is validated by parsePropertyDefinitions. */
-export class UserTypeFieldsDto extends IntersectionType(
-  NamedBodyFields({
-    name: NameField({ example: 'Employee', maxLength: 128 }),
-    slug: SlugField({ example: 'employee', description: 'Defaults to the name slugified. Cannot be changed after creation; users name their type by it.' }),
-    description: DocumentedDescriptionField(1024),
-  }),
-  UserTypeOptionsDto,
-) {}
+export class UserTypeFieldsDto extends NamedBodyDto(UserTypeOptionsDto, {
+  name: NameField({ example: 'Employee', maxLength: 128 }),
+  slug: SlugField({ example: 'employee', description: 'Defaults to the name slugified. Cannot be changed after creation; users name their type by it.' }),
+  description: DocumentedDescriptionField(1024),
+}) {}
 
 /** The whole body, for the API description. */
 export class UserTypeBodyDto extends UserTypeFieldsDto {

@@ -2,29 +2,16 @@
  * Builds the HTTP request of one webhook call from the webhook's request template and the event
  * (spec "Webhook delivery" 5-7), and masks what a result event may show of it. Pure functions.
  */
-import type { WebhookRequestTemplate } from '../database/schema';
+import type { EventRow, WebhookRow } from '../database/schema';
 import { isCredentialHeader, MASKED_VALUE } from '../events/sanitize';
 import { signWebhookBody, WEBHOOK_SIGNATURE_HEADER } from './signature';
 import { bodyBudget, type JsonValue, renderBody, renderHeaders, renderUrl, type TemplateContext, urlAndHeadersBudget } from './template';
 
-export interface DeliveryWebhook {
-  id: string;
-  membershipId: string;
-  tryCount: number;
-  request: WebhookRequestTemplate;
-  /** HMAC key for the signature header; null for unsigned webhooks. */
-  secret: string | null;
-}
+/** What a call needs of its webhook; `secret` is the HMAC key of the signature header (null: unsigned). */
+export type DeliveryWebhook = Pick<WebhookRow, 'id' | 'membershipId' | 'tryCount' | 'request' | 'secret'>;
 
-export interface DeliveryEvent {
-  id: string;
-  membershipId: string;
-  eventType: string;
-  utilizerId: string;
-  document: Record<string, unknown>;
-  prior: Record<string, unknown> | null;
-  eventTime: Date;
-}
+/** The committed event a call is made for, as recorded. */
+export type DeliveryEvent = Pick<EventRow, 'id' | 'membershipId' | 'eventType' | 'utilizerId' | 'document' | 'prior' | 'eventTime'>;
 
 export interface PreparedRequest {
   method: string;

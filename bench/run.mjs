@@ -234,9 +234,14 @@ async function prepare(base) {
     });
   }
   const user = await signIn('bench-user-0');
+  // One session per connection for the refresh scenario as traffic sends it: many clients, each
+  // refreshing its own session (16 connections on one session queue on that session's row lock).
+  const sessions = [];
+  for (let i = 0; i < CONNECTIONS; i++) sessions.push(await signIn(`bench-user-${10 + (i % 40)}`));
   return {
     membership,
     user,
+    refreshTokens: sessions.map((session) => session.refresh_token),
     bearer: `Bearer ${user.access_token}`,
     basic: `Basic ${setup.application._id}:${setup.application.secret}`,
   };
@@ -252,12 +257,22 @@ function runArgon2Rate(seconds) {
   return JSON.parse(out.stdout.trim());
 }
 
+/**
+ * Refresh bodies taking the sessions in turn, one per request: with as many sessions as
+ * connections, the requests in flight are (nearly always) on different sessions.
+ */
+function refreshRequests(tokens) {
+  let next = 0;
+  return [{ setupRequest: (request) => ({ ...request, body: JSON.stringify({ token: tokens[next++ % tokens.length] }) }) }];
+}
+
 /** The events `_query` scenario's body; its floor runs the same select (bench/floor-app.mjs). */
 const EVENTS_QUERY_BODY = JSON.stringify({ where: { event_type: { $in: ['UserCreated', 'TokenGenerated'] } } });
 
 /** Which floor a scenario is measured against, and how the table names it. */
 const FLOOR_OF = {
   'refresh (revoke=false)': { label: 'tx 2 inserts+2 JWTs', slice: 'refresh' },
+  'refresh (one session)': { label: 'tx 2 inserts+2 JWTs', slice: 'refresh' },
   'events _query': { label: 'same select as JSON', slice: 'events' },
   'sign-in': { label: 'argon2 raw', slice: 'argon2' },
 };
@@ -323,10 +338,7 @@ async function main() {
   const floorSlice = (seconds) => measure({ url: floorUrl, headers: { authorization: data.bearer }, duration: seconds }, floor);
   // The write and list scenarios get floors doing their own work (bench/floor-app.mjs says what).
   const refreshFloorSlice = (seconds) =>
-    measure(
-      { url: `${floorUrl}/refresh`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: data.user.refresh_token }), duration: seconds },
-      floor,
-    );
+    measure({ url: `${floorUrl}/refresh`, method: 'POST', headers: { 'content-type': 'application/json' }, requests: refreshRequests(data.refreshTokens), duration: seconds }, floor);
   const eventsFloorSlice = (seconds) =>
     measure({ url: `${floorUrl}/events`, method: 'POST', headers: { 'content-type': 'application/json', authorization: data.bearer }, body: EVENTS_QUERY_BODY, duration: seconds }, floor);
   const argon2Slice = (seconds) => {
@@ -337,10 +349,10 @@ async function main() {
   const bearer = { authorization: data.bearer };
   const checkUrl = `${base}/roles/check-permission?permission=users.read`;
   const scenarios = [
-    [
-      'refresh (revoke=false)',
-      { url: `${base}/refresh-token?revoke=false`, method: 'POST', headers: json, body: JSON.stringify({ token: data.user.refresh_token }) },
-    ],
+    // revoke=false keeps each presented refresh token live, so a session can be refreshed again and again.
+    ['refresh (revoke=false)', { url: `${base}/refresh-token?revoke=false`, method: 'POST', headers: json, requests: refreshRequests(data.refreshTokens) }],
+    // The worst case beside it: every connection on one session, serialised by its row lock.
+    ['refresh (one session)', { url: `${base}/refresh-token?revoke=false`, method: 'POST', headers: json, body: JSON.stringify({ token: data.user.refresh_token }) }],
     ['verify-token Bearer', { url: `${base}/verify-token`, headers: bearer }],
     ['verify-token Basic', { url: `${base}/verify-token`, headers: { authorization: data.basic } }],
     ['/me Bearer', { url: `${base}/me`, headers: bearer }],

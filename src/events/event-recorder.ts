@@ -177,10 +177,12 @@ export class EventRecorder {
 /**
  * Writes that may be on their way at once. One at a time, a request arriving while a write
  * commits waits for the rest of it and then for the whole next one (a commit is an fsync, 7 ms on
- * this machine's server); a few at once let the next batch start meanwhile, and PostgreSQL
- * flushes concurrent commits together. Few, so that event writes never take most of the pool.
+ * this machine's server); two let the next batch start meanwhile, and PostgreSQL flushes
+ * concurrent commits together. Not more: each write is a commit, and every commit costs both
+ * processes more than a row does (with three, batches averaged 1.6 rows under the bench's
+ * verify-token load and each verification cost 20-30% more CPU than with two, at 2.0 rows).
  */
-const MAX_WRITES_IN_FLIGHT = 3;
+const MAX_WRITES_IN_FLIGHT = 2;
 
 /**
  * Batches the items added while writes are in flight into the next write, at most 500 per write,

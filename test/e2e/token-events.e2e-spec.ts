@@ -101,6 +101,47 @@ describe('token events: contents of the specification, and no secret in any even
     }
   });
 
+  // One TokenVerified per verification answered 200, none for a refusal: a forged signature, a
+  // revoked session, a rotated signing key, a frozen user.
+  it('records TokenVerified for each verification that answers 200 and for no refused one', async () => {
+    const tenant = await createMembership(suite.t, suite.inst.admin);
+    const m = tenant.membershipId;
+    const { user, session } = await createSignedInUser(suite.t, tenant.admin);
+    const recorded = async (): Promise<number> =>
+      (await allEvents(suite.t, tenant.admin.auth, m)).filter((e) => e.event_type === 'TokenVerified' && e.utilizer_id === user._id).length;
+    const verify = (token: string) => suite.t.http().get('/verify-token').set('Authorization', `Bearer ${token}`);
+
+    for (let i = 0; i < 3; i++) await verify(session.accessToken).expect(200);
+    await verify(session.refreshToken).expect(200);
+    expect(await recorded()).toBe(4);
+
+    // a forged signature, a token of another record, a revoked session: refused, nothing stored
+    const [header, payload] = session.accessToken.split('.');
+    await verify(`${header}.${payload}.${Buffer.from('forged').toString('base64url')}`).expect(401);
+    const second = await signIn(suite.t, m, user.username, user.password);
+    await suite.t.http().get('/revoke-token').set('Authorization', second.auth).expect(204);
+    await verify(second.accessToken).expect(401);
+    await verify(second.refreshToken).expect(401);
+    expect(await recorded()).toBe(4);
+
+    // a rotated signing key: the old token is refused, a new one verifies and is recorded
+    const rotated = await suite.t.http().post(`/memberships/${m}/secret-key`).set('Authorization', tenant.admin.auth);
+    expect(rotated.status).toBe(200);
+    await verify(session.accessToken).expect(401);
+    const fresh = await signIn(suite.t, m, user.username, user.password);
+    await verify(fresh.accessToken).expect(200);
+    await verify(fresh.accessToken).expect(200);
+    const admin = await signIn(suite.t, m, tenant.admin.username, tenant.admin.password);
+    const count = (await allEvents(suite.t, admin.auth, m)).filter((e) => e.event_type === 'TokenVerified' && e.utilizer_id === user._id).length;
+    expect(count).toBe(6);
+
+    // a frozen user: refused, nothing stored
+    await suite.t.http().post(`/memberships/${m}/users/${user._id}/freeze`).set('Authorization', admin.auth).expect(200);
+    const frozen = await verify(fresh.accessToken);
+    expect(frozen.status).toBe(401);
+    expect((await allEvents(suite.t, admin.auth, m)).filter((e) => e.event_type === 'TokenVerified' && e.utilizer_id === user._id)).toHaveLength(6);
+  });
+
   it('a scan of every event finds no token string, password, hash or secret', async () => {
     const secrets: string[] = [suite.inst.membership.secret_key, suite.inst.application.secret, suite.inst.admin.password, suite.inst.admin.accessToken, suite.inst.admin.refreshToken];
     const tenant = await createMembership(suite.t, suite.inst.admin, { application: true });

@@ -12,6 +12,7 @@ import { DESTINATION_NOT_ALLOWED, DestinationPolicy, parseIpLiteral, refusedRang
 import { assertHoldsGrants, grantedByAssignment } from '../permissions';
 import { loadAssignment } from '../roles/assignment';
 import { RoleRepository } from '../roles/role.repository';
+import { requiredWithoutDefault, storedDefinitions } from '../user-types/custom-fields';
 import { UserTypeRepository } from '../user-types/user-type.repository';
 import type { ProviderBodyDto } from './provider.dto';
 import { toProviderResponse, type ProviderResponse } from './provider.mapper';
@@ -135,8 +136,17 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     if (fields.defaultRole && !(await this.roles.findBySlug(membershipId, fields.defaultRole, executor))) {
       throw validationError('default_role', `no role with the slug ${JSON.stringify(fields.defaultRole.slice(0, 64))} exists in this membership`);
     }
-    if (fields.defaultUserType && !(await this.userTypes.findBySlug(membershipId, fields.defaultUserType, executor))) {
-      throw validationError('default_user_type', `no user type with the slug ${JSON.stringify(fields.defaultUserType.slice(0, 64))} exists in this membership`);
+    if (!fields.defaultUserType) return;
+    const shownSlug = JSON.stringify(fields.defaultUserType.slice(0, 64));
+    const userType = await this.userTypes.findBySlug(membershipId, fields.defaultUserType, executor);
+    if (!userType) throw validationError('default_user_type', `no user type with the slug ${shownSlug} exists in this membership`);
+    // A provider's sign-up creates the user with no custom fields: refused here, not at every sign-in.
+    const lacking = requiredWithoutDefault(storedDefinitions(userType.properties));
+    if (lacking.length) {
+      throw validationError(
+        'default_user_type',
+        `the user type ${shownSlug} requires custom fields without a default (${lacking.slice(0, 10).join(', ')}), which a user signing up through a provider has none of`,
+      );
     }
   }
 }

@@ -4,6 +4,7 @@ import {
   CUSTOM_FIELD_LIMITS,
   parsePropertyDefinitions,
   propertyNameProblem,
+  requiredWithoutDefault,
   validateCustomFields,
   type CustomFieldSchema,
   type PropertyDefinitions,
@@ -167,6 +168,21 @@ describe('parsePropertyDefinitions', () => {
 
   it('lower-cases an e-mail default', () => {
     expect(parsePropertyDefinitions({ contact: { type: 'email', default: 'Boss@Example.COM' } }).contact.default).toBe('boss@example.com');
+  });
+});
+
+describe('requiredWithoutDefault', () => {
+  it('names exactly the required properties without a default: what validateCustomFields({}) refuses', () => {
+    const properties = parsePropertyDefinitions({
+      badge: { type: 'string', required: true },
+      team: { type: 'string', required: true, default: 'blue' },
+      note: { type: 'string' },
+      level: { type: 'integer', required: true },
+    });
+    expect(requiredWithoutDefault(properties)).toEqual(['badge', 'level']);
+    const refused = errorsOf(() => validateCustomFields({}, { typeSlug: 't', properties, allowAdditionalProperties: false }));
+    expect(refused.map((error) => error.field)).toEqual(['badge', 'level']);
+    expect(requiredWithoutDefault(parsePropertyDefinitions({ team: { type: 'string', required: true, default: 'blue' } }))).toEqual([]);
   });
 });
 

@@ -398,7 +398,7 @@ export function validateCustomFields(input: Readonly<Record<string, unknown>>, s
   for (const [name, definition] of Object.entries(properties)) {
     if (Object.hasOwn(values, name) || errors.some((e) => e.field === name)) continue;
     if (definition.default !== undefined) values[name] = definition.default;
-    else if (definition.required) errors.push({ field: name, message: 'is required' });
+    else if (definition.required) errors.push({ field: name, message: 'is required' }); // see requiredWithoutDefault
   }
 
   if (!errors.length && JSON.stringify(values).length > CUSTOM_FIELD_LIMITS.maxTotalBytes) {
@@ -410,6 +410,16 @@ export function validateCustomFields(input: Readonly<Record<string, unknown>>, s
     if (definition.unique && Object.hasOwn(values, name)) unique.push({ name, value: values[name] });
   }
   return { values, unique };
+}
+
+/**
+ * The required properties that have no default: what a user created without custom fields (a
+ * provider's sign-up) would lack, so that `validateCustomFields({}, ...)` would refuse it.
+ */
+export function requiredWithoutDefault(properties: PropertyDefinitions): string[] {
+  return Object.entries(properties)
+    .filter(([, definition]) => definition.required && definition.default === undefined)
+    .map(([name]) => name);
 }
 
 /** Reads stored definitions back (written by parsePropertyDefinitions, so they are trusted). */

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { decodeProtectedHeader, type JWTPayload, SignJWT } from 'jose';
-import { type ApiObject, createRole, createUser, createUserType, expectErrorBody, unique, useTenants } from '../support/api';
+import { type ApiObject, as, createRole, createUser, createUserType, expectErrorBody, unique, useTenants } from '../support/api';
 import { authorizationCode, newSigningKey, pkcePair, startOidcProvider, type OidcTestProvider, type SigningPrivateKey } from '../support/oidc-provider';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
@@ -240,11 +240,15 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       expect(created.document).toMatchObject({ user_type: type.slug, department: 'sales', level: 1 });
     });
 
-    it('refuses to sign up into a user type whose required custom field has no default (400 naming it), and creates nobody', async () => {
-      const type = await createUserType(suite.t, suite.tenant.admin, {
+    it('refuses to sign up into a user type that gained a required custom field without a default (400 naming it), and creates nobody', async () => {
+      const type = await createUserType(suite.t, suite.tenant.admin, { properties: { department: { type: 'string', default: 'sales' } } });
+      const provider = await createProvider({ default_user_type: type.slug, trust_email: true });
+      // Provider creation refuses such a type; it can still gain the field afterwards.
+      const changed = await as(suite.t, suite.tenant.admin).put(`/memberships/${suite.tenant.membershipId}/user-types/${type._id}`, {
+        name: type.name,
         properties: { employee_no: { type: 'string', required: true }, department: { type: 'string', default: 'sales' } },
       });
-      const provider = await createProvider({ default_user_type: type.slug, trust_email: true });
+      expect(changed.status).toBe(200);
       const sub = unique('untyped');
       const res = await login({ id_token: await idToken({ sub, email: `${sub}@example.com` }) }, provider.slug);
       expectErrorBody(res, 400, 'ModelValidationError');

@@ -91,6 +91,23 @@ describe('providers API', () => {
     expect(res.body.errors.map((error: { field: string }) => error.field)).toContain(field);
   });
 
+  it('refuses a default user type with a required custom field and no default, on create and on update: its sign-ups would all fail', async () => {
+    const type = await post(`/memberships/${suite.tenant.membershipId}/user-types`, {
+      name: unique('Badged'),
+      properties: { badge_no: { type: 'string', required: true }, team: { type: 'string', required: true, default: 'blue' } },
+    });
+    expect(type.status).toBe(201);
+    const created = await post(base, providerBody({ default_user_type: type.body.slug }));
+    expectErrorBody(created, 400, 'ModelValidationError');
+    expect(created.body.errors).toEqual([{ field: 'default_user_type', message: expect.stringContaining('(badge_no)') }]);
+
+    const provider = await post(base, providerBody());
+    expect(provider.status).toBe(201);
+    const updated = await put(`${base}/${provider.body._id}`, providerBody({ slug: provider.body.slug, default_user_type: type.body.slug }));
+    expectErrorBody(updated, 400, 'ModelValidationError');
+    expect((await get(`${base}/${provider.body._id}`)).body.default_user_type).toBeNull();
+  });
+
   it('refuses an issuer on a refused address with "destination not allowed"', async () => {
     const res = await post(base, providerBody({ issuer: 'https://10.1.2.3/realms/x' }));
     expectErrorBody(res, 400, 'ModelValidationError');

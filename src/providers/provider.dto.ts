@@ -44,7 +44,7 @@ class ProviderSettingsDto {
   @SlugReferenceField({ example: null, description: 'Slug of a role of the membership, given to users signed up through this provider; counts as granted by the caller' })
   default_role?: string | null;
 
-  @SlugReferenceField({ example: null, description: 'Slug of a user type of the membership, for users signed up through this provider' })
+  @SlugReferenceField({ example: null, description: 'Slug of a user type of the membership, for users signed up through this provider; its required custom fields must all have defaults' })
   default_user_type?: string | null;
 
   @OptionalBooleanField({ default: true, description: 'false: sign-in answers 403 ProviderDisabled' })

@@ -195,8 +195,14 @@ export const sessions = pgTable(
 export const tokenSessions = pgTable(
   'token_sessions',
   {
-    ...membershipOwned(),
-    ...ownedByUser(),
+    // No foreign keys to the membership and the user (dropped in 0009): the session's key ties
+    // the record to both (deleting either cascades through the session), and each of them took a
+    // key-share lock, on every insert, on the one membership row that all concurrent sign-ins and
+    // refreshes of a tenant share. PostgreSQL keeps such shared locks as multixacts: they cost
+    // the issuing statement a fifth of its database CPU across 16 sessions (docs/benchmarks.md).
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id').notNull(),
+    userId: text('user_id').notNull(),
     /** The sign-in session the token belongs to; a sign-in's first pair has the session's id. */
     sessionId: text('session_id')
       .notNull()

@@ -473,7 +473,8 @@ async function main() {
     // used (its CPU seconds per second, every thread counted): the rate one core of it sustains.
     if (result.name.startsWith('refresh')) {
       const coresUsed = (result.rps * result.cpuUs) / 1e6;
-      notes.push(`per core of the service ${fmt(1e6 / result.cpuUs)} req/s (it used ${fmt(coresUsed, 2)} cores)`);
+      // And the floor's own costs beside ours: which side (the service or PostgreSQL) the gap is on.
+      notes.push(`per core of the service ${fmt(1e6 / result.cpuUs)} req/s (it used ${fmt(coresUsed, 2)} cores); the floor's cpu µs ${fmt(result.floor.cpuUs)}, pg µs ${fmt(result.floor.pgUs)}`);
     }
     // The issue states the peers' targets as multiples (/me ≥ 3× getSession, sign-in ≥ 1×).
     if (PEERS) notes.push(`${fmt(result.rps / result.floor.rps, 2)}× the peer${peerCpu}`);

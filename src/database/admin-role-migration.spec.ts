@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { migrationStatements, migrationTags, runMigrationsUpTo } from '../common/testing/migration-files';
 import { adminPermissions } from '../roles/role.mapper';
 
 /**
@@ -8,14 +7,7 @@ import { adminPermissions } from '../roles/role.mapper';
  * permissions adminPermissions now holds, once, and touches no other role. Run on the embedded
  * database with the raw SQL files, in the order of the journal.
  */
-const MIGRATIONS = join(__dirname, 'migrations');
 const MIGRATION = '0007_admin_role_new_resources';
-const journal = JSON.parse(readFileSync(join(MIGRATIONS, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string }[] };
-const statements = (tag: string): string[] =>
-  readFileSync(join(MIGRATIONS, `${tag}.sql`), 'utf8')
-    .split('--> statement-breakpoint')
-    .map((statement) => statement.trim())
-    .filter(Boolean);
 
 /** Permissions of an admin role as setup made them before mail hooks, providers and token code policies. */
 const OLD_ERA = ['users.*', 'user-types.*', 'roles.*', 'applications.*', 'webhooks.*', 'events.*', 'tokens.*'];
@@ -25,17 +17,14 @@ describe(`migration ${MIGRATION}`, () => {
   const permissionsOf = async (id: string): Promise<string[]> =>
     (await client.query<{ permissions: string[] }>('select permissions from roles where id = $1', [id])).rows[0].permissions;
   const runMigration = async (): Promise<void> => {
-    for (const statement of statements(MIGRATION)) await client.exec(statement);
+    for (const statement of migrationStatements(MIGRATION)) await client.exec(statement);
   };
 
   beforeAll(async () => {
     client = new PGlite();
     await client.waitReady;
-    const tags = journal.entries.map((entry) => entry.tag);
-    expect(tags).toContain(MIGRATION);
-    for (const tag of tags.slice(0, tags.indexOf(MIGRATION))) {
-      for (const statement of statements(tag)) await client.exec(statement);
-    }
+    expect(migrationTags).toContain(MIGRATION);
+    await runMigrationsUpTo(client, MIGRATION);
     // Rows as an installation from before the newer resources holds them (earlier migrations already ran).
     const old = (extra: string[]): string => JSON.stringify([...OLD_ERA, ...extra]);
     await client.exec(`

@@ -1,28 +1,18 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { migrationStatements, runMigrationsUpTo } from '../common/testing/migration-files';
 
 /**
  * Migration 0002 gives every existing token record a sign-in session: a pair its own, a scoped
  * token its parent pair's (or its own when the parent was swept). A session is revoked when its
  * first record was, except by rotation. Run on the embedded database with the raw SQL files.
  */
-const MIGRATIONS = join(__dirname, 'migrations');
-const statements = (file: string): string[] =>
-  readFileSync(join(MIGRATIONS, file), 'utf8')
-    .split('--> statement-breakpoint')
-    .map((statement) => statement.trim())
-    .filter(Boolean);
-
 describe('migration 0002_sessions', () => {
   let client: PGlite;
 
   beforeAll(async () => {
     client = new PGlite();
     await client.waitReady;
-    for (const file of ['0000_initial.sql', '0001_events_type_index_with_id.sql']) {
-      for (const statement of statements(file)) await client.exec(statement);
-    }
+    await runMigrationsUpTo(client, '0002_sessions');
     await client.exec(`
       insert into memberships (id, name, slug, secret_key, created_by) values ('m', 'M', 'm', 'k', 'x');
       insert into users (id, membership_id, username, email_address, password_hash, created_by) values ('u', 'm', 'u', 'u@x', 'h', 'x');
@@ -33,7 +23,7 @@ describe('migration 0002_sessions', () => {
         ('child', 'm', 'u', 'scoped', 'live', 'j4', now() + interval '2 days', now() + interval '2 days', null, null),
         ('orphan', 'm', 'u', 'scoped', 'swept', 'j5', now() + interval '1 hour', now() + interval '1 hour', null, null);
     `);
-    for (const statement of statements('0002_sessions.sql')) await client.exec(statement);
+    for (const statement of migrationStatements('0002_sessions')) await client.exec(statement);
   });
 
   afterAll(async () => {

@@ -1,19 +1,12 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { runMigrationsUpTo } from '../common/testing/migration-files';
 
 /**
  * Migration 0009 drops the foreign keys of `token_sessions` to its membership and user: every
  * insert took a key-share lock on the tenant's one membership row through them. A record still
  * cannot outlive its user or membership: its session's key cascades from both. Run on the
- * embedded database with every raw SQL file up to 0009.
+ * embedded database with the raw SQL files, through 0009.
  */
-const MIGRATIONS = join(__dirname, 'migrations');
-const statements = (file: string): string[] =>
-  readFileSync(join(MIGRATIONS, file), 'utf8')
-    .split('--> statement-breakpoint')
-    .map((statement) => statement.trim())
-    .filter(Boolean);
 
 describe('migration 0009_token_sessions_without_owner_keys', () => {
   let client: PGlite;
@@ -23,9 +16,7 @@ describe('migration 0009_token_sessions_without_owner_keys', () => {
   beforeAll(async () => {
     client = new PGlite();
     await client.waitReady;
-    const files = readdirSync(MIGRATIONS).filter((file) => file.endsWith('.sql') && file < '0010');
-    expect(files.at(-1)).toBe('0009_token_sessions_without_owner_keys.sql');
-    for (const file of files) for (const statement of statements(file)) await client.exec(statement);
+    await runMigrationsUpTo(client, '0009_token_sessions_without_owner_keys', { through: true });
     await client.exec(`
       insert into memberships (id, name, slug, secret_key, created_by) values ('m1', 'M1', 'm1', 'k', 'x'), ('m2', 'M2', 'm2', 'k', 'x');
       insert into users (id, membership_id, username, email_address, password_hash, created_by) values

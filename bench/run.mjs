@@ -16,7 +16,10 @@
  * check-permission, under a steady open-loop load (bench/constant-rate.mjs says why not
  * autocannon's rate limit), each in slices alternating with the floor app's at half of its own
  * maximum, so that every latency line carries what the machine gave the floor that minute.
- * Everything it starts is stopped, and its database dropped, at the end.
+ * Then, in the same table, the peers' pairs (oidc-provider's introspection, Better Auth's
+ * getSession and sign-in, beside our routes: startOidcPeer, startBetterAuthPeer), the memory
+ * line, and the scale table (bench/scale.mjs). Everything it starts is stopped, and its
+ * database dropped, at the end.
  *
  * Beside each rate it prints the CPU time spent per request by the process under test and by
  * the PostgreSQL server (from /proc, on Linux): steadier than rates on shared cores, and it says
@@ -29,7 +32,8 @@
  * BENCH_MAIN (the service entry point, dist/main.js), BENCH_ONLY (comma-separated scenario names
  * to run, e.g. "/me Bearer,check-permission"; the floor always runs), BENCH_NODE_OPTIONS (extra
  * node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_FLOOR_NODE_OPTIONS
- * (the same for the floor app).
+ * (the same for the floor app), BENCH_PEERS=0 and BENCH_SCALE=0 (leave the peers or the scale
+ * table out). `--peers` runs the peers' pairs alone, `--scale` the scale bench alone.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -51,8 +55,18 @@ const SETUP_TOKEN = randomBytes(24).toString('hex');
 // What src/main.ts gives the service when UV_THREADPOOL_SIZE is unset.
 const THREADS = Number(process.env.UV_THREADPOOL_SIZE ?? availableParallelism());
 const PASSWORD = 'bench password 0123';
-/** `--peers` (npm run bench:peers): the peers' pairs instead of the scenarios (see startOidcPeer, startBetterAuthPeer). */
+/** `--peers` (npm run bench:peers): only the peers' pairs (see startOidcPeer, startBetterAuthPeer). */
 const PEERS = process.argv.includes('--peers');
+/**
+ * `npm run bench` prints everything in one report: the scenarios, then the peers' pairs in the
+ * same table (BENCH_PEERS=0 leaves them out), the memory line, then the scale table
+ * (bench/scale.mjs in a process of its own once the service has stopped; BENCH_SCALE=0 leaves
+ * it out). BENCH_ONLY runs the named rows only, and no scale table.
+ */
+const WITH_PEERS = PEERS || process.env.BENCH_PEERS !== '0';
+const WITH_SCALE = !PEERS && process.env.BENCH_SCALE !== '0';
+/** The peers' rows: our route, measured beside the peer that answers the same question. */
+const PEER_ROWS = ['verify-token (peer)', '/me Bearer (peer)', 'sign-in (peer)'];
 const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 0);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((name) => name.trim())) : null;
 const nodeOptions = (value) => (value ?? '').split(/\s+/).filter(Boolean);
@@ -382,13 +396,13 @@ async function main() {
       },
     ],
   ];
-  if (PEERS) {
-    // `--peers`: only the peers' pairs, each against the service's own route (FLOOR_OF says which).
+  /** Starts the peers and answers their rows (each our route beside the peer's, FLOOR_OF says which). */
+  const peerPairs = async () => {
     const oidc = await startOidcPeer(databaseUrl);
     const betterAuth = await startBetterAuthPeer(databaseUrl);
-    FLOOR_OF['verify-token POST'] = { label: 'oidc-provider introspect', slice: 'oidcIntrospection' };
-    FLOOR_OF['/me Bearer'] = { label: 'Better Auth getSession', slice: 'betterAuthSession' };
-    FLOOR_OF['sign-in'] = { label: 'Better Auth sign-in', slice: 'betterAuthSignIn' };
+    FLOOR_OF['verify-token (peer)'] = { label: 'oidc-provider introspect', slice: 'oidcIntrospection', peer: true };
+    FLOOR_OF['/me Bearer (peer)'] = { label: 'Better Auth getSession', slice: 'betterAuthSession', peer: true };
+    FLOOR_OF['sign-in (peer)'] = { label: 'Better Auth sign-in', slice: 'betterAuthSignIn', peer: true };
     peerSlices.oidcIntrospection = (seconds) =>
       measure(
         {
@@ -415,18 +429,17 @@ async function main() {
         },
         betterAuth.entry,
       );
-    const peerScenarios = new Set(['/me Bearer', 'sign-in']);
-    const kept = scenarios.filter(([name]) => peerScenarios.has(name));
-    scenarios.splice(
-      0,
-      scenarios.length,
-      ['verify-token POST', { url: `${base}/verify-token`, method: 'POST', headers: json, body: JSON.stringify({ token: data.bearer }) }],
-      ...kept,
-    );
-  }
+    const ours = new Map(scenarios);
+    return [
+      // POST with the token in the body, as introspection takes it.
+      ['verify-token (peer)', { url: `${base}/verify-token`, method: 'POST', headers: json, body: JSON.stringify({ token: data.bearer }) }],
+      ['/me Bearer (peer)', ours.get('/me Bearer')],
+      ['sign-in (peer)', ours.get('sign-in')],
+    ];
+  };
   const results = [];
   const optionsOf = new Map(scenarios);
-  for (const [name, options] of scenarios) {
+  for (const [name, options] of PEERS ? [] : scenarios) {
     // The scenarios before this one added tens of thousands of events within seconds, faster
     // than autovacuum's next look (a minute): give the planner the statistics a running
     // service would have, so this measures the steady state and not a just-grown table.
@@ -438,11 +451,21 @@ async function main() {
 
   // The targets ask for p99 under 10 ms at half of the maximum rate of these three.
   const halfRate = [];
-  // Not with `--peers`: its /me is there only to be compared with its peer.
-  for (const result of PEERS ? [] : results.filter((r) => ['/me Bearer', 'verify-token Bearer', 'check-permission'].includes(r.name))) {
+  for (const result of results.filter((r) => ['/me Bearer', 'verify-token Bearer', 'check-permission'].includes(r.name))) {
     halfRate.push(await atHalfRate(result.name, service, optionsOf.get(result.name), result.rps, floorAtHalf));
   }
   await stop(floor);
+
+  // The peers after every scenario (they are idle processes on the same cores until then), on the server only.
+  const peerResults = [];
+  if (WITH_PEERS && databaseUrl && PEER_ROWS.some((name) => !ONLY || ONLY.has(name))) {
+    for (const [name, options] of await peerPairs()) {
+      const result = await pairedScenario(name, service, options, peerSlices[FLOOR_OF[name].slice]);
+      if (result) peerResults.push(result);
+    }
+  } else if (PEERS && !databaseUrl) {
+    throw new Error('--peers needs the PostgreSQL server');
+  }
   const rssAfterReads = residentMegabytes(service.child.pid);
   const burst = ONLY || PEERS ? null : await webhookBurst(base, data, receiver);
   const soak = SOAK_SECONDS > 0 && !PEERS ? await soakRun(service, results, optionsOf, floorAtHalf.rate) : null;
@@ -458,15 +481,12 @@ async function main() {
   const header =
     `${pad('scenario', 24)} ${pad('req/s', 8, true)} ${pad('p50 ms', 7, true)} ${pad('p99 ms', 7, true)} ${pad('cpu µs', 7, true)} ${pad('pg µs', 6, true)}   ` +
     `${pad(PEERS ? 'its peer, in the same minute' : 'its floor, in the same minute', 46)} ${pad(PEERS ? 'of peer' : 'of floor', 9, true)}  notes`;
-  lines.push(header, '-'.repeat(header.length + 10));
-  lines.push(
-    `${pad('floor app (alone)', 24)} ${pad(fmt(floorResult.rps), 8, true)} ${pad(fmt(floorResult.p50), 7, true)} ${pad(fmt(floorResult.p99), 7, true)} ` +
-      `${pad(fmt(floorResult.cpuUs), 7, true)} ${pad(fmt(floorResult.pgUs), 6, true)}`,
-  );
-  for (const result of results) {
+  /** One row: ours, then its floor or its peer of the same minute, and the ratio. */
+  const rowOf = (result) => {
+    const isPeer = FLOOR_OF[result.name]?.peer === true;
     const floorText = `${FLOOR_OF[result.name]?.label ?? 'Nest+JWT+PK'} ${fmt(result.floor.rps)} /s p50 ${fmt(result.floor.p50)} p99 ${fmt(result.floor.p99)}`;
     // The peer's own CPU per request beside ours: where the multiple comes from, steadier than rates.
-    const peerCpu = PEERS && Number.isFinite(result.floor.cpuUs) ? `; the peer's cpu µs ${fmt(result.floor.cpuUs)}, pg µs ${fmt(result.floor.pgUs)}` : '';
+    const peerCpu = isPeer && Number.isFinite(result.floor.cpuUs) ? `; the peer's cpu µs ${fmt(result.floor.cpuUs)}, pg µs ${fmt(result.floor.pgUs)}` : '';
     const notes = [];
     // The target is per core of the service process. On two cores shared with PostgreSQL and the
     // load generator the service never gets a whole core, so its rate is divided by the cores it
@@ -477,16 +497,26 @@ async function main() {
       notes.push(`per core of the service ${fmt(1e6 / result.cpuUs)} req/s (it used ${fmt(coresUsed, 2)} cores); the floor's cpu µs ${fmt(result.floor.cpuUs)}, pg µs ${fmt(result.floor.pgUs)}`);
     }
     // The issue states the peers' targets as multiples (/me ≥ 3× getSession, sign-in ≥ 1×).
-    if (PEERS) notes.push(`${fmt(result.rps / result.floor.rps, 2)}× the peer${peerCpu}`);
-    if (result.floor.non2xx) notes.push(`peer: ${result.floor.non2xx} non-2xx!`);
-    if (result.floor.errors) notes.push(`peer: ${result.floor.errors} errors!`);
+    if (isPeer) notes.push(`${fmt(result.rps / result.floor.rps, 2)}× the peer${peerCpu}`);
+    if (result.floor.non2xx) notes.push(`${isPeer ? 'peer' : 'floor'}: ${result.floor.non2xx} non-2xx!`);
+    if (result.floor.errors) notes.push(`${isPeer ? 'peer' : 'floor'}: ${result.floor.errors} errors!`);
     if (result.non2xx) notes.push(`${result.non2xx} non-2xx!`);
     if (result.errors) notes.push(`${result.errors} errors!`);
-    lines.push(
+    return (
       `${pad(result.name, 24)} ${pad(fmt(result.rps), 8, true)} ${pad(fmt(result.p50), 7, true)} ${pad(fmt(result.p99), 7, true)} ` +
-        `${pad(fmt(result.cpuUs), 7, true)} ${pad(fmt(result.pgUs), 6, true)}   ` +
-        `${pad(floorText, 46)} ${pad(`${fmt((100 * result.rps) / result.floor.rps)}%`, 9, true)}  ${notes.join('; ')}`,
+      `${pad(fmt(result.cpuUs), 7, true)} ${pad(fmt(result.pgUs), 6, true)}   ` +
+      `${pad(floorText, 46)} ${pad(`${fmt((100 * result.rps) / result.floor.rps)}%`, 9, true)}  ${notes.join('; ')}`
     );
+  };
+  lines.push(header, '-'.repeat(header.length + 10));
+  lines.push(
+    `${pad('floor app (alone)', 24)} ${pad(fmt(floorResult.rps), 8, true)} ${pad(fmt(floorResult.p50), 7, true)} ${pad(fmt(floorResult.p99), 7, true)} ` +
+      `${pad(fmt(floorResult.cpuUs), 7, true)} ${pad(fmt(floorResult.pgUs), 6, true)}`,
+  );
+  for (const result of results) lines.push(rowOf(result));
+  if (peerResults.length > 0) {
+    if (results.length > 0) lines.push('peers, in the same run (beside ours: the peer, in the same minute; the ratio is of the peer):');
+    for (const result of peerResults) lines.push(rowOf(result));
   }
   lines.push('');
   lines.push('cpu µs / pg µs: CPU time per request of the process under test / of the PostgreSQL server.');
@@ -527,9 +557,22 @@ async function main() {
         `(growth after warm-up ${fmt((100 * (soak.last - soak.warm)) / soak.warm, 1)}%; samples ${soak.samples.map((mb) => fmt(mb)).join(' ')})`,
     );
   }
+  if (WITH_SCALE && databaseUrl && !ONLY) {
+    // Its own service and database: this one stops first, so that nothing else runs beside it.
+    await stop(service);
+    lines.push('', ...runScaleBench());
+  }
   lines.push('');
   lines.push(`whole run ${fmt((Date.now() - began) / 1000)} s`);
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** bench/scale.mjs in a process of its own (its progress to stderr as it goes): its table's lines. */
+function runScaleBench() {
+  log('scale (bench/scale.mjs) ...');
+  const out = spawnSync(process.execPath, [join(ROOT, 'bench', 'scale.mjs')], { cwd: ROOT, env: process.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (out.status !== 0) return [`scale bench failed (exit ${out.status}); its output:`, ...(out.stdout ?? '').trim().split('\n')];
+  return out.stdout.trim().split('\n');
 }
 
 /**

@@ -44,7 +44,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { constantRate, quantile } from './constant-rate.mjs';
 import pg from 'pg';
-import { buildIfMissing, call, cleanUpOnSignals, cpuSecondsOf, createDatabase, freePort, logAs, MAIN, onCleanup, ROOT, runMain, SERVER_URL, start, stop, waitFor } from './support.mjs';
+import { buildIfMissing, call, cleanUpOnSignals, cpuSecondsOf, createDatabase, dropDatabase, freePort, logAs, MAIN, onCleanup, ROOT, runMain, SERVER_URL, start, stop, waitFor } from './support.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
@@ -397,9 +397,11 @@ async function main() {
     ],
   ];
   /** Starts the peers and answers their rows (each our route beside the peer's, FLOOR_OF says which). */
+  const peerEntries = [];
   const peerPairs = async () => {
     const oidc = await startOidcPeer(databaseUrl);
     const betterAuth = await startBetterAuthPeer(databaseUrl);
+    peerEntries.push(oidc.entry, betterAuth.entry);
     FLOOR_OF['verify-token (peer)'] = { label: 'oidc-provider introspect', slice: 'oidcIntrospection', peer: true };
     FLOOR_OF['/me Bearer (peer)'] = { label: 'Better Auth getSession', slice: 'betterAuthSession', peer: true };
     FLOOR_OF['sign-in (peer)'] = { label: 'Better Auth sign-in', slice: 'betterAuthSignIn', peer: true };
@@ -558,8 +560,10 @@ async function main() {
     );
   }
   if (WITH_SCALE && databaseUrl && !ONLY) {
-    // Its own service and database: this one stops first, so that nothing else runs beside it.
-    await stop(service);
+    // Its own service and database: this run's processes stop and its database goes first, so
+    // that nothing runs beside it (autovacuum over this run's fresh rows did, before).
+    for (const entry of [service, ...peerEntries]) await stop(entry);
+    await dropDatabase(SERVER_URL, databaseUrl);
     lines.push('', ...runScaleBench());
   }
   lines.push('');

@@ -102,19 +102,25 @@ export async function createDatabase(serverUrl, prefix, ifNoServer) {
   } finally {
     await admin.end();
   }
-  onCleanup(async () => {
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    try {
-      await client.query(`drop database if exists ${name} with (force)`);
-      log(`dropped database ${name}`);
-    } finally {
-      await client.end();
-    }
-  });
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
+  onCleanup(() => dropDatabase(serverUrl, url.toString()));
   return url.toString();
+}
+
+/** Drops a database createDatabase made (once it is dropped, its cleanup finds nothing to do). */
+export async function dropDatabase(serverUrl, databaseUrl) {
+  const name = new URL(databaseUrl).pathname.slice(1);
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (!rowCount) return;
+    await client.query(`drop database if exists ${name} with (force)`);
+    log(`dropped database ${name}`);
+  } finally {
+    await client.end();
+  }
 }
 
 export async function freePort() {

@@ -347,7 +347,7 @@ async function main() {
   // The same latency measurement on the floor app, beside each route's: what this machine gives at half load anyway.
   const floorAtHalf = { options: { url: floorUrl, headers: { authorization: data.bearer } }, rate: Math.max(1, Math.floor(floorResult.rps / 2)) };
 
-  /** The peers' slices by FLOOR_OF's `slice` name (only with `--peers`). */
+  /** The peers' slices by FLOOR_OF's `slice` name (filled by peerPairs, once the peers are up). */
   const peerSlices = {};
   const floorSlice = (seconds) => measure({ url: floorUrl, headers: { authorization: data.bearer }, duration: seconds }, floor);
   // The write and list scenarios get floors doing their own work (bench/floor-app.mjs says what).
@@ -487,19 +487,19 @@ async function main() {
   const rowOf = (result) => {
     const isPeer = FLOOR_OF[result.name]?.peer === true;
     const floorText = `${FLOOR_OF[result.name]?.label ?? 'Nest+JWT+PK'} ${fmt(result.floor.rps)} /s p50 ${fmt(result.floor.p50)} p99 ${fmt(result.floor.p99)}`;
-    // The peer's own CPU per request beside ours: where the multiple comes from, steadier than rates.
-    const peerCpu = isPeer && Number.isFinite(result.floor.cpuUs) ? `; the peer's cpu µs ${fmt(result.floor.cpuUs)}, pg µs ${fmt(result.floor.pgUs)}` : '';
+    // The other side's own CPU and PostgreSQL time per request beside ours (a peer's, a refresh
+    // floor's): where the ratio comes from, steadier than rates, and which side the gap is on.
+    const otherCosts = `the ${isPeer ? 'peer' : 'floor'}'s cpu µs ${fmt(result.floor.cpuUs)}, pg µs ${fmt(result.floor.pgUs)}`;
     const notes = [];
     // The target is per core of the service process. On two cores shared with PostgreSQL and the
     // load generator the service never gets a whole core, so its rate is divided by the cores it
     // used (its CPU seconds per second, every thread counted): the rate one core of it sustains.
     if (result.name.startsWith('refresh')) {
       const coresUsed = (result.rps * result.cpuUs) / 1e6;
-      // And the floor's own costs beside ours: which side (the service or PostgreSQL) the gap is on.
-      notes.push(`per core of the service ${fmt(1e6 / result.cpuUs)} req/s (it used ${fmt(coresUsed, 2)} cores); the floor's cpu µs ${fmt(result.floor.cpuUs)}, pg µs ${fmt(result.floor.pgUs)}`);
+      notes.push(`per core of the service ${fmt(1e6 / result.cpuUs)} req/s (it used ${fmt(coresUsed, 2)} cores)`, otherCosts);
     }
     // The issue states the peers' targets as multiples (/me ≥ 3× getSession, sign-in ≥ 1×).
-    if (isPeer) notes.push(`${fmt(result.rps / result.floor.rps, 2)}× the peer${peerCpu}`);
+    if (isPeer) notes.push(`${fmt(result.rps / result.floor.rps, 2)}× the peer`, ...(Number.isFinite(result.floor.cpuUs) ? [otherCosts] : []));
     if (result.floor.non2xx) notes.push(`${isPeer ? 'peer' : 'floor'}: ${result.floor.non2xx} non-2xx!`);
     if (result.floor.errors) notes.push(`${isPeer ? 'peer' : 'floor'}: ${result.floor.errors} errors!`);
     if (result.non2xx) notes.push(`${result.non2xx} non-2xx!`);

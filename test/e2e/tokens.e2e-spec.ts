@@ -375,6 +375,9 @@ describe('tokens: expiry with a membership whose lifetimes are seconds', () => {
     t = await startTestApp();
     inst = await setupInstallation(t, { expires_in: 1, refresh_token_expires_in: 4, scoped_token_expires_in: 1 });
   });
+  // Closing the app also drops its database on the PostgreSQL server; without this the app kept
+  // listening after the run and its portcullis_t_* database stayed behind.
+  afterAll(() => t?.close());
 
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

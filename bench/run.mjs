@@ -292,6 +292,30 @@ const FLOOR_OF = {
 };
 
 const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
+/**
+ * VACUUM (ANALYZE) once the data is prepared, before anything is measured: the state of a running
+ * service's database, where autovacuum (on by default) analyses a table after its first 50
+ * changes, within a minute.
+ *
+ * Why it matters: the service's token lookups are prepared statements, and PostgreSQL keeps a
+ * connection's plan until an ANALYZE of a table it reads invalidates it. The PostgreSQL server of
+ * our bench machine runs with autovacuum off, so nothing ever analysed this run's fresh tables.
+ * Planned on them, `token_verification` (the lookup refresh runs) found two indexes of equal cost
+ * for `token_sessions`, its primary key on `id` and `token_sessions_user` on
+ * `(membership_id, user_id)`, took the second, and kept it: every refresh read every token record
+ * of the membership (2.96 million index entries in 3,585 scans, 15 s into the refresh scenario),
+ * and the membership's users the same way. docs/benchmarks.md ("fifth pass") has the measurements.
+ */
+async function analyzePrepared(databaseUrl) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('vacuum (analyze)');
+  } finally {
+    await client.end();
+  }
+}
+
 const pad = (text, width, right = false) => (right ? String(text).padStart(width) : String(text).padEnd(width));
 
 async function main() {
@@ -326,6 +350,7 @@ async function main() {
   log(`service up on ${base} (${databaseUrl ? 'PostgreSQL server' : 'embedded database'})`);
 
   const data = { ...(await prepare(base)), servicePid: service.child.pid };
+  if (databaseUrl) await analyzePrepared(databaseUrl);
   const m = data.membership._id;
   // Idle: set up, prepared, not yet loaded (settle the start-up garbage first).
   await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -401,6 +426,8 @@ async function main() {
   const peerPairs = async () => {
     const oidc = await startOidcPeer(databaseUrl);
     const betterAuth = await startBetterAuthPeer(databaseUrl);
+    // The peers' tables are analysed as ours were (see analyzePrepared).
+    await analyzePrepared(databaseUrl);
     peerEntries.push(oidc.entry, betterAuth.entry);
     FLOOR_OF['verify-token (peer)'] = { label: 'oidc-provider introspect', slice: 'oidcIntrospection', peer: true };
     FLOOR_OF['/me Bearer (peer)'] = { label: 'Better Auth getSession', slice: 'betterAuthSession', peer: true };

@@ -4,7 +4,7 @@ import { APP_CONFIG, type AppConfig } from './config/config';
 import { LOGGER } from './common/logger';
 import { ClsModule } from 'nestjs-cls';
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
-import { DATABASE, type Database, openDatabase } from './database/database';
+import { DATABASE, type Database, openDatabase, warnIfAutovacuumOff } from './database/database';
 import { ambientDatabase, DrizzleAdapter, DRIZZLE_CLIENT, RequestTransaction } from './common/request-transaction';
 import { ExpirySweeper } from './database/expiry-sweeper';
 
@@ -41,7 +41,7 @@ export class CoreModule {
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
-        { provide: OPENED_DATABASE, useFactory: () => openDatabase(config.database) },
+        { provide: OPENED_DATABASE, useFactory: async () => warnIfAutovacuumOff(await openDatabase(config.database), logger) },
         { provide: DRIZZLE_CLIENT, useFactory: (database: Database) => database.db, inject: [OPENED_DATABASE] },
         RequestTransaction,
         { provide: DATABASE, useFactory: ambientDatabase, inject: [OPENED_DATABASE, RequestTransaction] },

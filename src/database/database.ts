@@ -8,6 +8,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import { Pool } from 'pg';
+import type { Logger } from 'pino';
 import type { DatabaseTarget } from '../config/config';
 import { schema, type Schema } from './schema';
 
@@ -22,6 +23,8 @@ export interface Database {
   readonly kind: 'embedded' | 'server';
   /** Where the data lives, for the start-up line; never includes a password. */
   readonly description: string;
+  /** Whether the server runs autovacuum; undefined for the embedded database, which runs no background workers. */
+  readonly autovacuum?: boolean;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -43,7 +46,7 @@ function redactUrl(url: string): string {
  * `close` ends the connection once (closing again does nothing).
  */
 function handleOf(
-  head: Pick<Database, 'db' | 'kind' | 'description'>,
+  head: Pick<Database, 'db' | 'kind' | 'description' | 'autovacuum'>,
   connection: { query(statement: string): Promise<unknown> },
   end: () => Promise<void>,
 ): Database {
@@ -83,6 +86,7 @@ async function openServer(url: string, poolSize: number): Promise<Database> {
   // An idle client losing its connection must not take the process down; the next query reconnects.
   pool.on('error', () => undefined);
   const client = await pool.connect();
+  let autovacuum: boolean;
   try {
     // Several instances may start at once; only one applies migrations, the others wait and then see them applied.
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
@@ -91,15 +95,36 @@ async function openServer(url: string, poolSize: number): Promise<Database> {
     } finally {
       await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
     }
+    const { rows } = await client.query<{ autovacuum: string }>("select current_setting('autovacuum') as autovacuum");
+    autovacuum = rows[0]?.autovacuum === 'on';
   } finally {
     client.release();
   }
   const db = drizzlePg(pool, { schema }) as unknown as Db;
-  return handleOf({ db, kind: 'server', description: `PostgreSQL server at ${redactUrl(url)}` }, pool, () => pool.end());
+  return handleOf({ db, kind: 'server', description: `PostgreSQL server at ${redactUrl(url)}`, autovacuum }, pool, () => pool.end());
 }
 
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   return target.kind === 'embedded' ? openEmbedded(target.dataDir) : openServer(target.url, target.poolSize);
+}
+
+/** Where the start-up warning sends the operator. */
+export const AUTOVACUUM_DOCS = 'docs/deploying.md#the-database-server';
+
+/**
+ * Warns once, at start, when the server runs without autovacuum. Nothing then analyses the
+ * service's tables, so its prepared token lookups keep the plans made while the tables were
+ * empty, and one such plan read every token record of a membership to find one
+ * (docs/benchmarks.md, "fifth pass"); nothing vacuums what the expiry sweeper deletes either.
+ */
+export function warnIfAutovacuumOff(database: Database, logger: Logger): Database {
+  if (database.autovacuum === false) {
+    logger.warn(
+      { autovacuum: 'off', docs: AUTOVACUUM_DOCS },
+      `The PostgreSQL server runs with autovacuum off: nothing analyses or vacuums the service's tables. Turn it on, or run vacuumdb --analyze-only regularly (${AUTOVACUUM_DOCS})`,
+    );
+  }
+  return database;
 }
 
 /** Rows of a raw statement; both drivers answer with `{ rows }`. */

@@ -2,8 +2,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Client } from 'pg';
 import request from 'supertest';
 import { loadConfig } from '../../src/config/config';
+import { AUTOVACUUM_DOCS } from '../../src/database/database';
 import { startListening } from '../../src/server';
 import { TEST_SETUP_TOKEN, type TestApp } from '../support/app';
 import { createServerDatabase, serverUrl } from '../support/database';
@@ -85,7 +87,36 @@ describe('the start, as logged at info', () => {
       await service.app.close();
     }
   });
+
+  it('warns once when the PostgreSQL server runs with autovacuum off, naming the docs, and never otherwise', async () => {
+    const server = serverUrl();
+    // autovacuum is a server-wide setting (no database or session may change it): the expectation follows the server.
+    const off = server ? (await serverSetting(server, 'autovacuum')) === 'off' : false;
+    const service = await startLogged({ ...database.env, NODE_ENV: 'production' });
+    try {
+      const warnings = service.log.lines().filter((line) => line.autovacuum !== undefined);
+      expect(warnings).toHaveLength(off ? 1 : 0);
+      if (off) {
+        expect(warnings[0]).toMatchObject({ level: 40, autovacuum: 'off', docs: AUTOVACUUM_DOCS });
+        expect(warnings[0]?.msg).toContain('autovacuum off');
+      }
+    } finally {
+      await service.app.close();
+    }
+  });
 });
+
+/** A setting of the server, as a client of it reads it. */
+async function serverSetting(url: string, name: string): Promise<string> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ value: string }>('select current_setting($1) as value', [name]);
+    return rows[0]?.value ?? '';
+  } finally {
+    await client.end();
+  }
+}
 
 describe('failed sign-ins', () => {
   let database: Awaited<ReturnType<typeof freshDatabase>>;

@@ -99,12 +99,12 @@ function postgresCpuSeconds() {
   return total;
 }
 
-/** ANALYZE one table of the bench database (fresh statistics for the planner). */
-async function analyze(databaseUrl, table) {
+/** One maintenance statement (ANALYZE, VACUUM) on the bench database, on a connection of its own. */
+async function runStatement(databaseUrl, statement) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    await client.query(`analyze ${table}`);
+    await client.query(statement);
   } finally {
     await client.end();
   }
@@ -306,15 +306,7 @@ const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digit
  * of the membership (2.96 million index entries in 3,585 scans, 15 s into the refresh scenario),
  * and the membership's users the same way. docs/benchmarks.md ("fifth pass") has the measurements.
  */
-async function analyzePrepared(databaseUrl) {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query('vacuum (analyze)');
-  } finally {
-    await client.end();
-  }
-}
+const analyzePrepared = (databaseUrl) => runStatement(databaseUrl, 'vacuum (analyze)');
 
 const pad = (text, width, right = false) => (right ? String(text).padStart(width) : String(text).padEnd(width));
 
@@ -472,7 +464,7 @@ async function main() {
     // The scenarios before this one added tens of thousands of events within seconds, faster
     // than autovacuum's next look (a minute): give the planner the statistics a running
     // service would have, so this measures the steady state and not a just-grown table.
-    if (name === 'events _query' && databaseUrl && (!ONLY || ONLY.has(name))) await analyze(databaseUrl, 'events');
+    if (name === 'events _query' && databaseUrl && (!ONLY || ONLY.has(name))) await runStatement(databaseUrl, 'analyze events');
     const slices = { refresh: refreshFloorSlice, events: eventsFloorSlice, argon2: argon2Slice, ...peerSlices };
     const result = await pairedScenario(name, service, options, slices[FLOOR_OF[name]?.slice] ?? floorSlice);
     if (result) results.push(result);

@@ -10,12 +10,15 @@ export function requestIdOf(request: Request): string {
   return (request as Request & { id?: string }).id ?? '-';
 }
 
+/** The route label of a request not routed (yet): failures before routing, and unknown paths. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
 /** Route template for logs and metric labels: never the raw URL, so no ids leak into labels. */
 export function routeTemplateOf(request: Request): string {
   const route: unknown = (request as { route?: unknown }).route;
   const path: unknown = route && typeof route === 'object' ? (route as { path?: unknown }).path : undefined;
   if (typeof path === 'string') return `${request.baseUrl ?? ''}${path}`;
-  return 'unmatched';
+  return UNMATCHED_ROUTE;
 }
 
 /** Writes the contract's error body; unexpected errors are logged with the request id. */

@@ -1,8 +1,10 @@
 import { Global, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { PrometheusModule } from '@willsoto/nestjs-prometheus';
 import { MetricsController } from './metrics.controller';
 import { OUTGOING_CALL_OBSERVER } from '../outbound/outgoing-calls';
 import { SIGN_IN_FAILURE_OBSERVER } from '../tokens/sign-in-failures';
+import { RequestRouteGuard } from './request-route.guard';
 import { ServiceMetrics } from './service-metrics';
 
 /**
@@ -17,6 +19,7 @@ import { ServiceMetrics } from './service-metrics';
   imports: [PrometheusModule.register({ controller: MetricsController, path: '/metrics', defaultMetrics: { enabled: false } })],
   providers: [
     ServiceMetrics,
+    { provide: APP_GUARD, useClass: RequestRouteGuard },
     { provide: OUTGOING_CALL_OBSERVER, useExisting: ServiceMetrics },
     { provide: SIGN_IN_FAILURE_OBSERVER, useExisting: ServiceMetrics },
   ],

@@ -77,18 +77,18 @@ describe('ServiceMetrics', () => {
 
   it('counts a request once, under the route known when it ends, and shows it in progress until then', async () => {
     const metrics = new ServiceMetrics();
-    let route = 'unmatched';
-    const end = metrics.startRequest({ method: 'GET', route: () => route });
+    const request = metrics.startRequest('GET');
     expect(metrics.requestsInProgress).toBe(1);
     expect(await lines(metrics, 'portcullis_http_requests_in_progress')).toEqual([
       'portcullis_http_requests_in_progress{method="GET",route="unmatched"} 1',
     ]);
-    route = '/memberships/:membershipId/users/:id';
+    metrics.routed(request, '/memberships/:membershipId/users/:id');
     expect(await lines(metrics, 'portcullis_http_requests_in_progress')).toEqual([
       'portcullis_http_requests_in_progress{method="GET",route="/memberships/:membershipId/users/:id"} 1',
     ]);
-    end(200);
-    end('aborted');
+    metrics.endRequest(request, '/memberships/:membershipId/users/:id', 200);
+    metrics.endRequest(request, '/memberships/:membershipId/users/:id', 'aborted');
+    metrics.routed(request, '/late');
     expect(metrics.requestsInProgress).toBe(0);
     expect(await lines(metrics, 'portcullis_http_requests_in_progress{')).toEqual([]);
     expect(await lines(metrics, 'portcullis_http_requests_total')).toEqual([
@@ -99,7 +99,7 @@ describe('ServiceMetrics', () => {
   it('keeps instances apart: each has its own registry with the process metrics', async () => {
     const first = new ServiceMetrics();
     const second = new ServiceMetrics();
-    first.startRequest({ method: 'POST', route: () => '/setup' })(201);
+    first.endRequest(first.startRequest('POST'), '/setup', 201);
     expect(await lines(first, 'portcullis_http_requests_total')).toHaveLength(1);
     expect(await lines(second, 'portcullis_http_requests_total')).toEqual([]);
     for (const metrics of [first, second]) {

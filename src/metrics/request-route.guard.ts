@@ -8,7 +8,8 @@ import { ServiceMetrics } from './service-metrics';
  * which every Nest route has been matched, so it is where the in-progress gauge learns a request's
  * route template (before, it counts under "unmatched"). Routes outside Nest (the Swagger UI's
  * files) stay "unmatched" while in progress; every request is counted under its template when it
- * ends. Cheaper than an interceptor, which would wrap every handler in an Observable.
+ * ends. A guard rather than an interceptor: an interceptor would wrap every handler in an
+ * Observable, and the token routes have none today.
  */
 @Injectable()
 export class RequestRouteGuard implements CanActivate {

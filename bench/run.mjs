@@ -162,10 +162,15 @@ function combine(slices) {
  * A warm-up run (discarded), then ROUNDS slices of the scenario, each right after a slice of its
  * floor (`floorSlice(seconds)`): both see the machine as it is in that minute.
  */
-async function pairedScenario(name, process, options, floorSlice) {
+/**
+ * A scenario in alternating slices with its floor (or peer), after a warm-up of ours.
+ * `settle`: what runs between the warm-up and the first slice (the ANALYZE below, on the server).
+ */
+async function pairedScenario(name, process, options, floorSlice, settle) {
   if (ONLY && !ONLY.has(name)) return null;
   log(`${name} ...`);
   if (WARMUP > 0) await measure({ ...options, duration: WARMUP });
+  if (settle) await settle();
   const seconds = DURATION / ROUNDS;
   const own = [];
   const floor = [];
@@ -460,13 +465,16 @@ async function main() {
   };
   const results = [];
   const optionsOf = new Map(scenarios);
+  // ANALYZE after each warm-up: the statistics a running service would have. The scenarios before
+  // one, and its own warm-up, grow tables within seconds, faster than autovacuum's next look (a
+  // minute; this machine's server runs without it). A cached plan made on a table of 50 rows
+  // stays until an ANALYZE of it: refresh's lookup kept a sequential scan of `token_sessions`
+  // while its warm-up and slices added thousands of records (docs/benchmarks.md, "seventh pass"),
+  // and events `_query` planned on a just-grown `events` table.
+  const settle = databaseUrl ? () => runStatement(databaseUrl, 'analyze') : undefined;
   for (const [name, options] of PEERS ? [] : scenarios) {
-    // The scenarios before this one added tens of thousands of events within seconds, faster
-    // than autovacuum's next look (a minute): give the planner the statistics a running
-    // service would have, so this measures the steady state and not a just-grown table.
-    if (name === 'events _query' && databaseUrl && (!ONLY || ONLY.has(name))) await runStatement(databaseUrl, 'analyze events');
     const slices = { refresh: refreshFloorSlice, events: eventsFloorSlice, argon2: argon2Slice, ...peerSlices };
-    const result = await pairedScenario(name, service, options, slices[FLOOR_OF[name]?.slice] ?? floorSlice);
+    const result = await pairedScenario(name, service, options, slices[FLOOR_OF[name]?.slice] ?? floorSlice, settle);
     if (result) results.push(result);
   }
 
@@ -481,7 +489,7 @@ async function main() {
   const peerResults = [];
   if (WITH_PEERS && databaseUrl && PEER_ROWS.some((name) => !ONLY || ONLY.has(name))) {
     for (const [name, options] of await peerPairs()) {
-      const result = await pairedScenario(name, service, options, peerSlices[FLOOR_OF[name].slice]);
+      const result = await pairedScenario(name, service, options, peerSlices[FLOOR_OF[name].slice], settle);
       if (result) peerResults.push(result);
     }
   } else if (PEERS && !databaseUrl) {

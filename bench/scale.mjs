@@ -7,6 +7,9 @@
  *  - users `_query` by username and by e-mail address;
  *  - sign-in (argon2id: few connections) and /me.
  * It prints the p50 of each per size, and the ratio of the largest size's p50 to the smallest's.
+ * A second membership, the reference, holds the smallest size throughout, in the same tables; each
+ * query runs against both in alternating slices, and the bench prints the reference's p50 of the
+ * same minutes and the largest size's ratio to it: the machine's drift between sizes taken out.
  * After each fill VACUUM (ANALYZE) and a CHECKPOINT run before anything is measured: a service
  * that grew that much over months has been vacuumed and analysed, and has no bulk load's dirty
  * pages or hint bits left to write. Without them autovacuum's pass over a million fresh rows and
@@ -29,6 +32,8 @@ import { call, cleanUpOnSignals, createDatabase, freePort, logAs, MAIN, onCleanu
 const SECONDS = Number(process.env.SCALE_SECONDS ?? 3);
 const FLAT_SECONDS = Number(process.env.SCALE_FLAT_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.SCALE_CONNECTIONS ?? 16);
+/** Alternating slices of the grown and the reference membership per query and size. */
+const ROUNDS = 2;
 const STEPS = (process.env.SCALE_STEPS ?? '10000:1000,100000:10000,1000000:100000').split(',').map((step) => {
   const [events, users] = step.split(':').map(Number);
   return { events, users };
@@ -55,38 +60,135 @@ async function startService(databaseUrl) {
 }
 
 /** Events up to `total` in the membership, by one INSERT ... SELECT per step (types round-robin, times spread over 30 days). */
-async function fillEvents(client, membershipId, from, total) {
+async function fillEvents(client, tenant, from, total) {
   await client.query(
     `insert into events (id, membership_id, event_type, utilizer_id, document, prior, event_time)
-     select 'scale-ev-' || i, $1, ($2::text[])[1 + i % $3], 'scale-user-' || (i % 1000), jsonb_build_object('n', i), null,
+     select $8::text || '-ev-' || i, $1, ($2::text[])[1 + i % $3], $8::text || '-user-' || (i % 1000), jsonb_build_object('n', i), null,
        now() - make_interval(secs => $4::float8 * i / $5)
      from generate_series($6::int, $7::int) as i`,
-    [membershipId, TYPES, TYPES.length, SPAN_SECONDS, 1_000_000, from + 1, total],
+    [tenant.id, TYPES, TYPES.length, SPAN_SECONDS, 1_000_000, from + 1, total, tenant.prefix],
   );
 }
 
-/** Users up to `total`: copies of a template user (its password hash too, so any of them can sign in). */
-async function fillUsers(client, templateId, from, total) {
+/** Users up to `total`: copies of the tenant's template user (its password hash too, so any of them can sign in). */
+async function fillUsers(client, tenant, from, total) {
   const { rows } = await client.query(`select column_name from information_schema.columns where table_name = 'users' order by ordinal_position`);
   const overrides = {
-    id: `'scale-user-' || i`,
-    username: `'scale-user-' || i`,
-    email_address: `'scale-user-' || i || '@example.com'`,
+    id: `$4::text || '-user-' || i`,
+    username: `$4::text || '-user-' || i`,
+    email_address: `$4::text || '-user-' || i || '@example.com'`,
     created_at: `now() - make_interval(secs => i)`,
   };
   const columns = rows.map((row) => row.column_name);
   const values = columns.map((column) => overrides[column] ?? `t.${column}`);
   await client.query(
     `insert into users (${columns.join(', ')}) select ${values.join(', ')} from users t, generate_series($2::int, $3::int) as i where t.id = $1`,
-    [templateId, from + 1, total],
+    [tenant.templateId, from + 1, total, tenant.prefix],
   );
 }
 
-async function p50Of({ seconds = SECONDS, ...options }) {
-  await autocannon({ connections: CONNECTIONS, ...options, duration: 1 });
-  const result = await autocannon({ connections: CONNECTIONS, ...options, duration: seconds });
+/** A tenant's events and users grown to `size` (never shrunk); `tenant.size` is what it holds. */
+async function grow(client, tenant, size) {
+  if (size.events > tenant.size.events) await fillEvents(client, tenant, tenant.size.events, size.events);
+  if (size.users > tenant.size.users) await fillUsers(client, tenant, tenant.size.users, size.users);
+  tenant.size = { events: Math.max(tenant.size.events, size.events), users: Math.max(tenant.size.users, size.users) };
+}
+
+/**
+ * Latencies of the 2xx answers, in fractions of a millisecond. autocannon's own `latency.p50`
+ * comes from a histogram of whole milliseconds: at the 5 to 6 ms of /me, one step of it is 20%,
+ * twice the flatness target. Its `response` event hands each answer's time unrounded.
+ */
+async function slice(options, seconds) {
+  const latencies = [];
+  const run = autocannon({ connections: CONNECTIONS, ...options, duration: seconds });
+  run.on('response', (_client, statusCode, _bytes, milliseconds) => {
+    if (statusCode >= 200 && statusCode < 300) latencies.push(milliseconds);
+  });
+  const result = await run;
   if (result.non2xx || result.errors) log(`${options.url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { p50: result.latency.p50, rps: result.requests.average, bad: result.non2xx + result.errors };
+  return { latencies, requests: result.requests.total, seconds: result.duration, bad: result.non2xx + result.errors };
+}
+
+/** Slices as one figure: p50 over every answer, the rate over all of them. */
+function merged(slices) {
+  const latencies = slices.flatMap((one) => one.latencies).sort((a, b) => a - b);
+  const sum = (field) => slices.reduce((total, one) => total + one[field], 0);
+  return { p50: latencies.length ? latencies[Math.floor(latencies.length / 2)] : Number.NaN, rps: sum('requests') / sum('seconds'), bad: sum('bad') };
+}
+
+/**
+ * One query at one size: the grown tenant's and the reference tenant's in ROUNDS alternating
+ * slices, each warmed up first. The machine is shared, and its speed moved by half within the
+ * minutes a scale run takes (one run's largest size was slower by 1.45× at sign-in, which does not
+ * read the grown tables); the reference, measured in the same minute, says how much of a ratio
+ * is the machine.
+ */
+async function paired(grownOptions, referenceOptions, seconds) {
+  await slice(referenceOptions, 1);
+  await slice(grownOptions, 1);
+  const grown = [];
+  const reference = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    reference.push(await slice(referenceOptions, seconds / ROUNDS));
+    grown.push(await slice(grownOptions, seconds / ROUNDS));
+  }
+  return { grown: merged(grown), reference: merged(reference) };
+}
+
+/** Through the API: a role that reads users and events, its template user (signed in: the bearer), as in any tenant. */
+async function provision(base, tenantId, adminAuth, prefix) {
+  const signIn = (username) => call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': tenantId }, body: { username, password: PASSWORD } });
+  const admin = adminAuth ?? `Bearer ${(await signIn(`${prefix}-admin`)).access_token}`;
+  await call(base, 'POST', `/memberships/${tenantId}/roles`, { auth: admin, body: { name: 'Scale reader', slug: 'scale-reader', permissions: ['users.read', 'events.read'] } });
+  const template = await call(base, 'POST', `/memberships/${tenantId}/users`, {
+    auth: admin,
+    body: { username: `${prefix}-template`, email_address: `${prefix}-template@example.com`, password: PASSWORD, role: 'scale-reader' },
+  });
+  const reader = await signIn(`${prefix}-template`);
+  return { id: tenantId, prefix, templateId: template._id, bearer: `Bearer ${reader.access_token}`, size: { events: 0, users: 0 } };
+}
+
+/** What autocannon is given of a query (its `seconds` is ours). */
+const requestOf = ({ seconds: _seconds, ...request }) => request;
+
+/** The measured requests against one tenant at its current size (`seconds`: how long, when not SECONDS). */
+function queriesOf(base, tenant) {
+  const json = { 'content-type': 'application/json' };
+  const dayAgo = new Date(Date.now() - 24 * 3600_000).toISOString();
+  const twoDaysAgo = new Date(Date.now() - 48 * 3600_000).toISOString();
+  const middle = `${tenant.prefix}-user-${Math.floor(tenant.size.users / 2)}`;
+  const m = tenant.id;
+  return {
+    'events by type+range': {
+      url: `${base}/memberships/${m}/events/_query?limit=20`,
+      method: 'POST',
+      headers: { ...json, authorization: tenant.bearer },
+      body: JSON.stringify({ where: { event_type: 'TokenVerified', event_time: { $gte: twoDaysAgo, $lt: dayAgo } } }),
+    },
+    'GET /events': { url: `${base}/memberships/${m}/events?limit=20`, headers: { authorization: tenant.bearer } },
+    'users by username': {
+      url: `${base}/memberships/${m}/users/_query`,
+      method: 'POST',
+      headers: { ...json, authorization: tenant.bearer },
+      body: JSON.stringify({ where: { username: middle } }),
+    },
+    'users by e-mail': {
+      url: `${base}/memberships/${m}/users/_query`,
+      method: 'POST',
+      headers: { ...json, authorization: tenant.bearer },
+      body: JSON.stringify({ where: { email_address: `${middle}@example.com` } }),
+    },
+    'sign-in': {
+      url: `${base}/generate-token`,
+      method: 'POST',
+      headers: { ...json, 'x-service-alias': m },
+      body: JSON.stringify({ username: middle, password: PASSWORD }),
+      connections: 4,
+      seconds: FLAT_SECONDS,
+    },
+    '/me': { url: `${base}/me`, headers: { authorization: tenant.bearer }, seconds: FLAT_SECONDS },
+  };
 }
 
 async function main() {
@@ -100,95 +202,61 @@ async function main() {
       application: { name: 'scale-app' },
     },
   });
-  const m = setup.membership._id;
-  const signIn = (username) => call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': m }, body: { username, password: PASSWORD } });
-  const admin = await signIn('scale-admin');
-  const adminAuth = `Bearer ${admin.access_token}`;
-  await call(base, 'POST', `/memberships/${m}/roles`, { auth: adminAuth, body: { name: 'Scale reader', slug: 'scale-reader', permissions: ['users.read', 'events.read'] } });
-  const template = await call(base, 'POST', `/memberships/${m}/users`, {
-    auth: adminAuth,
-    body: { username: 'scale-template', email_address: 'scale-template@example.com', password: PASSWORD, role: 'scale-reader' },
+  const rootAuth = `Bearer ${(await call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': setup.membership._id }, body: { username: 'scale-admin', password: PASSWORD } })).access_token}`;
+  // The reference tenant, beside the grown one in the same tables: its own ids, users and reader.
+  const created = await call(base, 'POST', '/memberships', {
+    auth: rootAuth,
+    body: { membership: { name: 'Scale reference' }, user: { username: 'ref-admin', email_address: 'ref-admin@example.com', password: PASSWORD } },
   });
-  const reader = await signIn('scale-template');
-  const bearer = `Bearer ${reader.access_token}`;
-  const json = { 'content-type': 'application/json' };
+  const grownTenant = await provision(base, setup.membership._id, rootAuth, 'scale');
+  const reference = await provision(base, created.membership._id, undefined, 'ref');
 
   const client = new pg.Client({ connectionString: databaseUrl });
   client.on('error', () => undefined);
   await client.connect();
   onCleanup(() => client.end());
+  await grow(client, reference, STEPS[0]);
   const rows = [];
-  let events = 0;
-  let users = 0;
   for (const step of STEPS) {
     log(`filling to ${step.events} events and ${step.users} users ...`);
     const filled = Date.now();
-    if (step.events > events) await fillEvents(client, m, events, step.events);
-    if (step.users > users) await fillUsers(client, template._id, users, step.users);
-    events = Math.max(events, step.events);
-    users = Math.max(users, step.users);
+    await grow(client, grownTenant, step);
     await client.query('vacuum (analyze) events, users');
     await client.query('checkpoint');
     log(`filled in ${((Date.now() - filled) / 1000).toFixed(0)} s; measuring ...`);
-    const dayAgo = new Date(Date.now() - 24 * 3600_000).toISOString();
-    const twoDaysAgo = new Date(Date.now() - 48 * 3600_000).toISOString();
-    const middle = `scale-user-${Math.floor(users / 2)}`;
-    const queries = {
-      'events by type+range': {
-        url: `${base}/memberships/${m}/events/_query?limit=20`,
-        method: 'POST',
-        headers: { ...json, authorization: bearer },
-        body: JSON.stringify({ where: { event_type: 'TokenVerified', event_time: { $gte: twoDaysAgo, $lt: dayAgo } } }),
-      },
-      'GET /events': { url: `${base}/memberships/${m}/events?limit=20`, headers: { authorization: bearer } },
-      'users by username': {
-        url: `${base}/memberships/${m}/users/_query`,
-        method: 'POST',
-        headers: { ...json, authorization: bearer },
-        body: JSON.stringify({ where: { username: middle } }),
-      },
-      'users by e-mail': {
-        url: `${base}/memberships/${m}/users/_query`,
-        method: 'POST',
-        headers: { ...json, authorization: bearer },
-        body: JSON.stringify({ where: { email_address: `${middle}@example.com` } }),
-      },
-      'sign-in': {
-        url: `${base}/generate-token`,
-        method: 'POST',
-        headers: { ...json, 'x-service-alias': m },
-        body: JSON.stringify({ username: middle, password: PASSWORD }),
-        connections: 4,
-        seconds: FLAT_SECONDS,
-      },
-      '/me': { url: `${base}/me`, headers: { authorization: bearer }, seconds: FLAT_SECONDS },
-    };
+    const grownQueries = queriesOf(base, grownTenant);
+    const referenceQueries = queriesOf(base, reference);
     // Before the first size, every query once unmeasured: the service has just started, and its
     // code still in V8's baseline tiers made the smallest size look slower than the largest.
-    if (rows.length === 0) for (const options of Object.values(queries)) await p50Of({ ...options, seconds: 2 });
+    if (rows.length === 0) for (const name of Object.keys(grownQueries)) await slice(requestOf(grownQueries[name]), 2);
     const measured = {};
-    for (const [name, options] of Object.entries(queries)) measured[name] = await p50Of(options);
-    rows.push({ events, users, measured });
+    for (const name of Object.keys(grownQueries)) {
+      measured[name] = await paired(requestOf(grownQueries[name]), requestOf(referenceQueries[name]), grownQueries[name].seconds ?? SECONDS);
+    }
+    rows.push({ ...step, measured });
   }
 
   const names = Object.keys(rows[0].measured);
   const width = 20;
-  const lines = [
-    `Portcullis scale bench: one membership, ${SECONDS} s per query and size (sign-in and /me ${FLAT_SECONDS} s) after 1 s warm-up, ${CONNECTIONS} connections (sign-in 4); p50 ms (req/s)`,
-    '',
-    `${'events / users'.padEnd(18)}${names.map((name) => name.padStart(width)).join('')}`,
-  ];
-  for (const row of rows) {
-    const cells = names.map((name) => {
-      const { p50, rps, bad } = row.measured[name];
-      return `${p50} (${Math.round(rps)})${bad ? '!' : ''}`.padStart(width);
-    });
-    lines.push(`${`${row.events} / ${row.users}`.padEnd(18)}${cells.join('')}`);
-  }
+  const cell = ({ p50, rps, bad }) => `${p50.toFixed(1)} (${Math.round(rps)})${bad ? '!' : ''}`.padStart(width);
+  const ratioRow = (label, ratioOf) => `${label.padEnd(18)}${names.map((name) => `${ratioOf(name).toFixed(2)}x`.padStart(width)).join('')}`;
   const first = rows[0].measured;
   const last = rows.at(-1).measured;
-  lines.push(`${'largest/smallest'.padEnd(18)}${names.map((name) => `${(last[name].p50 / Math.max(1, first[name].p50)).toFixed(2)}x`.padStart(width)).join('')}`);
-  lines.push('', '! = some answers were not 2xx (see the log)');
+  const lines = [
+    `Portcullis scale bench: one membership grown, beside a reference membership of ${STEPS[0].events} events and ${STEPS[0].users} users in the same tables, ` +
+      `${ROUNDS} alternating slices of each, ${SECONDS} s per query and size in all (sign-in and /me ${FLAT_SECONDS} s), ${CONNECTIONS} connections (sign-in 4); p50 ms (req/s)`,
+    '',
+    `${'events / users'.padEnd(18)}${names.map((name) => name.padStart(width)).join('')}`,
+    ...rows.map((row) => `${`${row.events} / ${row.users}`.padEnd(18)}${names.map((name) => cell(row.measured[name].grown)).join('')}`),
+    ratioRow('largest/smallest', (name) => last[name].grown.p50 / first[name].grown.p50),
+    `the reference membership, in the same minutes:`,
+    ...rows.map((row) => `${`  at ${row.events}`.padEnd(18)}${names.map((name) => cell(row.measured[name].reference)).join('')}`),
+    ratioRow('largest/reference', (name) => last[name].grown.p50 / last[name].reference.p50),
+    '',
+    'largest/smallest: p50 at the largest size over p50 at the smallest, minutes apart; largest/reference: over the',
+    'reference membership in the same minute (the machine\'s drift taken out; both read the same, larger tables).',
+    '! = some answers were not 2xx (see the log)',
+  ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

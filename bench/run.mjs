@@ -160,11 +160,8 @@ function combine(slices) {
 
 /**
  * A warm-up run (discarded), then ROUNDS slices of the scenario, each right after a slice of its
- * floor (`floorSlice(seconds)`): both see the machine as it is in that minute.
- */
-/**
- * A scenario in alternating slices with its floor (or peer), after a warm-up of ours.
- * `settle`: what runs between the warm-up and the first slice (the ANALYZE below, on the server).
+ * floor (`floorSlice(seconds)`): both see the machine as it is in that minute. `settle`, if
+ * given, runs between the warm-up and the first slice (the ANALYZE of `main`, on the server).
  */
 async function pairedScenario(name, process, options, floorSlice, settle) {
   if (ONLY && !ONLY.has(name)) return null;

@@ -33,7 +33,7 @@ const SECONDS = Number(process.env.SCALE_SECONDS ?? 3);
 const FLAT_SECONDS = Number(process.env.SCALE_FLAT_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.SCALE_CONNECTIONS ?? 16);
 /** Alternating slices of the grown and the reference membership per query and size. */
-const ROUNDS = 2;
+const ROUNDS = 4;
 const STEPS = (process.env.SCALE_STEPS ?? '10000:1000,100000:10000,1000000:100000').split(',').map((step) => {
   const [events, users] = step.split(':').map(Number);
   return { events, users };
@@ -136,17 +136,25 @@ async function paired(grownOptions, referenceOptions, seconds) {
   return { grown: merged(grown), reference: merged(reference) };
 }
 
-/** Through the API: a role that reads users and events, its template user (signed in: the bearer), as in any tenant. */
-async function provision(base, tenantId, adminAuth, prefix) {
-  const signIn = (username) => call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': tenantId }, body: { username, password: PASSWORD } });
-  const admin = adminAuth ?? `Bearer ${(await signIn(`${prefix}-admin`)).access_token}`;
+/** An Authorization header for a user of the tenant. */
+async function signIn(base, tenantId, username) {
+  const tokens = await call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': tenantId }, body: { username, password: PASSWORD } });
+  return `Bearer ${tokens.access_token}`;
+}
+
+/**
+ * Through the API, as in any tenant, with its admin `<prefix>-admin`: a role that reads users
+ * and events, and its template user, signed in (the bearer of every query).
+ */
+async function provision(base, tenantId, prefix) {
+  const admin = await signIn(base, tenantId, `${prefix}-admin`);
   await call(base, 'POST', `/memberships/${tenantId}/roles`, { auth: admin, body: { name: 'Scale reader', slug: 'scale-reader', permissions: ['users.read', 'events.read'] } });
   const template = await call(base, 'POST', `/memberships/${tenantId}/users`, {
     auth: admin,
     body: { username: `${prefix}-template`, email_address: `${prefix}-template@example.com`, password: PASSWORD, role: 'scale-reader' },
   });
-  const reader = await signIn(`${prefix}-template`);
-  return { id: tenantId, prefix, templateId: template._id, bearer: `Bearer ${reader.access_token}`, size: { events: 0, users: 0 } };
+  const bearer = await signIn(base, tenantId, `${prefix}-template`);
+  return { id: tenantId, prefix, templateId: template._id, bearer, size: { events: 0, users: 0 } };
 }
 
 /** What autocannon is given of a query (its `seconds` is ours). */
@@ -202,14 +210,13 @@ async function main() {
       application: { name: 'scale-app' },
     },
   });
-  const rootAuth = `Bearer ${(await call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': setup.membership._id }, body: { username: 'scale-admin', password: PASSWORD } })).access_token}`;
   // The reference tenant, beside the grown one in the same tables: its own ids, users and reader.
   const created = await call(base, 'POST', '/memberships', {
-    auth: rootAuth,
+    auth: await signIn(base, setup.membership._id, 'scale-admin'),
     body: { membership: { name: 'Scale reference' }, user: { username: 'ref-admin', email_address: 'ref-admin@example.com', password: PASSWORD } },
   });
-  const grownTenant = await provision(base, setup.membership._id, rootAuth, 'scale');
-  const reference = await provision(base, created.membership._id, undefined, 'ref');
+  const grownTenant = await provision(base, setup.membership._id, 'scale');
+  const reference = await provision(base, created.membership._id, 'ref');
 
   const client = new pg.Client({ connectionString: databaseUrl });
   client.on('error', () => undefined);
@@ -250,7 +257,7 @@ async function main() {
     ...rows.map((row) => `${`${row.events} / ${row.users}`.padEnd(18)}${names.map((name) => cell(row.measured[name].grown)).join('')}`),
     ratioRow('largest/smallest', (name) => last[name].grown.p50 / first[name].grown.p50),
     `the reference membership, in the same minutes:`,
-    ...rows.map((row) => `${`  at ${row.events}`.padEnd(18)}${names.map((name) => cell(row.measured[name].reference)).join('')}`),
+    ...rows.map((row) => `${`  beside ${row.events}`.padEnd(18)}${names.map((name) => cell(row.measured[name].reference)).join('')}`),
     ratioRow('largest/reference', (name) => last[name].grown.p50 / last[name].reference.p50),
     '',
     'largest/smallest: p50 at the largest size over p50 at the smallest, minutes apart; largest/reference: over the',

@@ -37,14 +37,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { constantRate, quantile } from './constant-rate.mjs';
 import pg from 'pg';
-import { buildIfMissing, call, cleanUpOnSignals, cpuSecondsOf, createDatabase, dropDatabase, freePort, logAs, MAIN, onCleanup, ROOT, runMain, SERVER_URL, start, stop, waitFor } from './support.mjs';
+import { buildIfMissing, call, cleanUpOnSignals, cpuSecondsOf, createDatabase, dropDatabase, freePort, logAs, MAIN, onCleanup, postgresCpuSeconds, ROOT, runMain, SERVER_URL, start, stop, waitFor } from './support.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
@@ -77,27 +77,6 @@ const FLOOR_NODE_OPTIONS = [...RUNTIME_FLAGS, ...nodeOptions(process.env.BENCH_F
 
 const log = logAs('bench');
 
-/**
- * CPU seconds used so far by every PostgreSQL server process on this machine, those that ended
- * included: a backend or autovacuum worker that exits hands its time to the postmaster's
- * children counters (without them, one exiting worker made a scenario's figure negative).
- */
-function postgresCpuSeconds() {
-  let total = 0;
-  try {
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuSecondsOf(entry, true);
-      } catch {
-        // the process ended meanwhile
-      }
-    }
-  } catch {
-    return Number.NaN;
-  }
-  return total;
-}
 
 /** One maintenance statement (ANALYZE, VACUUM) on the bench database, on a connection of its own. */
 async function runStatement(databaseUrl, statement) {

@@ -21,17 +21,19 @@
  * Needs the PostgreSQL server (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres):
  * it creates a database of its own and drops it at the end; everything it starts is stopped.
  * Environment: SCALE_STEPS ("10000:1000,100000:10000,1000000:100000", events:users per step),
- * SCALE_SECONDS (per query and size, 3), SCALE_FLAT_SECONDS (sign-in and /me, 8), SCALE_CONNECTIONS (16; sign-in uses 4), BENCH_MAIN.
+ * SCALE_SECONDS (per query and size, 3), SCALE_FLAT_SECONDS (sign-in and /me, 8), SCALE_CONNECTIONS (16; sign-in uses 4),
+ * SCALE_ONLY (comma-separated query names, to measure some of them only: "/me,sign-in"), BENCH_MAIN.
  * Figures, not a gate.
  */
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { call, cleanUpOnSignals, createDatabase, freePort, logAs, MAIN, onCleanup, runMain, SERVER_URL, start, waitFor } from './support.mjs';
+import { call, cleanUpOnSignals, cpuSecondsOf, createDatabase, freePort, logAs, MAIN, onCleanup, postgresCpuSeconds, runMain, SERVER_URL, start, waitFor } from './support.mjs';
 
 const SECONDS = Number(process.env.SCALE_SECONDS ?? 3);
 const FLAT_SECONDS = Number(process.env.SCALE_FLAT_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.SCALE_CONNECTIONS ?? 16);
+const ONLY = process.env.SCALE_ONLY ? new Set(process.env.SCALE_ONLY.split(',').map((name) => name.trim())) : undefined;
 /** Alternating slices of the grown and the reference membership per query and size. */
 const ROUNDS = 4;
 const STEPS = (process.env.SCALE_STEPS ?? '10000:1000,100000:10000,1000000:100000').split(',').map((step) => {
@@ -45,6 +47,8 @@ const TYPES = ['UserCreated', 'UserUpdated', 'UserDeleted', 'TokenGenerated', 'T
 const SPAN_SECONDS = 30 * 24 * 3600;
 
 const log = logAs('scale');
+/** The service's process, whose CPU time per request each slice reads from /proc. */
+let servicePid;
 
 async function startService(databaseUrl) {
   const port = await freePort();
@@ -56,6 +60,7 @@ async function startService(databaseUrl) {
   );
   const base = `http://127.0.0.1:${port}`;
   await waitFor(`${base}/ping`, {}, 60_000, service);
+  servicePid = service.child.pid;
   return base;
 }
 
@@ -101,20 +106,36 @@ async function grow(client, tenant, size) {
  */
 async function slice(options, seconds) {
   const latencies = [];
+  const cpuBefore = cpuSecondsOf(servicePid);
+  const postgresBefore = postgresCpuSeconds();
   const run = autocannon({ connections: CONNECTIONS, ...options, duration: seconds });
   run.on('response', (_client, statusCode, _bytes, milliseconds) => {
     if (statusCode >= 200 && statusCode < 300) latencies.push(milliseconds);
   });
   const result = await run;
   if (result.non2xx || result.errors) log(`${options.url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { latencies, requests: result.requests.total, seconds: result.duration, bad: result.non2xx + result.errors };
+  return {
+    latencies,
+    requests: result.requests.total,
+    seconds: result.duration,
+    bad: result.non2xx + result.errors,
+    cpuSeconds: cpuSecondsOf(servicePid) - cpuBefore,
+    postgresSeconds: postgresCpuSeconds() - postgresBefore,
+  };
 }
 
 /** Slices as one figure: p50 over every answer, the rate over all of them. */
 function merged(slices) {
   const latencies = slices.flatMap((one) => one.latencies).sort((a, b) => a - b);
   const sum = (field) => slices.reduce((total, one) => total + one[field], 0);
-  return { p50: latencies.length ? latencies[Math.floor(latencies.length / 2)] : Number.NaN, rps: sum('requests') / sum('seconds'), bad: sum('bad') };
+  const perRequestUs = (field) => (1e6 * sum(field)) / Math.max(1, sum('requests'));
+  return {
+    p50: latencies.length ? latencies[Math.floor(latencies.length / 2)] : Number.NaN,
+    rps: sum('requests') / sum('seconds'),
+    bad: sum('bad'),
+    cpuUs: perRequestUs('cpuSeconds'),
+    pgUs: perRequestUs('postgresSeconds'),
+  };
 }
 
 /**
@@ -167,7 +188,7 @@ function queriesOf(base, tenant) {
   const twoDaysAgo = new Date(Date.now() - 48 * 3600_000).toISOString();
   const middle = `${tenant.prefix}-user-${Math.floor(tenant.size.users / 2)}`;
   const m = tenant.id;
-  return {
+  const queries = {
     'events by type+range': {
       url: `${base}/memberships/${m}/events/_query?limit=20`,
       method: 'POST',
@@ -197,6 +218,7 @@ function queriesOf(base, tenant) {
     },
     '/me': { url: `${base}/me`, headers: { authorization: tenant.bearer }, seconds: FLAT_SECONDS },
   };
+  return ONLY ? Object.fromEntries(Object.entries(queries).filter(([name]) => ONLY.has(name))) : queries;
 }
 
 async function main() {
@@ -239,6 +261,8 @@ async function main() {
     const measured = {};
     for (const name of Object.keys(grownQueries)) {
       measured[name] = await paired(requestOf(grownQueries[name]), requestOf(referenceQueries[name]), grownQueries[name].seconds ?? SECONDS);
+      const { grown, reference: beside } = measured[name];
+      log(`${name}: cpu µs per request ${grown.cpuUs.toFixed(0)} (reference ${beside.cpuUs.toFixed(0)}), pg µs ${grown.pgUs.toFixed(0)} (reference ${beside.pgUs.toFixed(0)})`);
     }
     rows.push({ ...step, measured });
   }
@@ -259,9 +283,12 @@ async function main() {
     `the reference membership, in the same minutes:`,
     ...rows.map((row) => `${`  beside ${row.events}`.padEnd(18)}${names.map((name) => cell(row.measured[name].reference)).join('')}`),
     ratioRow('largest/reference', (name) => last[name].grown.p50 / last[name].reference.p50),
+    ratioRow('  cpu µs, same', (name) => last[name].grown.cpuUs / last[name].reference.cpuUs),
+    ratioRow('  pg µs, same', (name) => last[name].grown.pgUs / last[name].reference.pgUs),
     '',
     'largest/smallest: p50 at the largest size over p50 at the smallest, minutes apart; largest/reference: over the',
-    'reference membership in the same minute (the machine\'s drift taken out; both read the same, larger tables).',
+    'reference membership in the same minute (the machine\'s drift taken out; both read the same, larger tables);',
+    'cpu µs and pg µs, same: the CPU time per request of the service and of PostgreSQL, largest size over the reference.',
     '! = some answers were not 2xx (see the log)',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

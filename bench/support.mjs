@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -297,4 +297,26 @@ export function cpuSecondsOf(pid, reapedChildren = false) {
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * CPU seconds used so far by every PostgreSQL server process on this machine, those that ended
+ * included: a backend or autovacuum worker that exits hands its time to the postmaster's
+ * children counters (without them, one exiting worker made a scenario's figure negative).
+ */
+export function postgresCpuSeconds() {
+  let total = 0;
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuSecondsOf(entry, true);
+      } catch {
+        // the process ended meanwhile
+      }
+    }
+  } catch {
+    return Number.NaN;
+  }
+  return total;
 }

@@ -43,8 +43,16 @@ const STEPS = (process.env.SCALE_STEPS ?? '10000:1000,100000:10000,1000000:10000
 const PASSWORD = 'bench password 0123';
 const SETUP_TOKEN = randomBytes(24).toString('hex');
 const TYPES = ['UserCreated', 'UserUpdated', 'UserDeleted', 'TokenGenerated', 'TokenVerified', 'TokenRefreshed', 'TokenRevoked', 'RoleCreated'];
-/** Fill events over the last 30 days, spaced evenly, so that "the last day" is a thirtieth of them. */
+/**
+ * Events come at one steady rate, newest first, so that 1M of them span the last 30 days: each
+ * size adds older history, as a tenant's log grows, and the first 10k span the last 7.2 hours.
+ * A time range must lie inside that for every size to find the same number of events in it.
+ */
 const SPAN_SECONDS = 30 * 24 * 3600;
+const EVENTS_IN_SPAN = 1_000_000;
+/** The time range of "events by type+range": one hour, inside the 7.2 hours every size holds. */
+const RANGE_FROM_HOURS_AGO = 2;
+const RANGE_TO_HOURS_AGO = 1;
 
 const log = logAs('scale');
 /** The service's process, whose CPU time per request each slice reads from /proc. */
@@ -64,14 +72,14 @@ async function startService(databaseUrl) {
   return base;
 }
 
-/** Events up to `total` in the membership, by one INSERT ... SELECT per step (types round-robin, times spread over 30 days). */
+/** Events up to `total` in the membership, by one INSERT ... SELECT per step (types round-robin, at the steady rate above). */
 async function fillEvents(client, tenant, from, total) {
   await client.query(
     `insert into events (id, membership_id, event_type, utilizer_id, document, prior, event_time)
      select $8::text || '-ev-' || i, $1, ($2::text[])[1 + i % $3], $8::text || '-user-' || (i % 1000), jsonb_build_object('n', i), null,
        now() - make_interval(secs => $4::float8 * i / $5)
      from generate_series($6::int, $7::int) as i`,
-    [tenant.id, TYPES, TYPES.length, SPAN_SECONDS, 1_000_000, from + 1, total, tenant.prefix],
+    [tenant.id, TYPES, TYPES.length, SPAN_SECONDS, EVENTS_IN_SPAN, from + 1, total, tenant.prefix],
   );
 }
 
@@ -178,14 +186,33 @@ async function provision(base, tenantId, prefix) {
   return { id: tenantId, prefix, templateId: template._id, bearer, size: { events: 0, users: 0 } };
 }
 
+/** The number of items a list query answers (undefined for the others). */
+async function itemsOf({ url, method = 'GET', headers, body }) {
+  const response = await fetch(url, { method, headers, body });
+  const answer = await response.json();
+  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${JSON.stringify(answer)}`);
+  return Array.isArray(answer.items) ? answer.items.length : undefined;
+}
+
+/**
+ * Every list query finds as many items in the grown membership as in the reference, and some:
+ * a ratio of two pages of different lengths would measure the page, not the data's growth (an
+ * earlier time range lay outside the reference's events, and compared 20 items with none).
+ */
+async function checkSameAnswers(grownQueries, referenceQueries) {
+  for (const name of Object.keys(grownQueries)) {
+    const [grown, reference] = [await itemsOf(grownQueries[name]), await itemsOf(referenceQueries[name])];
+    if (grown !== reference || grown === 0) throw new Error(`${name}: ${grown} items in the grown membership, ${reference} in the reference`);
+  }
+}
+
 /** What autocannon is given of a query (its `seconds` is ours). */
 const requestOf = ({ seconds: _seconds, ...request }) => request;
 
 /** The measured requests against one tenant at its current size (`seconds`: how long, when not SECONDS). */
 function queriesOf(base, tenant) {
   const json = { 'content-type': 'application/json' };
-  const dayAgo = new Date(Date.now() - 24 * 3600_000).toISOString();
-  const twoDaysAgo = new Date(Date.now() - 48 * 3600_000).toISOString();
+  const hoursAgo = (hours) => new Date(Date.now() - hours * 3600_000).toISOString();
   const middle = `${tenant.prefix}-user-${Math.floor(tenant.size.users / 2)}`;
   const m = tenant.id;
   const queries = {
@@ -193,7 +220,7 @@ function queriesOf(base, tenant) {
       url: `${base}/memberships/${m}/events/_query?limit=20`,
       method: 'POST',
       headers: { ...json, authorization: tenant.bearer },
-      body: JSON.stringify({ where: { event_type: 'TokenVerified', event_time: { $gte: twoDaysAgo, $lt: dayAgo } } }),
+      body: JSON.stringify({ where: { event_type: 'TokenVerified', event_time: { $gte: hoursAgo(RANGE_FROM_HOURS_AGO), $lt: hoursAgo(RANGE_TO_HOURS_AGO) } } }),
     },
     'GET /events': { url: `${base}/memberships/${m}/events?limit=20`, headers: { authorization: tenant.bearer } },
     'users by username': {
@@ -255,6 +282,7 @@ async function main() {
     log(`filled in ${((Date.now() - filled) / 1000).toFixed(0)} s; measuring ...`);
     const grownQueries = queriesOf(base, grownTenant);
     const referenceQueries = queriesOf(base, reference);
+    await checkSameAnswers(grownQueries, referenceQueries);
     // Before the first size, every query once unmeasured: the service has just started, and its
     // code still in V8's baseline tiers made the smallest size look slower than the largest.
     if (rows.length === 0) for (const name of Object.keys(grownQueries)) await slice(requestOf(grownQueries[name]), 2);

@@ -65,8 +65,11 @@ const PEERS = process.argv.includes('--peers');
  */
 const WITH_PEERS = PEERS || process.env.BENCH_PEERS !== '0';
 const WITH_SCALE = !PEERS && process.env.BENCH_SCALE !== '0';
-/** The peers' rows: our route, measured beside the peer that answers the same question. */
-const PEER_ROWS = ['verify-token (peer)', '/me Bearer (peer)', 'sign-in (peer)'];
+/**
+ * The peers' rows: our route, measured beside the peer that answers the same question; then the
+ * floor app beside the two read peers, what the stack itself reaches against them.
+ */
+const PEER_ROWS = ['verify-token (peer)', '/me Bearer (peer)', 'sign-in (peer)', 'floor (oidc-provider)', 'floor (Better Auth)'];
 const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 0);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((name) => name.trim())) : null;
 const nodeOptions = (value) => (value ?? '').split(/\s+/).filter(Boolean);
@@ -414,6 +417,8 @@ async function main() {
     FLOOR_OF['verify-token (peer)'] = { label: 'oidc-provider introspect', slice: 'oidcIntrospection', peer: true };
     FLOOR_OF['/me Bearer (peer)'] = { label: 'Better Auth getSession', slice: 'betterAuthSession', peer: true };
     FLOOR_OF['sign-in (peer)'] = { label: 'Better Auth sign-in', slice: 'betterAuthSignIn', peer: true };
+    FLOOR_OF['floor (oidc-provider)'] = FLOOR_OF['verify-token (peer)'];
+    FLOOR_OF['floor (Better Auth)'] = FLOOR_OF['/me Bearer (peer)'];
     peerSlices.oidcIntrospection = (seconds) =>
       measure(
         {
@@ -441,11 +446,16 @@ async function main() {
         betterAuth.entry,
       );
     const ours = new Map(scenarios);
+    const floorRequest = { url: floorUrl, headers: { authorization: data.bearer } };
     return [
       // POST with the token in the body, as introspection takes it.
-      ['verify-token (peer)', { url: `${base}/verify-token`, method: 'POST', headers: json, body: JSON.stringify({ token: data.bearer }) }],
-      ['/me Bearer (peer)', ours.get('/me Bearer')],
-      ['sign-in (peer)', ours.get('sign-in')],
+      ['verify-token (peer)', service, { url: `${base}/verify-token`, method: 'POST', headers: json, body: JSON.stringify({ token: data.bearer }) }],
+      ['/me Bearer (peer)', service, ours.get('/me Bearer')],
+      ['sign-in (peer)', service, ours.get('sign-in')],
+      // The floor app (Nest on Express, a JWT check and one primary-key lookup, nothing else)
+      // beside the same peers: the most any route of this stack could reach against them here.
+      ['floor (oidc-provider)', floor, floorRequest],
+      ['floor (Better Auth)', floor, floorRequest],
     ];
   };
   const results = [];
@@ -468,18 +478,18 @@ async function main() {
   for (const result of results.filter((r) => ['/me Bearer', 'verify-token Bearer', 'check-permission'].includes(r.name))) {
     halfRate.push(await atHalfRate(result.name, service, optionsOf.get(result.name), floorAtHalf.options));
   }
-  await stop(floor);
 
   // The peers after every scenario (they are idle processes on the same cores until then), on the server only.
   const peerResults = [];
   if (WITH_PEERS && databaseUrl && PEER_ROWS.some((name) => !ONLY || ONLY.has(name))) {
-    for (const [name, options] of await peerPairs()) {
-      const result = await pairedScenario(name, service, options, peerSlices[FLOOR_OF[name].slice], settle);
+    for (const [name, process, options] of await peerPairs()) {
+      const result = await pairedScenario(name, process, options, peerSlices[FLOOR_OF[name].slice], settle);
       if (result) peerResults.push(result);
     }
   } else if (PEERS && !databaseUrl) {
     throw new Error('--peers needs the PostgreSQL server');
   }
+  await stop(floor);
   const rssAfterReads = residentMegabytes(service.child.pid);
   const burst = ONLY || PEERS ? null : await webhookBurst(base, data, receiver);
   const soak = SOAK_SECONDS > 0 && !PEERS ? await soakRun(service, results, optionsOf, floorAtHalf.rate) : null;
@@ -530,7 +540,11 @@ async function main() {
   for (const result of results) lines.push(rowOf(result));
   if (peerResults.length > 0) {
     if (results.length > 0) lines.push('peers, in the same run (beside ours: the peer, in the same minute; the ratio is of the peer):');
-    for (const result of peerResults) lines.push(rowOf(result));
+    const firstFloorRow = peerResults.find((result) => result.name.startsWith('floor ('));
+    for (const result of peerResults) {
+      if (result === firstFloorRow) lines.push('the floor app (Nest on Express: the JWT check and one primary-key lookup, nothing else) beside the same peers:');
+      lines.push(rowOf(result));
+    }
   }
   lines.push('');
   lines.push('cpu µs / pg µs: CPU time per request of the process under test / of the PostgreSQL server.');

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseOutboundAllow } from '../config/outbound-allow';
@@ -18,6 +19,8 @@ describe('sendOutbound', () => {
       paths.push(request.url ?? '');
       if (request.url === '/redirect') response.writeHead(302, { Location: '/target' }).end('moved');
       else if (request.url === '/large') response.end('y'.repeat(64 * 1024));
+      // Never answers: the call ends by its timeout or from outside.
+      else if (request.url === '/silent') return;
       else response.end('hello');
     });
     server.on('connection', () => connections++);
@@ -26,6 +29,7 @@ describe('sendOutbound', () => {
   });
   afterAll(async () => {
     await Promise.all([strict.destroy(), allowing.destroy()]);
+    server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
   beforeEach(() => {
@@ -67,5 +71,40 @@ describe('sendOutbound', () => {
     const closedPort = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     expect(await sendOutbound(allowing, call(`http://127.0.0.1:${closedPort}/`))).toMatchObject({ kind: 'failed', error: expect.stringContaining('ECONNREFUSED') });
+  });
+
+  it('ends a call whose answer does not come by its timeout', async () => {
+    const result = await sendOutbound(allowing, { ...call(`http://127.0.0.1:${port}/silent`), timeoutMs: 200 });
+    expect(result).toMatchObject({ kind: 'timeout' });
+    expect(result.durationSeconds).toBeGreaterThanOrEqual(0.15);
+  });
+
+  it('ends a call at once when the outside signal aborts, and reports it cancelled', async () => {
+    const stop = new AbortController();
+    const pending = sendOutbound(allowing, { ...call(`http://127.0.0.1:${port}/silent`), signal: stop.signal });
+    setTimeout(() => stop.abort(), 50);
+    expect(await pending).toMatchObject({ kind: 'cancelled' });
+  });
+
+  it('sends nothing when the outside signal has already aborted', async () => {
+    const stop = new AbortController();
+    stop.abort();
+    expect(await sendOutbound(allowing, { ...call(`http://127.0.0.1:${port}/ok`), signal: stop.signal })).toMatchObject({ kind: 'cancelled' });
+    expect(paths).toEqual([]);
+  });
+
+  it('leaves nothing on a long-lived outside signal once its calls have ended', async () => {
+    // The webhook dispatcher's stop signal lives as long as the service and goes with every call.
+    const stop = new AbortController();
+    for (let i = 0; i < 20; i++) {
+      expect(await sendOutbound(allowing, { ...call(`http://127.0.0.1:${port}/ok`), signal: stop.signal })).toMatchObject({ kind: 'answered' });
+    }
+    expect(await sendOutbound(allowing, { ...call(`http://127.0.0.1:${port}/silent`), timeoutMs: 50, signal: stop.signal })).toMatchObject({ kind: 'timeout' });
+    expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
+    // What leaked before: each AbortSignal.any([timeout, stop.signal]) added an entry to the
+    // signal's dependants (Node's internal kDependantSignals set: 21 entries here, never pruned
+    // while the signal lived). Read through the symbol's description, since Node does not export it.
+    const dependants = Object.getOwnPropertySymbols(stop.signal).find((symbol) => symbol.description === 'kDependantSignals');
+    expect(dependants ? (stop.signal as unknown as Record<symbol, Set<unknown> | undefined>)[dependants]?.size ?? 0 : 0).toBe(0);
   });
 });

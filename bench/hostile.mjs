@@ -23,7 +23,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { buildIfMissing, call, createDatabase, cleanUpOnSignals, cpuSecondsOf, freePort, logAs, MAIN, ROOT, runMain, SERVER_URL, sleep, start, waitFor } from './support.mjs';
+import { buildIfMissing, call, createDatabase, cleanUpOnSignals, cpuSecondsOf, freePort, heapUsedAfterGc, logAs, MAIN, ROOT, runMain, SERVER_URL, sleep, start, waitFor } from './support.mjs';
 
 const REQUESTS = Number(process.env.BENCH_HOSTILE_REQUESTS ?? 20_000);
 // The memory part stops sending at this point even if REQUESTS were not all sent (shared cores).
@@ -97,13 +97,6 @@ async function hostileRequest(base, service, m, name, body) {
   );
 }
 
-async function heapUsed(base, service) {
-  service.child.kill('SIGUSR2');
-  await sleep(500);
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('nodejs_heap_size_used_bytes'));
-  return line ? Number(line.split(' ').at(-1)) : Number.NaN;
-}
 
 async function unknownMemberships(base, bearer) {
   let next = 0;
@@ -151,12 +144,12 @@ async function main() {
   }
 
   if (ONLY !== 'work') {
-    const before = await heapUsed(base, service);
+    const before = await heapUsedAfterGc(base, service);
     const run = await unknownMemberships(base, bearer);
-    const after = await heapUsed(base, service);
+    const after = await heapUsedAfterGc(base, service);
     log(`waiting ${LATER_MS / 1000} s ...`);
     await sleep(LATER_MS);
-    const later = await heapUsed(base, service);
+    const later = await heapUsedAfterGc(base, service);
     console.log(`${run.sent} unknown membership ids in ${run.seconds.toFixed(1)} s (${run.statuses})`);
     console.log(`heap used after a full GC: before ${mb(before)}, right after ${mb(after)} (+${mb(after - before)}), ${LATER_MS / 1000} s later ${mb(later)} (+${mb(later - before)})`);
   }

@@ -44,7 +44,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { constantRate, quantile } from './constant-rate.mjs';
 import pg from 'pg';
-import { buildIfMissing, call, cleanUpOnSignals, cpuSecondsOf, createDatabase, dropDatabase, freePort, logAs, MAIN, onCleanup, postgresCpuSeconds, ROOT, runMain, SERVER_URL, start, stop, waitFor } from './support.mjs';
+import { buildIfMissing, call, cleanUpOnSignals, cpuSecondsOf, createDatabase, dropDatabase, freePort, heapUsedAfterGc, logAs, MAIN, onCleanup, postgresCpuSeconds, ROOT, runMain, SERVER_URL, start, stop, waitFor } from './support.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
@@ -321,7 +321,9 @@ async function main() {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const receiver = await startReceiver();
-  const service = start('service', [...SERVICE_NODE_OPTIONS, MAIN], {
+  // The long run reads the heap after a full collection, which SIGUSR2 runs with this preload (bench only).
+  const gcOnSignal = SOAK_SECONDS > 0 ? ['--expose-gc', '--require', join(ROOT, 'bench', 'gc-on-signal.cjs')] : [];
+  const service = start('service', [...SERVICE_NODE_OPTIONS, ...gcOnSignal, MAIN], {
     HOST: '127.0.0.1',
     PORT: String(port),
     NODE_ENV: 'production',
@@ -492,7 +494,7 @@ async function main() {
   await stop(floor);
   const rssAfterReads = residentMegabytes(service.child.pid);
   const burst = ONLY || PEERS ? null : await webhookBurst(base, data, receiver);
-  const soak = SOAK_SECONDS > 0 && !PEERS ? await soakRun(service, results, optionsOf, floorAtHalf.rate) : null;
+  const soak = SOAK_SECONDS > 0 && !PEERS ? await soakRun(base, service, results, optionsOf, floorAtHalf.rate) : null;
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const lines = [];
@@ -579,10 +581,13 @@ async function main() {
         : ', webhook burst not run (BENCH_ONLY)'),
   );
   if (soak) {
+    const grown = ({ warm, last }) => fmt((100 * (last - warm)) / warm, 1);
     lines.push(
       `Long run (${fmt(SOAK_SECONDS)} s at half load, /me, verify-token and check-permission in turn, ${soak.requests} requests): ` +
-        `RSS after the first ${SOAK_PIECE_SECONDS} s (warm-up) ${fmt(soak.warm)} MB, highest after it ${fmt(soak.highest)} MB, at the end ${fmt(soak.last)} MB ` +
-        `(growth after warm-up ${fmt((100 * (soak.last - soak.warm)) / soak.warm, 1)}%; samples ${soak.samples.map((mb) => fmt(mb)).join(' ')})`,
+        `RSS after the first ${SOAK_PIECE_SECONDS} s (warm-up) ${fmt(soak.rss.warm)} MB, highest after it ${fmt(soak.rss.highest)} MB, at the end ${fmt(soak.rss.last)} MB ` +
+        `(growth after warm-up ${grown(soak.rss)}%; samples ${soak.samples.map((mb) => fmt(mb)).join(' ')})`,
+      `  heap after a full collection, at the same moments: after warm-up ${fmt(soak.heap.warm, 1)} MB, highest after it ${fmt(soak.heap.highest, 1)} MB, ` +
+        `at the end ${fmt(soak.heap.last, 1)} MB (growth after warm-up ${grown(soak.heap)}%; samples ${soak.heapSamples.map((mb) => fmt(mb)).join(' ')})`,
     );
   }
   if (WITH_SCALE && databaseUrl && !ONLY) {
@@ -668,21 +673,24 @@ const SOAK_PIECE_SECONDS = 30;
  * not measured), in pieces of 30 s, with the service's resident memory read after each piece.
  * The first piece is the warm-up the growth is measured from.
  */
-async function soakRun(service, results, optionsOf, fallbackRate) {
+async function soakRun(base, service, results, optionsOf, fallbackRate) {
   const routes = ['/me Bearer', 'verify-token Bearer', 'check-permission'];
   const rateOf = (name) => Math.max(1, Math.floor((results.find((r) => r.name === name)?.rps ?? 2 * fallbackRate) / 2));
   const pieces = Math.max(2, Math.ceil(SOAK_SECONDS / SOAK_PIECE_SECONDS));
   const samples = [];
+  const heapSamples = [];
   let requests = 0;
   for (let piece = 0; piece < pieces; piece++) {
     const name = routes[piece % routes.length];
     log(`long run: piece ${piece + 1} of ${pieces} (${name}) ...`);
     const result = await constantRate({ ...optionsOf.get(name), rate: rateOf(name), connections: CONNECTIONS, duration: SOAK_PIECE_SECONDS });
     requests += result.total;
+    // RSS first, as the load left it; then what the heap still holds once collected.
     samples.push(residentMegabytes(service.child.pid));
+    heapSamples.push((await heapUsedAfterGc(base, service)) / 2 ** 20);
   }
-  const afterWarmUp = samples.slice(1);
-  return { requests, samples, warm: samples[0], highest: Math.max(...afterWarmUp), last: samples.at(-1) };
+  const summary = (values) => ({ warm: values[0], highest: Math.max(...values.slice(1)), last: values.at(-1) });
+  return { requests, samples, heapSamples, rss: summary(samples), heap: summary(heapSamples) };
 }
 
 /** Resident memory of a process in MB (VmRSS), NaN where /proc is not there. */

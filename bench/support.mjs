@@ -320,3 +320,17 @@ export function postgresCpuSeconds() {
   }
   return total;
 }
+
+/**
+ * The V8 heap a service still holds, in bytes: a full garbage collection first (the service must
+ * run with `--expose-gc --require bench/gc-on-signal.cjs`, which collects on SIGUSR2), then
+ * `nodejs_heap_size_used_bytes` from its /metrics. Without the collection the figure is mostly
+ * garbage V8 has not collected yet; NaN when /metrics has no such line.
+ */
+export async function heapUsedAfterGc(base, entry) {
+  entry.child.kill('SIGUSR2');
+  await sleep(500);
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('nodejs_heap_size_used_bytes'));
+  return line ? Number(line.split(' ').at(-1)) : Number.NaN;
+}

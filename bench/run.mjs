@@ -80,7 +80,6 @@ const FLOOR_NODE_OPTIONS = [...RUNTIME_FLAGS, ...nodeOptions(process.env.BENCH_F
 
 const log = logAs('bench');
 
-
 /** One maintenance statement (ANALYZE, VACUUM) on the bench database, on a connection of its own. */
 async function runStatement(databaseUrl, statement) {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -484,8 +483,8 @@ async function main() {
   // The peers after every scenario (they are idle processes on the same cores until then), on the server only.
   const peerResults = [];
   if (WITH_PEERS && databaseUrl && PEER_ROWS.some((name) => !ONLY || ONLY.has(name))) {
-    for (const [name, process, options] of await peerPairs()) {
-      const result = await pairedScenario(name, process, options, peerSlices[FLOOR_OF[name].slice], settle);
+    for (const [name, measured, options] of await peerPairs()) {
+      const result = await pairedScenario(name, measured, options, peerSlices[FLOOR_OF[name].slice], settle);
       if (result) peerResults.push(result);
     }
   } else if (PEERS && !databaseUrl) {
@@ -670,8 +669,10 @@ const SOAK_PIECE_SECONDS = 30;
 /**
  * The long run for memory growth (BENCH_SOAK_SECONDS, off by default; the issue asks for 600):
  * the read routes in turn, each at half of its measured maximum (half of the floor's when it was
- * not measured), in pieces of 30 s, with the service's resident memory read after each piece.
- * The first piece is the warm-up the growth is measured from.
+ * not measured), in pieces of 30 s. After each piece: the service's resident memory, then the
+ * heap it still holds after a full collection (RSS follows V8's sizing of its heap, which may be
+ * four times what survives a collection; the collected heap is where a leak shows). The first
+ * piece is the warm-up the growth of both is measured from.
  */
 async function soakRun(base, service, results, optionsOf, fallbackRate) {
   const routes = ['/me Bearer', 'verify-token Bearer', 'check-permission'];

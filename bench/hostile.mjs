@@ -97,7 +97,6 @@ async function hostileRequest(base, service, m, name, body) {
   );
 }
 
-
 async function unknownMemberships(base, bearer) {
   let next = 0;
   const statuses = new Map();

@@ -44,7 +44,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { constantRate, quantile } from './constant-rate.mjs';
 import pg from 'pg';
-import { buildIfMissing, call, cleanUpOnSignals, cpuSecondsOf, createDatabase, dropDatabase, freePort, heapUsedAfterGc, logAs, MAIN, onCleanup, postgresCpuSeconds, ROOT, runMain, SERVER_URL, start, stop, waitFor } from './support.mjs';
+import { buildIfMissing, call, cleanUpOnSignals, cpuSecondsOf, createDatabase, dropDatabase, freePort, heapUsedAfterGc, logAs, MAIN, namesFrom, onCleanup, postgresCpuSeconds, ROOT, runMain, SERVER_URL, start, stop, waitFor } from './support.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
@@ -71,7 +71,7 @@ const WITH_SCALE = !PEERS && process.env.BENCH_SCALE !== '0';
  */
 const PEER_ROWS = ['verify-token (peer)', '/me Bearer (peer)', 'sign-in (peer)', 'floor (oidc-provider)', 'floor (Better Auth)'];
 const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 0);
-const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((name) => name.trim())) : null;
+const ONLY = namesFrom(process.env.BENCH_ONLY);
 const nodeOptions = (value) => (value ?? '').split(/\s+/).filter(Boolean);
 // The runtime flags `npm start` and the Dockerfile give the service; the floor app gets the same.
 const RUNTIME_FLAGS = ['--max-semi-space-size=32'];

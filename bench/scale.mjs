@@ -28,12 +28,12 @@
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { call, cleanUpOnSignals, cpuSecondsOf, createDatabase, freePort, logAs, MAIN, onCleanup, postgresCpuSeconds, runMain, SERVER_URL, start, waitFor } from './support.mjs';
+import { call, cleanUpOnSignals, cpuSecondsOf, createDatabase, freePort, logAs, MAIN, namesFrom, onCleanup, postgresCpuSeconds, runMain, SERVER_URL, start, waitFor } from './support.mjs';
 
 const SECONDS = Number(process.env.SCALE_SECONDS ?? 3);
 const FLAT_SECONDS = Number(process.env.SCALE_FLAT_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.SCALE_CONNECTIONS ?? 16);
-const ONLY = process.env.SCALE_ONLY ? new Set(process.env.SCALE_ONLY.split(',').map((name) => name.trim())) : undefined;
+const ONLY = namesFrom(process.env.SCALE_ONLY);
 /** Alternating slices of the grown and the reference membership per query and size. */
 const ROUNDS = 4;
 const STEPS = (process.env.SCALE_STEPS ?? '10000:1000,100000:10000,1000000:100000').split(',').map((step) => {

@@ -331,9 +331,7 @@ export async function heapUsedAfterGc(base, entry) {
   await queuesSettled(base);
   entry.child.kill('SIGUSR2');
   await sleep(500);
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('nodejs_heap_size_used_bytes'));
-  return line ? Number(line.split(' ').at(-1)) : Number.NaN;
+  return (await metricSamples(base)).find(({ name }) => name === 'nodejs_heap_size_used_bytes')?.value ?? Number.NaN;
 }
 
 /**
@@ -344,13 +342,24 @@ export async function heapUsedAfterGc(base, entry) {
  */
 async function queuesSettled(base, timeoutMs = 5_000) {
   const deadline = Date.now() + timeoutMs;
+  const queueGauges = new Set(['portcullis_queue_depth', 'portcullis_queue_in_flight']);
   for (;;) {
-    const text = await (await fetch(`${base}/metrics`)).text();
-    const busy = text
-      .split('\n')
-      .filter((line) => line.startsWith('portcullis_queue_depth') || line.startsWith('portcullis_queue_in_flight'))
-      .some((line) => Number(line.split(' ').at(-1)) > 0);
+    const busy = (await metricSamples(base)).some(({ name, value }) => queueGauges.has(name) && value > 0);
     if (!busy || Date.now() > deadline) return;
     await sleep(100);
   }
+}
+
+/** The samples of a service's /metrics: each line's metric name (labels left out) and value. */
+async function metricSamples(base) {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((line) => line && !line.startsWith('#'))
+    .map((line) => ({ name: line.split(/[{ ]/, 1)[0], value: Number(line.split(' ').at(-1)) }));
+}
+
+/** A comma-separated list of names from the environment (BENCH_ONLY, SCALE_ONLY) as a set; null when unset. */
+export function namesFrom(value) {
+  return value ? new Set(value.split(',').map((name) => name.trim())) : null;
 }

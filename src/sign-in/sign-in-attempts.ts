@@ -1,0 +1,31 @@
+/**
+ * The sign-in defenses' port (contract, "Sign-in defenses"): every step that checks a secret a
+ * person types (a password at /generate-token or the OpenID Provider's login form, a
+ * `current_password`, a check-password answer, a second-factor code, an OTP) asks it first and
+ * tells it the outcome, so that one login and one client address lock the same way whatever
+ * the step. The implementation keeps the counts in the database: every instance sees a lock at once.
+ */
+
+/**
+ * Whose failures count: a user, or, for a name that matches no user, that name lower-cased, so
+ * that unknown names lock exactly like real ones and a lock tells nothing about who exists.
+ */
+export type SignInLogin = { readonly userId: string } | { readonly unknownName: string };
+
+export interface SignInAttempt {
+  readonly membershipId: string;
+  readonly login: SignInLogin;
+  /** The client's address: the socket's, or X-Forwarded-For's as far as TRUST_PROXY allows; never X-IpAddress. */
+  readonly address: string;
+}
+
+export interface SignInAttempts {
+  /** Throws `DomainError('TooManySignInAttempts')` (429 with Retry-After) while the login or the address is locked. */
+  assertOpen(attempt: SignInAttempt): Promise<void>;
+  /** One failure of the login and of the address; the failure that reaches the limit locks them. */
+  recordFailure(attempt: SignInAttempt): Promise<void>;
+  /** A success: the login's count starts over. */
+  recordSuccess(attempt: SignInAttempt): Promise<void>;
+}
+
+export const SIGN_IN_ATTEMPTS = Symbol('SIGN_IN_ATTEMPTS');

@@ -44,6 +44,7 @@ export const ERROR_STATUS = {
   RoleNotFound: 404,
   ApplicationNotFound: 404,
   WebhookNotFound: 404,
+  DeliveryNotFound: 404,
   ProviderNotFound: 404,
   MailhookNotFound: 404,
   MailProviderNotFound: 404,

@@ -13,6 +13,14 @@ export interface AppConfig {
   setupToken: string | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   webhookTimeoutMs: number;
+  /** WEBHOOK_LEASE_SECONDS: how long a claimed delivery is this instance's before another may claim it again. */
+  webhookLeaseSeconds: number;
+  /** WEBHOOK_RETRY_BASE_MS: the wait before a delivery's second attempt; doubled for each later one. */
+  webhookRetryBaseMs: number;
+  /** WEBHOOK_DELIVERY_RETENTION_DAYS: how long finished deliveries are kept. */
+  webhookDeliveryRetentionDays: number;
+  /** WEBHOOK_QUEUE_CAPACITY: deliveries waiting in memory for a free call slot; more stay pending in the database. */
+  webhookQueueCapacity: number;
   /** Per discovery, JWKS or token endpoint call of an identity provider. */
   providerTimeoutMs: number;
   /** How long an instance serves a provider's configuration from its cache. */
@@ -147,6 +155,18 @@ function deviceVerificationUri(env: Env, port: number): string {
   return raw;
 }
 
+/**
+ * A lease shorter than an attempt could end while the attempt still runs, and another instance
+ * would send the same call again: the lease must outlast WEBHOOK_TIMEOUT_MS.
+ */
+function webhookLeaseSeconds(env: Env, webhookTimeoutMs: number): number {
+  const seconds = integer(env, 'WEBHOOK_LEASE_SECONDS', 60, 1, 3600);
+  if (seconds * 1000 <= webhookTimeoutMs) {
+    throw new ConfigError('WEBHOOK_LEASE_SECONDS', `must be longer than WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs} ms), got ${seconds}`);
+  }
+  return seconds;
+}
+
 /** Reads and validates the environment once, at start. A bad value stops the start. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const setupToken = env.SETUP_TOKEN || null;
@@ -154,6 +174,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError('SETUP_TOKEN', 'must be at least 32 characters long');
   }
   const port = integer(env, 'PORT', 3000, 0, 65535);
+  const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000);
   return {
     port,
     host: env.HOST || '0.0.0.0',
@@ -161,7 +182,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     nodeEnv: oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development'),
     setupToken,
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
-    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    webhookTimeoutMs,
+    webhookLeaseSeconds: webhookLeaseSeconds(env, webhookTimeoutMs),
+    webhookRetryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 1000, 10, 60_000),
+    webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 7, 1, 365),
+    webhookQueueCapacity: integer(env, 'WEBHOOK_QUEUE_CAPACITY', 10_000, 1, 1_000_000),
     providerTimeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', 10_000, 100, 120_000),
     providerCacheTtlSeconds: integer(env, 'PROVIDER_CACHE_TTL_SECONDS', 300, 1, 3600),
     providerMetadataTtlSeconds: integer(env, 'PROVIDER_METADATA_TTL_SECONDS', 3600, 60, 86_400),

@@ -14,6 +14,10 @@ interface SweptTable {
   table: string;
   expiresColumn: string;
   alsoEnds?: { table: string; via: string };
+  /** Only rows this picks die (finished deliveries, not pending ones). */
+  only?: ReturnType<typeof sql>;
+  /** How long past `expiresColumn` a row is kept; left out, SWEEP_GRACE_SECONDS. */
+  keepSeconds?: (config: AppConfig) => number;
 }
 
 const SWEPT_TABLES: readonly SweptTable[] = [
@@ -22,6 +26,13 @@ const SWEPT_TABLES: readonly SweptTable[] = [
   { table: 'token_codes', expiresColumn: 'expires_at' },
   // Pending resets and activations: their tokens have expired by then, and the reset interval is over.
   { table: 'user_challenges', expiresColumn: 'expires_at' },
+  // Finished webhook deliveries (contract "Durable webhook delivery"); pending ones are never swept.
+  {
+    table: 'deliveries',
+    expiresColumn: 'updated_at',
+    only: sql`status <> 'pending'`,
+    keepSeconds: (config) => config.webhookDeliveryRetentionDays * 86_400,
+  },
 ];
 
 const BATCH_SIZE = 1_000;
@@ -89,14 +100,14 @@ export class ExpirySweeper implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   /** Deleted row count (of the swept table), or null when another instance holds the lock. */
-  private deleteBatch({ table, expiresColumn, alsoEnds }: SweptTable): Promise<number | null> {
-    const grace = this.config.sweepGraceSeconds;
+  private deleteBatch({ table, expiresColumn, alsoEnds, only, keepSeconds }: SweptTable): Promise<number | null> {
+    const grace = keepSeconds ? keepSeconds(this.config) : this.config.sweepGraceSeconds;
     return this.database.db.transaction(async (tx) => {
       const [lock] = await queryRows<{ locked: boolean }>(tx, sql`select pg_try_advisory_xact_lock(${SWEEP_LOCK_KEY}) as locked`);
       if (!lock?.locked) return null;
       const swept = sql.identifier(table);
       const expired = sql`select id from ${swept}
-                where ${sql.identifier(expiresColumn)} < now() - make_interval(secs => ${grace})
+                where ${sql.identifier(expiresColumn)} < now() - make_interval(secs => ${grace})${only ? sql` and ${only}` : sql``}
                 limit ${BATCH_SIZE}`;
       if (!alsoEnds) {
         const rows = await queryRows<{ id: string }>(tx, sql`delete from ${swept} where id in (${expired}) returning id`);

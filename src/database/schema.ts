@@ -420,3 +420,44 @@ export const userChallenges = pgTable(
 );
 
 export type UserChallengeRow = typeof userChallenges.$inferSelect;
+
+/**
+ * One webhook call an event owes (contract "Durable webhook delivery"): written in the statement
+ * that records the event, one row per active webhook on its type, so a crash or a full queue loses
+ * nothing. An instance claims due rows (FOR UPDATE SKIP LOCKED) by setting `lease_id` and moving
+ * `next_attempt_at` to the lease's end: a claimed row is not due again until its lease expires (a
+ * crash, even kill -9), and one index serves both. `lease_id` fences the claimant: a slow instance
+ * whose lease was taken over cannot overwrite the new claimant's result. Finished rows are
+ * swept after WEBHOOK_DELIVERY_RETENTION_DAYS. No key on webhook_id: a deleted webhook's deliveries
+ * stay, canceled, until swept.
+ */
+export const deliveries = pgTable(
+  'deliveries',
+  {
+    ...membershipOwned(),
+    webhookId: text('webhook_id').notNull(),
+    eventId: text('event_id').notNull(),
+    status: text('status').$type<DeliveryStatus>().notNull(),
+    /** Attempts finished (with an answer, an error or a timeout); an attempt cut by a crash is not counted. */
+    attempts: integer('attempts').notNull().default(0),
+    /** When the next attempt is due; while a lease is held, when the lease ends. */
+    nextAttemptAt: ts('next_attempt_at').notNull(),
+    /** The claim holding the row (null when none); a fence, never shown. */
+    leaseId: text('lease_id'),
+    lastStatus: integer('last_status'),
+    lastError: text('last_error'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    // The claim's scan: due pending rows, oldest first.
+    index('deliveries_due').on(t.nextAttemptAt).where(sql`status = 'pending'`),
+    // A webhook's list (newest first) and the cancel of its pending rows.
+    index('deliveries_webhook_created').on(t.membershipId, t.webhookId, t.createdAt, t.id),
+    // The retention sweep of finished rows.
+    index('deliveries_finished').on(t.updatedAt).where(sql`status <> 'pending'`),
+  ],
+);
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
+export type DeliveryRow = typeof deliveries.$inferSelect;

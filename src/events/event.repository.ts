@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
-import { events, type EventRow } from '../database/schema';
+import { deliveries, events, webhooks, type EventRow } from '../database/schema';
 import { ListStatements, querySchema, runListQuery, type ListPage, type ListQuery, type ListRequest } from '../common/query';
 import { toEventResponse } from './event.mapper';
 
@@ -31,9 +31,24 @@ export const eventScope = (membershipId: string): SQL => eq(events.membershipId,
  * (two `replace` passes over each serialized document, about 11 KB of garbage per refresh), and
  * each document was serialized on its own first. A JSON null becomes SQL NULL (prior).
  */
-export const eventsFromJson: SQL = sql`select id, membership_id, event_type, utilizer_id, document, prior, event_time
-  from jsonb_to_recordset(${sql.placeholder('eventsJson')}::jsonb)
+const eventsFrom = (json: SQLWrapper | string): SQL => sql`select id, membership_id, event_type, utilizer_id, document, prior, event_time
+  from jsonb_to_recordset(${json}::jsonb)
     as e(id text, membership_id text, event_type text, utilizer_id text, document jsonb, prior jsonb, event_time timestamptz)`;
+export const eventsFromJson: SQL = eventsFrom(sql.placeholder('eventsJson'));
+
+/**
+ * The webhook deliveries the events `source` lists owe (contract "Durable webhook delivery"): one
+ * pending row per active webhook on each event's type, due at once. A data-modifying CTE of every
+ * statement that writes events, so an event and its deliveries commit together, and an event with
+ * no webhook costs one probe of webhooks_membership_event. Result events never match: no webhook
+ * may name them. `source` is a select with the columns of `eventsFromJson`.
+ */
+export function deliveriesOf(source: SQL): SQL {
+  return sql`insert into ${deliveries} (id, membership_id, webhook_id, event_id, status, next_attempt_at)
+    select gen_random_uuid()::text, w.membership_id, w.id, e.id, 'pending', now()
+    from (${source}) e
+    join ${webhooks} w on w.membership_id = e.membership_id and w.event = e.event_type and w.status = 'active'`;
+}
 
 /** The value of `eventsFromJson`'s placeholder. */
 export function eventRecords(rows: readonly EventRow[]): { eventsJson: string } {
@@ -58,7 +73,8 @@ export function eventRecords(rows: readonly EventRow[]): { eventsJson: string } 
  * commit writes batches of every size) with seven parameters per row.
  */
 function prepareBatchInsert(db: Database['db']) {
-  return db.insert(events).select(eventsFromJson).prepare('insert_events');
+  const queued = db.$with('queued', { id: sql<string>`id` }).as(sql`${deliveriesOf(eventsFromJson)} returning id`);
+  return db.with(queued).insert(events).select(eventsFromJson).prepare('insert_events');
 }
 
 /** The events list of a membership, for runListQuery (and for explaining its plans). */
@@ -95,8 +111,12 @@ export class EventRepository {
     await this.batchInsert.execute(eventRecords(rows));
   }
 
+  /** Events of a change, in the change's transaction, with the webhook deliveries they owe. */
   async insert(executor: Executor, rows: EventRow[]): Promise<void> {
-    if (rows.length) await executor.insert(events).values(rows);
+    if (!rows.length) return;
+    const source = eventsFrom(eventRecords(rows).eventsJson);
+    const queued = executor.$with('queued', { id: sql<string>`id` }).as(sql`${deliveriesOf(source)} returning id`);
+    await executor.with(queued).insert(events).select(source);
   }
 
   get db(): Executor {

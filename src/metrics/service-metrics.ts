@@ -137,6 +137,7 @@ export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserv
     // Every reason shows from the start (at 0), so a rate over it has a series to work on.
     for (const reason of SIGN_IN_FAILURE_REASONS) this.signInFailures.inc({ reason }, 0);
     this.registerQueueFamilies();
+    this.registerDurableQueueFamilies();
     this.registerRuntimeFamilies();
   }
 
@@ -222,6 +223,47 @@ export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserv
       if (family.type === 'gauge') new Gauge(options);
       else new Counter(options);
     }
+  }
+
+  /**
+   * Queues kept in the database (durable webhook deliveries): the backlog of every instance, read
+   * with one query per scrape, and this instance's attempts by outcome.
+   */
+  private registerDurableQueueFamilies(): void {
+    const durable = () => this.queueRegistry?.listDurable() ?? [];
+    const backlogs = async () => Promise.all(durable().map(async (queue) => ({ name: queue.name, ...(await queue.backlog()) })));
+    new Gauge({
+      name: 'portcullis_durable_queue_pending',
+      help: 'Items waiting in a database-backed queue (all instances), e.g. webhook deliveries not yet finished',
+      labelNames: ['queue'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const backlog of await backlogs()) this.set({ queue: backlog.name }, backlog.pending);
+      },
+    });
+    new Gauge({
+      name: 'portcullis_durable_queue_oldest_pending_seconds',
+      help: 'Age of the oldest item waiting in a database-backed queue (0 when none)',
+      labelNames: ['queue'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const backlog of await backlogs()) this.set({ queue: backlog.name }, backlog.oldestAgeSeconds);
+      },
+    });
+    new Counter({
+      name: 'portcullis_durable_queue_attempts_total',
+      help: 'Attempts this instance made on items of a database-backed queue, by outcome',
+      labelNames: ['queue', 'outcome'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const queue of durable()) {
+          for (const [outcome, count] of Object.entries(queue.attempts())) this.inc({ queue: queue.name, outcome }, count);
+        }
+      },
+    });
   }
 
   private registerRuntimeFamilies(): void {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, getTableColumns, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
-import { eventRecords, eventsFromJson } from '../events/event.repository';
+import { deliveriesOf, eventRecords, eventsFromJson } from '../events/event.repository';
 import {
   events,
   memberships,
@@ -222,8 +222,10 @@ function prepareIssue(db: Database['db']) {
         and (not ${p('consume')}::boolean or exists (select 1 from consumed))
       returning id`,
   );
+  // The webhook deliveries of the events, written only if they are (contract "Durable webhook delivery").
+  const queued = db.$with('queued', { id: sql<string>`id` }).as(sql`${deliveriesOf(sql`${eventsFromJson} where exists (select 1 from created)`)} returning id`);
   return db
-    .with(consumed, opened, joined, created)
+    .with(consumed, opened, joined, created, queued)
     .insert(events)
     .select(sql`${eventsFromJson} where exists (select 1 from created)`)
     .returning({ id: events.id })

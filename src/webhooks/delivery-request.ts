@@ -25,6 +25,8 @@ export interface PreparedRequest {
 }
 
 export const USER_AGENT = 'Portcullis-Webhook/1';
+/** The delivery's id, the same on every attempt and redelivery: receivers de-duplicate by it. */
+export const DELIVERY_ID_HEADER = 'X-Webhook-Delivery';
 /** Methods that carry no body (fetch refuses one). */
 const BODYLESS = new Set(['GET', 'HEAD']);
 
@@ -58,7 +60,7 @@ function hasHeader(headers: Record<string, string>, name: string): boolean {
  * request being sent. The body limit bounds what the template renders (the payload, or the whole
  * body when uncovered); the event's document and prior around it are bounded by the event itself.
  */
-export function prepareDeliveryRequest(webhook: DeliveryWebhook, event: DeliveryEvent, nowSeconds: number): PreparedRequest {
+export function prepareDeliveryRequest(webhook: DeliveryWebhook, event: DeliveryEvent, nowSeconds: number, deliveryId?: string): PreparedRequest {
   const ctx = templateContextOf(event);
   const template = webhook.request;
   const method = template.method.toUpperCase();
@@ -78,6 +80,7 @@ export function prepareDeliveryRequest(webhook: DeliveryWebhook, event: Delivery
   }
   if (body !== undefined && !hasHeader(headers, 'content-type')) setHeader(headers, 'Content-Type', 'application/json');
   if (!hasHeader(headers, 'user-agent')) setHeader(headers, 'User-Agent', USER_AGENT);
+  if (deliveryId !== undefined) setHeader(headers, DELIVERY_ID_HEADER, deliveryId);
   if (webhook.secret) setHeader(headers, WEBHOOK_SIGNATURE_HEADER, signWebhookBody(webhook.secret, body ?? '', nowSeconds));
   return { method, url, headers, body, skippedHeaders: rendered.skipped };
 }

@@ -67,10 +67,14 @@ function requestShown(prepared: Pick<PreparedRequest, 'method' | 'url' | 'header
   return { method: prepared.method, url: maskUrl(prepared.url), headers: maskHeaders(prepared.headers) };
 }
 
-async function attemptOnce(webhook: DeliveryWebhook, event: DeliveryEvent, attempt: number, ctx: DeliveryContext): Promise<AttemptResult> {
+/**
+ * One attempt (1-based `attempt`), not yet recorded. `deliveryId` goes out as X-Webhook-Delivery.
+ * Outcome 'cancelled' never comes back: a call the stop signal ended is a failure with that text.
+ */
+export async function attemptOnce(webhook: DeliveryWebhook, event: DeliveryEvent, attempt: number, ctx: DeliveryContext, deliveryId?: string): Promise<AttemptResult> {
   let prepared: PreparedRequest;
   try {
-    prepared = prepareDeliveryRequest(webhook, event, ctx.nowSeconds());
+    prepared = prepareDeliveryRequest(webhook, event, ctx.nowSeconds(), deliveryId);
   } catch (error) {
     return {
       sent: false,

@@ -1,113 +1,119 @@
-import { type BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap, Optional } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { newId } from '../common/ids';
 import { LOGGER } from '../common/logger';
 import type { WebhookRow } from '../database/schema';
 import { EventRecorder, type RecordedEvent } from '../events/event-recorder';
 import { isResultEventType, SYSTEM_UTILIZER } from '../events/event-types';
 import { BoundedQueue, type DrainResult } from '../queue/bounded-queue';
-import { EventTrigger } from '../queue/event-triggered-delivery';
+import { HookListCache } from '../queue/event-triggered-delivery';
 import { QueueRegistry } from '../queue/queue-registry';
+import { settleWithin } from '../queue/settle-within';
 import type { DeliveryEvent, DeliveryWebhook } from './delivery-request';
 import { OutboundHttp } from '../outbound/outbound.module';
 import { OUTGOING_CALL_OBSERVER, type OutgoingCall, type OutgoingCallObserver, type OutgoingCallTotals } from '../outbound/outgoing-calls';
-import { type AttemptResult, deliverWebhook } from './webhook-delivery';
+import { type AttemptResult, attemptOnce, type DeliveryContext } from './webhook-delivery';
+import { type AttemptOutcome, type ClaimedDelivery, DeliveryRepository } from './delivery.repository';
 import { WebhookRepository } from './webhook.repository';
 
-/** Limits of the specification: 10,000 waiting calls, 8 in parallel. */
+/** Limits of the specification: 10,000 waiting calls (WEBHOOK_QUEUE_CAPACITY), 8 in parallel. */
 export const WEBHOOK_QUEUE_NAME = 'webhooks';
-export const WEBHOOK_QUEUE_CAPACITY = 10_000;
 export const WEBHOOK_QUEUE_CONCURRENCY = 8;
 /**
- * How long this instance trusts its list of a membership's active webhooks for one event type.
- * Most events have no webhook, and asking the database for every event would double the writes'
- * cost. Changes made on this instance clear the entry at once (the Webhook* events themselves do
- * it); other instances see a change within this time.
+ * How long this instance trusts its list of a membership's active webhooks for one event type,
+ * to decide whether a commit should wake the claim at once. A stale "none" costs at most the
+ * claim timer's delay, never a delivery: the deliveries are written with the event, exactly.
  */
 export const WEBHOOK_LOOKUP_TTL_MS = 5_000;
+/** How often an instance looks for due deliveries it was not woken for (other instances' events, expired leases, retries). */
+export const WEBHOOK_CLAIM_INTERVAL_MS = 1_000;
+/** Most deliveries one claim statement takes. */
+const CLAIM_BATCH = 100;
+/** Backoff: WEBHOOK_RETRY_BASE_MS doubled per attempt, ±20% jitter, at most this. */
+const MAX_RETRY_DELAY_MS = 60_000;
 const WEBHOOK_CHANGE_EVENTS = new Set(['WebhookCreated', 'WebhookUpdated', 'WebhookDeleted']);
 
-export interface DeliveryItem {
-  webhook: DeliveryWebhook;
-  event: DeliveryEvent;
+/** The attempt outcomes the metrics count (the call's, or why no call was made). */
+type AttemptCount = AttemptResult['outcome'] | 'canceled';
+
+/**
+ * The wait before attempt `finished + 1`, after `finished` failed attempts: base · 2^(finished-1),
+ * times a random factor in [0.8, 1.2), at most 60 s. The jitter spreads the retries of many
+ * deliveries that failed together (a receiver that was down) so they do not return together.
+ */
+export function retryDelayMs(baseMs: number, finished: number, random: () => number = Math.random): number {
+  const doubled = baseMs * 2 ** Math.max(0, finished - 1);
+  return Math.min(MAX_RETRY_DELAY_MS, Math.round(doubled * (0.8 + 0.4 * random())));
 }
 
 function toDeliveryWebhook(row: WebhookRow): DeliveryWebhook {
   return { id: row.id, membershipId: row.membershipId, tryCount: row.tryCount, request: row.request, secret: row.secret };
 }
 
-function toDeliveryEvent(event: RecordedEvent): DeliveryEvent {
-  return {
-    id: event.id,
-    membershipId: event.membershipId,
-    eventType: event.eventType,
-    utilizerId: event.utilizerId,
-    document: event.document,
-    prior: event.prior ?? null,
-    eventTime: event.eventTime,
-  };
-}
-
 /**
- * Calls webhooks after the events that trigger them have committed (spec "Webhook delivery").
- * The request that caused an event never waits for this: the lookup runs after the commit, off
- * the request's path, and calls wait in a bounded in-memory queue. A full queue drops the call
- * (logged with the webhook id); a shutdown drains the queue for `shutdownDrainMs`.
+ * Calls webhooks for committed events, at least once (contract "Durable webhook delivery"). The
+ * statement that records an event also writes its deliveries (one per active webhook on its type),
+ * so the database holds every call owed. This dispatcher claims due deliveries (FOR UPDATE SKIP
+ * LOCKED, with a lease of WEBHOOK_LEASE_SECONDS) into the bounded in-memory queue, which runs
+ * them 8 at a time; it claims no more than the queue has room for, so a full queue leaves rows
+ * pending instead of dropping them. A commit on this instance with a webhook on its type wakes the
+ * claim at once; a timer covers the rest. The request that caused an event never waits for a call.
  */
 @Injectable()
-export class WebhookDispatcher implements BeforeApplicationShutdown {
-  private readonly deliveries: BoundedQueue<DeliveryItem>;
-  /** Aborted when the drain deadline passes: calls still running end at once. */
+export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly deliveries: BoundedQueue<ClaimedDelivery>;
+  /** Aborted when the drain deadline passes: calls still running end at once and stay pending. */
   private readonly stop = new AbortController();
-  /** Webhook lists per membership, then per event type, for at most WEBHOOK_LOOKUP_TTL_MS. */
-  private readonly trigger: EventTrigger<DeliveryWebhook, DeliveryItem>;
+  private readonly hookLists: HookListCache<DeliveryWebhook>;
   private readonly totals: OutgoingCallTotals = { success: 0, failure: 0, timeout: 0, durationSecondsSum: 0 };
+  private readonly attemptCounts: Record<AttemptCount, number> = { success: 0, failure: 0, timeout: 0, not_sent: 0, blocked: 0, canceled: 0 };
+  /** Deliveries this instance holds a lease on (queued or running), with that lease: released at stop. */
+  private readonly held = new Map<string, string>();
+  private claiming: Promise<void> | undefined;
+  private wakeAgain = false;
+  /** The last claim filled its batch or the queue: claim again as soon as a slot frees. */
+  private moreDue = false;
+  private stopping = false;
+  private claimTimer: NodeJS.Timeout | undefined;
+  private retryTimer: { at: number; timer: NodeJS.Timeout } | undefined;
+  private draining: Promise<DrainResult> | undefined;
 
   constructor(
     private readonly recorder: EventRecorder,
-    private readonly webhooks: WebhookRepository,
+    webhooks: WebhookRepository,
+    private readonly store: DeliveryRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     registry: QueueRegistry,
     private readonly outbound: OutboundHttp,
     @Optional() @Inject(OUTGOING_CALL_OBSERVER) private readonly observer?: OutgoingCallObserver,
   ) {
-    this.deliveries = new BoundedQueue<DeliveryItem>({
+    this.deliveries = new BoundedQueue<ClaimedDelivery>({
       name: WEBHOOK_QUEUE_NAME,
-      capacity: WEBHOOK_QUEUE_CAPACITY,
+      capacity: config.webhookQueueCapacity,
       concurrency: WEBHOOK_QUEUE_CONCURRENCY,
-      worker: (item) => this.deliver(item),
-      onDrop: (item) =>
-        this.logger.warn(
-          { webhookId: item.webhook.id, membershipId: item.webhook.membershipId, eventType: item.event.eventType, eventId: item.event.id },
-          'webhook queue is full; the call was dropped',
-        ),
-      onError: (error, item) => this.logger.error({ err: error, webhookId: item.webhook.id }, 'webhook delivery failed unexpectedly'),
+      worker: (delivery) => this.attempt(delivery),
+      // Never happens (a claim takes no more than the free room); the row stays pending and its lease expires.
+      onDrop: (delivery) => this.logger.warn({ webhookId: delivery.webhookId, deliveryId: delivery.id }, 'webhook queue is full; the delivery stays pending'),
+      onError: (error, delivery) => this.logger.error({ err: error, webhookId: delivery.webhookId, deliveryId: delivery.id }, 'webhook delivery failed unexpectedly'),
     });
     registry.register(this.deliveries);
-    this.trigger = new EventTrigger({
-      hookLists: {
-        maxEntries: config.cacheMaxEntries,
-        ttlMs: WEBHOOK_LOOKUP_TTL_MS,
-        findActiveFor: (membershipId, eventType) => this.webhooks.findActiveFor(membershipId, eventType).then((rows) => rows.map(toDeliveryWebhook)),
-      },
-      hookChangeEvents: WEBHOOK_CHANGE_EVENTS,
-      triggers: (eventType) => !isResultEventType(eventType),
-      lookupFailure: 'could not look up webhooks for events',
-      drain: {
-        // TokenVerified is written after its answer: its webhooks are called like the others.
-        eventsSettled: () => this.recorder.settled(),
-        queue: this.deliveries,
-        queueName: WEBHOOK_QUEUE_NAME,
-        label: 'webhook',
-        logger: this.logger,
-      },
+    registry.registerDurable({
+      name: WEBHOOK_QUEUE_NAME,
+      backlog: () => this.store.pendingStats(),
+      attempts: () => ({ ...this.attemptCounts }),
+    });
+    this.hookLists = new HookListCache({
+      maxEntries: config.cacheMaxEntries,
+      ttlMs: WEBHOOK_LOOKUP_TTL_MS,
+      findActiveFor: (membershipId, eventType) => webhooks.findActiveFor(membershipId, eventType).then((rows) => rows.map(toDeliveryWebhook)),
     });
     recorder.onCommitted((events) => this.onCommitted(events));
   }
 
-  /** The webhook call queue (depth, inFlight, dropped, processed, capacity); also in QueueRegistry. */
-  get queue(): BoundedQueue<DeliveryItem> {
+  /** The in-memory hand-off (depth, inFlight, capacity...); also in QueueRegistry. */
+  get queue(): BoundedQueue<ClaimedDelivery> {
     return this.deliveries;
   }
 
@@ -118,53 +124,201 @@ export class WebhookDispatcher implements BeforeApplicationShutdown {
 
   /** Forgets this instance's cached webhook lists of a membership. */
   invalidate(membershipId: string): void {
-    this.trigger.hookLists.invalidate(membershipId);
+    this.hookLists.invalidate(membershipId);
+  }
+
+  onApplicationBootstrap(): void {
+    this.claimTimer = setInterval(() => this.wake(), WEBHOOK_CLAIM_INTERVAL_MS);
+    this.claimTimer.unref();
+    // Deliveries left by an earlier run (a crash, a stop) are due now.
+    this.wake();
   }
 
   /**
-   * Takes the events still being written, stops taking new ones, then waits until every queued
-   * and running call has finished or `timeoutMs` has passed; calls still running then are
-   * cancelled and counted as lost with the waiting ones. Idempotent: later calls answer the first
-   * drain's result.
+   * Stops claiming, lets the queued deliveries go back (pending, due at once, for any instance),
+   * and waits for the calls in flight until `timeoutMs`; calls still running then are cut and
+   * stay pending too. `lost` counts the calls cut. Idempotent.
    */
-  async drain(timeoutMs: number): Promise<DrainResult> {
-    const result = await this.trigger.drain(timeoutMs);
-    // Calls still running past the deadline end at once.
-    if (!result.completed) this.stop.abort();
-    return result;
+  drain(timeoutMs: number): Promise<DrainResult> {
+    this.draining ??= this.drainOnce(timeoutMs);
+    return this.draining;
   }
 
-  /**
-   * Before the database closes (that happens in onApplicationShutdown), so that the calls still
-   * queued can record their result events.
-   */
+  /** Before the database closes (onApplicationShutdown), so results and releases can be written. */
   async beforeApplicationShutdown(): Promise<void> {
     await this.drain(this.config.shutdownDrainMs);
-    this.trigger.close();
+    this.hookLists.close();
+  }
+
+  private async drainOnce(timeoutMs: number): Promise<DrainResult> {
+    const deadline = Date.now() + Math.max(0, timeoutMs);
+    this.stopping = true;
+    clearInterval(this.claimTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer.timer);
+    if (this.claiming) await settleWithin([this.claiming], deadline - Date.now());
+    // Queued deliveries are skipped by their worker (see `attempt`): only the running calls are waited for.
+    const running = this.deliveries.inFlight;
+    const result = await this.deliveries.drain(Math.max(0, deadline - Date.now()));
+    if (!result.completed) this.stop.abort();
+    // The cut calls end at once; give them a moment to settle before their rows are released.
+    await settleWithin([this.deliveries.onIdle()], 1_000);
+    const released = await this.releaseHeld();
+    const drained: DrainResult = { completed: result.completed, delivered: Math.min(running, result.delivered), lost: result.completed ? 0 : result.lost };
+    this.logger.info({ queue: WEBHOOK_QUEUE_NAME, ...drained, released }, `webhook queue drained: ${released} deliveries left pending`);
+    return drained;
+  }
+
+  private async releaseHeld(): Promise<number> {
+    const byLease = new Map<string, string[]>();
+    for (const [id, lease] of this.held) byLease.set(lease, [...(byLease.get(lease) ?? []), id]);
+    let released = 0;
+    for (const [lease, ids] of byLease) {
+      try {
+        await this.store.release(lease, ids);
+        released += ids.length;
+      } catch (error) {
+        // Their leases expire on their own; another instance or the next start claims them then.
+        this.logger.warn({ err: error, deliveries: ids.length }, 'could not release webhook deliveries at stop');
+      }
+    }
+    this.held.clear();
+    return released;
   }
 
   private onCommitted(events: readonly RecordedEvent[]): void {
-    this.trigger.onCommitted(events, (triggering) => this.enqueueCalls(triggering));
+    const seen = new Set<string>();
+    const lookups: Promise<DeliveryWebhook[]>[] = [];
+    for (const event of events) {
+      if (WEBHOOK_CHANGE_EVENTS.has(event.eventType)) this.hookLists.invalidate(event.membershipId);
+      if (this.stopping || isResultEventType(event.eventType)) continue;
+      const key = `${event.membershipId}\u0000${event.eventType}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      lookups.push(this.hookLists.activeFor(event.membershipId, event.eventType));
+    }
+    if (!lookups.length) return;
+    Promise.all(lookups).then(
+      (lists) => {
+        if (lists.some((list) => list.length > 0)) this.wake();
+      },
+      // The timer claims these deliveries anyway.
+      (error: unknown) => this.logger.warn({ err: error }, 'could not look up webhooks for events'),
+    );
   }
 
-  private async enqueueCalls(events: readonly RecordedEvent[]): Promise<void> {
-    for (const event of events) {
-      const webhooks = await this.trigger.hookLists.activeFor(event.membershipId, event.eventType);
-      if (!webhooks.length) continue;
-      const deliveryEvent = toDeliveryEvent(event);
-      for (const webhook of webhooks) this.deliveries.enqueue({ webhook, event: deliveryEvent });
+  /** Claims due deliveries now; a wake during a claim runs one more after it. */
+  private wake(): void {
+    if (this.stopping) return;
+    if (this.claiming) {
+      this.wakeAgain = true;
+      return;
+    }
+    this.claiming = this.claimWhileDue().finally(() => {
+      this.claiming = undefined;
+    });
+  }
+
+  private async claimWhileDue(): Promise<void> {
+    do {
+      this.wakeAgain = false;
+      const room = this.deliveries.capacity - this.deliveries.depth + (WEBHOOK_QUEUE_CONCURRENCY - this.deliveries.inFlight);
+      const limit = Math.min(CLAIM_BATCH, room);
+      if (limit <= 0) {
+        this.moreDue = true;
+        return;
+      }
+      const lease = newId();
+      let claimed: ClaimedDelivery[];
+      try {
+        claimed = await this.store.claimDue(limit, lease, this.config.webhookLeaseSeconds);
+      } catch (error) {
+        this.logger.error({ err: error }, 'could not claim webhook deliveries');
+        return;
+      }
+      for (const delivery of claimed) {
+        this.held.set(delivery.id, lease);
+        this.deliveries.enqueue(delivery);
+      }
+      this.moreDue = claimed.length === limit;
+      if (this.moreDue) this.wakeAgain = true;
+    } while (this.wakeAgain && !this.stopping);
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    // Stopping: a queued delivery is not started; it is released with the others.
+    if (this.stopping) return;
+    const lease = this.held.get(delivery.id);
+    if (lease === undefined) return;
+    try {
+      await this.attemptHeld(delivery, lease);
+    } finally {
+      if (this.moreDue) this.wake();
     }
   }
 
-  private async deliver(item: DeliveryItem): Promise<void> {
-    await deliverWebhook(item.webhook, item.event, {
+  private async attemptHeld(delivery: ClaimedDelivery, lease: string): Promise<void> {
+    const { event, webhook } = delivery;
+    if (!event || !webhook || webhook.status !== 'active') {
+      this.attemptCounts.canceled++;
+      const why = !webhook ? 'The webhook was deleted' : !event ? 'The event is no longer stored' : 'The webhook is passive';
+      await this.finish(delivery, lease, { status: 'canceled', attempts: delivery.attempts, nextAttemptAt: new Date(), lastStatus: null, lastError: why });
+      return;
+    }
+    const deliveryWebhook: DeliveryWebhook = { id: delivery.webhookId, membershipId: delivery.membershipId, ...webhook };
+    const deliveryEvent: DeliveryEvent = { id: delivery.eventId, membershipId: delivery.membershipId, ...event };
+    const attempt = delivery.attempts + 1;
+    const result = await attemptOnce(deliveryWebhook, deliveryEvent, attempt, this.deliveryContext(), delivery.id);
+    // A call the stop cut is not an attempt: the row stays held and is released, pending.
+    if (this.stop.signal.aborted && result.document.response === null && result.outcome === 'failure') return;
+    this.attemptCounts[result.outcome]++;
+    await this.recordAttempt(deliveryWebhook, result);
+    const tries = Math.max(1, Math.min(webhook.tryCount, 5));
+    // A request that cannot be built or is refused fails the same way every time: no retry.
+    const final = result.sent || result.outcome === 'not_sent' || result.outcome === 'blocked' || attempt >= tries;
+    const nextAttemptAt = new Date(Date.now() + (final ? 0 : retryDelayMs(this.config.webhookRetryBaseMs, attempt)));
+    await this.finish(delivery, lease, {
+      status: result.sent ? 'succeeded' : final ? 'failed' : 'pending',
+      attempts: attempt,
+      nextAttemptAt,
+      lastStatus: result.document.response?.status ?? null,
+      lastError: result.document.error ?? null,
+    });
+    if (!final) this.wakeAt(nextAttemptAt.getTime());
+  }
+
+  private async finish(delivery: ClaimedDelivery, lease: string, outcome: AttemptOutcome): Promise<void> {
+    try {
+      const owned = await this.store.finishAttempt(delivery.membershipId, delivery.id, lease, outcome);
+      if (!owned) this.logger.info({ deliveryId: delivery.id }, 'webhook delivery was claimed again or redelivered meanwhile; its result row is left alone');
+    } catch (error) {
+      // The lease expires and the delivery is attempted again: at least once.
+      this.logger.error({ err: error, deliveryId: delivery.id }, 'could not store a webhook delivery result');
+    } finally {
+      this.held.delete(delivery.id);
+    }
+  }
+
+  /** A retry this instance scheduled: claimed when due, not a timer tick later. */
+  private wakeAt(at: number): void {
+    if (this.stopping || (this.retryTimer && this.retryTimer.at <= at)) return;
+    if (this.retryTimer) clearTimeout(this.retryTimer.timer);
+    const timer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.wake();
+    }, Math.max(0, at - Date.now()));
+    timer.unref();
+    this.retryTimer = { at, timer };
+  }
+
+  private deliveryContext(): DeliveryContext {
+    return {
       timeoutMs: this.config.webhookTimeoutMs,
       stopSignal: this.stop.signal,
       nowSeconds: () => Math.floor(Date.now() / 1000),
       recordAttempt: (webhook, result) => this.recordAttempt(webhook, result),
       observeCall: (call) => this.observeCall(call),
       send: (call) => this.outbound.send(call),
-    });
+    };
   }
 
   private async recordAttempt(webhook: DeliveryWebhook, result: AttemptResult): Promise<void> {

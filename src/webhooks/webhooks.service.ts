@@ -4,6 +4,7 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
+import type { Tx } from '../database/database';
 import type { WebhookRequestTemplate, WebhookRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf, type EventType } from '../events/event-types';
@@ -12,6 +13,7 @@ import type { WebhookBodyDto } from './webhook.dto';
 import { toWebhookEventDocument, toWebhookResponse, type WebhookResponse } from './webhook.mapper';
 import { WebhookRepository, type WebhookChanges } from './webhook.repository';
 import { urlWithFixedHost } from './webhook-template-rules';
+import { DeliveryRepository } from './delivery.repository';
 
 /** The stored form of a create/replace body; equal bodies give equal values. */
 interface WebhookFields {
@@ -56,6 +58,7 @@ export class WebhooksService extends MembershipResourceService<WebhookRow, Webho
     private readonly webhooks: WebhookRepository,
     private readonly recorder: EventRecorder,
     private readonly destinations: DestinationPolicy,
+    private readonly deliveries: DeliveryRepository,
     permissions: CallerPermissions,
   ) {
     super(
@@ -96,7 +99,14 @@ export class WebhooksService extends MembershipResourceService<WebhookRow, Webho
     this.assertChanges(current, { ...fields, secret });
     const changes: WebhookChanges = { ...fields, secret, modifiedAt: new Date(), modifiedBy: utilizerId };
     const updated = await this.webhooks.replace(membershipId, id, changes);
+    // A passive webhook owes nothing more (contract "Durable webhook delivery"); a later redelivery may ask again.
+    if (updated.status === 'passive') await this.deliveries.cancelPending(membershipId, [id]);
     this.recorder.recordChange(this.updatedEvent(membershipId, utilizerId, updated, current));
     return toWebhookResponse(updated);
+  }
+
+  /** A deleted webhook's pending deliveries end canceled, in the delete's transaction. */
+  protected override async beforeDelete(membershipId: string, ids: readonly string[], tx: Tx): Promise<void> {
+    await this.deliveries.cancelPending(membershipId, ids, tx);
   }
 }

@@ -42,6 +42,9 @@ export class WebhookReceiver {
   private answers: Answer[] = [200];
   private answerBody = 'ok';
   private answerHeaders: Record<string, string> = {};
+  /** How long each answer is held back (a slow receiver). */
+  private answerDelayMs = 0;
+  private delayedAnswers = 0;
   private readonly sockets = new Set<Socket>();
   private readonly hanging = new Set<ServerResponse>();
 
@@ -82,6 +85,17 @@ export class WebhookReceiver {
     return this;
   }
 
+  /** Holds every answer back this long: a slow receiver, with calls in flight. */
+  answerAfter(ms: number): this {
+    this.answerDelayMs = ms;
+    return this;
+  }
+
+  /** Requests received whose answer is still held back (answerAfter). */
+  get answersHeldBack(): number {
+    return this.delayedAnswers;
+  }
+
   /** Extra headers of every answer (e.g. a Location for a redirect). */
   answerWithHeaders(headers: Record<string, string>): this {
     this.answerHeaders = headers;
@@ -111,6 +125,7 @@ export class WebhookReceiver {
     this.answers = [200];
     this.answerBody = 'ok';
     this.answerHeaders = {};
+    this.answerDelayMs = 0;
   }
 
   async close(): Promise<void> {
@@ -151,8 +166,17 @@ export class WebhookReceiver {
         });
         return;
       }
-      response.writeHead(answer, { 'Content-Type': 'text/plain', ...this.answerHeaders });
-      response.end(this.answerBody);
+      const send = () => {
+        if (response.destroyed) return;
+        response.writeHead(answer, { 'Content-Type': 'text/plain', ...this.answerHeaders });
+        response.end(this.answerBody);
+      };
+      if (this.answerDelayMs <= 0) return send();
+      this.delayedAnswers++;
+      setTimeout(() => {
+        this.delayedAnswers--;
+        send();
+      }, this.answerDelayMs);
     });
   }
 }

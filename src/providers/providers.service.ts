@@ -8,8 +8,8 @@ import type { Executor } from '../database/database';
 import type { ProviderRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf, type EventType } from '../events/event-types';
-import { DESTINATION_NOT_ALLOWED, DestinationPolicy, parseIpLiteral, refusedRange } from '../outbound/destination-policy';
-import { assertHoldsGrants, grantedByAssignment } from '../permissions';
+import { DestinationPolicy, destinationNotAllowed, parseIpLiteral, refusedRange } from '../outbound/destination-policy';
+import { assertHoldsGrants, grantedByAssignment, PermissionExpression } from '../permissions';
 import { loadAssignment } from '../roles/assignment';
 import { RoleRepository } from '../roles/role.repository';
 import { requiredWithoutDefault, storedDefinitions } from '../user-types/custom-fields';
@@ -41,6 +41,13 @@ function nextSecret(current: string | null, requested: string | null | undefined
   return requested === undefined ? current : requested;
 }
 
+/**
+ * What a trusting provider grants (contract, "Decisions of the third review"): it signs in as any
+ * user whose e-mail its issuer vouches for, the system admin included, so turning trust on (or
+ * re-pointing a trusting provider) needs every permission.
+ */
+const EVERYTHING = PermissionExpression.parse('*');
+
 /** What a provider grants: users it signs up get its default role (contract "Grants"). */
 const grantsOf = (role: string | null): { role: string | null; permissions: string[]; forbidden: string[] } => ({ role, permissions: [], forbidden: [] });
 
@@ -71,6 +78,7 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     const created = await this.recorder.transaction(async (tx, record) => {
       await this.assertReferencesExist(membershipId, fields, tx);
       assertHoldsGrants(granter, grantedByAssignment(null, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole), tx)));
+      if (fields.trustEmail) assertHoldsGrants(granter, [EVERYTHING]);
       const row = await this.providers.insert(
         membershipId,
         { id: newId(), slug: body.slug ?? slugify(fields.name), ...fields, clientSecret: body.client_secret ?? null, createdBy: utilizerId },
@@ -93,11 +101,19 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
       const current = await this.providers.findByIdForUpdate(membershipId, id, tx);
       if (!current) throw this.notFound();
       if (body.slug !== undefined && body.slug !== current.slug) throw validationError('slug', 'is immutable');
+      const repointed = fields.issuer !== current.issuer || fields.clientId !== current.clientId;
+      // A stored secret goes only to the token endpoint it was given for (contract, "Decisions of
+      // the third review"): whoever points the provider elsewhere must know it, or clear it.
+      if (repointed && current.clientSecret !== null && body.client_secret === undefined) {
+        throw validationError('client_secret', 'must be sent again (or null) when issuer or client_id changes');
+      }
       const clientSecret = nextSecret(current.clientSecret, body.client_secret);
       this.assertChanges(current, { ...fields, clientSecret });
       await this.assertReferencesExist(membershipId, fields, tx);
-      const before = await loadAssignment(this.roles, membershipId, grantsOf(current.defaultRole), tx);
+      // A re-pointed provider is a new source of sign-ups: its default role is granted anew.
+      const before = repointed ? null : await loadAssignment(this.roles, membershipId, grantsOf(current.defaultRole), tx);
       assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole), tx)));
+      if (fields.trustEmail && (!current.trustEmail || repointed)) assertHoldsGrants(granter, [EVERYTHING]);
       const updated = await this.providers.replace(membershipId, id, { ...fields, clientSecret, modifiedAt: new Date(), modifiedBy: utilizerId }, tx);
       record(this.updatedEvent(membershipId, utilizerId, updated, current));
       return toProviderResponse(updated);
@@ -122,7 +138,8 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     } catch {
       throw validationError('issuer', 'must be an absolute https URL');
     }
-    if (this.destinations.configuredUrlProblem(issuer) !== undefined) throw validationError('issuer', DESTINATION_NOT_ALLOWED);
+    const refused = this.destinations.configuredUrlProblem(issuer);
+    if (refused !== undefined) throw validationError('issuer', destinationNotAllowed(refused));
     if (url.protocol === 'https:') return;
     const literal = url.protocol === 'http:' ? parseIpLiteral(url.hostname) : undefined;
     // Permitted by OUTBOUND_ALLOW: an internal address the policy would otherwise refuse.

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
-import { validationError } from '../common/errors';
+import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
 import type { Executor } from '../database/database';
@@ -9,7 +9,8 @@ import type { ProviderRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf, type EventType } from '../events/event-types';
 import { DestinationPolicy, destinationNotAllowed, parseIpLiteral, refusedRange } from '../outbound/destination-policy';
-import { assertHoldsGrants, grantedByAssignment, PermissionExpression } from '../permissions';
+import { assertHoldsGrants, type Granter, grantedByAssignment, holdsGrant, PermissionExpression } from '../permissions';
+import { ADMIN_ROLE_SLUG } from '../roles/role.mapper';
 import { loadAssignment } from '../roles/assignment';
 import { RoleRepository } from '../roles/role.repository';
 import { requiredWithoutDefault, storedDefinitions } from '../user-types/custom-fields';
@@ -41,13 +42,6 @@ function nextSecret(current: string | null, requested: string | null | undefined
   return requested === undefined ? current : requested;
 }
 
-/**
- * What a trusting provider grants (contract, "Decisions of the third review"): it signs in as any
- * user whose e-mail its issuer vouches for, the system admin included, so turning trust on (or
- * re-pointing a trusting provider) needs every permission.
- */
-const EVERYTHING = PermissionExpression.parse('*');
-
 /** What a provider grants: users it signs up get its default role (contract "Grants"). */
 const grantsOf = (role: string | null): { role: string | null; permissions: string[]; forbidden: string[] } => ({ role, permissions: [], forbidden: [] });
 
@@ -78,7 +72,7 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     const created = await this.recorder.transaction(async (tx, record) => {
       await this.assertReferencesExist(membershipId, fields, tx);
       assertHoldsGrants(granter, grantedByAssignment(null, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole), tx)));
-      if (fields.trustEmail) assertHoldsGrants(granter, [EVERYTHING]);
+      if (fields.trustEmail) await this.assertMayTrust(granter, membershipId, tx);
       const row = await this.providers.insert(
         membershipId,
         { id: newId(), slug: body.slug ?? slugify(fields.name), ...fields, clientSecret: body.client_secret ?? null, createdBy: utilizerId },
@@ -113,13 +107,28 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
       // A re-pointed provider is a new source of sign-ups: its default role is granted anew.
       const before = repointed ? null : await loadAssignment(this.roles, membershipId, grantsOf(current.defaultRole), tx);
       assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole), tx)));
-      if (fields.trustEmail && (!current.trustEmail || repointed)) assertHoldsGrants(granter, [EVERYTHING]);
+      if (fields.trustEmail && (!current.trustEmail || repointed)) await this.assertMayTrust(granter, membershipId, tx);
       const updated = await this.providers.replace(membershipId, id, { ...fields, clientSecret, modifiedAt: new Date(), modifiedBy: utilizerId }, tx);
       record(this.updatedEvent(membershipId, utilizerId, updated, current));
       return toProviderResponse(updated);
     });
     this.cache.forget(membershipId, replaced.slug);
     return replaced;
+  }
+
+  /**
+   * A trusting provider signs in as any user whose e-mail its issuer vouches for, the admins
+   * included, so trusting one counts as granting `*` (contract, "Decisions of the third review").
+   * No role holds `*` itself: the membership's admin role is its "everything", so the caller must
+   * hold every permission that role holds (a caller holding `*` does).
+   */
+  private async assertMayTrust(granter: Granter, membershipId: string, executor: Executor): Promise<void> {
+    const adminGrants = grantedByAssignment(null, await loadAssignment(this.roles, membershipId, grantsOf(ADMIN_ROLE_SLUG), executor));
+    // The admin role cannot be deleted; were it ever missing, `*` itself is what must be held.
+    const everything = adminGrants.length ? adminGrants : [PermissionExpression.parse('*')];
+    if (!everything.every((expression) => holdsGrant(granter, expression))) {
+      throw new DomainError('AccessDenied', 'Trusting a provider\'s e-mail addresses (trust_email) counts as granting *: it needs every permission of the membership\'s admin role');
+    }
   }
 
   /** This instance's cache forgets them once the deletes have committed. */

@@ -5,9 +5,11 @@
  * under 60 s:
  *
  *  1. Work per request: a body of 90,000 keys (~1 MB, under the body limit) and a body nested
- *     10,000 deep, each sent once to POST /generate-token (no token needed) while a second client
- *     calls GET /ping every 10 ms. Prints the hostile request's status and time, the slowest /ping
- *     answer meanwhile, and the service's CPU time spent (from /proc, Linux).
+ *     10,000 deep, each sent once to POST /generate-token (no token needed), then four top-level
+ *     arrays of 520,000 zeros (~1 MB each) sent in parallel to POST /verify-otp (issue 33: four held
+ *     /ping for 14 s), while a second client calls GET /ping every 10 ms. Prints the hostile
+ *     requests' status and time, the slowest /ping answer meanwhile, and the service's CPU time
+ *     spent (from /proc, Linux).
  *  2. Memory: BENCH_HOSTILE_REQUESTS (20,000) requests with a valid token for distinct unknown,
  *     well-formed membership ids (GET /memberships/<uuid>/roles, each a 404), or as many as
  *     BENCH_HOSTILE_SECONDS (30) allow; the line says how many were sent. Prints the heap used
@@ -48,8 +50,8 @@ async function prepare(base) {
   return { m, bearer: `Bearer ${admin.access_token}` };
 }
 
-/** One hostile body to /generate-token while /ping is called every PING_EVERY_MS. */
-async function hostileRequest(base, service, m, name, body) {
+/** One hostile body (or `parallel` copies at once) to `path` while /ping is called every PING_EVERY_MS. */
+async function hostileRequest(base, service, m, name, body, { path = '/generate-token', parallel = 1 } = {}) {
   let pinging = true;
   let slowestPingMs = 0;
   let pings = 0;
@@ -71,15 +73,18 @@ async function hostileRequest(base, service, m, name, body) {
   await sleep(100);
   const cpuBefore = cpuSecondsOf(service.child.pid);
   const started = performance.now();
-  let status = 'failed';
-  let answer = '';
-  try {
-    const res = await fetch(`${base}/generate-token`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-alias': m }, body });
-    status = String(res.status);
-    answer = await res.text();
-  } catch (error) {
-    answer = JSON.stringify({ errorCode: error.cause?.code ?? error.message });
-  }
+  const send = async () => {
+    try {
+      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-alias': m }, body });
+      return { status: String(res.status), answer: await res.text() };
+    } catch (error) {
+      return { status: 'failed', answer: JSON.stringify({ errorCode: error.cause?.code ?? error.message }) };
+    }
+  };
+  const answers = await Promise.all(Array.from({ length: parallel }, send));
+  // The first answer speaks for all; the largest shows whether any answer grew with the body.
+  const { status, answer } = answers[0];
+  const largestAnswer = Math.max(...answers.map((one) => one.answer.length));
   const tookMs = performance.now() - started;
   const cpuSeconds = cpuSecondsOf(service.child.pid) - cpuBefore;
   await sleep(100);
@@ -92,7 +97,7 @@ async function hostileRequest(base, service, m, name, body) {
     // not JSON
   }
   console.log(
-    `${name.padEnd(26)} ${(body.length / 1024).toFixed(0).padStart(5)} KB  -> ${status} ${errorCode.padEnd(22)} in ${tookMs.toFixed(0).padStart(5)} ms; ` +
+    `${name.padEnd(26)} ${(body.length / 1024).toFixed(0).padStart(5)} KB  -> ${status} ${errorCode.padEnd(22)} (answer ${largestAnswer} B) in ${tookMs.toFixed(0).padStart(5)} ms; ` +
       `service CPU ${(cpuSeconds * 1000).toFixed(0).padStart(5)} ms; slowest /ping meanwhile ${slowestPingMs.toFixed(0).padStart(5)} ms (${pings} pings, ${failedPings} failed)`,
   );
 }
@@ -140,6 +145,8 @@ async function main() {
     await hostileRequest(base, service, m, 'warm-up (valid sign-in)', JSON.stringify({ username: 'bench-admin', password: PASSWORD }));
     await hostileRequest(base, service, m, '90,000 keys', manyKeys);
     await hostileRequest(base, service, m, 'depth 10,000', deep);
+    const zeros = `[${new Array(520_000).fill('0').join(',')}]`;
+    await hostileRequest(base, service, m, '4 x array of 520,000', zeros, { path: '/verify-otp', parallel: 4 });
   }
 
   if (ONLY !== 'work') {

@@ -18,6 +18,9 @@ import {
 /** Route parameter that names the membership of every membership-scoped route. */
 export const MEMBERSHIP_PARAM = 'membershipId';
 
+/** Route parameter of the device-code routes that names a code by its user code. */
+const USER_CODE_PARAM = 'userCode';
+
 function routeParam(request: AuthenticatedRequest, name: string): string | undefined {
   const value: unknown = request.params?.[name];
   return typeof value === 'string' ? value : undefined;
@@ -29,6 +32,9 @@ function routeParam(request: AuthenticatedRequest, name: string): string | undef
  */
 function rejectImpossibleIds(request: AuthenticatedRequest): void {
   for (const [name, value] of Object.entries(request.params ?? {})) {
+    // A device's user code is read off a screen and typed by a person, who may keep the space it
+    // was shown with (RFC 8628 section 6.1); the device-code routes drop spaces and dashes.
+    if (name === USER_CODE_PARAM && typeof value === 'string' && isPossibleId(value.replaceAll(' ', ''))) continue;
     if (isPossibleId(value)) continue;
     if (name === MEMBERSHIP_PARAM) throw new DomainError('MembershipNotFound', 'The membership does not exist');
     throw new DomainError('NotFound', 'The requested resource does not exist');

@@ -22,6 +22,10 @@ export interface UserCaller extends CallerBase {
   sessionId: string;
   /** Scopes of a scoped token; null for a full access token. */
   scopes: readonly string[] | null;
+  /** The token record the access token names (what a token derived from it records as its parent). */
+  tokenId: string;
+  /** When the access token expires, in seconds since the epoch (a token derived from it lives no longer). */
+  tokenExpiresAt: number;
 }
 
 export interface ApplicationCaller extends CallerBase {

@@ -104,6 +104,9 @@ export interface ErrorBody {
  */
 export type AuthChallenge = 'basic' | 'bearer';
 
+/** At most this many field errors in one answer (contract, "Decisions of the third review"). */
+export const MAX_FIELD_ERRORS_ANSWERED = 20;
+
 export class DomainError extends Error {
   readonly status: number;
 
@@ -120,7 +123,8 @@ export class DomainError extends Error {
 
   toBody(): ErrorBody {
     const body: ErrorBody = { statusCode: this.status, errorCode: this.code, message: this.message };
-    if (this.errors?.length) body.errors = this.errors;
+    // However many fields failed (a body can hold a thousand), the answer stays small.
+    if (this.errors?.length) body.errors = this.errors.slice(0, MAX_FIELD_ERRORS_ANSWERED);
     return body;
   }
 }

@@ -7,14 +7,25 @@ const depth = (levels: number): string => `${'['.repeat(levels)}${']'.repeat(lev
 describe('jsonBudgetProblem', () => {
   it('lets exactly 1000 keys and depth 32 through, and stops at one more', () => {
     expect(scan(keys(1000))).toBeNull();
-    expect(scan(keys(1001))).toEqual({ field: 'request.body', message: 'must have at most 1000 keys in all' });
+    expect(scan(keys(1001))).toEqual({ field: 'request.body', message: 'must have at most 1000 keys and array elements in all' });
     expect(scan(depth(32))).toBeNull();
     expect(scan(depth(33))).toEqual({ field: 'request.body', message: 'must be nested at most 32 levels deep' });
   });
 
-  it('counts keys of every object, nested ones included', () => {
-    expect(scan('{"a":{"b":1,"c":[{"d":2}]}}', { maxKeys: 4, maxDepth: 32 })).toBeNull();
-    expect(scan('{"a":{"b":1,"c":[{"d":2}]},"e":3}', { maxKeys: 4, maxDepth: 32 })).not.toBeNull();
+  it('counts keys of every object, nested ones included, and the elements of every array with them', () => {
+    expect(scan('{"a":{"b":1,"c":[{"d":2}]}}', { maxKeys: 5, maxDepth: 32 })).toBeNull();
+    expect(scan('{"a":{"b":1,"c":[{"d":2}]},"e":3}', { maxKeys: 5, maxDepth: 32 })).not.toBeNull();
+  });
+
+  it('counts array elements, top-level ones included, and not the commas between keys', () => {
+    const zeros = (count: number): string => `[${Array.from({ length: count }, () => '0').join(',')}]`;
+    expect(scan(zeros(1000))).toBeNull();
+    expect(scan(zeros(1001))).toEqual({ field: 'request.body', message: 'must have at most 1000 keys and array elements in all' });
+    expect(scan(' [ ] ', { maxKeys: 0, maxDepth: 2 })).toBeNull();
+    expect(scan('[ "a" ]', { maxKeys: 0, maxDepth: 2 })).not.toBeNull();
+    expect(scan('[[],{}]', { maxKeys: 2, maxDepth: 2 })).toBeNull();
+    expect(scan('[[0],{}]', { maxKeys: 2, maxDepth: 2 })).not.toBeNull();
+    expect(scan('{"a":1,"b":2,"c":"x,y"}', { maxKeys: 3, maxDepth: 2 })).toBeNull();
   });
 
   it('sees depth again after a level closes', () => {

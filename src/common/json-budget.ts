@@ -4,11 +4,14 @@ import { validationFailure } from './validation';
 
 /**
  * What one JSON request body may hold (contract, "Bounded work and per-object rules"): keys of
- * all objects together, and nesting of objects and arrays (the top-level value is level 1).
- * Class transformation de-duplicates keys in quadratic time and recurses once per level, so
- * both are checked on the raw text, before JSON.parse and before any transformation.
+ * all objects and elements of all arrays together, and nesting of objects and arrays (the
+ * top-level value is level 1). Class transformation de-duplicates keys in quadratic time and
+ * recurses once per level, and validation answers one error per array element (a 1 MiB array of
+ * zeros is 520,000 of them), so all are checked on the raw text, before JSON.parse and before any
+ * transformation.
  */
 export interface JsonBudgetLimits {
+  /** Object keys and array elements, counted together. */
   maxKeys: number;
   maxDepth: number;
 }
@@ -22,12 +25,24 @@ const OPEN_BRACE = 0x7b; // {
 const OPEN_BRACKET = 0x5b; // [
 const CLOSE_BRACE = 0x7d; // }
 const CLOSE_BRACKET = 0x5d; // ]
+const COMMA = 0x2c; // ,
+const SPACE = 0x20;
+const TAB = 0x09;
+const LINE_FEED = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+
+const isJsonWhitespace = (byte: number): boolean => byte === SPACE || byte === LINE_FEED || byte === CARRIAGE_RETURN || byte === TAB;
 
 /** Where a body broke the budget, or null when it keeps to it. */
 export function jsonBudgetProblem(bytes: Uint8Array, limits: JsonBudgetLimits = JSON_BODY_LIMITS): FieldError | null {
+  const tooMany: FieldError = { field: 'request.body', message: `must have at most ${limits.maxKeys} keys and array elements in all` };
   let depth = 0;
-  let keys = 0;
+  let items = 0;
   let inString = false;
+  // Per open level (the budget keeps them few): whether it is an array. And whether the innermost
+  // open array has seen no element yet: its first element has no comma before it to count.
+  const isArray: boolean[] = [];
+  let awaitingFirstElement = false;
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i];
     if (inString) {
@@ -35,14 +50,24 @@ export function jsonBudgetProblem(bytes: Uint8Array, limits: JsonBudgetLimits = 
       else if (byte === QUOTE) inString = false;
       continue;
     }
+    if (awaitingFirstElement && byte !== CLOSE_BRACKET && !isJsonWhitespace(byte)) {
+      awaitingFirstElement = false;
+      if (++items > limits.maxKeys) return tooMany;
+    }
     if (byte === QUOTE) inString = true;
-    // Outside strings, a colon in JSON only ever follows an object key. Text that is not JSON at
-    // all is left to JSON.parse, which answers MalformedJson when it stays within the budget.
-    else if (byte === COLON) {
-      if (++keys > limits.maxKeys) return { field: 'request.body', message: `must have at most ${limits.maxKeys} keys in all` };
+    // Outside strings, a colon in JSON only ever follows an object key, and a comma in an array
+    // starts its next element. Text that is not JSON at all is left to JSON.parse, which answers
+    // MalformedJson when it stays within the budget.
+    else if (byte === COLON || (byte === COMMA && isArray[depth - 1] === true)) {
+      if (++items > limits.maxKeys) return tooMany;
     } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
       if (++depth > limits.maxDepth) return { field: 'request.body', message: `must be nested at most ${limits.maxDepth} levels deep` };
-    } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) depth--;
+      isArray[depth - 1] = byte === OPEN_BRACKET;
+      awaitingFirstElement = byte === OPEN_BRACKET;
+    } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
+      depth--;
+      awaitingFirstElement = false;
+    }
   }
   return null;
 }
@@ -61,8 +86,29 @@ export function jsonBudgetProblem(bytes: Uint8Array, limits: JsonBudgetLimits = 
 export function verifyJsonBudget(_request: IncomingMessage, _response: ServerResponse, body: Buffer, encoding: string): void {
   const utf8 = !encoding || encoding.toLowerCase() === 'utf-8' || encoding.toLowerCase() === 'utf8';
   const bytes = utf8 ? body : Buffer.from(decodeBody(body, encoding), 'utf8');
-  const problem = jsonBudgetProblem(bytes);
+  const problem = topLevelProblem(bytes) ?? jsonBudgetProblem(bytes);
   if (problem) throw validationFailure([problem]);
+}
+
+const NOT_AN_OBJECT: FieldError = { field: 'request.body', message: 'must be a JSON object' };
+
+/**
+ * Every route of the service takes a JSON object (contract, "Decisions of the third review"):
+ * any other top-level value is refused here, before it is parsed, transformed or validated. An
+ * array is known by its first byte; a bare string, number, boolean or null is told from text that
+ * is no JSON at all (left to JSON.parse: MalformedJson) by parsing it, cheap for a scalar.
+ */
+export function topLevelProblem(bytes: Uint8Array): FieldError | null {
+  let start = 0;
+  while (start < bytes.length && isJsonWhitespace(bytes[start])) start++;
+  if (start === bytes.length || bytes[start] === OPEN_BRACE) return null;
+  if (bytes[start] === OPEN_BRACKET) return NOT_AN_OBJECT;
+  try {
+    JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+  } catch {
+    return null;
+  }
+  return NOT_AN_OBJECT;
 }
 
 function decodeBody(body: Buffer, encoding: string): string {

@@ -343,7 +343,7 @@ export type MailhookRow = typeof mailhooks.$inferSelect;
 /**
  * A device code (RFC 8628): the device holds the code, known here only by its SHA-256 digest;
  * a user of the membership approves or denies it by its user code. Approval stores the approver
- * and, for a scoped approval, its scopes; the first successful poll consumes it. The sweeper
+ * and, for a scoped approval, its scopes and origin; the first successful poll consumes it. The sweeper
  * deletes rows a few minutes after `expires_at`.
  */
 export const tokenCodes = pgTable(
@@ -359,6 +359,13 @@ export const tokenCodes = pgTable(
     lastPolledAt: ts('last_polled_at'),
     approvedBy: text('approved_by').references(() => users.id, { onDelete: 'cascade' }),
     scopes: jsonb('scopes').$type<string[] | null>(),
+    /**
+     * A scoped approval only: the approving token's sign-in session and token record, and when that
+     * token expires. The poll's token is a scoped token in that session, living no longer.
+     */
+    approvedSessionId: text('approved_session_id'),
+    approvedTokenId: text('approved_token_id'),
+    approvedUntil: ts('approved_until'),
     decidedAt: ts('decided_at'),
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),

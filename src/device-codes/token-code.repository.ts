@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, gt, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor, queryRows } from '../database/database';
 import { memberships, tokenCodes, users, type TokenCodeRow, type UserRecord } from '../database/schema';
+import type { ScopedApproval } from '../tokens/token-issuer';
 import { signingColumns, userRecordColumns, type SigningMembership } from '../tokens/token-session.repository';
 
 export type NewTokenCode = Pick<
@@ -47,12 +48,21 @@ export class TokenCodeRepository {
   async decide(
     membershipId: string,
     userCode: string,
-    decision: { state: 'approved' | 'denied'; approvedBy: string | null; scopes: readonly string[] | null },
+    decision: { state: 'approved' | 'denied'; approvedBy: string | null; scoped: ScopedApproval | null },
     executor: Executor = this.database.db,
   ): Promise<TokenCodeRow | undefined> {
+    const { scoped } = decision;
     const [row] = await executor
       .update(tokenCodes)
-      .set({ state: decision.state, approvedBy: decision.approvedBy, scopes: decision.scopes ? [...decision.scopes] : null, decidedAt: sql`now()` })
+      .set({
+        state: decision.state,
+        approvedBy: decision.approvedBy,
+        scopes: scoped ? [...scoped.scopes] : null,
+        approvedSessionId: scoped?.sessionId ?? null,
+        approvedTokenId: scoped?.tokenId ?? null,
+        approvedUntil: scoped?.until ?? null,
+        decidedAt: sql`now()`,
+      })
       .where(
         and(
           eq(tokenCodes.membershipId, membershipId),

@@ -18,7 +18,8 @@ const POLL_DESCRIPTION =
   'RFC 8628 polling, checked in this order: unknown or consumed 400 InvalidDeviceCode; expired 400 ExpiredToken; ' +
   'pending and polled sooner than the interval 400 SlowDown (the interval grows by 5 s, at most 60); pending 400 ' +
   'AuthorizationPending; denied 400 AuthorizationDenied; approver inactive 401 UserInactive; approved: the token pair, ' +
-  'a new session of the approver (with the scopes of a scoped approval). Records TokenGenerated (grant "device_code").';
+  'a new session of the approver; approved with a scoped token: a scoped token (no refresh token) in that token\'s session, ' +
+  'living no longer than it. Records TokenGenerated (grant "device_code").';
 
 /** POST :userCode/approve and :userCode/deny: one route but for the decision it records. */
 function DecisionRoute(action: 'approve' | 'deny', summary: string): MethodDecorator {

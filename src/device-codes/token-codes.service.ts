@@ -8,6 +8,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { TokenCodeRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
+import type { ScopedApproval } from '../tokens/token-issuer';
 import type { SessionMetadata, TokenResponse } from '../tokens/token.dto';
 import { TokenService } from '../tokens/token.service';
 import { toUserResponse } from '../users/user.mapper';
@@ -114,13 +115,18 @@ export class TokenCodesService {
    * no permission is needed): one conditional update, its event in the same transaction.
    */
   async decide(caller: Caller, membershipId: string, rawUserCode: string, state: 'approved' | 'denied'): Promise<TokenCodeView> {
-    const { user, scopes } = requireUser(caller);
+    const { user } = requireUser(caller);
     const userCode = normalizeUserCode(rawUserCode);
+    // A scoped token approves no more than itself (contract, "Decisions of the third review").
+    const scoped =
+      state === 'approved' && caller.kind === 'user' && caller.scopes?.length
+        ? { scopes: caller.scopes, sessionId: caller.sessionId, tokenId: caller.tokenId, until: new Date(caller.tokenExpiresAt * 1000) }
+        : null;
     const decided = await this.recorder.transaction(async (_tx, record) => {
       const row = await this.codes.decide(membershipId, userCode, {
         state,
         approvedBy: state === 'approved' ? user.id : null,
-        scopes: state === 'approved' ? scopes : null,
+        scoped,
       });
       if (!row) return undefined;
       record({
@@ -160,16 +166,25 @@ export class TokenCodesService {
     if (code.state === 'denied') throw new DomainError('AuthorizationDenied', 'The user denied the code');
     // Approved. A deleted approver deletes its codes with it, so the approver is there.
     if (!approver?.isActive) throw new DomainError('UserInactive', 'The user account is not active');
+    const scoped = scopedApprovalOf(code);
+    // Approved with scopes before approvals kept the approving token's session: never a full pair.
+    if (code.scopes?.length && !scoped) throw new DomainError('AuthorizationDenied', 'The approval cannot be used; approve the code again');
     const issued = await this.tokens.issueForDeviceCode(
       membership,
       approver,
-      { userCode: code.userCode, scopes: code.scopes },
+      { userCode: code.userCode, scoped },
       metadata,
       { consume: () => this.codes.consume(code.id), release: () => this.codes.release(code.id) },
     );
     if (!issued) throw new DomainError('InvalidDeviceCode', 'The device code is not valid');
     return issued;
   }
+}
+
+/** The scoped token an approval stands for, when a scoped token approved the code. */
+function scopedApprovalOf(code: TokenCodeRow): ScopedApproval | null {
+  if (!code.scopes?.length || !code.approvedSessionId || !code.approvedTokenId || !code.approvedUntil) return null;
+  return { scopes: code.scopes, sessionId: code.approvedSessionId, tokenId: code.approvedTokenId, until: code.approvedUntil };
 }
 
 function sameDigest(stored: string, computed: string): boolean {
@@ -181,5 +196,5 @@ function sameDigest(stored: string, computed: string): boolean {
 function requireUser(caller: Caller) {
   if (caller.kind !== 'user') throw new DomainError('AccessDenied', 'Device codes are viewed and decided by users');
   if (!caller.user) throw new Error('Token code routes must be declared with @Authenticated({ userRecord: true })');
-  return { user: caller.user, scopes: caller.scopes };
+  return { user: caller.user };
 }

@@ -5,7 +5,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
 import type { StoredMailProvider } from '../database/schema';
-import { IsSlug } from '../common/patterns';
+import { validationError } from '../common/errors';
+import { IsHostOrIpLiteral, IsSlug } from '../common/patterns';
+import { normalizeHostName } from '../config/outbound-allow';
 
 export const MAX_MAIL_PROVIDERS = 10;
 export const MAIL_PROVIDER_TYPES = ['smtp'] as const;
@@ -47,6 +49,7 @@ export class MailProviderDto {
   @IsDefined({ message: 'is required' })
   @IsString()
   @Length(1, 253)
+  @IsHostOrIpLiteral()
   host!: string;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 65535, description: 'Default 25 / 587 / 465 by tls' })
@@ -90,19 +93,38 @@ export class MailProviderSchema {
   @ApiProperty({ description: 'Whether a password is set (the password itself is never returned)' }) has_password!: boolean;
 }
 
-/** The list a PUT stores: an entry without `password` keeps the stored one of its slug. */
+/**
+ * The list a PUT stores: an entry without `password` keeps the stored one of its slug, as long as
+ * it still goes where that password was given for. A stored password is never sent to another
+ * server (contract, "Decisions of the third review"): an entry whose host, port, TLS mode or user
+ * name changes must send its password again, or null; else 400 naming the field.
+ */
 export function nextMailProviders(current: readonly StoredMailProvider[], requested: readonly MailProviderDto[]): StoredMailProvider[] {
   const stored = new Map(current.map((provider) => [provider.slug, provider]));
-  return requested.map((entry) => ({
-    slug: entry.slug,
-    name: entry.name,
-    type: entry.type,
-    host: entry.host,
-    port: entry.port ?? null,
-    tls: entry.tls ?? 'starttls',
-    username: entry.username ?? null,
-    password: entry.password === undefined ? (stored.get(entry.slug)?.password ?? null) : entry.password,
-  }));
+  return requested.map((entry, index) => {
+    const next: StoredMailProvider = {
+      slug: entry.slug,
+      name: entry.name,
+      type: entry.type,
+      host: entry.host,
+      port: entry.port ?? null,
+      tls: entry.tls ?? 'starttls',
+      username: entry.username ?? null,
+      password: entry.password ?? null,
+    };
+    const before = stored.get(entry.slug);
+    if (entry.password !== undefined || !before?.password) return next;
+    if (!sameDestination(before, next)) {
+      throw validationError(`mail_providers.${index}.password`, 'must be sent again (or null) when host, port, tls or username changes');
+    }
+    return { ...next, password: before.password };
+  });
+}
+
+/** Same server, same account: the port compared as it is dialled (an unset port is the TLS mode's default). */
+function sameDestination(a: StoredMailProvider, b: StoredMailProvider): boolean {
+  const port = (provider: StoredMailProvider): number => provider.port ?? DEFAULT_SMTP_PORT[provider.tls];
+  return normalizeHostName(a.host) === normalizeHostName(b.host) && port(a) === port(b) && a.tls === b.tls && a.username === b.username;
 }
 
 /** Built field by field: the password has no path into an answer. */

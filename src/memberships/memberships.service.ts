@@ -10,7 +10,7 @@ import { RequestTransaction } from '../common/request-transaction';
 import { objectDecision } from '../permissions';
 import { sameJson } from '../common/same-json';
 import { duplicateSlugProblem, nextMailProviders, type MailProviderDto } from '../mail/mail-provider';
-import { DESTINATION_NOT_ALLOWED, DestinationPolicy } from '../outbound/destination-policy';
+import { DestinationPolicy, destinationNotAllowed } from '../outbound/destination-policy';
 import type { StoredMailProvider } from '../database/schema';
 import { otpSettingsFrom } from '../recovery/otp-settings';
 import { MembershipCache } from './membership-cache';
@@ -68,7 +68,7 @@ export class MembershipsService {
 
   /**
    * Replaces the mutable settings; an omitted setting returns to its default, except the slug,
-   * which is kept (it is the token audience), and `mail_providers` and `otp_settings`, kept when omitted. A new name or slug changes the token issuer or
+   * which is kept (it is the token audience), and `mail_providers`, `otp_settings` and `code_policy`, kept when omitted. A new name or slug changes the token issuer or
    * audience, so the membership's earlier tokens stop verifying.
    */
   async update(caller: Caller, id: string, input: UpdateMembershipDto): Promise<MembershipResponse> {
@@ -92,7 +92,7 @@ export class MembershipsService {
         hashAlgorithm: input.hash_algorithm ?? MEMBERSHIP_DEFAULTS.hashAlgorithm,
         mailProviders,
         otpSettings: otpSettings ?? current.otpSettings,
-        codePolicy: input.code_policy ?? null,
+        codePolicy: input.code_policy === undefined ? current.codePolicy : input.code_policy,
       };
       if (next.codePolicy !== null && !(await this.memberships.hasCodePolicy(id, next.codePolicy))) {
         throw validationError('code_policy', 'names no token code policy of this membership');
@@ -136,9 +136,8 @@ export class MembershipsService {
     const duplicate = duplicateSlugProblem(providers);
     if (duplicate) throw validationError(`mail_providers.${duplicate.index}.slug`, duplicate.message);
     for (const [index, provider] of providers.entries()) {
-      if (this.destinations.configuredHostProblem(provider.host) !== undefined) {
-        throw validationError(`mail_providers.${index}.host`, DESTINATION_NOT_ALLOWED);
-      }
+      const refused = this.destinations.configuredHostProblem(provider.host);
+      if (refused !== undefined) throw validationError(`mail_providers.${index}.host`, destinationNotAllowed(refused));
     }
   }
 

@@ -146,5 +146,10 @@ export class DestinationPolicy {
   }
 }
 
-/** The message every create/update check answers for a refused destination. */
-export const DESTINATION_NOT_ALLOWED = 'destination not allowed';
+/**
+ * The message every create/update check answers for a refused destination: the range, and the
+ * setting that would permit it (contract, "Decisions of the third review").
+ */
+export function destinationNotAllowed(range: string): string {
+  return `destination not allowed (${range}; see OUTBOUND_ALLOW)`;
+}

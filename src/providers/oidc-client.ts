@@ -48,6 +48,17 @@ export interface CodeGrant {
 class ProviderCallFailed extends Error {}
 
 const unavailable = (): DomainError => new DomainError('ProviderUnavailable', 'The identity provider could not be reached or gave an unusable answer');
+/** The claims a sign-in stores (the link, the user's fields): "Hostile input" text rules apply to them. */
+const STORED_CLAIMS = ['sub', 'email', 'given_name', 'family_name'] as const;
+/** OpenID Connect Core 2: `sub` is at most 255 ASCII characters; the other stored claims are clipped or checked later. */
+const MAX_STORED_CLAIM_LENGTH = 1024;
+/** Control characters (NUL included) and lone surrogates, which no text column takes. */
+const UNSTORABLE_CHARACTER = /[\p{Cc}\p{Cs}]/u;
+
+function isStorableClaim(value: unknown): boolean {
+  return typeof value !== 'string' || (value.length <= MAX_STORED_CLAIM_LENGTH && !UNSTORABLE_CHARACTER.test(value));
+}
+
 const invalidToken = (): DomainError => new DomainError('ProviderTokenInvalid', 'The identity provider token is not valid');
 
 function describe(result: OutboundResult): string {
@@ -222,6 +233,12 @@ export class OidcClient implements OnModuleDestroy {
         throw new joseErrors.JWTClaimValidationFailed('azp differs from the client id', payload, 'azp');
       }
       if (!nonceMatches(nonce, payload.nonce)) throw new joseErrors.JWTClaimValidationFailed('nonce mismatch', payload, 'nonce');
+      // jose checks iat's future only with maxTokenAge; a token "issued" ahead of time is refused here.
+      if (typeof payload.iat === 'number' && payload.iat > Math.floor(Date.now() / 1000) + CLOCK_TOLERANCE_SECONDS) {
+        throw new joseErrors.JWTClaimValidationFailed('iat in the future', payload, 'iat');
+      }
+      const unusable = STORED_CLAIMS.find((claim) => !isStorableClaim(payload[claim]));
+      if (unusable !== undefined) throw new joseErrors.JWTClaimValidationFailed(`${unusable} holds characters that cannot be stored`, payload, unusable);
       return payload as JWTPayload & { sub: string };
     } catch (error) {
       throw this.failure(error);

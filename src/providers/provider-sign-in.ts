@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { isEmail } from 'class-validator';
 import type { JWTPayload } from 'jose';
 import { DomainError, validationError } from '../common/errors';
 import { isPossibleId, newId } from '../common/ids';
+import { isPlainEmailAddress, USERNAME_PATTERN } from '../common/patterns';
 import type { MembershipRow, ProviderRow, UserRecord, UserRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { SYSTEM_UTILIZER } from '../events/event-types';
@@ -137,9 +137,14 @@ export class ProviderSignIn {
         await this.identities.link(membershipId, provider.id, claims.sub, existing.id);
         return withoutHash(existing);
       }
-      if (!email || !verified || !isEmail(email)) throw new DomainError('ProviderEmailNotVerified', 'Signing up needs an e-mail address the provider has verified');
-      const emailIsFree = !(await this.users.findLoginConflict(membershipId, email, email));
-      const username = emailIsFree ? email : `${provider.slug}-${createHash('sha256').update(claims.sub).digest('hex').slice(0, 16)}`;
+      if (!email || !verified || !isPlainEmailAddress(email)) throw new DomainError('ProviderEmailNotVerified', 'Signing up needs an e-mail address the provider has verified');
+      const username = USERNAME_PATTERN.test(email) ? email : `${provider.slug}-${createHash('sha256').update(claims.sub).digest('hex').slice(0, 16)}`;
+      // Logins stay unambiguous (contract, "Decisions of the third review"): an e-mail that is
+      // another user's username, or a username that is another user's e-mail, would make a
+      // password sign-in by that name find two users.
+      if (await this.users.findLoginConflict(membershipId, username, email)) {
+        throw new DomainError('UserAlreadyExists', 'A user with this username or e-mail address already exists');
+      }
       const row = await this.users.insert({
         id: newId(),
         membershipId,

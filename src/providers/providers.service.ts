@@ -1,15 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
-import { validationError } from '../common/errors';
+import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
 import type { Executor } from '../database/database';
 import type { ProviderRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf, type EventType } from '../events/event-types';
-import { DESTINATION_NOT_ALLOWED, DestinationPolicy, parseIpLiteral, refusedRange } from '../outbound/destination-policy';
-import { assertHoldsGrants, grantedByAssignment } from '../permissions';
+import { DestinationPolicy, destinationNotAllowed, parseIpLiteral, refusedRange } from '../outbound/destination-policy';
+import { assertHoldsGrants, type Granter, grantedByAssignment, holdsGrant, PermissionExpression } from '../permissions';
+import { ADMIN_ROLE_SLUG } from '../roles/role.mapper';
 import { loadAssignment } from '../roles/assignment';
 import { RoleRepository } from '../roles/role.repository';
 import { requiredWithoutDefault, storedDefinitions } from '../user-types/custom-fields';
@@ -71,6 +72,7 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     const created = await this.recorder.transaction(async (tx, record) => {
       await this.assertReferencesExist(membershipId, fields, tx);
       assertHoldsGrants(granter, grantedByAssignment(null, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole), tx)));
+      if (fields.trustEmail) await this.assertMayTrust(granter, membershipId, tx);
       const row = await this.providers.insert(
         membershipId,
         { id: newId(), slug: body.slug ?? slugify(fields.name), ...fields, clientSecret: body.client_secret ?? null, createdBy: utilizerId },
@@ -93,17 +95,40 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
       const current = await this.providers.findByIdForUpdate(membershipId, id, tx);
       if (!current) throw this.notFound();
       if (body.slug !== undefined && body.slug !== current.slug) throw validationError('slug', 'is immutable');
+      const repointed = fields.issuer !== current.issuer || fields.clientId !== current.clientId;
+      // A stored secret goes only to the token endpoint it was given for (contract, "Decisions of
+      // the third review"): whoever points the provider elsewhere must know it, or clear it.
+      if (repointed && current.clientSecret !== null && body.client_secret === undefined) {
+        throw validationError('client_secret', 'must be sent again (or null) when issuer or client_id changes');
+      }
       const clientSecret = nextSecret(current.clientSecret, body.client_secret);
       this.assertChanges(current, { ...fields, clientSecret });
       await this.assertReferencesExist(membershipId, fields, tx);
-      const before = await loadAssignment(this.roles, membershipId, grantsOf(current.defaultRole), tx);
+      // A re-pointed provider is a new source of sign-ups: its default role is granted anew.
+      const before = repointed ? null : await loadAssignment(this.roles, membershipId, grantsOf(current.defaultRole), tx);
       assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole), tx)));
+      if (fields.trustEmail && (!current.trustEmail || repointed)) await this.assertMayTrust(granter, membershipId, tx);
       const updated = await this.providers.replace(membershipId, id, { ...fields, clientSecret, modifiedAt: new Date(), modifiedBy: utilizerId }, tx);
       record(this.updatedEvent(membershipId, utilizerId, updated, current));
       return toProviderResponse(updated);
     });
     this.cache.forget(membershipId, replaced.slug);
     return replaced;
+  }
+
+  /**
+   * A trusting provider signs in as any user whose e-mail its issuer vouches for, the admins
+   * included, so trusting one counts as granting `*` (contract, "Decisions of the third review").
+   * No role holds `*` itself: the membership's admin role is its "everything", so the caller must
+   * hold every permission that role holds (a caller holding `*` does).
+   */
+  private async assertMayTrust(granter: Granter, membershipId: string, executor: Executor): Promise<void> {
+    const adminGrants = grantedByAssignment(null, await loadAssignment(this.roles, membershipId, grantsOf(ADMIN_ROLE_SLUG), executor));
+    // The admin role cannot be deleted; were it ever missing, `*` itself is what must be held.
+    const everything = adminGrants.length ? adminGrants : [PermissionExpression.parse('*')];
+    if (!everything.every((expression) => holdsGrant(granter, expression))) {
+      throw new DomainError('AccessDenied', 'Trusting a provider\'s e-mail addresses (trust_email) counts as granting *: it needs every permission of the membership\'s admin role');
+    }
   }
 
   /** This instance's cache forgets them once the deletes have committed. */
@@ -122,7 +147,8 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     } catch {
       throw validationError('issuer', 'must be an absolute https URL');
     }
-    if (this.destinations.configuredUrlProblem(issuer) !== undefined) throw validationError('issuer', DESTINATION_NOT_ALLOWED);
+    const refused = this.destinations.configuredUrlProblem(issuer);
+    if (refused !== undefined) throw validationError('issuer', destinationNotAllowed(refused));
     if (url.protocol === 'https:') return;
     const literal = url.protocol === 'http:' ? parseIpLiteral(url.hostname) : undefined;
     // Permitted by OUTBOUND_ALLOW: an internal address the policy would otherwise refuse.

@@ -16,5 +16,7 @@ export function toUserCaller(verified: VerifiedCaller | VerifiedWithUser | Verif
     user: record,
     sessionId: family.id,
     scopes: session.scopes ?? null,
+    tokenId: claims.tid ?? claims.sid,
+    tokenExpiresAt: claims.exp,
   };
 }

@@ -11,6 +11,18 @@ export const DEFAULT_SCOPED_TOKEN_LIFETIME = 43_200;
 const MAX_METADATA_LENGTH = 512;
 const clip = (value: string | undefined): string | null => (value ? value.slice(0, MAX_METADATA_LENGTH) : null);
 
+/**
+ * A device code approved with a scoped token (contract, "Decisions of the third review"): the poll
+ * gets a scoped token with these scopes, in the approving token's session (`tokenId` its parent),
+ * living no longer than the approving token (`until`).
+ */
+export interface ScopedApproval {
+  scopes: readonly string[];
+  sessionId: string;
+  tokenId: string;
+  until: Date;
+}
+
 /** A new token record and the signed tokens that name it; nothing is stored yet. */
 export interface IssuedTokens {
   session: NewTokenSession;
@@ -98,16 +110,20 @@ export class TokenIssuer {
     return { session, opensSession: refreshed?.sessionId === undefined, response };
   }
 
-  /** A scoped access token without refresh token, in the sign-in session of the token it came from. */
+  /**
+   * A scoped access token without refresh token, in the sign-in session of the token it came from;
+   * `maxLifetime` (seconds) caps the membership's scoped-token lifetime.
+   */
   scoped(
     membership: SigningMembership,
     user: UserRecord,
     origin: { sessionId: string; parentId: string },
     scopes: readonly string[],
     metadata: SessionMetadata,
+    maxLifetime = Number.POSITIVE_INFINITY,
   ): IssuedTokens {
     const issuedAt = Math.floor(Date.now() / 1000);
-    const lifetime = membership.scopedTokenExpiresIn ?? DEFAULT_SCOPED_TOKEN_LIFETIME;
+    const lifetime = Math.min(membership.scopedTokenExpiresIn ?? DEFAULT_SCOPED_TOKEN_LIFETIME, maxLifetime);
     const accessJti = randomUUID();
     const expiresAt = new Date((issuedAt + lifetime) * 1000);
     const session: NewTokenSession = {

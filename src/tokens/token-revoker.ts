@@ -13,7 +13,12 @@ import { TokenSessionRepository } from './token-session.repository';
 export class TokenRevoker {
   constructor(private readonly sessions: TokenSessionRepository) {}
 
-  /** Every sign-in session of the user, optionally sparing one (`exceptSessionId`). */
+  /**
+   * Every sign-in session of the user, optionally sparing one (`exceptSessionId`), and every device
+   * code the user approved that no device has polled yet (it becomes denied). The one entry point of
+   * user-wide triggers: logout-all, password change or set, freeze or any change making the user
+   * inactive, deletion, and whatever else ends all of a user's access (an MFA reset).
+   */
   async revokeAllOfUser(
     record: RecordEvent,
     membershipId: string,
@@ -22,6 +27,7 @@ export class TokenRevoker {
     reason: string,
     options: { exceptSessionId?: string } = {},
   ): Promise<number> {
+    await this.sessions.denyApprovedDeviceCodes(membershipId, userId);
     const revoked = await this.sessions.revokeAllOfUser(membershipId, userId, utilizerId, reason, options.exceptSessionId);
     this.recordRevocations(record, revoked, utilizerId, reason);
     return revoked.length;

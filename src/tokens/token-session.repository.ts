@@ -6,6 +6,7 @@ import {
   events,
   memberships,
   sessions,
+  tokenCodes,
   tokenSessions,
   users,
   type EventRow,
@@ -355,6 +356,21 @@ export class TokenSessionRepository {
       eq(table.userId, userId),
       exceptSessionId ? sql`${sessionId} <> ${exceptSessionId}` : undefined,
     ]);
+  }
+
+  /**
+   * Moves the user's approved, not yet polled device codes to denied: an approved code is a session
+   * waiting to be picked up, so whatever ends all of the user's sessions ends it too (contract,
+   * "Decisions of the third review"). The table belongs to device codes; this one statement lives
+   * here because revocation, which every user-wide trigger calls, sits below that feature.
+   */
+  async denyApprovedDeviceCodes(membershipId: string, userId: string, executor: Executor = this.database.db): Promise<number> {
+    const denied = await executor
+      .update(tokenCodes)
+      .set({ state: 'denied' })
+      .where(and(eq(tokenCodes.membershipId, membershipId), eq(tokenCodes.approvedBy, userId), eq(tokenCodes.state, 'approved')))
+      .returning({ id: tokenCodes.id });
+    return denied.length;
   }
 
   /**

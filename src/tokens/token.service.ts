@@ -12,7 +12,7 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { ApplicationCredentials } from '../applications/application-credentials';
 import type { Credentials } from '../common/authorization-header';
 import { toUserCaller } from './token-caller';
-import { type IssuedTokens, TokenIssuer } from './token-issuer';
+import { type IssuedTokens, type ScopedApproval, TokenIssuer } from './token-issuer';
 import { TokenRevoker } from './token-revoker';
 import { type SigningMembership, TokenSessionRepository } from './token-session.repository';
 import { RefreshTokenReuse, TokenVerifier, type VerifiedBearer } from './token-verifier';
@@ -102,29 +102,39 @@ export class TokenService {
   }
 
   /**
-   * A device code's pair (RFC 8628): a new sign-in session of the approver, carrying the scopes of
-   * a scoped approval. `consume` marks the code used first; when it was not (a parallel poll took
-   * it), nothing is issued. Should storing fail after that, `release` gives the code back so the
-   * device's next poll can still get its pair.
+   * A device code's tokens (RFC 8628): a pair in a new sign-in session of the approver, or, for a
+   * code a scoped token approved, a scoped token in that token's session that outlives neither it
+   * nor its session (a scoped token never becomes a refreshable session). `consume` marks the code
+   * used first; when it was not (a parallel poll took it), nothing is issued. Should storing fail
+   * after that, `release` gives the code back so the device's next poll can still get its tokens.
    */
   async issueForDeviceCode(
     membership: SigningMembership,
     user: UserRecord,
-    grant: { userCode: string; scopes: readonly string[] | null },
+    grant: { userCode: string; scoped: ScopedApproval | null },
     metadata: SessionMetadata,
     code: { consume: () => Promise<boolean>; release: () => Promise<void> },
   ): Promise<TokenResponse | undefined> {
-    const issued = this.issuer.pair(membership, user, metadata, { scopes: grant.scopes });
+    const issued = grant.scoped ? this.scopedFromApproval(membership, user, grant.scoped, metadata) : this.issuer.pair(membership, user, metadata);
     const generated = tokenGeneratedEvent(user, issued.response);
     const event = { ...generated, document: { ...generated.document, grant: 'device_code', user_code: grant.userCode } };
     if (!(await code.consume())) return undefined;
+    let stored: boolean;
     try {
-      await this.store(issued, [event]);
+      stored = await this.store(issued, [event]);
     } catch (error) {
       await code.release();
       throw error;
     }
+    // The approving token's session ended before the poll: the code is spent and nothing issued.
+    if (!stored) throw new DomainError('AuthorizationDenied', 'The session that approved the code has ended');
     return issued.response;
+  }
+
+  private scopedFromApproval(membership: SigningMembership, user: UserRecord, approval: ScopedApproval, metadata: SessionMetadata): IssuedTokens {
+    const remaining = Math.floor((approval.until.getTime() - Date.now()) / 1000);
+    if (remaining <= 0) throw new DomainError('ExpiredToken', 'The token that approved the code has expired');
+    return this.issuer.scoped(membership, user, { sessionId: approval.sessionId, parentId: approval.tokenId }, approval.scopes, metadata, remaining);
   }
 
   /** A narrower token from a valid access token: every rule of the specification's scoped tokens. */
@@ -235,7 +245,8 @@ export class TokenService {
     if (!token) throw new DomainError('InvalidToken', 'A token is required in the Authorization header or the body');
     const { user, session, family } = await this.verifier.verify(token, 'any');
     const scoped = session.kind === 'scoped';
-    if (logoutAll && scoped) throw new DomainError('AccessDenied', 'Signing out everywhere needs an unscoped token');
+    // Any token carrying scopes counts as scoped here, whatever made it (contract, "Decisions of the third review").
+    if (logoutAll && (scoped || (session.scopes?.length ?? 0) > 0)) throw new DomainError('AccessDenied', 'Signing out everywhere needs an unscoped token');
     const revoked = await this.recorder.transaction(async (_tx, record) => {
       if (logoutAll) return this.revoker.revokeAllOfUser(record, user.membershipId, user.id, user.id, 'logout-all');
       if (scoped) return this.revoker.revokeTokenRecord(record, user.membershipId, session.id, user.id, 'revoked');

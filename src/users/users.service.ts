@@ -217,6 +217,11 @@ export class UsersService {
       });
       // An admin's word on is_active ends a pending self-activation (as `setActive`).
       if (input.fields.is_active !== undefined) await this.challenges.deletePending(membershipId, id, 'activation');
+      // A token mailed to the old address must not act for the new one (contract, "Decisions of the third review").
+      if (row.emailAddress !== locked.emailAddress) {
+        await this.challenges.deletePending(membershipId, id, 'reset');
+        await this.challenges.deletePending(membershipId, id, 'activation');
+      }
       // An inactive user has no live session, whichever route made it inactive (as `setActive`).
       if (!row.isActive) await this.revoker.revokeAllOfUser(record, membershipId, id, caller.id, REVOKE_REASON.frozen);
       return row;

@@ -8,7 +8,7 @@ import type { Tx } from '../database/database';
 import type { WebhookRequestTemplate, WebhookRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf, type EventType } from '../events/event-types';
-import { DESTINATION_NOT_ALLOWED, DestinationPolicy } from '../outbound/destination-policy';
+import { DestinationPolicy, destinationNotAllowed } from '../outbound/destination-policy';
 import type { WebhookBodyDto } from './webhook.dto';
 import { toWebhookEventDocument, toWebhookResponse, type WebhookResponse } from './webhook.mapper';
 import { WebhookRepository, type WebhookChanges } from './webhook.repository';
@@ -75,9 +75,8 @@ export class WebhooksService extends MembershipResourceService<WebhookRow, Webho
    */
   private checkDestination(fields: WebhookFields): void {
     const url = urlWithFixedHost(fields.request.url);
-    if (url !== undefined && this.destinations.configuredUrlProblem(url) !== undefined) {
-      throw validationError('request.url', DESTINATION_NOT_ALLOWED);
-    }
+    const refused = url === undefined ? undefined : this.destinations.configuredUrlProblem(url);
+    if (refused !== undefined) throw validationError('request.url', destinationNotAllowed(refused));
   }
 
   async create(caller: Caller, membershipId: string, body: WebhookBodyDto): Promise<WebhookResponse> {

@@ -111,7 +111,7 @@ describe('providers API', () => {
   it('refuses an issuer on a refused address with "destination not allowed"', async () => {
     const res = await post(base, providerBody({ issuer: 'https://10.1.2.3/realms/x' }));
     expectErrorBody(res, 400, 'ModelValidationError');
-    expect(res.body.errors).toEqual([{ field: 'issuer', message: 'destination not allowed' }]);
+    expect(res.body.errors).toEqual([{ field: 'issuer', message: 'destination not allowed (private; see OUTBOUND_ALLOW)' }]);
   });
 
   /** Outgoing calls to identity providers so far, whatever their outcome (blocked ones included). */
@@ -142,7 +142,7 @@ describe('providers API', () => {
       const slug = unique('refused');
       slugs.push(slug);
       const res = await post(base, providerBody({ issuer, slug }));
-      expect({ issuer, status: res.status, errors: res.body.errors }).toEqual({ issuer, status: 400, errors: [{ field: 'issuer', message: 'destination not allowed' }] });
+      expect({ issuer, status: res.status, errors: res.body.errors }).toEqual({ issuer, status: 400, errors: [{ field: 'issuer', message: expect.stringMatching(/^destination not allowed \((private|link-local|carrier-grade NAT|unspecified); see OUTBOUND_ALLOW\)$/) }] });
     }
     const listed = await post(`${base}/_query`, { where: { slug: { $in: slugs } } });
     expect(listed.status).toBe(200);
@@ -162,7 +162,7 @@ describe('providers API', () => {
     for (const issuer of refused.slice(0, 3)) {
       const res = await put(`${base}/${_id}`, { ...body, issuer });
       expectErrorBody(res, 400, 'ModelValidationError');
-      expect(res.body.errors).toEqual([{ field: 'issuer', message: 'destination not allowed' }]);
+      expect(res.body.errors).toEqual([{ field: 'issuer', message: 'destination not allowed (private; see OUTBOUND_ALLOW)' }]);
     }
     expect((await get(`${base}/${_id}`)).body.issuer).toBe(kept.issuer);
     expect(await eventsOf('ProviderUpdated', _id)).toEqual([]);

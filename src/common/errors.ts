@@ -76,6 +76,8 @@ export const ERROR_STATUS = {
   // 413, 415
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
+  // 429
+  TooManySignInAttempts: 429,
   // 500, 502, 503
   UnhandledExceptionError: 500,
   ProviderUnavailable: 502,
@@ -121,6 +123,16 @@ export class DomainError extends Error {
     const body: ErrorBody = { statusCode: this.status, errorCode: this.code, message: this.message };
     if (this.errors?.length) body.errors = this.errors;
     return body;
+  }
+}
+
+/** A refusal the caller may try again later: the answer carries `Retry-After` (whole seconds, at least 1). */
+export class RetryLaterError extends DomainError {
+  readonly retryAfterSeconds: number;
+
+  constructor(code: ErrorCode, message: string, retryAfterSeconds: number) {
+    super(code, message);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
   }
 }
 

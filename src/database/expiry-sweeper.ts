@@ -22,6 +22,8 @@ const SWEPT_TABLES: readonly SweptTable[] = [
   { table: 'token_codes', expiresColumn: 'expires_at' },
   // Pending resets and activations: their tokens have expired by then, and the reset interval is over.
   { table: 'user_challenges', expiresColumn: 'expires_at' },
+  // Sign-in failure counts and locks: past their window, their lock, and the day the lock's doubling is remembered.
+  { table: 'sign_in_counters', expiresColumn: 'expires_at' },
 ];
 
 const BATCH_SIZE = 1_000;

@@ -35,6 +35,8 @@ export interface AppConfig {
   signInAddressMaxFailures: number;
   /** SIGN_IN_ADDRESS_WINDOW_SECONDS: the window of the per-address count. */
   signInAddressWindowSeconds: number;
+  /** SIGN_IN_DEFENSES=off turns counting and locks off, for the benchmark's side-by-side only; refused in production. */
+  signInDefenses: boolean;
   /** OUTBOUND_ALLOW: destinations permitted although the outbound policy refuses their range. */
   outboundAllow: OutboundAllowList;
   /** Most entries of each in-process cache (memberships, user types, roles, webhook lookups). */
@@ -116,6 +118,13 @@ function trustProxy(env: Env): TrustProxy {
     if (TRUST_PROXY_NAMES.includes(entry) || isAddressOrCidr(entry)) return entry;
     throw new ConfigError('TRUST_PROXY', `must be true, false, a hop count, or comma-separated addresses and CIDRs (or ${TRUST_PROXY_NAMES.join(', ')}), got "${entry}"`);
   });
+}
+
+/** `SIGN_IN_DEFENSES`: `on` (the default) or, outside production, `off` (bench/run.mjs compares sign-in with and without them). */
+function signInDefenses(env: Env): boolean {
+  const value = oneOf(env, 'SIGN_IN_DEFENSES', ['on', 'off'] as const, 'on');
+  if (value === 'off' && env.NODE_ENV === 'production') throw new ConfigError('SIGN_IN_DEFENSES', 'may be off only outside production (NODE_ENV=production)');
+  return value === 'on';
 }
 
 function outboundAllow(env: Env): OutboundAllowList {
@@ -207,6 +216,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     trustProxy: trustProxy(env),
     signInAddressMaxFailures: integer(env, 'SIGN_IN_ADDRESS_MAX_FAILURES', 200, 1, 1_000_000),
     signInAddressWindowSeconds: integer(env, 'SIGN_IN_ADDRESS_WINDOW_SECONDS', 900, 60, 86_400),
+    signInDefenses: signInDefenses(env),
     outboundAllow: outboundAllow(env),
     cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
     corsOrigins: corsOrigins(env),

@@ -35,6 +35,8 @@ const addressKeyOf = (address: string): string => `address:${address}`;
 @Injectable()
 export class SignInDefenses implements SignInAttempts {
   private readonly addressLimit: AddressLimit;
+  /** False only when SIGN_IN_DEFENSES=off (the benchmark's comparison): nothing is counted or refused. */
+  private readonly enabled: boolean;
 
   constructor(
     private readonly counters: SignInCounterRepository,
@@ -43,9 +45,11 @@ export class SignInDefenses implements SignInAttempts {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.addressLimit = { maxFailures: config.signInAddressMaxFailures, windowSeconds: config.signInAddressWindowSeconds };
+    this.enabled = config.signInDefenses;
   }
 
   async assertOpen({ membershipId, login, address }: SignInAttempt): Promise<void> {
+    if (!this.enabled) return;
     const reserved = await this.counters.reserve(membershipId, loginKeyOf(membershipId, login), addressKeyOf(address), this.addressLimit);
     if (!reserved) return;
     if (reserved.addressLockLeft > 0) throw locked(reserved.addressLockLeft);
@@ -55,6 +59,7 @@ export class SignInDefenses implements SignInAttempts {
   }
 
   async recordFailure({ membershipId, login, address }: SignInAttempt): Promise<void> {
+    if (!this.enabled) return;
     const lock = await this.counters.recordFailure(membershipId, loginKeyOf(membershipId, login), addressKeyOf(address), this.addressLimit);
     if (!lock || !('userId' in login)) return;
     // Never the name or the address: the log holds who was locked by id only.
@@ -63,6 +68,7 @@ export class SignInDefenses implements SignInAttempts {
   }
 
   async recordSuccess({ membershipId, login }: SignInAttempt): Promise<void> {
+    if (!this.enabled) return;
     await this.counters.clear(membershipId, loginKeyOf(membershipId, login));
   }
 

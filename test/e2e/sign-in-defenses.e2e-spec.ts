@@ -6,17 +6,21 @@ import {
   bootInstallation,
   createMembership,
   createUser,
+  createMailhook,
   createWebhook,
   type CreatedMembership,
+  eventually,
   expectErrorBody,
+  loopbackSmtpProvider,
   queryEvents,
   signIn,
   unique,
   updateMembership,
   useInstallation,
 } from '../support/api';
-import { startTestApp, type TestApp } from '../support/app';
+import type { TestApp } from '../support/app';
 import { captureLog } from '../support/log-capture';
+import { useMailCatcher } from '../support/mail-catcher';
 import { ALLOW_LOOPBACK_RECEIVERS, WebhookReceiver } from '../support/webhook-receiver';
 
 const PASSWORD = 'the right password';
@@ -40,6 +44,7 @@ function expectLocked(res: Response): number {
 describe('sign-in defenses (contract "Sign-in defenses")', () => {
   const log = captureLog('trace');
   const suite = useInstallation({ logger: log.logger, env: ALLOW_LOOPBACK_RECEIVERS });
+  const catcher = useMailCatcher();
   let receiver: WebhookReceiver;
   beforeAll(async () => (receiver = await WebhookReceiver.start()));
   afterAll(async () => receiver?.close());
@@ -199,6 +204,23 @@ describe('sign-in defenses (contract "Sign-in defenses")', () => {
     expectLocked(await attempt(suite.t, tenant.membershipId, nobody, WRONG));
   });
 
+  it('a password set by reset clears the count and the lock', async () => {
+    const tenant = await membershipWith({ max_failures: 2, lock_seconds: 600 });
+    await updateMembership(suite.t, tenant, { mail_providers: [loopbackSmtpProvider(catcher.port)], sign_in_policy: { max_failures: 2, lock_seconds: 600 } });
+    await createMailhook(suite.t, tenant.admin, { name: 'Reset', event: 'UserPasswordReset', mail_subject: 'Reset', mail_template: 'token={{reset_token}};', send_to_utilizer: true });
+    const user = await createUser(suite.t, tenant.admin, { password: PASSWORD });
+    for (let i = 0; i < 2; i++) await attempt(suite.t, tenant.membershipId, user.username, WRONG);
+    expectLocked(await attempt(suite.t, tenant.membershipId, user.username, PASSWORD));
+    const reset = await suite.t.http().post(`/memberships/${tenant.membershipId}/users/reset-password`).send({ email_address: user.email_address });
+    expect(reset.status).toBe(202);
+    const mail = await eventually(async () => catcher.mailsTo(user.email_address)[0], 'the reset mail', 10_000);
+    const token = /token=([\w.-]+);/.exec(mail.body)?.[1] ?? '';
+    const NEW_PASSWORD = 'the password set by reset';
+    const set = await suite.t.http().post(`/memberships/${tenant.membershipId}/users/set-password`).send({ reset_token: token, password: NEW_PASSWORD });
+    expect(set.status).toBe(204);
+    expect((await attempt(suite.t, tenant.membershipId, user.username, NEW_PASSWORD)).status).toBe(201);
+  });
+
   it('a right current_password or check-password answer clears the count', async () => {
     const tenant = await membershipWith({ max_failures: 2, lock_seconds: 600 });
     const user = await createUser(suite.t, tenant.admin, { password: PASSWORD });
@@ -273,6 +295,10 @@ describe('the per-address lock and TRUST_PROXY', () => {
     expect(loadConfig({ ...base, TRUST_PROXY: '10.0.0.0/8, 192.0.2.1,loopback' }).trustProxy).toEqual(['10.0.0.0/8', '192.0.2.1', 'loopback']);
     expect(loadConfig(base).signInAddressMaxFailures).toBe(200);
     expect(loadConfig(base).signInAddressWindowSeconds).toBe(900);
+    // Off is for the benchmark's side-by-side only: never in production.
+    expect(loadConfig(base).signInDefenses).toBe(true);
+    expect(loadConfig({ ...base, NODE_ENV: 'test', SIGN_IN_DEFENSES: 'off' }).signInDefenses).toBe(false);
+    expect(() => loadConfig({ ...base, NODE_ENV: 'production', SIGN_IN_DEFENSES: 'off' })).toThrow(/^Invalid configuration: SIGN_IN_DEFENSES /);
     for (const [name, value] of [
       ['TRUST_PROXY', 'maybe'],
       ['TRUST_PROXY', '10.0.0.0/99'],
@@ -280,6 +306,7 @@ describe('the per-address lock and TRUST_PROXY', () => {
       ['SIGN_IN_ADDRESS_MAX_FAILURES', 'many'],
       ['SIGN_IN_ADDRESS_WINDOW_SECONDS', '59'],
       ['SIGN_IN_ADDRESS_WINDOW_SECONDS', '86401'],
+      ['SIGN_IN_DEFENSES', 'maybe'],
     ]) {
       expect(() => loadConfig({ ...base, [name]: value })).toThrow(ConfigError);
       expect(() => loadConfig({ ...base, [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name} `));

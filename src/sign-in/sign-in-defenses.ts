@@ -64,7 +64,13 @@ export class SignInDefenses implements SignInAttempts {
     if (!lock || !('userId' in login)) return;
     // Never the name or the address: the log holds who was locked by id only.
     this.logger.info({ membershipId, userId: login.userId, lockLevel: lock.level, lockedUntil: lock.lockedUntil.toISOString() }, 'sign-in locked');
-    if (lock.level === 1) await this.recordFirstLock(membershipId, login.userId, lock.failures, lock.lockedUntil);
+    // Not awaited: the answer to the failure that locked a user must take as long as an unknown
+    // name's, which records nothing (else its timing would tell that the user exists).
+    if (lock.level === 1) {
+      void this.recordFirstLock(membershipId, login.userId, lock.failures, lock.lockedUntil).catch((error: unknown) =>
+        this.logger.error({ err: error, membershipId, userId: login.userId }, 'UserSignInLocked could not be recorded'),
+      );
+    }
   }
 
   async recordSuccess({ membershipId, login }: SignInAttempt): Promise<void> {

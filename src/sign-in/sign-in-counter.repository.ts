@@ -13,8 +13,6 @@ const LOCK_MEMORY_SECONDS = 86_400;
 export interface ReservedAttempt {
   failures: number;
   maxFailures: number;
-  /** The length of the login's next lock, seconds. */
-  nextLockSeconds: number;
   /** Seconds left of the login's lock; 0 when none holds. */
   loginLockLeft: number;
   /** Seconds left until the address's window ends, when its failures have reached the limit; else 0. */
@@ -53,15 +51,13 @@ export class SignInCounterRepository {
     const [row] = await queryRows<{
       failures: number | null;
       max_failures: number;
-      next_lock_seconds: number | null;
       login_lock_left: string | null;
       address_lock_left: string | null;
     }>(
       this.database.db,
       sql`with policy as (
             select coalesce((sign_in_policy->>'max_failures')::int, ${DEFAULT_SIGN_IN_POLICY.max_failures}) as max_failures,
-                   coalesce((sign_in_policy->>'window_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.window_seconds}) as window_seconds,
-                   coalesce((sign_in_policy->>'lock_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.lock_seconds}) as lock_seconds
+                   coalesce((sign_in_policy->>'window_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.window_seconds}) as window_seconds
             from memberships where id = ${membershipId}
           ), address_lock as (
             select window_ends_at from sign_in_counters
@@ -74,10 +70,9 @@ export class SignInCounterRepository {
               failures = case when c.locked_until > now() then c.failures when c.window_ends_at <= now() then 1 else c.failures + 1 end,
               window_ends_at = case when c.locked_until > now() or c.window_ends_at > now() then c.window_ends_at else excluded.window_ends_at end,
               expires_at = greatest(c.expires_at, excluded.expires_at)
-            returning c.failures, c.locked_until, c.lock_level
+            returning c.failures, c.locked_until
           )
           select r.failures, p.max_failures,
-                 least(${MAX_LOCK_SECONDS}, p.lock_seconds * power(2, least(r.lock_level, 20)))::int as next_lock_seconds,
                  greatest(0, extract(epoch from (r.locked_until - now()))) as login_lock_left,
                  greatest(0, extract(epoch from ((select window_ends_at from address_lock) - now()))) as address_lock_left
           from policy p left join reserved r on true`,
@@ -86,7 +81,6 @@ export class SignInCounterRepository {
     return {
       failures: row.failures ?? 0,
       maxFailures: row.max_failures,
-      nextLockSeconds: row.next_lock_seconds ?? DEFAULT_SIGN_IN_POLICY.lock_seconds,
       loginLockLeft: Number(row.login_lock_left ?? 0),
       addressLockLeft: Number(row.address_lock_left ?? 0),
     };

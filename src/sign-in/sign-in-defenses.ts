@@ -13,6 +13,9 @@ import { type AddressLimit, SignInCounterRepository } from './sign-in-counter.re
 const locked = (seconds: number): RetryLaterError =>
   new RetryLaterError('TooManySignInAttempts', 'Too many failed sign-in attempts; try again later', seconds);
 
+/** Retry-After of an attempt refused because max_failures attempts of its login are already in flight. */
+const IN_FLIGHT_RETRY_SECONDS = 1;
+
 /** The counter of a login: the user, or the unknown name (lower-cased by whoever built the login). */
 function loginKeyOf(membershipId: string, login: SignInLogin): string {
   return 'userId' in login ? `login:${membershipId}:${login.userId}` : `name:${membershipId}:${login.unknownName.toLowerCase()}`;
@@ -54,8 +57,9 @@ export class SignInDefenses implements SignInAttempts {
     if (!reserved) return;
     if (reserved.addressLockLeft > 0) throw locked(reserved.addressLockLeft);
     if (reserved.loginLockLeft > 0) throw locked(reserved.loginLockLeft);
-    // Attempts in flight have used the login's allowance: its lock is about to be set.
-    if (reserved.failures > reserved.maxFailures) throw locked(reserved.nextLockSeconds);
+    // Attempts in flight have used the login's allowance: within a second they have either locked
+    // it (the next attempt learns for how long) or succeeded and cleared the count.
+    if (reserved.failures > reserved.maxFailures) throw locked(IN_FLIGHT_RETRY_SECONDS);
   }
 
   async recordFailure({ membershipId, login, address }: SignInAttempt): Promise<void> {

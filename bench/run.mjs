@@ -302,20 +302,24 @@ const analyzePrepared = (databaseUrl) => runStatement(databaseUrl, 'vacuum (anal
 
 const pad = (text, width, right = false) => (right ? String(text).padStart(width) : String(text).padEnd(width));
 
-async function main() {
-  const began = Date.now();
-  buildIfMissing(MAIN);
-
-  // null: no server answers, and the service runs on the embedded database in a temporary directory.
+/** A fresh database on the server, or, when no server answers, a temporary directory for the embedded one; both go at cleanup. */
+async function freshDatabase() {
   const databaseUrl = await createDatabase(SERVER_URL, 'portcullis_bench', (error) => {
     log(`no PostgreSQL server at ${SERVER_URL} (${error.message}); using the embedded database`);
     return null;
   });
-  let dataDir;
-  if (!databaseUrl) {
-    dataDir = mkdtempSync(join(tmpdir(), 'portcullis-bench-'));
-    onCleanup(async () => rmSync(dataDir, { recursive: true, force: true }));
-  }
+  if (databaseUrl) return { databaseUrl, dataDir: undefined };
+  const dataDir = mkdtempSync(join(tmpdir(), 'portcullis-bench-'));
+  onCleanup(async () => rmSync(dataDir, { recursive: true, force: true }));
+  return { databaseUrl, dataDir };
+}
+
+async function main() {
+  const began = Date.now();
+  buildIfMissing(MAIN);
+
+  // databaseUrl null: no server answers, and the service runs on the embedded database in dataDir.
+  const { databaseUrl, dataDir } = await freshDatabase();
 
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -760,12 +764,7 @@ async function webhookBurst(base, data, receiver) {
 async function signInDefensesMain() {
   buildIfMissing(MAIN);
   const startService = async (name, env) => {
-    const databaseUrl = await createDatabase(SERVER_URL, 'portcullis_bench', () => null);
-    let dataDir;
-    if (!databaseUrl) {
-      dataDir = mkdtempSync(join(tmpdir(), 'portcullis-bench-'));
-      onCleanup(async () => rmSync(dataDir, { recursive: true, force: true }));
-    }
+    const { databaseUrl, dataDir } = await freshDatabase();
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const entry = start(name, [...SERVICE_NODE_OPTIONS, MAIN], {

@@ -9,6 +9,13 @@ export const MAX_LOCK_SECONDS = 86_400;
 /** How long past the end of its last lock a login remembers it, so the next lock doubles. */
 const LOCK_MEMORY_SECONDS = 86_400;
 
+/** The membership's sign_in_policy as one row (max_failures, window_seconds, lock_seconds), defaults for fields never set. */
+const policyOf = (membershipId: string) =>
+  sql`select coalesce((sign_in_policy->>'max_failures')::int, ${DEFAULT_SIGN_IN_POLICY.max_failures}) as max_failures,
+             coalesce((sign_in_policy->>'window_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.window_seconds}) as window_seconds,
+             coalesce((sign_in_policy->>'lock_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.lock_seconds}) as lock_seconds
+      from memberships where id = ${membershipId}`;
+
 /** What counting an attempt found: the login's count with this attempt, and the locks in force. */
 export interface ReservedAttempt {
   failures: number;
@@ -55,11 +62,7 @@ export class SignInCounterRepository {
       address_lock_left: string | null;
     }>(
       this.database.db,
-      sql`with policy as (
-            select coalesce((sign_in_policy->>'max_failures')::int, ${DEFAULT_SIGN_IN_POLICY.max_failures}) as max_failures,
-                   coalesce((sign_in_policy->>'window_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.window_seconds}) as window_seconds
-            from memberships where id = ${membershipId}
-          ), address_lock as (
+      sql`with policy as (${policyOf(membershipId)}), address_lock as (
             select window_ends_at from sign_in_counters
             where id = ${addressKey} and window_ends_at > now() and failures >= ${address.maxFailures}
           ), reserved as (
@@ -94,11 +97,7 @@ export class SignInCounterRepository {
   async recordFailure(membershipId: string, loginKey: string, addressKey: string, address: AddressLimit): Promise<NewLock | undefined> {
     const [row] = await queryRows<{ lock_level: number; failures: number; locked_until: string | Date }>(
       this.database.db,
-      sql`with policy as (
-            select coalesce((sign_in_policy->>'max_failures')::int, ${DEFAULT_SIGN_IN_POLICY.max_failures}) as max_failures,
-                   coalesce((sign_in_policy->>'lock_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.lock_seconds}) as lock_seconds
-            from memberships where id = ${membershipId}
-          ), address as (
+      sql`with policy as (${policyOf(membershipId)}), address as (
             insert into sign_in_counters as c (id, membership_id, failures, window_ends_at, lock_level, expires_at)
             values (${addressKey}, null, 1, now() + make_interval(secs => ${address.windowSeconds}), 0, now() + make_interval(secs => ${address.windowSeconds}))
             on conflict (id) do update set

@@ -57,6 +57,14 @@ describe('sign-in defenses (contract "Sign-in defenses")', () => {
     return tenant;
   }
 
+  /** A user of a membership with the policy set, signed in. */
+  async function signedInUserWith(policy: ApiObject) {
+    const tenant = await membershipWith(policy);
+    const user = await createUser(suite.t, tenant.admin, { password: PASSWORD });
+    const session = await signIn(suite.t, tenant.membershipId, user.username, PASSWORD);
+    return { tenant, user, session };
+  }
+
   const attempt = (t: TestApp, membershipId: string, username: string, password: string, headers: Record<string, string> = {}) =>
     t.http().post('/generate-token').set('X-Service-Alias', membershipId).set(headers).send({ username, password });
 
@@ -180,9 +188,7 @@ describe('sign-in defenses (contract "Sign-in defenses")', () => {
   });
 
   it('a wrong current_password, a false check-password and a wrong /verify-otp each count as a failure of the login', async () => {
-    const tenant = await membershipWith({ max_failures: 3, lock_seconds: 600 });
-    const user = await createUser(suite.t, tenant.admin, { password: PASSWORD });
-    const session = await signIn(suite.t, tenant.membershipId, user.username, PASSWORD);
+    const { tenant, user, session } = await signedInUserWith({ max_failures: 3, lock_seconds: 600 });
     const changePath = `/memberships/${tenant.membershipId}/users/${user._id}/change-password`;
     const change = (current: string) =>
       suite.t.http().put(changePath).set('Authorization', session.auth).send({ current_password: current, password: 'a brand new password' });
@@ -222,14 +228,21 @@ describe('sign-in defenses (contract "Sign-in defenses")', () => {
   });
 
   it('a right current_password or check-password answer clears the count', async () => {
-    const tenant = await membershipWith({ max_failures: 2, lock_seconds: 600 });
-    const user = await createUser(suite.t, tenant.admin, { password: PASSWORD });
-    const session = await signIn(suite.t, tenant.membershipId, user.username, PASSWORD);
+    const { tenant, user, session } = await signedInUserWith({ max_failures: 2, lock_seconds: 600 });
     const check = (password: string) => suite.t.http().post('/users/check-password').set('Authorization', session.auth).send({ password });
+    const NEW_PASSWORD = 'the changed password';
+    // Without the clearing, each right answer would leave its attempt counted and the third wrong one would be refused.
     expect((await check(WRONG)).body).toEqual({ valid: false });
     expect((await check(PASSWORD)).body).toEqual({ valid: true });
     expect((await check(WRONG)).body).toEqual({ valid: false });
-    expect((await check(PASSWORD)).body).toEqual({ valid: true });
+    const changed = await suite.t
+      .http()
+      .put(`/memberships/${tenant.membershipId}/users/${user._id}/change-password`)
+      .set('Authorization', session.auth)
+      .send({ current_password: PASSWORD, password: NEW_PASSWORD });
+    expect(changed.status).toBe(204);
+    expect((await check(WRONG)).body).toEqual({ valid: false });
+    expect((await check(NEW_PASSWORD)).body).toEqual({ valid: true });
   });
 
   it('counts and locks are metered (reason="locked") and no password reaches a log line (trace) or an event', async () => {

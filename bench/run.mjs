@@ -302,20 +302,24 @@ const analyzePrepared = (databaseUrl) => runStatement(databaseUrl, 'vacuum (anal
 
 const pad = (text, width, right = false) => (right ? String(text).padStart(width) : String(text).padEnd(width));
 
-async function main() {
-  const began = Date.now();
-  buildIfMissing(MAIN);
-
-  // null: no server answers, and the service runs on the embedded database in a temporary directory.
+/** A fresh database on the server, or, when no server answers, a temporary directory for the embedded one; both go at cleanup. */
+async function freshDatabase() {
   const databaseUrl = await createDatabase(SERVER_URL, 'portcullis_bench', (error) => {
     log(`no PostgreSQL server at ${SERVER_URL} (${error.message}); using the embedded database`);
     return null;
   });
-  let dataDir;
-  if (!databaseUrl) {
-    dataDir = mkdtempSync(join(tmpdir(), 'portcullis-bench-'));
-    onCleanup(async () => rmSync(dataDir, { recursive: true, force: true }));
-  }
+  if (databaseUrl) return { databaseUrl, dataDir: undefined };
+  const dataDir = mkdtempSync(join(tmpdir(), 'portcullis-bench-'));
+  onCleanup(async () => rmSync(dataDir, { recursive: true, force: true }));
+  return { databaseUrl, dataDir };
+}
+
+async function main() {
+  const began = Date.now();
+  buildIfMissing(MAIN);
+
+  // databaseUrl null: no server answers, and the service runs on the embedded database in dataDir.
+  const { databaseUrl, dataDir } = await freshDatabase();
 
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -746,9 +750,120 @@ async function webhookBurst(base, data, receiver) {
   };
 }
 
+/**
+ * `--sign-in-defenses` (npm run bench:sign-in-defenses): the cost and the hold of the sign-in
+ * defenses, alone. Two services from the same build, each on a fresh database: one as shipped,
+ * one with SIGN_IN_DEFENSES=off (a setting only for this comparison, refused in production; both
+ * run with NODE_ENV=test so that nothing else differs). Their sign-in (right password, THREADS x 2
+ * connections) runs in alternating slices, the order swapped each round, and prints side by side
+ * with the ratio. Then, on the defended service (TRUST_PROXY=loopback, so X-Forwarded-For names the
+ * client), 200 wrong passwords against one login from 20 addresses, 20 at a time: the answers
+ * that reached argon2 are the 401s (a refused attempt answers 429 before any hash), and the
+ * right password from a 21st address is refused too.
+ */
+async function signInDefensesMain() {
+  buildIfMissing(MAIN);
+  const startService = async (name, env) => {
+    const { databaseUrl, dataDir } = await freshDatabase();
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const entry = start(name, [...SERVICE_NODE_OPTIONS, MAIN], {
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      NODE_ENV: 'test',
+      LOG_LEVEL,
+      SETUP_TOKEN,
+      TRUST_PROXY: 'loopback',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: dataDir }),
+      ...env,
+    });
+    await waitFor(`${base}/ping`, {}, 60_000, entry);
+    const setup = await call(base, 'POST', '/setup', {
+      headers: { 'x-setup-token': SETUP_TOKEN },
+      body: { membership: { name: 'Bench' }, user: { username: 'bench-admin', email_address: 'bench-admin@example.com', password: PASSWORD } },
+    });
+    const m = setup.membership._id;
+    const admin = await call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': m }, body: { username: 'bench-admin', password: PASSWORD } });
+    for (const username of ['bench-user', 'bench-victim']) {
+      await call(base, 'POST', `/memberships/${m}/users`, {
+        auth: `Bearer ${admin.access_token}`,
+        body: { username, email_address: `${username}@example.com`, password: PASSWORD },
+      });
+    }
+    if (databaseUrl) await analyzePrepared(databaseUrl);
+    log(`${name} up on ${base} (${databaseUrl ? 'PostgreSQL server' : 'embedded database'})`);
+    return { name, entry, base, m };
+  };
+  const on = await startService('defenses on', {});
+  const off = await startService('defenses off', { SIGN_IN_DEFENSES: 'off' });
+  const signInOf = (service) => ({
+    url: `${service.base}/generate-token`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-alias': service.m },
+    body: JSON.stringify({ username: 'bench-user', password: PASSWORD }),
+    connections: THREADS * 2,
+  });
+  log('sign-in warm-up, each ...');
+  for (const service of [off, on]) await measure({ ...signInOf(service), duration: Math.max(WARMUP, 4) });
+  const slices = { on: [], off: [] };
+  const seconds = DURATION / ROUNDS;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const key of round % 2 ? ['on', 'off'] : ['off', 'on']) {
+      const service = key === 'on' ? on : off;
+      slices[key].push(await measure({ ...signInOf(service), duration: seconds }, service.entry));
+    }
+  }
+  const [withOut, withDefenses] = [combine(slices.off), combine(slices.on)];
+
+  log('200 wrong passwords against one login from 20 addresses ...');
+  const statuses = new Map();
+  const cpuBefore = cpuSecondsOf(on.entry.child.pid);
+  const began = Date.now();
+  await Promise.all(
+    Array.from({ length: 20 }, async (_, address) => {
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const res = await fetch(`${on.base}/generate-token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-service-alias': on.m, 'x-forwarded-for': `198.51.100.${address + 1}` },
+          body: JSON.stringify({ username: 'bench-victim', password: `wrong guess ${address}-${attempt}` }),
+        });
+        await res.arrayBuffer();
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      }
+    }),
+  );
+  const guessMs = Date.now() - began;
+  const guessCpuMs = (cpuSecondsOf(on.entry.child.pid) - cpuBefore) * 1000;
+  const right = await fetch(`${on.base}/generate-token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-alias': on.m, 'x-forwarded-for': '198.51.100.99' },
+    body: JSON.stringify({ username: 'bench-victim', password: PASSWORD }),
+  });
+  await right.arrayBuffer();
+
+  const row = (label, result) =>
+    `${pad(label, 26)}${pad(fmt(result.rps), 8, true)}${pad(fmt(result.p50), 8, true)}${pad(fmt(result.p99), 8, true)}${pad(fmt(result.cpuUs), 10, true)}${pad(fmt(result.pgUs), 9, true)}${pad(result.non2xx + result.errors, 7, true)}`;
+  console.log('');
+  console.log(`Sign-in defenses (${new Date().toISOString()}, ${cpus().length} cores shared with other work: figures are noisy)`);
+  console.log(`${THREADS * 2} connections, ${ROUNDS} alternating slices of ${fmt(seconds, 1)} s each, after a warm-up`);
+  console.log(`${pad('scenario', 26)}${pad('req/s', 8, true)}${pad('p50 ms', 8, true)}${pad('p99 ms', 8, true)}${pad('cpu µs', 10, true)}${pad('pg µs', 9, true)}${pad('non2xx', 7, true)}`);
+  console.log(row('sign-in, defenses off', withOut));
+  console.log(row('sign-in, defenses on', withDefenses));
+  console.log(`defenses on / off: ${fmt((100 * withDefenses.rps) / withOut.rps)}% of the rate (target >= 95%)`);
+  console.log(
+    `200 wrong passwords, one login, 20 addresses x 10, 20 at a time, default policy (max_failures 10): ` +
+      `reached argon2 (401) ${statuses.get(401) ?? 0}, refused before it (429) ${statuses.get(429) ?? 0}, other ${200 - (statuses.get(401) ?? 0) - (statuses.get(429) ?? 0)}; ` +
+      `${guessMs} ms, service CPU ${fmt(guessCpuMs)} ms; then the right password from a 21st address: ${right.status}`,
+  );
+  for (const service of [on, off]) await stop(service.entry);
+}
+
 if (process.argv.includes('--scale')) {
   // `npm run bench -- --scale`: the cost-as-data-grows scenario instead (bench/scale.mjs).
   await import('./scale.mjs');
+} else if (process.argv.includes('--sign-in-defenses')) {
+  cleanUpOnSignals('the bench');
+  await runMain(signInDefensesMain);
 } else {
   await runBench();
 }

@@ -1,5 +1,6 @@
 import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
 import type { Request } from 'express';
+import ipaddr from 'ipaddr.js';
 import type { Caller } from './caller';
 import type { Decision } from '../permissions';
 
@@ -52,3 +53,21 @@ export const CurrentCaller = createParamDecorator((_data: unknown, context: Exec
 export const CurrentDecision = createParamDecorator((_data: unknown, context: ExecutionContext): Decision | undefined => {
   return context.switchToHttp().getRequest<AuthenticatedRequest>().decision;
 });
+
+/**
+ * The client's address for the sign-in defenses: Express's `request.ip`, which is the socket's
+ * address, or X-Forwarded-For's as far as TRUST_PROXY allows (never X-IpAddress, which any caller
+ * sets). IPv4-mapped IPv6 forms count as their IPv4 address, so one client has one count.
+ */
+export function clientAddressOf(request: Request): string {
+  const raw = request.ip ?? request.socket?.remoteAddress ?? '';
+  return ipaddr.isValid(raw) ? ipaddr.process(raw).toString() : raw.slice(0, MAX_ADDRESS_LENGTH) || 'unknown';
+}
+
+/** The longest textual IPv6 address (with an embedded IPv4 part) is 45 characters. */
+const MAX_ADDRESS_LENGTH = 45;
+
+/** `clientAddressOf` the request, as a handler parameter. */
+export const ClientAddress = createParamDecorator((_data: unknown, context: ExecutionContext): string =>
+  clientAddressOf(context.switchToHttp().getRequest<Request>()),
+);

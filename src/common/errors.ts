@@ -77,6 +77,8 @@ export const ERROR_STATUS = {
   // 413, 415
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
+  // 429
+  TooManySignInAttempts: 429,
   // 500, 502, 503
   UnhandledExceptionError: 500,
   ProviderUnavailable: 502,
@@ -126,6 +128,16 @@ export class DomainError extends Error {
     // However many fields failed (a body can hold a thousand), the answer stays small.
     if (this.errors?.length) body.errors = this.errors.slice(0, MAX_FIELD_ERRORS_ANSWERED);
     return body;
+  }
+}
+
+/** A refusal the caller may try again later: the answer carries `Retry-After` (whole seconds, at least 1). */
+export class RetryLaterError extends DomainError {
+  readonly retryAfterSeconds: number;
+
+  constructor(code: ErrorCode, message: string, retryAfterSeconds: number) {
+    super(code, message);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
   }
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { DomainError, type ErrorBody, type ErrorCode } from './errors';
+import { DomainError, type ErrorBody, type ErrorCode, RetryLaterError } from './errors';
 import { mapError } from './error-mapping';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -35,6 +35,7 @@ export function sendError(request: Request, response: Response, error: unknown, 
     return;
   }
   if (status === 401) response.setHeader('WWW-Authenticate', wwwAuthenticate(error, body));
+  if (error instanceof RetryLaterError) response.setHeader('Retry-After', String(error.retryAfterSeconds));
   response.status(status).json(body);
 }
 

@@ -41,13 +41,20 @@ const ERROR_EXAMPLES: Record<number, ErrorExample> = {
     message: 'The update changes nothing',
   },
   413: { description: 'PayloadTooLarge', errorCode: 'PayloadTooLarge', message: 'The request body is too large' },
+  429: {
+    description: 'TooManySignInAttempts: the login or the client address is locked for a while (Retry-After, seconds)',
+    errorCode: 'TooManySignInAttempts',
+    message: 'Too many failed sign-in attempts; try again later',
+  },
   415: { description: 'UnsupportedMediaType', errorCode: 'UnsupportedMediaType', message: 'The request body must be JSON (Content-Type: application/json)' },
 };
 
 /** One error answer of a route, with its own example body (not the schema's generic one). */
 export function ApiErrorResponse(status: number, example: ErrorExample): MethodDecorator & ClassDecorator {
   const { description, ...body } = example;
-  return ApiResponse({ status, description, type: ErrorBodySchema, example: { statusCode: status, ...body } });
+  // A 429 says when to come back (RFC 9110 Retry-After).
+  const headers = status === 429 ? { 'Retry-After': { description: 'Seconds until the lock ends', schema: { type: 'integer' as const, example: 60 } } } : undefined;
+  return ApiResponse({ status, description, type: ErrorBodySchema, example: { statusCode: status, ...body }, ...(headers ? { headers } : {}) });
 }
 
 /** Documents the error answers a route can give, all with the one error body. */

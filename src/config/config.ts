@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { type OutboundAllowList, parseOutboundAllow } from './outbound-allow';
 
 export type DatabaseTarget =
@@ -36,7 +37,14 @@ export interface AppConfig {
   sweepIntervalMs: number;
   /** How long past its expiry a token record is kept before the sweeper deletes it. */
   sweepGraceSeconds: number;
-  trustProxy: boolean;
+  /** TRUST_PROXY, as Express's `trust proxy`: whose X-Forwarded-For names the client address (`request.ip`). */
+  trustProxy: TrustProxy;
+  /** SIGN_IN_ADDRESS_MAX_FAILURES: failed sign-ins of one client address within the window that lock it. */
+  signInAddressMaxFailures: number;
+  /** SIGN_IN_ADDRESS_WINDOW_SECONDS: the window of the per-address count. */
+  signInAddressWindowSeconds: number;
+  /** SIGN_IN_DEFENSES=off turns counting and locks off, for the benchmark's side-by-side only; refused in production. */
+  signInDefenses: boolean;
   /** OUTBOUND_ALLOW: destinations permitted although the outbound policy refuses their range. */
   outboundAllow: OutboundAllowList;
   /** Most entries of each in-process cache (memberships, user types, roles, webhook lookups). */
@@ -54,6 +62,13 @@ export interface AppConfig {
   /** ACTIVATION_TOKEN_EXPIRES_IN: lifetime of an activation token, seconds. */
   activationTokenExpiresIn: number;
 }
+
+/**
+ * Express's `trust proxy` setting: false (the socket's address), true (the left-most
+ * X-Forwarded-For entry), a hop count, or the proxies' addresses and CIDRs (or Express's names
+ * `loopback`, `linklocal`, `uniquelocal`).
+ */
+export type TrustProxy = boolean | number | string[];
 
 export class ConfigError extends Error {
   constructor(
@@ -85,12 +100,39 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   return raw as T;
 }
 
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (['true', '1', 'yes'].includes(raw.toLowerCase())) return true;
-  if (['false', '0', 'no'].includes(raw.toLowerCase())) return false;
-  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+/** What Express's proxy-addr accepts as one trusted proxy: an address, or a CIDR (parsed by ipaddr.js, as proxy-addr does). */
+function isAddressOrCidr(entry: string): boolean {
+  if (!entry.includes('/')) return ipaddr.isValid(entry);
+  try {
+    ipaddr.parseCIDR(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const TRUST_PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** `TRUST_PROXY`: true/false, a hop count, or comma-separated addresses, CIDRs and Express's range names. */
+function trustProxy(env: Env): TrustProxy {
+  const raw = env.TRUST_PROXY?.trim();
+  if (raw === undefined || raw === '') return false;
+  const lower = raw.toLowerCase();
+  if (['true', 'yes'].includes(lower)) return true;
+  if (['false', 'no'].includes(lower)) return false;
+  if (/^\d+$/.test(raw)) return integer(env, 'TRUST_PROXY', 0, 0, 100);
+  return raw.split(',').map((part) => {
+    const entry = part.trim();
+    if (TRUST_PROXY_NAMES.includes(entry) || isAddressOrCidr(entry)) return entry;
+    throw new ConfigError('TRUST_PROXY', `must be true, false, a hop count, or comma-separated addresses and CIDRs (or ${TRUST_PROXY_NAMES.join(', ')}), got "${entry}"`);
+  });
+}
+
+/** `SIGN_IN_DEFENSES`: `on` (the default) or, outside production, `off` (bench/run.mjs compares sign-in with and without them). */
+function signInDefenses(env: Env): boolean {
+  const value = oneOf(env, 'SIGN_IN_DEFENSES', ['on', 'off'] as const, 'on');
+  if (value === 'off' && env.NODE_ENV === 'production') throw new ConfigError('SIGN_IN_DEFENSES', 'may be off only outside production (NODE_ENV=production)');
+  return value === 'on';
 }
 
 function outboundAllow(env: Env): OutboundAllowList {
@@ -196,7 +238,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 30_000, 0, 300_000),
     sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),
     sweepGraceSeconds: integer(env, 'SWEEP_GRACE_SECONDS', 300, 0, 86_400),
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env),
+    signInAddressMaxFailures: integer(env, 'SIGN_IN_ADDRESS_MAX_FAILURES', 200, 1, 1_000_000),
+    signInAddressWindowSeconds: integer(env, 'SIGN_IN_ADDRESS_WINDOW_SECONDS', 900, 60, 86_400),
+    signInDefenses: signInDefenses(env),
     outboundAllow: outboundAllow(env),
     cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
     corsOrigins: corsOrigins(env),

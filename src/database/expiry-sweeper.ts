@@ -33,6 +33,8 @@ const SWEPT_TABLES: readonly SweptTable[] = [
     only: sql`status <> 'pending'`,
     keepSeconds: (config) => config.webhookDeliveryRetentionDays * 86_400,
   },
+  // Sign-in failure counts and locks: past their window, their lock, and the day the lock's doubling is remembered.
+  { table: 'sign_in_counters', expiresColumn: 'expires_at' },
 ];
 
 const BATCH_SIZE = 1_000;

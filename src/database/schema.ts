@@ -112,6 +112,8 @@ export const memberships = pgTable(
     userActivation: text('user_activation').notNull().default('active'),
     mailProviders: jsonb('mail_providers').$type<StoredMailProvider[]>().notNull().default(sql`'[]'::jsonb`),
     otpSettings: jsonb('otp_settings').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    /** `sign_in_policy` as set ({} until set: the defaults); read by the sign-in defenses' counting statement itself. */
+    signInPolicy: jsonb('sign_in_policy').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
     /** Slug of the token code policy its device codes follow; null: the policy defaults. */
     codePolicy: text('code_policy'),
     isSystem: boolean('is_system').notNull().default(false),
@@ -468,3 +470,25 @@ export const deliveries = pgTable(
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
 export type DeliveryRow = typeof deliveries.$inferSelect;
+ * Failed sign-ins of one login (a user, or an unknown name lower-cased, within a membership) or of
+ * one client address (over every membership), and its lock (contract "Sign-in defenses"). `id`
+ * is the counter's key (`login:`, `name:` or `address:` and what it counts). A row lives
+ * until its window and any lock have passed, plus a day for the lock's doubling; then the sweeper
+ * deletes it.
+ */
+export const signInCounters = pgTable(
+  'sign_in_counters',
+  {
+    id: text('id').primaryKey(),
+    /** The login's membership (the counter goes with it); null for an address. */
+    membershipId: text('membership_id').references(() => memberships.id, { onDelete: 'cascade' }),
+    /** Attempts counted in the window; an attempt counts before its password is hashed (a success clears the row). */
+    failures: integer('failures').notNull(),
+    windowEndsAt: ts('window_ends_at').notNull(),
+    lockedUntil: ts('locked_until'),
+    /** Locks since the last success: the next lock lasts lock_seconds x 2^lock_level (at most a day). */
+    lockLevel: integer('lock_level').notNull().default(0),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('sign_in_counters_expires_at').on(t.expiresAt), index('sign_in_counters_membership').on(t.membershipId)],
+);

@@ -9,6 +9,7 @@ export const EVENT_TYPES = [
   'UserDeleted',
   'UserPasswordChanged',
   'UserPasswordReset',
+  'UserSignInLocked',
   'UserTypeCreated',
   'UserTypeUpdated',
   'UserTypeDeleted',

@@ -18,6 +18,7 @@ import { NameField, OptionalIntField, OptionalNestedField, SlugField } from '../
 import { IsUsername } from '../common/patterns';
 import { MAX_MAIL_PROVIDERS, MailProviderDto } from '../mail/mail-provider';
 import { OtpSettingsDto } from '../recovery/otp-settings';
+import { SignInPolicyDto } from '../sign-in/sign-in-policy';
 
 /** `active`: new users start active; `passive`: new users start inactive (contract, "Memberships"). */
 export const USER_ACTIVATION_MODES = ['active', 'passive'] as const;
@@ -94,6 +95,16 @@ export class UpdateMembershipDto extends NewMembershipDto {
   @ValidateNested()
   @Type(() => OtpSettingsDto)
   otp_settings?: OtpSettingsDto;
+
+  @ApiPropertyOptional({
+    type: SignInPolicyDto,
+    description: 'Failed sign-ins per login before a lock, their window and the first lock (doubling up to a day). Omitted: kept',
+  })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsObject()
+  @ValidateNested()
+  @Type(() => SignInPolicyDto)
+  sign_in_policy?: SignInPolicyDto;
 }
 
 export class FirstAdminUserDto {

@@ -1,6 +1,7 @@
 import type { MembershipRow } from '../database/schema';
 import { toSys, type Sys } from '../common/sys';
 import { storedOtpSettings, type OtpSettings } from '../recovery/otp-settings';
+import { storedSignInPolicy, type SignInPolicy } from '../sign-in/sign-in-policy';
 import { toMailProviderResponse, type MailProviderResponse } from '../mail/mail-provider';
 
 export interface MembershipResponse {
@@ -15,6 +16,7 @@ export interface MembershipResponse {
   user_activation: string;
   mail_providers: MailProviderResponse[];
   otp_settings: OtpSettings;
+  sign_in_policy: SignInPolicy;
   code_policy: string | null;
   is_system: boolean;
   sys: Sys;
@@ -33,6 +35,7 @@ export function toMembershipResponse(row: MembershipRow, options: { includeSecre
     user_activation: row.userActivation,
     mail_providers: row.mailProviders.map(toMailProviderResponse),
     otp_settings: storedOtpSettings(row.otpSettings),
+    sign_in_policy: storedSignInPolicy(row.signInPolicy),
     code_policy: row.codePolicy,
     is_system: row.isSystem,
     sys: toSys(row),

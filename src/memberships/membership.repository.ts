@@ -19,7 +19,7 @@ export const MEMBERSHIP_QUERY_SCHEMA = querySchema(
     // Memberships are few (one per tenant): sorting by creation or modification time needs no index of its own.
     sysFields(memberships, ['createdAt', 'modifiedAt']),
   ],
-  { sortable: ['id', 'name', 'slug'], hidden: ['secret_key', 'mail_providers', 'otp_settings'] },
+  { sortable: ['id', 'name', 'slug'], hidden: ['secret_key', 'mail_providers', 'otp_settings', 'sign_in_policy'] },
 );
 
 /** The settings a PUT replaces. */
@@ -34,6 +34,7 @@ export type MembershipSettings = Pick<
   | 'hashAlgorithm'
   | 'mailProviders'
   | 'otpSettings'
+  | 'signInPolicy'
   | 'codePolicy'
 >;
 

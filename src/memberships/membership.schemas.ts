@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { SysSchema } from '../common/api-docs';
 import { MailProviderSchema } from '../mail/mail-provider';
 import { OtpSettingsDto } from '../recovery/otp-settings';
+import { SignInPolicyDto } from '../sign-in/sign-in-policy';
 
 /** OpenAPI description of a membership answer (built by toMembershipResponse). */
 export class MembershipSchema {
@@ -16,6 +17,7 @@ export class MembershipSchema {
   @ApiProperty({ enum: ['active', 'passive'] }) user_activation!: string;
   @ApiProperty({ type: [MailProviderSchema] }) mail_providers!: MailProviderSchema[];
   @ApiProperty({ type: OtpSettingsDto, description: 'One-time passwords in reset mails (every field filled in)' }) otp_settings!: OtpSettingsDto;
+  @ApiProperty({ type: SignInPolicyDto, description: 'Sign-in defenses of the membership (every field filled in)' }) sign_in_policy!: SignInPolicyDto;
   @ApiProperty({ type: String, nullable: true, description: 'Slug of the token code policy device codes follow; null: the defaults' }) code_policy!: string | null;
   @ApiProperty() is_system!: boolean;
   @ApiProperty({ type: SysSchema }) sys!: SysSchema;

@@ -13,6 +13,7 @@ import { duplicateSlugProblem, nextMailProviders, type MailProviderDto } from '.
 import { DestinationPolicy, destinationNotAllowed } from '../outbound/destination-policy';
 import type { StoredMailProvider } from '../database/schema';
 import { otpSettingsFrom } from '../recovery/otp-settings';
+import { signInPolicyFrom } from '../sign-in/sign-in-policy';
 import { MembershipCache } from './membership-cache';
 import { MembershipProvisioner, type ProvisionedMembership } from './membership-provisioner';
 import { MEMBERSHIP_DEFAULTS, type CreateMembershipDto, type UpdateMembershipDto } from './membership.dto';
@@ -68,7 +69,7 @@ export class MembershipsService {
 
   /**
    * Replaces the mutable settings; an omitted setting returns to its default, except the slug,
-   * which is kept (it is the token audience), and `mail_providers`, `otp_settings` and `code_policy`, kept when omitted. A new name or slug changes the token issuer or
+   * which is kept (it is the token audience), and `mail_providers`, `otp_settings`, `code_policy` and `sign_in_policy`, kept when omitted. A new name or slug changes the token issuer or
    * audience, so the membership's earlier tokens stop verifying.
    */
   async update(caller: Caller, id: string, input: UpdateMembershipDto): Promise<MembershipResponse> {
@@ -92,6 +93,7 @@ export class MembershipsService {
         hashAlgorithm: input.hash_algorithm ?? MEMBERSHIP_DEFAULTS.hashAlgorithm,
         mailProviders,
         otpSettings: otpSettings ?? current.otpSettings,
+        signInPolicy: input.sign_in_policy === undefined ? current.signInPolicy : signInPolicyFrom(input.sign_in_policy),
         codePolicy: input.code_policy === undefined ? current.codePolicy : input.code_policy,
       };
       if (next.codePolicy !== null && !(await this.memberships.hasCodePolicy(id, next.codePolicy))) {

@@ -112,7 +112,7 @@ export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserv
 
   private readonly signInFailures = new Counter({
     name: 'portcullis_sign_in_failures_total',
-    help: 'Failed sign-ins (POST /generate-token with credentials) by reason: the error code answered',
+    help: 'Failed sign-ins (POST /generate-token with credentials) by reason: the error code answered, locked for a 429 TooManySignInAttempts',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { Public } from '../common/access-decorators';
+import { ClientAddress, Public } from '../common/access-decorators';
 import { ApiJsonBody } from '../common/api-docs';
 import { ApiErrors } from '../common/openapi';
 import { ActivateDto, ResetAnswerSchema, ResetRequestDto, SetPasswordDto, VerifyOtpAnswerSchema, VerifyOtpDto } from './recovery.dto';
@@ -44,13 +44,14 @@ export class RecoveryController {
     summary: 'Exchange a mailed one-time password for a reset token',
     description:
       `${PUBLIC_NOTE} The new reset token replaces the mailed one. Five attempts per OTP; every failure ` +
-      '(unknown user, no OTP, wrong, expired, used up) answers 401 OtpInvalid.',
+      '(unknown user, no OTP, wrong, expired, used up) answers 401 OtpInvalid and is a failed sign-in of its login; a locked login ' +
+      'answers 429 TooManySignInAttempts with Retry-After.',
   })
   @ApiJsonBody(VerifyOtpDto, { otp: { summary: 'An OTP', value: { membership_id: '01J9Z8Q4M3XK7V2N5B6C8D0E1F', email_address: 'ada@example.com', otp: '482913' } } })
   @ApiResponse({ status: 201, type: VerifyOtpAnswerSchema, example: { reset_token: EXAMPLE_TOKEN, expires_in: 3600 } })
-  @ApiErrors(400, 401, 404, 413, 415)
-  verifyOtp(@Body() body: VerifyOtpDto): Promise<{ reset_token: string; expires_in: number }> {
-    return this.recovery.verifyOtp(body);
+  @ApiErrors(400, 401, 404, 413, 415, 429)
+  verifyOtp(@Body() body: VerifyOtpDto, @ClientAddress() clientAddress: string): Promise<{ reset_token: string; expires_in: number }> {
+    return this.recovery.verifyOtp(body, clientAddress);
   }
 
   @Post('memberships/:membershipId/users/set-password')

@@ -14,6 +14,8 @@ import { TokenRevoker } from '../tokens/token-revoker';
 import { PasswordHasher } from '../users/password-hasher';
 import { toUserResponse } from '../users/user.mapper';
 import { UserRepository } from '../users/user.repository';
+import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../sign-in/sign-in-attempts';
+import { SignInDefenses } from '../sign-in/sign-in-defenses';
 import { ChallengeTokens, invalidChallengeToken } from './challenge-tokens';
 import { drawOtp, otpDigest, sameDigest } from './otp';
 import { storedOtpSettings } from './otp-settings';
@@ -62,6 +64,8 @@ export class RecoveryService implements BeforeApplicationShutdown {
     private readonly revoker: TokenRevoker,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
+    private readonly defenses: SignInDefenses,
   ) {}
 
   /** Answers at once; the lookup and the work run after the answer has gone out. */
@@ -72,21 +76,31 @@ export class RecoveryService implements BeforeApplicationShutdown {
     return RESET_ANSWER;
   }
 
-  async verifyOtp(body: VerifyOtpDto): Promise<{ reset_token: string; expires_in: number }> {
+  async verifyOtp(body: VerifyOtpDto, clientAddress: string): Promise<{ reset_token: string; expires_in: number }> {
     const login = loginOf(body);
     const membership = await this.requireMembership(body.membership_id);
     const user = await this.findUser(membership.id, login);
+    // Every OtpInvalid is a failed sign-in of its login (contract "OTP guesses count"); an unknown
+    // name counts and locks under its lower-cased name, as at sign-in.
+    const name = 'emailAddress' in login ? login.emailAddress : login.username;
+    const signIn: SignInAttempt = { membershipId: membership.id, login: user ? { userId: user.id } : { unknownName: name.toLowerCase() }, address: clientAddress };
+    await this.attempts.assertOpen(signIn);
     // Counted for a user id that matches nothing when the user is unknown: the same statement runs.
     const attempt = await this.challenges.countOtpAttempt(membership.id, user?.id ?? this.decoy.userId);
     const given = otpDigest(membership.secretKey, attempt?.id ?? this.decoy.challengeId, body.otp);
     const matches = sameDigest(given, attempt?.otpDigest ?? this.decoy.digest);
     if (!user || !attempt || !matches) {
       if (attempt && attempt.otpAttempts >= MAX_OTP_ATTEMPTS) await this.challenges.dropOtp(attempt.id, attempt.otpDigest);
+      await this.attempts.recordFailure(signIn);
       throw otpInvalid();
     }
     const lifetime = this.config.resetTokenExpiresIn;
     const issued = this.tokens.issue(membership, user.id, 'reset', lifetime);
-    if (!(await this.challenges.exchangeOtp(attempt.id, attempt.otpDigest, issued.jti, issued.expiresAt))) throw otpInvalid();
+    if (!(await this.challenges.exchangeOtp(attempt.id, attempt.otpDigest, issued.jti, issued.expiresAt))) {
+      await this.attempts.recordFailure(signIn);
+      throw otpInvalid();
+    }
+    await this.attempts.recordSuccess(signIn);
     return { reset_token: issued.token, expires_in: lifetime };
   }
 
@@ -112,6 +126,8 @@ export class RecoveryService implements BeforeApplicationShutdown {
       await this.revoker.revokeAllOfUser(record, membership.id, user.id, user.id, PASSWORD_RESET_REASON);
       record({ membershipId: membership.id, eventType: 'UserPasswordChanged', utilizerId: user.id, document: toUserResponse(row) });
     });
+    // After the commit: the new password is the user's, so its failed sign-ins and any lock end.
+    await this.defenses.clearUser(membership.id, user.id);
   }
 
   /** The user activates itself with the mailed token; an admin activation or freeze has ended the token. */

@@ -20,9 +20,13 @@ export interface SignInAttempt {
 }
 
 export interface SignInAttempts {
-  /** Throws `DomainError('TooManySignInAttempts')` (429 with Retry-After) while the login or the address is locked. */
+  /**
+   * Throws `DomainError('TooManySignInAttempts')` (429 with Retry-After) while the login or the address is locked.
+   * Counts the attempt as a failure of the login before the secret is checked (so parallel attempts cannot pass the
+   * limit): call it first, outside a request transaction, and end every attempt with recordFailure or recordSuccess.
+   */
   assertOpen(attempt: SignInAttempt): Promise<void>;
-  /** One failure of the login and of the address; the failure that reaches the limit locks them. */
+  /** One failure of the login (counted by assertOpen) and of the address; the failure that reaches the limit locks them. */
   recordFailure(attempt: SignInAttempt): Promise<void>;
   /** A success: the login's count starts over. */
   recordSuccess(attempt: SignInAttempt): Promise<void>;

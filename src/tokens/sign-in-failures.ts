@@ -9,6 +9,8 @@ export const SIGN_IN_FAILURE_REASONS = [
   'MembershipNotFound',
   'InvalidCredentials',
   'UserInactive',
+  // TooManySignInAttempts: the login or the address was locked (contract "Sign-in defenses").
+  'locked',
 ] as const;
 export type SignInFailureReason = (typeof SIGN_IN_FAILURE_REASONS)[number];
 
@@ -20,4 +22,10 @@ export const SIGN_IN_FAILURE_OBSERVER = Symbol('SIGN_IN_FAILURE_OBSERVER');
 
 export function isSignInFailureReason(code: string): code is SignInFailureReason {
   return (SIGN_IN_FAILURE_REASONS as readonly string[]).includes(code);
+}
+
+/** The metric's reason for an answered error code: the code itself, `locked` for a lock; undefined when it is no sign-in failure. */
+export function signInFailureReasonOf(code: string): SignInFailureReason | undefined {
+  const reason = code === 'TooManySignInAttempts' ? 'locked' : code;
+  return isSignInFailureReason(reason) ? reason : undefined;
 }

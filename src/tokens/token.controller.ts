@@ -11,7 +11,7 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Authenticated, CurrentCaller, Public } from '../common/access-decorators';
+import { Authenticated, clientAddressOf, CurrentCaller, Public } from '../common/access-decorators';
 import type { Caller } from '../common/caller';
 import { parseAuthorization, withoutBearerPrefix } from '../common/authorization-header';
 import { DomainError } from '../common/errors';
@@ -53,6 +53,7 @@ export function sessionMetadata(request: Request): SessionMetadata {
   return {
     ipAddress: typeof ip === 'string' ? ip : undefined,
     userAgent: typeof agent === 'string' ? agent : undefined,
+    clientAddress: clientAddressOf(request),
   };
 }
 
@@ -106,7 +107,9 @@ export class TokenController {
     description:
       'Sign-in: no Authorization, header X-Service-Alias (or Membership, MembershipId) and body {username, password}; ' +
       'answers a token pair. Scoped token: Authorization: Bearer <access token>, body {scopes}; answers an access ' +
-      'token limited to the scopes (no refresh token). An unknown user and a wrong password answer alike.',
+      'token limited to the scopes (no refresh token). An unknown user and a wrong password answer alike. ' +
+      "Wrong passwords count per login (an unknown name like a user) and per client address: past the membership's " +
+      'sign_in_policy the login is locked, 429 TooManySignInAttempts with Retry-After, whatever the password.',
   })
   @ApiSecurity({})
   @ApiBearerAuth('bearer')
@@ -117,7 +120,7 @@ export class TokenController {
     signIn: { summary: 'Sign-in (no Authorization; X-Service-Alias: the membership id)', value: { username: 'ada', password: 'correct horse battery' } },
     scoped: { summary: 'Scoped token (Authorization: Bearer <access token>)', value: { scopes: ['users.read'] } },
   })
-  @ApiErrors(400, 401, 404, 413, 415)
+  @ApiErrors(400, 401, 404, 413, 415, 429)
   generate(@Req() request: Request, @Body() body: GenerateTokenDto): Promise<TokenResponse> {
     const authorization = request.headers.authorization;
     if (authorization) {

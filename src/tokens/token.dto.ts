@@ -64,4 +64,6 @@ export type VerificationResponse =
 export interface SessionMetadata {
   ipAddress?: string;
   userAgent?: string;
+  /** The client's own address (`request.ip`, see TRUST_PROXY), for the sign-in defenses; not stored with the session. */
+  clientAddress?: string;
 }

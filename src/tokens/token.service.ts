@@ -17,7 +17,8 @@ import { TokenRevoker } from './token-revoker';
 import { type SigningMembership, TokenSessionRepository } from './token-session.repository';
 import { RefreshTokenReuse, TokenVerifier, type VerifiedBearer } from './token-verifier';
 import type { SessionMetadata, TokenResponse, VerificationResponse } from './token.dto';
-import { isSignInFailureReason, SIGN_IN_FAILURE_OBSERVER, type SignInFailureObserver } from './sign-in-failures';
+import { signInFailureReasonOf, SIGN_IN_FAILURE_OBSERVER, type SignInFailureObserver } from './sign-in-failures';
+import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../sign-in/sign-in-attempts';
 
 const MAX_SCOPES = 100;
 /** Membership ids are at most 64 characters; a longer header value is cut in the log. */
@@ -41,6 +42,7 @@ export class TokenService {
     private readonly applications: ApplicationCredentials,
     private readonly permissions: CallerPermissions,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
     @Optional() @Inject(SIGN_IN_FAILURE_OBSERVER) private readonly failures?: SignInFailureObserver,
   ) {}
 
@@ -53,10 +55,11 @@ export class TokenService {
     try {
       return await this.checkCredentials(membershipId, login, password, metadata);
     } catch (error) {
-      if (error instanceof DomainError && isSignInFailureReason(error.code)) {
+      const reason = error instanceof DomainError ? signInFailureReasonOf(error.code) : undefined;
+      if (error instanceof DomainError && reason) {
         // The header is caller input: bounded, so a flood of long values cannot bloat the log.
         this.logger.info({ errorCode: error.code, membershipId: membershipId?.slice(0, MAX_LOGGED_MEMBERSHIP_ID) }, 'sign-in failed');
-        this.failures?.signInFailed(error.code);
+        this.failures?.signInFailed(reason);
       }
       throw error;
     }
@@ -77,11 +80,25 @@ export class TokenService {
     const record = isPossibleId(membershipId) ? await this.sessions.findSignInRecord(membershipId, login) : undefined;
     if (!record) throw new DomainError('MembershipNotFound', 'The membership does not exist');
     const { membership, user } = record;
+    // Before any hash: a locked login or address answers 429 whatever the password, and an unknown
+    // name is counted (and locked) exactly like a user, under its lower-cased name.
+    const attempt: SignInAttempt = {
+      membershipId: membership.id,
+      login: user ? { userId: user.id } : { unknownName: login.toLowerCase() },
+      address: metadata.clientAddress ?? 'unknown',
+    };
+    await this.attempts.assertOpen(attempt);
     if (!user || password.length > MAX_PASSWORD_LENGTH) {
       await this.hasher.verifyDecoy(password.slice(0, MAX_PASSWORD_LENGTH));
+      await this.attempts.recordFailure(attempt);
       throw invalidCredentials();
     }
-    if (!(await this.hasher.verify(user.passwordHash, password))) throw invalidCredentials();
+    if (!(await this.hasher.verify(user.passwordHash, password))) {
+      await this.attempts.recordFailure(attempt);
+      throw invalidCredentials();
+    }
+    // The password was right: the guessing is over, whether or not the account may sign in.
+    await this.attempts.recordSuccess(attempt);
     if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
 
     const issued = this.issuer.pair(membership, user, metadata);

@@ -4,6 +4,7 @@ import { ApplicationsModule } from '../applications/applications.module';
 import { EventsModule } from '../events/events.module';
 import { CallerPermissionsModule } from '../roles/caller-permissions.module';
 import { PasswordHasherModule } from '../users/password-hasher.module';
+import { SignInModule } from '../sign-in/sign-in.module';
 import { JwtCodec, TOKEN_JWT_OPTIONS } from './jwt-codec';
 import { TokenController } from './token.controller';
 import { TokenIssuer } from './token-issuer';
@@ -16,7 +17,7 @@ import { TokenVerifier } from './token-verifier';
 
 /** Sign-in, the token endpoints and the token listings; the codec is @nestjs/jwt with each membership's key. */
 @Module({
-  imports: [JwtModule.register(TOKEN_JWT_OPTIONS), PasswordHasherModule, EventsModule, ApplicationsModule, CallerPermissionsModule],
+  imports: [JwtModule.register(TOKEN_JWT_OPTIONS), PasswordHasherModule, EventsModule, ApplicationsModule, CallerPermissionsModule, SignInModule],
   controllers: [TokenController, ActiveTokensController, RevokedTokensController],
   providers: [JwtCodec, TokenSessionRepository, TokenVerifier, TokenIssuer, TokenRevoker, TokenService, TokenListingService],
   exports: [JwtCodec, TokenVerifier, TokenRevoker, TokenService],

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
-import { Authenticated, CurrentCaller } from '../common/access-decorators';
+import { Authenticated, ClientAddress, CurrentCaller } from '../common/access-decorators';
 import { ApiJsonBody } from '../common/api-docs';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { CheckPasswordAnswerSchema, CheckPasswordDto } from '../recovery/recovery.dto';
@@ -9,7 +9,8 @@ import { UsersService } from './users.service';
 
 const DESCRIPTION =
   "Checks the caller's own password (Bearer, user; Basic 403). Body {password}; the query form ?password= is deprecated " +
-  '(the body wins). One Argon2 verification; over 256 characters is false unhashed; no event, lockout or session change.';
+  '(the body wins). One Argon2 verification; over 256 characters is false unhashed; no event or session change. A false answer is a failed ' +
+  'sign-in of the caller, and a locked caller answers 429 TooManySignInAttempts with Retry-After.';
 
 /** `/users/check-password`: the membership is the token's. */
 @ApiTags('users')
@@ -25,9 +26,14 @@ export class PasswordCheckController {
   @ApiQuery({ name: 'password', type: String, required: false, deprecated: true, description: 'Deprecated: send the body instead' })
   @ApiJsonBody(CheckPasswordDto, { check: { summary: 'A password', value: { password: 'correct horse battery' } } }, false)
   @ApiResponse({ status: 200, type: CheckPasswordAnswerSchema, example: { valid: true } })
-  @ApiErrors(400, 401, 403)
-  checkByPost(@CurrentCaller() caller: Caller, @Body() body: CheckPasswordDto, @Query('password') query: unknown): Promise<{ valid: boolean }> {
-    return this.users.checkPassword(caller, body.password ?? query);
+  @ApiErrors(400, 401, 403, 429)
+  checkByPost(
+    @CurrentCaller() caller: Caller,
+    @Body() body: CheckPasswordDto,
+    @Query('password') query: unknown,
+    @ClientAddress() clientAddress: string,
+  ): Promise<{ valid: boolean }> {
+    return this.users.checkPassword(caller, body.password ?? query, clientAddress);
   }
 
   @Get()
@@ -35,8 +41,13 @@ export class PasswordCheckController {
   @ApiOperation({ summary: "Check the caller's own password (query form, deprecated)", description: DESCRIPTION, deprecated: true })
   @ApiQuery({ name: 'password', type: String, required: true, deprecated: true, example: 'correct horse battery' })
   @ApiResponse({ status: 200, type: CheckPasswordAnswerSchema, example: { valid: false } })
-  @ApiErrors(400, 401, 403)
-  checkByGet(@CurrentCaller() caller: Caller, @Body() body: CheckPasswordDto, @Query('password') query: unknown): Promise<{ valid: boolean }> {
-    return this.users.checkPassword(caller, body?.password ?? query);
+  @ApiErrors(400, 401, 403, 429)
+  checkByGet(
+    @CurrentCaller() caller: Caller,
+    @Body() body: CheckPasswordDto,
+    @Query('password') query: unknown,
+    @ClientAddress() clientAddress: string,
+  ): Promise<{ valid: boolean }> {
+    return this.users.checkPassword(caller, body?.password ?? query, clientAddress);
   }
 }

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Param, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
-import { CurrentCaller, CurrentDecision, RequirePermission } from '../common/access-decorators';
+import { ClientAddress, CurrentCaller, CurrentDecision, RequirePermission } from '../common/access-decorators';
 import { ApiErrors } from '../common/openapi';
 import { ActionRoute, BulkDeleteRoute, CreateRoute, DeleteRoute, GetRoute, ReplaceRoute, SearchRoute } from '../common/crud/crud-routes';
 import { type Listing, ListingRoutes } from '../common/crud/listing-routes';
@@ -113,19 +113,20 @@ export class UsersController implements Listing {
   @ApiOperation({
     summary: "Change a user's password",
     description:
-      'The user itself sends {current_password, password} (a wrong current password is 400 InvalidCurrentPassword); ' +
+      'The user itself sends {current_password, password} (a wrong current password is 400 InvalidCurrentPassword and a failed sign-in; a locked user answers 429); ' +
       'another caller holding users.update.{id} sends {password} alone. The new password may not equal the current one. ' +
       "Revokes the user's sessions: all of them, or all but the caller's own when users change their own password.",
   })
   @ApiResponse({ status: 204, description: 'Changed' })
-  @ApiErrors(400, 403, 404)
+  @ApiErrors(400, 403, 404, 429)
   async changePassword(
     @Param('membershipId') membershipId: string,
     @Param('id') id: string,
     @CurrentCaller() caller: Caller,
     @Body() body: ChangePasswordDto,
+    @ClientAddress() clientAddress: string,
   ): Promise<void> {
-    await this.users.changePassword(membershipId, id, caller, body);
+    await this.users.changePassword(membershipId, id, caller, body, clientAddress);
   }
 
   @SetActiveRoute('activate', 'Activate a user (is_active = true)')

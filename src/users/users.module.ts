@@ -7,6 +7,7 @@ import { UserTypesModule } from '../user-types/user-types.module';
 import { ActivationIssuer } from '../recovery/activation-issuer';
 import { ChallengeTokens } from '../recovery/challenge-tokens';
 import { UserChallengeRepository } from '../recovery/user-challenge.repository';
+import { SignInModule } from '../sign-in/sign-in.module';
 import { PasswordCheckController } from './password-check.controller';
 import { PasswordHasherModule } from './password-hasher.module';
 import { UserRepository } from './user.repository';
@@ -14,7 +15,7 @@ import { UsersController } from './users.controller';
 import { UsersService } from './users.service';
 
 @Module({
-  imports: [UserTypesModule, MembershipStoreModule, CallerPermissionsModule, EventsModule, PasswordHasherModule, TokensModule],
+  imports: [UserTypesModule, MembershipStoreModule, CallerPermissionsModule, EventsModule, PasswordHasherModule, TokensModule, SignInModule],
   controllers: [UsersController, PasswordCheckController],
   // The challenge store lives here because creating and changing users opens and ends challenges.
   providers: [UserRepository, UsersService, UserChallengeRepository, ChallengeTokens, ActivationIssuer],

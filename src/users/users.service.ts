@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, type FieldError } from '../common/errors';
@@ -23,6 +23,7 @@ import { sameJson } from '../common/same-json';
 import type { ChangePasswordDto, CreateUserFieldsDto, UserFieldsDto, UserInput } from './user.dto';
 import { toUserResponse, type UserResponse } from './user.mapper';
 import { UserRepository } from './user.repository';
+import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../sign-in/sign-in-attempts';
 
 const notFound = (): DomainError => new DomainError('UserNotFound', 'The user does not exist');
 
@@ -122,6 +123,7 @@ export class UsersService {
     private readonly permissions: CallerPermissions,
     private readonly challenges: UserChallengeRepository,
     private readonly activations: ActivationIssuer,
+    @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
   ) {}
 
   async list(caller: Caller, membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
@@ -235,7 +237,7 @@ export class UsersService {
    * prove the current password, so a stolen access token alone cannot take the account over; the
    * guard lets anyone else through only with `users.update.{id}`. A refused change revokes nothing.
    */
-  async changePassword(membershipId: string, id: string, caller: Caller, body: ChangePasswordDto): Promise<void> {
+  async changePassword(membershipId: string, id: string, caller: Caller, body: ChangePasswordDto, clientAddress: string): Promise<void> {
     const self = caller.kind === 'user' && caller.id === id;
     if (self && body.current_password === undefined) {
       throw validationFailure([{ field: 'current_password', message: 'is required to change your own password' }]);
@@ -248,9 +250,14 @@ export class UsersService {
     if (self) {
       // Equal strings need no hash to compare; the current one is verified once, below.
       if (body.current_password === body.password) throw samePassword();
+      // A wrong current password is a failed sign-in of the user (contract "Sign-in defenses").
+      const attempt: SignInAttempt = { membershipId, login: { userId: id }, address: clientAddress };
+      await this.attempts.assertOpen(attempt);
       if (!(await this.hasher.verify(user.passwordHash, body.current_password ?? ''))) {
+        await this.attempts.recordFailure(attempt);
         throw new DomainError('InvalidCurrentPassword', 'The current password is not correct');
       }
+      await this.attempts.recordSuccess(attempt);
     } else if (await this.hasher.verify(user.passwordHash, body.password)) {
       throw samePassword();
     }
@@ -304,16 +311,20 @@ export class UsersService {
 
   /**
    * The caller's own password, checked (contract "Check password"): one Argon2 verification, no
-   * event, no lockout, no session change. The value is never logged or echoed.
+   * event, no session change. A `false` is a failed sign-in of the user, and a locked user
+   * answers 429 (contract "Sign-in defenses"). The value is never logged or echoed.
    */
-  async checkPassword(caller: Caller, password: unknown): Promise<{ valid: boolean }> {
+  async checkPassword(caller: Caller, password: unknown, clientAddress: string): Promise<{ valid: boolean }> {
     if (caller.kind !== 'user') throw new DomainError('AccessDenied', 'Only a user checks its own password; applications have none');
     if (typeof password !== 'string' || password === '') throw validationFailure([{ field: 'password', message: 'is required, as one string' }]);
-    // Longer than any password the service accepts: cannot match, and costs no hashing.
-    if (password.length > MAX_PASSWORD_LENGTH) return { valid: false };
     const user = await this.repository.findById(caller.membershipId, caller.id);
     if (!user) throw notFound();
-    return { valid: await this.hasher.verify(user.passwordHash, password) };
+    const attempt: SignInAttempt = { membershipId: caller.membershipId, login: { userId: user.id }, address: clientAddress };
+    await this.attempts.assertOpen(attempt);
+    // Longer than any password the service accepts: cannot match, and costs no hashing.
+    const valid = password.length <= MAX_PASSWORD_LENGTH && (await this.hasher.verify(user.passwordHash, password));
+    await (valid ? this.attempts.recordSuccess(attempt) : this.attempts.recordFailure(attempt));
+    return { valid };
   }
 
   async remove(membershipId: string, id: string, caller: Caller): Promise<void> {

@@ -33,6 +33,7 @@ describe('memberships API', () => {
         user_activation: 'passive',
         mail_providers: [],
         otp_settings: { enabled: false, length: 6, contains_letters: false, contains_digits: true, expires_in: 600 },
+        sign_in_policy: { max_failures: 10, window_seconds: 900, lock_seconds: 60 },
         code_policy: null,
         is_system: false,
         sys: { created_at: expect.any(String), created_by: suite.inst.admin.userId },

@@ -63,6 +63,24 @@ describeWithServer(`two instances on one database${serverConfigured ? '' : ' (sk
       expect(refresh.body.errorCode).toBe('RefreshTokenWasRevoked');
     });
 
+    it('a sign-in lock set through A refuses on B at once; parallel guesses on both count as one (max_failures 10); an unlock through B frees it on A', async () => {
+      const user = await createUser();
+      const guess = (app: TestApp, guessed: string) =>
+        app.http().post('/generate-token').set('X-Service-Alias', membershipId).send({ username: user.username, password: guessed });
+      // 16 wrong passwords at once, half on each instance: the count is one row, so exactly 10 reach the password check.
+      const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => guess(i % 2 ? b : a, 'a wrong guess')));
+      expect(answers.filter((res) => res.status === 401)).toHaveLength(10);
+      expect(answers.filter((res) => res.status === 429)).toHaveLength(6);
+      for (const app of [a, b]) {
+        const locked = await guess(app, password);
+        expect(locked.status).toBe(429);
+        expect(locked.body.errorCode).toBe('TooManySignInAttempts');
+        expect(Number(locked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      }
+      await b.http().post(`/memberships/${membershipId}/users/${user.id}/unlock`).set('Authorization', install.admin.auth).expect(204);
+      expect((await guess(a, password)).status).toBe(201);
+    });
+
     it('a user frozen through A can no longer use its tokens or sign in on B', async () => {
       const user = await createUser();
       const session = await signIn(b, membershipId, user.username, password);

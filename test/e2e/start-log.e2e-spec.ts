@@ -151,7 +151,7 @@ describe('failed sign-ins', () => {
       .send({ username: 'dormant', email_address: 'dormant@example.com', password: 'dormant-password-7f3k', is_active: false })
       .expect(201);
     expect(inactive.body.is_active).toBe(false);
-    expect(await failures()).toEqual({ MembershipIdRequired: 0, ModelValidationError: 0, MembershipNotFound: 0, InvalidCredentials: 0, UserInactive: 0 });
+    expect(await failures()).toEqual({ MembershipIdRequired: 0, ModelValidationError: 0, MembershipNotFound: 0, InvalidCredentials: 0, UserInactive: 0, locked: 0 });
     service.log.clear();
 
     await signIn(m, { username: install.admin.username, password: 'wrong-password-q8z2x' }).expect(401);
@@ -162,7 +162,7 @@ describe('failed sign-ins', () => {
     await signIn(m, { username: 'dormant' }).expect(400);
     await signIn(m, { username: install.admin.username, password: install.admin.password }).expect(201);
 
-    expect(await failures()).toEqual({ MembershipIdRequired: 1, ModelValidationError: 1, MembershipNotFound: 1, InvalidCredentials: 2, UserInactive: 1 });
+    expect(await failures()).toEqual({ MembershipIdRequired: 1, ModelValidationError: 1, MembershipNotFound: 1, InvalidCredentials: 2, UserInactive: 1, locked: 0 });
     const logged = service.log.lines().filter((line) => line.msg === 'sign-in failed');
     expect(logged.map((line) => [line.level, line.errorCode, line.membershipId])).toEqual([
       [30, 'InvalidCredentials', m],

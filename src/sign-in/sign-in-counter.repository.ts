@@ -1,0 +1,143 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { and, eq, getTableColumns, sql } from 'drizzle-orm';
+import { DATABASE, type Database, queryRows } from '../database/database';
+import { signInCounters, users, type UserRecord } from '../database/schema';
+import { DEFAULT_SIGN_IN_POLICY } from './sign-in-policy';
+
+/** The longest lock, seconds (contract: doubling "up to 86400 s"). */
+export const MAX_LOCK_SECONDS = 86_400;
+/** How long past the end of its last lock a login remembers it, so the next lock doubles. */
+const LOCK_MEMORY_SECONDS = 86_400;
+
+/** The membership's sign_in_policy as one row (max_failures, window_seconds, lock_seconds), defaults for fields never set. */
+const policyOf = (membershipId: string) =>
+  sql`select coalesce((sign_in_policy->>'max_failures')::int, ${DEFAULT_SIGN_IN_POLICY.max_failures}) as max_failures,
+             coalesce((sign_in_policy->>'window_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.window_seconds}) as window_seconds,
+             coalesce((sign_in_policy->>'lock_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.lock_seconds}) as lock_seconds
+      from memberships where id = ${membershipId}`;
+
+/** What counting an attempt found: the login's count with this attempt, and the locks in force. */
+export interface ReservedAttempt {
+  failures: number;
+  maxFailures: number;
+  /** Seconds left of the login's lock; 0 when none holds. */
+  loginLockLeft: number;
+  /** Seconds left until the address's window ends, when its failures have reached the limit; else 0. */
+  addressLockLeft: number;
+}
+
+/** A lock this failure set. */
+export interface NewLock {
+  /** Locks since the last success, this one included (1: the first). */
+  level: number;
+  failures: number;
+  lockedUntil: Date;
+}
+
+export interface AddressLimit {
+  maxFailures: number;
+  windowSeconds: number;
+}
+
+/**
+ * Sign-in failure counts and locks (table sign_in_counters), one row per login or client address.
+ * The membership's `sign_in_policy` is read by the counting statements themselves, so no instance
+ * can act on a stale copy of it. Every statement is single and atomic: parallel attempts are
+ * serialised by the row, never by a read followed by a write.
+ */
+@Injectable()
+export class SignInCounterRepository {
+  constructor(@Inject(DATABASE) private readonly database: Database) {}
+
+  /**
+   * Counts an attempt of the login before its secret is checked (so attempts in flight count),
+   * unless the address is locked; nothing is counted while the login itself is locked.
+   * Undefined when the membership does not exist.
+   */
+  async reserve(membershipId: string, loginKey: string, addressKey: string, address: AddressLimit): Promise<ReservedAttempt | undefined> {
+    const [row] = await queryRows<{
+      failures: number | null;
+      max_failures: number;
+      login_lock_left: string | null;
+      address_lock_left: string | null;
+    }>(
+      this.database.db,
+      sql`with policy as (${policyOf(membershipId)}), address_lock as (
+            select window_ends_at from sign_in_counters
+            where id = ${addressKey} and window_ends_at > now() and failures >= ${address.maxFailures}
+          ), reserved as (
+            insert into sign_in_counters as c (id, membership_id, failures, window_ends_at, lock_level, expires_at)
+            select ${loginKey}, ${membershipId}, 1, now() + make_interval(secs => p.window_seconds), 0, now() + make_interval(secs => p.window_seconds)
+            from policy p where not exists (select 1 from address_lock)
+            on conflict (id) do update set
+              failures = case when c.locked_until > now() then c.failures when c.window_ends_at <= now() then 1 else c.failures + 1 end,
+              window_ends_at = case when c.locked_until > now() or c.window_ends_at > now() then c.window_ends_at else excluded.window_ends_at end,
+              expires_at = greatest(c.expires_at, excluded.expires_at)
+            returning c.failures, c.locked_until
+          )
+          select r.failures, p.max_failures,
+                 greatest(0, extract(epoch from (r.locked_until - now()))) as login_lock_left,
+                 greatest(0, extract(epoch from ((select window_ends_at from address_lock) - now()))) as address_lock_left
+          from policy p left join reserved r on true`,
+    );
+    if (!row) return undefined;
+    return {
+      failures: row.failures ?? 0,
+      maxFailures: row.max_failures,
+      loginLockLeft: Number(row.login_lock_left ?? 0),
+      addressLockLeft: Number(row.address_lock_left ?? 0),
+    };
+  }
+
+  /**
+   * A failure: the address counts it, and the login (whose attempt `reserve` counted already) is
+   * locked when its count has reached the policy's limit and no lock holds yet. One statement.
+   * The new lock, when this failure set one.
+   */
+  async recordFailure(membershipId: string, loginKey: string, addressKey: string, address: AddressLimit): Promise<NewLock | undefined> {
+    const [row] = await queryRows<{ lock_level: number; failures: number; locked_until: string | Date }>(
+      this.database.db,
+      sql`with policy as (${policyOf(membershipId)}), address as (
+            insert into sign_in_counters as c (id, membership_id, failures, window_ends_at, lock_level, expires_at)
+            values (${addressKey}, null, 1, now() + make_interval(secs => ${address.windowSeconds}), 0, now() + make_interval(secs => ${address.windowSeconds}))
+            on conflict (id) do update set
+              failures = case when c.window_ends_at <= now() then 1 else c.failures + 1 end,
+              window_ends_at = case when c.window_ends_at <= now() then excluded.window_ends_at else c.window_ends_at end,
+              expires_at = greatest(c.expires_at, excluded.expires_at)
+            returning c.id
+          ), counted as (
+            select failures from sign_in_counters where id = ${loginKey}
+          ), locked as (
+            update sign_in_counters c set
+              locked_until = now() + make_interval(secs => least(${MAX_LOCK_SECONDS}, p.lock_seconds * power(2, least(c.lock_level, 20)))),
+              lock_level = c.lock_level + 1,
+              failures = 0,
+              expires_at = greatest(c.expires_at,
+                now() + make_interval(secs => least(${MAX_LOCK_SECONDS}, p.lock_seconds * power(2, least(c.lock_level, 20))) + ${LOCK_MEMORY_SECONDS}))
+            from policy p
+            where c.id = ${loginKey} and c.failures >= p.max_failures and (c.locked_until is null or c.locked_until <= now())
+            returning c.lock_level, c.locked_until
+          )
+          select l.lock_level, l.locked_until, coalesce((select failures from counted), 0) as failures
+          from locked l`,
+    );
+    if (!row) return undefined;
+    return { level: row.lock_level, failures: row.failures, lockedUntil: new Date(row.locked_until) };
+  }
+
+  /** A success, an unlock or a password set by reset: the login's count, lock and doubling start over. */
+  async clear(membershipId: string, loginKey: string): Promise<void> {
+    await this.database.db.delete(signInCounters).where(and(eq(signInCounters.membershipId, membershipId), eq(signInCounters.id, loginKey)));
+  }
+
+  /** The user a lock event describes (without its password hash). */
+  async findUser(membershipId: string, userId: string): Promise<UserRecord | undefined> {
+    const { passwordHash: _hash, ...columns } = getTableColumns(users);
+    const [row] = await this.database.db
+      .select(columns)
+      .from(users)
+      .where(and(eq(users.membershipId, membershipId), eq(users.id, userId)))
+      .limit(1);
+    return row;
+  }
+}

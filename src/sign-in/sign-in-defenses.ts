@@ -1,0 +1,101 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { RetryLaterError } from '../common/errors';
+import { LOGGER } from '../common/logger';
+import { toUserResponse } from '../common/user-document';
+import { EventRecorder } from '../events/event-recorder';
+import { SYSTEM_UTILIZER } from '../events/event-types';
+import type { SignInAttempt, SignInAttempts, SignInLogin } from './sign-in-attempts';
+import { type AddressLimit, SignInCounterRepository } from './sign-in-counter.repository';
+
+/** The same answer for every lock, of a user, of an unknown name or of an address: it tells nothing but when to return. */
+const locked = (seconds: number): RetryLaterError =>
+  new RetryLaterError('TooManySignInAttempts', 'Too many failed sign-in attempts; try again later', seconds);
+
+/** Retry-After of an attempt refused because max_failures attempts of its login are already in flight. */
+const IN_FLIGHT_RETRY_SECONDS = 1;
+
+/** The counter of a login: the user, or the unknown name (lower-cased by whoever built the login). */
+function loginKeyOf(membershipId: string, login: SignInLogin): string {
+  return 'userId' in login ? `login:${membershipId}:${login.userId}` : `name:${membershipId}:${login.unknownName.toLowerCase()}`;
+}
+
+const addressKeyOf = (address: string): string => `address:${address}`;
+
+/**
+ * The sign-in defenses (contract "Sign-in defenses"), behind the SignInAttempts port.
+ *
+ * `assertOpen` counts the attempt as a failure before the secret is checked: attempts in flight
+ * are counted, so 8 parallel wrong passwords against max_failures 3 let exactly 3 reach argon2.
+ * `recordFailure` then confirms it (and locks the login when the count has reached the limit);
+ * `recordSuccess` clears the login's count. Every step that checks a typed secret therefore calls
+ * `assertOpen` first, outside any request transaction (a rollback must not undo a count).
+ *
+ * A client address counts failures only (not attempts) over every membership; at
+ * SIGN_IN_ADDRESS_MAX_FAILURES within its window it is refused until the window ends.
+ */
+@Injectable()
+export class SignInDefenses implements SignInAttempts {
+  private readonly addressLimit: AddressLimit;
+  /** False only when SIGN_IN_DEFENSES=off (the benchmark's comparison): nothing is counted or refused. */
+  private readonly enabled: boolean;
+
+  constructor(
+    private readonly counters: SignInCounterRepository,
+    private readonly recorder: EventRecorder,
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.addressLimit = { maxFailures: config.signInAddressMaxFailures, windowSeconds: config.signInAddressWindowSeconds };
+    this.enabled = config.signInDefenses;
+  }
+
+  async assertOpen({ membershipId, login, address }: SignInAttempt): Promise<void> {
+    if (!this.enabled) return;
+    const reserved = await this.counters.reserve(membershipId, loginKeyOf(membershipId, login), addressKeyOf(address), this.addressLimit);
+    if (!reserved) return;
+    if (reserved.addressLockLeft > 0) throw locked(reserved.addressLockLeft);
+    if (reserved.loginLockLeft > 0) throw locked(reserved.loginLockLeft);
+    // Attempts in flight have used the login's allowance: within a second they have either locked
+    // it (the next attempt learns for how long) or succeeded and cleared the count.
+    if (reserved.failures > reserved.maxFailures) throw locked(IN_FLIGHT_RETRY_SECONDS);
+  }
+
+  async recordFailure({ membershipId, login, address }: SignInAttempt): Promise<void> {
+    if (!this.enabled) return;
+    const lock = await this.counters.recordFailure(membershipId, loginKeyOf(membershipId, login), addressKeyOf(address), this.addressLimit);
+    if (!lock || !('userId' in login)) return;
+    // Never the name or the address: the log holds who was locked by id only.
+    this.logger.info({ membershipId, userId: login.userId, lockLevel: lock.level, lockedUntil: lock.lockedUntil.toISOString() }, 'sign-in locked');
+    // Not awaited: the answer to the failure that locked a user must take as long as an unknown
+    // name's, which records nothing (else its timing would tell that the user exists).
+    if (lock.level === 1) {
+      void this.recordFirstLock(membershipId, login.userId, lock.failures, lock.lockedUntil).catch((error: unknown) =>
+        this.logger.error({ err: error, membershipId, userId: login.userId }, 'UserSignInLocked could not be recorded'),
+      );
+    }
+  }
+
+  async recordSuccess({ membershipId, login }: SignInAttempt): Promise<void> {
+    if (!this.enabled) return;
+    await this.counters.clear(membershipId, loginKeyOf(membershipId, login));
+  }
+
+  /** An administrator's unlock, or a password set by reset: the user's count, lock and doubling start over. */
+  async clearUser(membershipId: string, userId: string): Promise<void> {
+    await this.counters.clear(membershipId, loginKeyOf(membershipId, { userId }));
+  }
+
+  /** `UserSignInLocked`, on the first lock since the last success (the doubled ones that follow are not recorded). */
+  private async recordFirstLock(membershipId: string, userId: string, failures: number, lockedUntil: Date): Promise<void> {
+    const user = await this.counters.findUser(membershipId, userId);
+    if (!user) return;
+    await this.recorder.record({
+      membershipId,
+      eventType: 'UserSignInLocked',
+      utilizerId: SYSTEM_UTILIZER,
+      document: { user: toUserResponse(user), failures, locked_until: lockedUntil.toISOString() },
+    });
+  }
+}

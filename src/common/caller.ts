@@ -22,6 +22,8 @@ export interface UserCaller extends CallerBase {
   sessionId: string;
   /** Scopes of a scoped token; null for a full access token. */
   scopes: readonly string[] | null;
+  /** The session's authentication methods (RFC 8176) from the token; null when it carries none. */
+  amr: readonly string[] | null;
 }
 
 export interface ApplicationCaller extends CallerBase {

@@ -22,6 +22,7 @@ const SWEPT_TABLES: readonly SweptTable[] = [
   { table: 'token_codes', expiresColumn: 'expires_at' },
   // Pending resets and activations: their tokens have expired by then, and the reset interval is over.
   { table: 'user_challenges', expiresColumn: 'expires_at' },
+  { table: 'mfa_sign_ins', expiresColumn: 'expires_at' },
 ];
 
 const BATCH_SIZE = 1_000;

@@ -47,12 +47,18 @@ export class TokenCodeRepository {
   async decide(
     membershipId: string,
     userCode: string,
-    decision: { state: 'approved' | 'denied'; approvedBy: string | null; scopes: readonly string[] | null },
+    decision: { state: 'approved' | 'denied'; approvedBy: string | null; scopes: readonly string[] | null; amr: readonly string[] | null },
     executor: Executor = this.database.db,
   ): Promise<TokenCodeRow | undefined> {
     const [row] = await executor
       .update(tokenCodes)
-      .set({ state: decision.state, approvedBy: decision.approvedBy, scopes: decision.scopes ? [...decision.scopes] : null, decidedAt: sql`now()` })
+      .set({
+        state: decision.state,
+        approvedBy: decision.approvedBy,
+        scopes: decision.scopes ? [...decision.scopes] : null,
+        amr: decision.amr ? [...decision.amr] : null,
+        decidedAt: sql`now()`,
+      })
       .where(
         and(
           eq(tokenCodes.membershipId, membershipId),

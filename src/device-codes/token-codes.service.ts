@@ -114,13 +114,16 @@ export class TokenCodesService {
    * no permission is needed): one conditional update, its event in the same transaction.
    */
   async decide(caller: Caller, membershipId: string, rawUserCode: string, state: 'approved' | 'denied'): Promise<TokenCodeView> {
-    const { user, scopes } = requireUser(caller);
+    const { user, scopes, amr } = requireUser(caller);
     const userCode = normalizeUserCode(rawUserCode);
+    // A session that skipped the factor its user has now (one opened before it was enabled) cannot hand out a device's session.
+    if (state === 'approved') await this.tokens.assertPassedSecondStep(membershipId, user.id, amr);
     const decided = await this.recorder.transaction(async (_tx, record) => {
       const row = await this.codes.decide(membershipId, userCode, {
         state,
         approvedBy: state === 'approved' ? user.id : null,
         scopes: state === 'approved' ? scopes : null,
+        amr: state === 'approved' ? amr : null,
       });
       if (!row) return undefined;
       record({
@@ -163,7 +166,7 @@ export class TokenCodesService {
     const issued = await this.tokens.issueForDeviceCode(
       membership,
       approver,
-      { userCode: code.userCode, scopes: code.scopes },
+      { userCode: code.userCode, scopes: code.scopes, amr: code.amr },
       metadata,
       { consume: () => this.codes.consume(code.id), release: () => this.codes.release(code.id) },
     );
@@ -181,5 +184,5 @@ function sameDigest(stored: string, computed: string): boolean {
 function requireUser(caller: Caller) {
   if (caller.kind !== 'user') throw new DomainError('AccessDenied', 'Device codes are viewed and decided by users');
   if (!caller.user) throw new Error('Token code routes must be declared with @Authenticated({ userRecord: true })');
-  return { user: caller.user, scopes: caller.scopes };
+  return { user: caller.user, scopes: caller.scopes, amr: caller.amr };
 }

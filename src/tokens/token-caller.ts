@@ -16,5 +16,6 @@ export function toUserCaller(verified: VerifiedCaller | VerifiedWithUser | Verif
     user: record,
     sessionId: family.id,
     scopes: session.scopes ?? null,
+    amr: claims.amr ?? null,
   };
 }

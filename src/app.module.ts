@@ -22,6 +22,7 @@ import { SetupModule } from './setup/setup.module';
 import { TokensModule } from './tokens/tokens.module';
 import { UsersModule } from './users/users.module';
 import { RecoveryModule } from './recovery/recovery.module';
+import { SignInModule } from './sign-in/sign-in.module';
 
 @Module({})
 export class AppModule {
@@ -48,6 +49,7 @@ export class AppModule {
         TokenCodePoliciesModule,
         DeviceCodesModule,
         RecoveryModule,
+        SignInModule,
         ...testModules,
       ],
       providers: [

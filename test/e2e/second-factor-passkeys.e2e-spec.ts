@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CDPSession, Page } from 'playwright-core';
@@ -9,7 +10,7 @@ import { describeWithBrowser, useBrowser } from '../support/browser';
 jest.setTimeout(180_000);
 
 /** @simplewebauthn/browser's own bundle: the page runs what a real front end would. */
-const BROWSER_LIBRARY = readFileSync(require.resolve('@simplewebauthn/browser/dist/bundle/index.umd.min.js'), 'utf8');
+const BROWSER_LIBRARY = readFileSync(join(__dirname, '..', '..', 'node_modules', '@simplewebauthn', 'browser', 'dist', 'bundle', 'index.umd.min.js'), 'utf8');
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>passkeys</title><script src="/simplewebauthn.js"></script></head><body>passkeys</body></html>`;
 
 /** The relying party's page on loopback, at http://localhost:<port> (WebAuthn needs a host name, not an IP literal). */
@@ -65,9 +66,9 @@ describeWithBrowser('passkeys as a second factor, in headless Chromium with a vi
   });
 
   const register = (optionsJSON: Json): Promise<Json> =>
-    page.evaluate(async (options) => (window as unknown as { SimpleWebAuthnBrowser: { startRegistration: (a: object) => Promise<Json> } }).SimpleWebAuthnBrowser.startRegistration({ optionsJSON: options }), optionsJSON);
+    page.evaluate(async (options) => (globalThis as unknown as { SimpleWebAuthnBrowser: { startRegistration: (a: object) => Promise<Json> } }).SimpleWebAuthnBrowser.startRegistration({ optionsJSON: options }), optionsJSON);
   const authenticate = (optionsJSON: Json): Promise<Json> =>
-    page.evaluate(async (options) => (window as unknown as { SimpleWebAuthnBrowser: { startAuthentication: (a: object) => Promise<Json> } }).SimpleWebAuthnBrowser.startAuthentication({ optionsJSON: options }), optionsJSON);
+    page.evaluate(async (options) => (globalThis as unknown as { SimpleWebAuthnBrowser: { startAuthentication: (a: object) => Promise<Json> } }).SimpleWebAuthnBrowser.startAuthentication({ optionsJSON: options }), optionsJSON);
 
   it('registers a passkey, signs in with it (amr hwk), refuses replays and a counter that went back, and removes it', async () => {
     const { user, session } = await createSignedInUser(t, inst.admin);

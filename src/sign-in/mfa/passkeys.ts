@@ -29,6 +29,12 @@ export interface RegisteredPasskey {
 /** Whether a response's challenge is the one that was issued; it takes it too (single use). */
 export type ChallengeCheck = (challenge: string) => Promise<boolean>;
 
+/**
+ * The library takes a string challenge as text and encodes its characters: the 32 random bytes
+ * go as bytes, so the options (and the browser's clientDataJSON) carry exactly the stored base64url.
+ */
+const challengeBytes = (challenge: string): Uint8Array<ArrayBuffer> => new Uint8Array(Buffer.from(challenge, 'base64url'));
+
 const transportsOf = (credential: Pick<WebauthnCredentialRow, 'transports'>): AuthenticatorTransportFuture[] =>
   credential.transports as AuthenticatorTransportFuture[];
 
@@ -57,7 +63,7 @@ export class Passkeys {
       rpID: this.config.webauthnRpId,
       userName: user.username,
       userID: new TextEncoder().encode(user.id),
-      challenge,
+      challenge: challengeBytes(challenge),
       timeout: PASSKEY_CHALLENGE_SECONDS * 1000,
       attestationType: 'none',
       excludeCredentials: existing.map((credential) => ({ id: credential.credentialId, transports: transportsOf(credential) })),
@@ -90,7 +96,7 @@ export class Passkeys {
   authenticationOptions(challenge: string, credentials: readonly WebauthnCredentialRow[]): Promise<PublicKeyCredentialRequestOptionsJSON> {
     return generateAuthenticationOptions({
       rpID: this.config.webauthnRpId,
-      challenge,
+      challenge: challengeBytes(challenge),
       timeout: PASSKEY_CHALLENGE_SECONDS * 1000,
       userVerification: 'preferred',
       allowCredentials: credentials.map((credential) => ({ id: credential.credentialId, transports: transportsOf(credential) })),

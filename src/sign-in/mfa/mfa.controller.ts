@@ -24,6 +24,8 @@ const PASSWORD_REQUIRED = `${SELF_ONLY} current_password is required (a wrong on
 const SELF_OR_ADMIN =
   'The user itself with current_password, or a caller holding users.update.{id} (without current_password).';
 const PASSWORD_EXAMPLE = { self: { summary: 'The user itself', value: { current_password: 'correct horse battery' } } };
+/** The removal routes' example is an administrator's (no body); the user itself sends {current_password}. */
+const ADMINISTRATOR_EXAMPLE = { administrator: { summary: 'A caller holding users.update.{id}: no current_password', value: {} } };
 
 @ApiTags('second factors')
 @ApiParam({ name: 'membershipId' })
@@ -109,7 +111,7 @@ export class MfaController {
   @RequirePermission('users.update', { object: 'id' })
   @ApiOperation({ summary: 'Remove TOTP', description: `${SELF_OR_ADMIN} Records UserMfaDisabled (method "totp").` })
   @ApiAuth()
-  @ApiJsonBody(CurrentPasswordDto, PASSWORD_EXAMPLE, false)
+  @ApiJsonBody(CurrentPasswordDto, ADMINISTRATOR_EXAMPLE, false)
   @ApiResponse({ status: 204, description: 'Removed' })
   @ApiErrors(400, 403, 404)
   async deleteTotp(
@@ -170,7 +172,7 @@ export class MfaController {
   @ApiOperation({ summary: 'Remove a passkey', description: `${SELF_OR_ADMIN} Records UserMfaDisabled (method "webauthn").` })
   @ApiAuth()
   @ApiParam({ name: 'credentialId', description: 'The passkey _id from GET .../mfa' })
-  @ApiJsonBody(CurrentPasswordDto, PASSWORD_EXAMPLE, false)
+  @ApiJsonBody(CurrentPasswordDto, ADMINISTRATOR_EXAMPLE, false)
   @ApiResponse({ status: 204, description: 'Removed' })
   @ApiErrors(400, 403, 404)
   async deletePasskey(

@@ -22,6 +22,8 @@ import { SetupModule } from './setup/setup.module';
 import { TokensModule } from './tokens/tokens.module';
 import { UsersModule } from './users/users.module';
 import { RecoveryModule } from './recovery/recovery.module';
+import { SignInModule } from './sign-in/sign-in.module';
+import { SecondFactorsModule } from './second-factors/second-factors.module';
 
 @Module({})
 export class AppModule {
@@ -48,6 +50,8 @@ export class AppModule {
         TokenCodePoliciesModule,
         DeviceCodesModule,
         RecoveryModule,
+        SignInModule,
+        SecondFactorsModule,
         ...testModules,
       ],
       providers: [

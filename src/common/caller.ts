@@ -26,6 +26,8 @@ export interface UserCaller extends CallerBase {
   tokenId: string;
   /** When the access token expires, in seconds since the epoch (a token derived from it lives no longer). */
   tokenExpiresAt: number;
+  /** The session's authentication methods (RFC 8176) from the token; null when it carries none. */
+  amr: readonly string[] | null;
 }
 
 export interface ApplicationCaller extends CallerBase {

@@ -21,6 +21,7 @@ export const ERROR_STATUS = {
   AuthorizationDenied: 400,
   ExpiredToken: 400,
   InvalidDeviceCode: 400,
+  MfaCodeInvalid: 400,
   // 401
   InvalidCredentials: 401,
   UserInactive: 401,
@@ -33,6 +34,7 @@ export const ERROR_STATUS = {
   SetupRejected: 401,
   ProviderTokenInvalid: 401,
   OtpInvalid: 401,
+  MfaRequired: 401,
   // 403
   AccessDenied: 403,
   ProviderDisabled: 403,
@@ -99,6 +101,9 @@ export interface ErrorBody {
   errors?: FieldError[];
 }
 
+/** Fields a few errors add to the body beside the contract's three (MfaRequired's `mfa_token`, ...). */
+export type ErrorBodyFields = Readonly<Record<string, unknown>>;
+
 /**
  * The WWW-Authenticate challenge of a 401, when the code alone does not decide it: `basic` for a
  * Basic token problem (RFC 7617), `bearer` for a request that carried no credentials at all (RFC
@@ -117,6 +122,7 @@ export class DomainError extends Error {
     message: string,
     readonly errors?: FieldError[],
     readonly challenge?: AuthChallenge,
+    readonly fields?: ErrorBodyFields,
   ) {
     super(message);
     this.name = 'DomainError';
@@ -124,7 +130,8 @@ export class DomainError extends Error {
   }
 
   toBody(): ErrorBody {
-    const body: ErrorBody = { statusCode: this.status, errorCode: this.code, message: this.message };
+    // The contract's own fields come last: added fields can never replace them.
+    const body: ErrorBody = { ...this.fields, statusCode: this.status, errorCode: this.code, message: this.message };
     // However many fields failed (a body can hold a thousand), the answer stays small.
     if (this.errors?.length) body.errors = this.errors.slice(0, MAX_FIELD_ERRORS_ANSWERED);
     return body;

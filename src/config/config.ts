@@ -61,6 +61,10 @@ export interface AppConfig {
   resetMinIntervalSeconds: number;
   /** ACTIVATION_TOKEN_EXPIRES_IN: lifetime of an activation token, seconds. */
   activationTokenExpiresIn: number;
+  /** WEBAUTHN_RP_ID: the passkeys' relying party id (a host name, no scheme or port). */
+  webauthnRpId: string;
+  /** WEBAUTHN_ORIGINS: the origins a passkey ceremony may come from. */
+  webauthnOrigins: string[];
 }
 
 /**
@@ -207,6 +211,33 @@ function webhookLeaseSeconds(env: Env, webhookTimeoutMs: number): number {
     throw new ConfigError('WEBHOOK_LEASE_SECONDS', `must be longer than WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs} ms), got ${seconds}`);
   }
   return seconds;
+/** WEBAUTHN_RP_ID: a bare host name (browsers compare it with the page's host), lower case. */
+function webauthnRpId(env: Env): string {
+  const raw = env.WEBAUTHN_RP_ID;
+  if (raw === undefined || raw === '') return 'localhost';
+  if (raw.length > 253 || !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(raw)) {
+    throw new ConfigError('WEBAUTHN_RP_ID', `must be a lower-case host name such as example.com (no scheme, port or path), got "${raw}"`);
+  }
+  return raw;
+}
+
+/** WEBAUTHN_ORIGINS: comma-separated origins; default the service's own on localhost. */
+function webauthnOrigins(env: Env, port: number): string[] {
+  const raw = env.WEBAUTHN_ORIGINS;
+  if (raw === undefined || raw.trim() === '') return [`http://localhost:${port}`];
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim();
+    let parsed: URL | null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = null;
+    }
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin) {
+      throw new ConfigError('WEBAUTHN_ORIGINS', `must be comma-separated origins such as https://app.example (no path), got "${origin}"`);
+    }
+    return origin;
+  });
 }
 
 /** Reads and validates the environment once, at start. A bad value stops the start. */
@@ -250,6 +281,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     resetTokenExpiresIn: integer(env, 'RESET_TOKEN_EXPIRES_IN', 3600, 60, 86_400),
     resetMinIntervalSeconds: integer(env, 'RESET_MIN_INTERVAL_SECONDS', 60, 0, 3600),
     activationTokenExpiresIn: integer(env, 'ACTIVATION_TOKEN_EXPIRES_IN', 259_200, 3600, 2_592_000),
+    webauthnRpId: webauthnRpId(env),
+    webauthnOrigins: webauthnOrigins(env, port),
   };
 }
 

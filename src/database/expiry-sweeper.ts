@@ -35,6 +35,7 @@ const SWEPT_TABLES: readonly SweptTable[] = [
   },
   // Sign-in failure counts and locks: past their window, their lock, and the day the lock's doubling is remembered.
   { table: 'sign_in_counters', expiresColumn: 'expires_at' },
+  { table: 'mfa_sign_ins', expiresColumn: 'expires_at' },
 ];
 
 const BATCH_SIZE = 1_000;

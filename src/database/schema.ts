@@ -116,6 +116,8 @@ export const memberships = pgTable(
     signInPolicy: jsonb('sign_in_policy').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
     /** Slug of the token code policy its device codes follow; null: the policy defaults. */
     codePolicy: text('code_policy'),
+    /** `required`: every user signs in with a second factor, enrolling one at sign-in if it has none. */
+    mfaPolicy: text('mfa_policy').$type<'optional' | 'required'>().notNull().default('optional'),
     isSystem: boolean('is_system').notNull().default(false),
     ...sysColumns(),
   },
@@ -368,6 +370,8 @@ export const tokenCodes = pgTable(
     approvedSessionId: text('approved_session_id'),
     approvedTokenId: text('approved_token_id'),
     approvedUntil: ts('approved_until'),
+    /** The approving session's authentication methods (RFC 8176): the device's pair keeps them. */
+    amr: jsonb('amr').$type<string[] | null>(),
     decidedAt: ts('decided_at'),
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
@@ -492,3 +496,85 @@ export const signInCounters = pgTable(
   },
   (t) => [index('sign_in_counters_expires_at').on(t.expiresAt), index('sign_in_counters_membership').on(t.membershipId)],
 );
+
+/**
+ * A user's TOTP factor (RFC 6238) and pending passkey registration: one row per user, made on
+ * first use. The secret is the base32 shared secret (an authenticator app holds the same one);
+ * `totp_pending_secret` waits for its confirm code and never verifies a sign-in. `totp_last_step`
+ * is the last time step accepted: a code of that step or an earlier one is refused (no replay).
+ */
+export const userMfa = pgTable(
+  'user_mfa',
+  {
+    ...membershipOwned(),
+    ...ownedByUser(),
+    totpSecret: text('totp_secret'),
+    totpEnabledAt: ts('totp_enabled_at'),
+    totpPendingSecret: text('totp_pending_secret'),
+    totpLastStep: integer('totp_last_step'),
+    /** The challenge of the latest passkey registration options (base64url), single use, with its expiry. */
+    webauthnChallenge: text('webauthn_challenge'),
+    webauthnChallengeExpiresAt: ts('webauthn_challenge_expires_at'),
+  },
+  (t) => [uniqueIndex('user_mfa_user_unique').on(t.membershipId, t.userId)],
+);
+
+export type UserMfaRow = typeof userMfa.$inferSelect;
+
+/** A passkey (WebAuthn credential) registered as a second factor; `credential_id` and `public_key` base64url. */
+export const webauthnCredentials = pgTable(
+  'webauthn_credentials',
+  {
+    ...membershipOwned(),
+    ...ownedByUser(),
+    name: text('name').notNull(),
+    credentialId: text('credential_id').notNull(),
+    publicKey: text('public_key').notNull(),
+    /** The authenticator's signature counter; 0 for authenticators that keep none. */
+    counter: integer('counter').notNull().default(0),
+    transports: jsonb('transports').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    lastUsedAt: ts('last_used_at'),
+  },
+  (t) => [uniqueIndex('webauthn_credentials_credential_unique').on(t.membershipId, t.credentialId), index('webauthn_credentials_user').on(t.membershipId, t.userId)],
+);
+
+export type WebauthnCredentialRow = typeof webauthnCredentials.$inferSelect;
+
+/** A recovery code, known only by its SHA-256 digest; deleted when used (single use) or replaced. */
+export const recoveryCodes = pgTable(
+  'recovery_codes',
+  {
+    ...membershipOwned(),
+    ...ownedByUser(),
+    codeDigest: text('code_digest').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('recovery_codes_user_digest_unique').on(t.membershipId, t.userId, t.codeDigest)],
+);
+
+/**
+ * A sign-in waiting for its second factor (the `mfa_token`, known by its SHA-256 digest): bound to
+ * the user, the membership and the first step's grant; single use, 5 wrong codes at most. The
+ * sweeper deletes it after `expires_at`.
+ */
+export const mfaSignIns = pgTable(
+  'mfa_sign_ins',
+  {
+    ...membershipOwned(),
+    ...ownedByUser(),
+    tokenDigest: text('token_digest').notNull(),
+    /** What the first step was: `{grant: "password"}` or `{grant: "provider", provider: <slug>}`. */
+    grant: jsonb('grant').$type<Record<string, string>>().notNull(),
+    /** RFC 8176 methods of the first step (`["pwd"]`, or none after a provider). */
+    amr: jsonb('amr').$type<string[]>().notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    /** A TOTP secret offered for enrollment at sign-in (`mfa_policy: required`). */
+    enrollSecret: text('enroll_secret'),
+    webauthnChallenge: text('webauthn_challenge'),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [uniqueIndex('mfa_sign_ins_token_unique').on(t.tokenDigest), index('mfa_sign_ins_expires_at').on(t.expiresAt)],
+);
+
+export type MfaSignInRow = typeof mfaSignIns.$inferSelect;

@@ -48,7 +48,7 @@ export class TokenCodeRepository {
   async decide(
     membershipId: string,
     userCode: string,
-    decision: { state: 'approved' | 'denied'; approvedBy: string | null; scoped: ScopedApproval | null },
+    decision: { state: 'approved' | 'denied'; approvedBy: string | null; scoped: ScopedApproval | null; amr: readonly string[] | null },
     executor: Executor = this.database.db,
   ): Promise<TokenCodeRow | undefined> {
     const { scoped } = decision;
@@ -61,6 +61,7 @@ export class TokenCodeRepository {
         approvedSessionId: scoped?.sessionId ?? null,
         approvedTokenId: scoped?.tokenId ?? null,
         approvedUntil: scoped?.until ?? null,
+        amr: decision.amr ? [...decision.amr] : null,
         decidedAt: sql`now()`,
       })
       .where(

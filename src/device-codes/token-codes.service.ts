@@ -115,8 +115,10 @@ export class TokenCodesService {
    * no permission is needed): one conditional update, its event in the same transaction.
    */
   async decide(caller: Caller, membershipId: string, rawUserCode: string, state: 'approved' | 'denied'): Promise<TokenCodeView> {
-    const { user } = requireUser(caller);
+    const { user, amr } = requireUser(caller);
     const userCode = normalizeUserCode(rawUserCode);
+    // A session that skipped the factor its user has now (one opened before it was enabled) cannot hand out a device's session.
+    if (state === 'approved') await this.tokens.assertPassedSecondStep(membershipId, user.id, amr);
     // A scoped token approves no more than itself (contract, "Decisions of the third review").
     const scoped =
       state === 'approved' && caller.kind === 'user' && caller.scopes?.length
@@ -127,6 +129,7 @@ export class TokenCodesService {
         state,
         approvedBy: state === 'approved' ? user.id : null,
         scoped,
+        amr: state === 'approved' ? amr : null,
       });
       if (!row) return undefined;
       record({
@@ -172,7 +175,7 @@ export class TokenCodesService {
     const issued = await this.tokens.issueForDeviceCode(
       membership,
       approver,
-      { userCode: code.userCode, scoped },
+      { userCode: code.userCode, scoped, amr: code.amr },
       metadata,
       { consume: () => this.codes.consume(code.id), release: () => this.codes.release(code.id) },
     );
@@ -196,5 +199,5 @@ function sameDigest(stored: string, computed: string): boolean {
 function requireUser(caller: Caller) {
   if (caller.kind !== 'user') throw new DomainError('AccessDenied', 'Device codes are viewed and decided by users');
   if (!caller.user) throw new Error('Token code routes must be declared with @Authenticated({ userRecord: true })');
-  return { user: caller.user };
+  return { user: caller.user, amr: caller.amr };
 }

@@ -58,6 +58,7 @@ export class MembershipProvisioner {
       refreshTokenExpiresIn: input.membership.refresh_token_expires_in ?? MEMBERSHIP_DEFAULTS.refreshTokenExpiresIn,
       scopedTokenExpiresIn: input.membership.scoped_token_expires_in ?? MEMBERSHIP_DEFAULTS.scopedTokenExpiresIn,
       userActivation: input.membership.user_activation ?? MEMBERSHIP_DEFAULTS.userActivation,
+      mfaPolicy: input.membership.mfa_policy ?? MEMBERSHIP_DEFAULTS.mfaPolicy,
       hashAlgorithm: input.membership.hash_algorithm ?? MEMBERSHIP_DEFAULTS.hashAlgorithm,
       isSystem: options.isSystem,
       createdBy,

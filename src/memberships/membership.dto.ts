@@ -23,6 +23,9 @@ import { SignInPolicyDto } from '../sign-in/sign-in-policy';
 /** `active`: new users start active; `passive`: new users start inactive (contract, "Memberships"). */
 export const USER_ACTIVATION_MODES = ['active', 'passive'] as const;
 export type UserActivationMode = (typeof USER_ACTIVATION_MODES)[number];
+/** `optional`: a user signs in with a second factor once it has one; `required`: every user does (contract, "Second factors"). */
+export const MFA_POLICIES = ['optional', 'required'] as const;
+export type MfaPolicy = (typeof MFA_POLICIES)[number];
 /** The only password hash the service offers for now. */
 export const HASH_ALGORITHMS = ['ARGON2ID'] as const;
 
@@ -32,6 +35,7 @@ export const MEMBERSHIP_DEFAULTS = {
   refreshTokenExpiresIn: 86400,
   scopedTokenExpiresIn: null,
   userActivation: 'active',
+  mfaPolicy: 'optional',
   hashAlgorithm: 'ARGON2ID',
 } as const;
 
@@ -58,6 +62,14 @@ export class NewMembershipDto {
   @IsOptional()
   @IsIn(USER_ACTIVATION_MODES)
   user_activation?: UserActivationMode;
+
+  @ApiPropertyOptional({
+    enum: MFA_POLICIES,
+    description: 'optional (default): users with a second factor use it at sign-in; required: every user signs in with one, enrolling TOTP at sign-in if it has none. Omitted on PUT: kept',
+  })
+  @IsOptional()
+  @IsIn(MFA_POLICIES)
+  mfa_policy?: MfaPolicy;
 
   @ApiPropertyOptional({ enum: HASH_ALGORITHMS, description: 'Password hash; ARGON2ID (default) is the only value for now' })
   @IsOptional()

@@ -14,6 +14,7 @@ export interface MembershipResponse {
   scoped_token_expires_in: number | null;
   hash_algorithm: string;
   user_activation: string;
+  mfa_policy: string;
   mail_providers: MailProviderResponse[];
   otp_settings: OtpSettings;
   sign_in_policy: SignInPolicy;
@@ -33,6 +34,7 @@ export function toMembershipResponse(row: MembershipRow, options: { includeSecre
     scoped_token_expires_in: row.scopedTokenExpiresIn,
     hash_algorithm: row.hashAlgorithm,
     user_activation: row.userActivation,
+    mfa_policy: row.mfaPolicy,
     mail_providers: row.mailProviders.map(toMailProviderResponse),
     otp_settings: storedOtpSettings(row.otpSettings),
     sign_in_policy: storedSignInPolicy(row.signInPolicy),

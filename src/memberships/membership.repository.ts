@@ -31,6 +31,7 @@ export type MembershipSettings = Pick<
   | 'refreshTokenExpiresIn'
   | 'scopedTokenExpiresIn'
   | 'userActivation'
+  | 'mfaPolicy'
   | 'hashAlgorithm'
   | 'mailProviders'
   | 'otpSettings'

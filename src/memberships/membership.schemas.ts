@@ -15,6 +15,7 @@ export class MembershipSchema {
   @ApiProperty({ nullable: true, type: Number }) scoped_token_expires_in!: number | null;
   @ApiProperty({ enum: ['ARGON2ID'] }) hash_algorithm!: string;
   @ApiProperty({ enum: ['active', 'passive'] }) user_activation!: string;
+  @ApiProperty({ enum: ['optional', 'required'], description: 'Second factors at sign-in' }) mfa_policy!: string;
   @ApiProperty({ type: [MailProviderSchema] }) mail_providers!: MailProviderSchema[];
   @ApiProperty({ type: OtpSettingsDto, description: 'One-time passwords in reset mails (every field filled in)' }) otp_settings!: OtpSettingsDto;
   @ApiProperty({ type: SignInPolicyDto, description: 'Sign-in defenses of the membership (every field filled in)' }) sign_in_policy!: SignInPolicyDto;

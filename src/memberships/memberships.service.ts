@@ -69,7 +69,7 @@ export class MembershipsService {
 
   /**
    * Replaces the mutable settings; an omitted setting returns to its default, except the slug,
-   * which is kept (it is the token audience), and `mail_providers`, `otp_settings`, `code_policy` and `sign_in_policy`, kept when omitted. A new name or slug changes the token issuer or
+   * which is kept (it is the token audience), and `mail_providers`, `otp_settings`, `code_policy`, `sign_in_policy` and `mfa_policy`, kept when omitted. A new name or slug changes the token issuer or
    * audience, so the membership's earlier tokens stop verifying.
    */
   async update(caller: Caller, id: string, input: UpdateMembershipDto): Promise<MembershipResponse> {
@@ -90,6 +90,7 @@ export class MembershipsService {
         refreshTokenExpiresIn: input.refresh_token_expires_in ?? MEMBERSHIP_DEFAULTS.refreshTokenExpiresIn,
         scopedTokenExpiresIn: input.scoped_token_expires_in ?? MEMBERSHIP_DEFAULTS.scopedTokenExpiresIn,
         userActivation: input.user_activation ?? MEMBERSHIP_DEFAULTS.userActivation,
+        mfaPolicy: input.mfa_policy ?? current.mfaPolicy,
         hashAlgorithm: input.hash_algorithm ?? MEMBERSHIP_DEFAULTS.hashAlgorithm,
         mailProviders,
         otpSettings: otpSettings ?? current.otpSettings,

@@ -24,6 +24,8 @@ export interface TokenClaims {
   email: string;
   /** Space-separated scopes; scoped tokens only. */
   scope?: string;
+  /** How the session's person authenticated (RFC 8176: `pwd`, `otp`, `hwk`, `mfa`); absent after a provider sign-in alone. */
+  amr?: string[];
   refresh_token?: true;
   iat: number;
   nbf: number;

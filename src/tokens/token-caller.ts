@@ -18,5 +18,6 @@ export function toUserCaller(verified: VerifiedCaller | VerifiedWithUser | Verif
     scopes: session.scopes ?? null,
     tokenId: claims.tid ?? claims.sid,
     tokenExpiresAt: claims.exp,
+    amr: claims.amr ?? null,
   };
 }

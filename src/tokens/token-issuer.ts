@@ -58,7 +58,7 @@ export class TokenIssuer {
 
   /**
    * An access + refresh pair, carrying the given scopes (a refresh keeps the original's; a device
-   * code approved with a scoped token gives the approver's). Without a `sessionId` it starts a
+   * code approved with a scoped token gives the approver's) and the session's `amr`. Without a `sessionId` it starts a
    * sign-in session whose id its record shares; a refresh continues the session of the pair it
    * refreshes.
    */
@@ -66,7 +66,7 @@ export class TokenIssuer {
     membership: SigningMembership,
     user: UserRecord,
     metadata: SessionMetadata,
-    refreshed: { sessionId?: string; scopes: readonly string[] | null } | null = null,
+    refreshed: { sessionId?: string; scopes: readonly string[] | null; amr?: readonly string[] | null } | null = null,
   ): IssuedTokens {
     const issuedAt = Math.floor(Date.now() / 1000);
     const tokenId = randomUUID();
@@ -91,7 +91,7 @@ export class TokenIssuer {
       userAgent: clip(metadata.userAgent),
       createdAt: new Date(issuedAt * 1000),
     };
-    const base = this.baseClaims(membership, user, session);
+    const base = { ...this.baseClaims(membership, user, session), ...amrClaim(refreshed?.amr) };
     const scopeClaim = scopes?.length ? { scope: scopes.join(' ') } : {};
     const response: TokenResponse = {
       token_type: 'Bearer',
@@ -117,7 +117,7 @@ export class TokenIssuer {
   scoped(
     membership: SigningMembership,
     user: UserRecord,
-    origin: { sessionId: string; parentId: string },
+    origin: { sessionId: string; parentId: string; amr?: readonly string[] | null },
     scopes: readonly string[],
     metadata: SessionMetadata,
     maxLifetime = Number.POSITIVE_INFINITY,
@@ -142,7 +142,7 @@ export class TokenIssuer {
       createdAt: new Date(issuedAt * 1000),
     };
     const accessToken = this.codec.sign(
-      { ...this.baseClaims(membership, user, session), scope: scopes.join(' '), jti: accessJti },
+      { ...this.baseClaims(membership, user, session), ...amrClaim(origin.amr), scope: scopes.join(' '), jti: accessJti },
       issuedAt,
       lifetime,
       membership.secretKey,
@@ -159,4 +159,9 @@ export class TokenIssuer {
       },
     };
   }
+}
+
+/** RFC 8176 methods as the `amr` claim; none when the session has none (a provider sign-in alone). */
+function amrClaim(amr: readonly string[] | null | undefined): Pick<TokenClaims, 'amr'> {
+  return amr?.length ? { amr: [...amr] } : {};
 }

@@ -45,6 +45,11 @@ export class VerificationResponseSchema {
   @ApiPropertyOptional({ enum: ['access_token', 'refresh_token'], description: 'Bearer tokens only' })
   token_kind?: 'access_token' | 'refresh_token';
   @ApiPropertyOptional({ description: 'Seconds until expiry; Bearer tokens only' }) remaining_time?: number;
+  @ApiPropertyOptional({
+    type: [String],
+    description: "The session's authentication methods (RFC 8176): pwd, otp, hwk, mfa; Bearer tokens of sessions that have them",
+  })
+  amr?: string[];
 }
 
 export interface TokenResponse {
@@ -58,7 +63,7 @@ export interface TokenResponse {
 }
 
 export type VerificationResponse =
-  | { verified: true; token: string; token_kind: 'access_token' | 'refresh_token'; remaining_time: number }
+  | { verified: true; token: string; token_kind: 'access_token' | 'refresh_token'; remaining_time: number; amr?: string[] }
   | { verified: true; token: string };
 
 export interface SessionMetadata {

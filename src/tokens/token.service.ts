@@ -19,6 +19,7 @@ import { RefreshTokenReuse, TokenVerifier, type VerifiedBearer } from './token-v
 import type { SessionMetadata, TokenResponse, VerificationResponse } from './token.dto';
 import { signInFailureReasonOf, SIGN_IN_FAILURE_OBSERVER, type SignInFailureObserver } from './sign-in-failures';
 import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../sign-in/sign-in-attempts';
+import { PASSWORD_AMR, SECOND_STEP_GATE, type SecondStepGate } from './second-step';
 
 const MAX_SCOPES = 100;
 /** Membership ids are at most 64 characters; a longer header value is cut in the log. */
@@ -44,6 +45,7 @@ export class TokenService {
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
     @Optional() @Inject(SIGN_IN_FAILURE_OBSERVER) private readonly failures?: SignInFailureObserver,
+    @Optional() @Inject(SECOND_STEP_GATE) private readonly secondStep?: SecondStepGate,
   ) {}
 
   /**
@@ -100,8 +102,10 @@ export class TokenService {
     // The password was right: the guessing is over, whether or not the account may sign in.
     await this.attempts.recordSuccess(attempt);
     if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
+    // Only after the right password: a guesser learns nothing from the second step.
+    await this.secondStep?.requireSecondStep({ membership, user, metadata, grant: { grant: 'password' }, amr: PASSWORD_AMR });
 
-    const issued = this.issuer.pair(membership, user, metadata);
+    const issued = this.issuer.pair(membership, user, metadata, { scopes: null, amr: PASSWORD_AMR });
     await this.store(issued, [tokenGeneratedEvent(user, issued.response)]);
     return issued.response;
   }
@@ -112,10 +116,37 @@ export class TokenService {
    */
   async signInVerified(membership: SigningMembership, user: UserRecord, metadata: SessionMetadata, grant: Record<string, string>): Promise<TokenResponse> {
     if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
+    // The provider's own MFA claims are not trusted: a local factor is asked as after a password.
+    await this.secondStep?.requireSecondStep({ membership, user, metadata, grant, amr: [] });
     const issued = this.issuer.pair(membership, user, metadata);
     const generated = tokenGeneratedEvent(user, issued.response);
     await this.store(issued, [{ ...generated, document: { ...generated.document, ...grant } }]);
     return issued.response;
+  }
+
+  /**
+   * A sign-in whose second step passed (sign-in/ calls it after checking the factor): a new session
+   * carrying `amr`; TokenGenerated adds the first step's grant and `amr`.
+   */
+  async completeSecondStep(
+    membership: SigningMembership,
+    user: UserRecord,
+    metadata: SessionMetadata,
+    grant: Readonly<Record<string, string>>,
+    amr: readonly string[],
+  ): Promise<TokenResponse> {
+    if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
+    const issued = this.issuer.pair(membership, user, metadata, { scopes: null, amr });
+    const generated = tokenGeneratedEvent(user, issued.response);
+    await this.store(issued, [{ ...generated, document: { ...generated.document, ...grant, amr: [...amr] } }]);
+    return issued.response;
+  }
+
+  /** Device approval needs a session that passed the second factor its user has (or its membership requires). */
+  async assertPassedSecondStep(membershipId: string, userId: string, amr: readonly string[] | null): Promise<void> {
+    if (this.secondStep && !(await this.secondStep.passedSecondStep(membershipId, userId, amr))) {
+      throw new DomainError('AccessDenied', 'This needs a session that passed its second factor: sign in again with it');
+    }
   }
 
   /**
@@ -128,11 +159,13 @@ export class TokenService {
   async issueForDeviceCode(
     membership: SigningMembership,
     user: UserRecord,
-    grant: { userCode: string; scoped: ScopedApproval | null },
+    grant: { userCode: string; scoped: ScopedApproval | null; amr: readonly string[] | null },
     metadata: SessionMetadata,
     code: { consume: () => Promise<boolean>; release: () => Promise<void> },
   ): Promise<TokenResponse | undefined> {
-    const issued = grant.scoped ? this.scopedFromApproval(membership, user, grant.scoped, metadata) : this.issuer.pair(membership, user, metadata);
+    const issued = grant.scoped
+      ? this.scopedFromApproval(membership, user, grant.scoped, grant.amr, metadata)
+      : this.issuer.pair(membership, user, metadata, { scopes: null, amr: grant.amr });
     const generated = tokenGeneratedEvent(user, issued.response);
     const event = { ...generated, document: { ...generated.document, grant: 'device_code', user_code: grant.userCode } };
     if (!(await code.consume())) return undefined;
@@ -148,10 +181,17 @@ export class TokenService {
     return issued.response;
   }
 
-  private scopedFromApproval(membership: SigningMembership, user: UserRecord, approval: ScopedApproval, metadata: SessionMetadata): IssuedTokens {
+  private scopedFromApproval(
+    membership: SigningMembership,
+    user: UserRecord,
+    approval: ScopedApproval,
+    amr: readonly string[] | null,
+    metadata: SessionMetadata,
+  ): IssuedTokens {
     const remaining = Math.floor((approval.until.getTime() - Date.now()) / 1000);
     if (remaining <= 0) throw new DomainError('ExpiredToken', 'The token that approved the code has expired');
-    return this.issuer.scoped(membership, user, { sessionId: approval.sessionId, parentId: approval.tokenId }, approval.scopes, metadata, remaining);
+    const origin = { sessionId: approval.sessionId, parentId: approval.tokenId, amr };
+    return this.issuer.scoped(membership, user, origin, approval.scopes, metadata, remaining);
   }
 
   /** A narrower token from a valid access token: every rule of the specification's scoped tokens. */
@@ -167,7 +207,7 @@ export class TokenService {
       }
     }
     const parentId = verified.session.kind === 'scoped' && verified.session.parentId ? verified.session.parentId : verified.session.id;
-    const origin = { sessionId: verified.family.id, parentId };
+    const origin = { sessionId: verified.family.id, parentId, amr: verified.claims.amr };
     const issued = this.issuer.scoped(verified.membership, verified.user, origin, requested.map((s) => s.text), metadata);
     // Its session revoked between the check and the write: nothing was issued.
     if (!(await this.store(issued, [tokenGeneratedEvent(verified.user, issued.response)]))) {
@@ -189,7 +229,7 @@ export class TokenService {
       membership,
       user,
       { ipAddress: metadata.ipAddress ?? session.ipAddress ?? undefined, userAgent: metadata.userAgent ?? session.userAgent ?? undefined },
-      { sessionId: family.id, scopes: session.scopes },
+      { sessionId: family.id, scopes: session.scopes, amr: verified.claims.amr },
     );
     const generated = tokenGeneratedEvent(user, issued.response);
     const stored = await this.store(issued, [{ ...generated, eventType: 'TokenRefreshed' }, generated], revoke ? { tokenId: session.id, revokedBy: user.id } : undefined);
@@ -243,6 +283,7 @@ export class TokenService {
       token: presented,
       token_kind: verified.isRefreshToken ? 'refresh_token' : 'access_token',
       remaining_time: Math.max(0, verified.claims.exp - Math.floor(Date.now() / 1000)),
+      ...(verified.claims.amr?.length ? { amr: verified.claims.amr } : {}),
     };
   }
 

@@ -235,7 +235,8 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
       const admin = await fresh();
       const get = await suite.t.http().get('/verify-token').set('Authorization', admin.auth);
       expect(get.status).toBe(200);
-      expect(get.body).toEqual({ verified: true, token: admin.accessToken, token_kind: 'access_token', remaining_time: expect.any(Number) });
+      // amr (RFC 8176): a password sign-in without a second factor.
+      expect(get.body).toEqual({ verified: true, token: admin.accessToken, token_kind: 'access_token', remaining_time: expect.any(Number), amr: ['pwd'] });
       expect(get.body.remaining_time).toBeGreaterThan(3590);
       expect(get.body.remaining_time).toBeLessThanOrEqual(3600);
       const post = await suite.t.http().post('/verify-token').send({ token: `Bearer ${admin.refreshToken}` });

@@ -1,0 +1,207 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { and, asc, count, eq, gt, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import { newId } from '../common/ids';
+import { DATABASE, type Database } from '../database/database';
+import { recoveryCodes, userMfa, webauthnCredentials, type UserMfaRow, type WebauthnCredentialRow } from '../database/schema';
+
+/** A user's second factors as the state route and the sign-in step read them. */
+export interface FactorState {
+  mfa: UserMfaRow | undefined;
+  credentials: WebauthnCredentialRow[];
+  recoveryCodesLeft: number;
+}
+
+export type NewWebauthnCredential = Pick<
+  WebauthnCredentialRow,
+  'membershipId' | 'userId' | 'name' | 'credentialId' | 'publicKey' | 'counter' | 'transports'
+>;
+
+/** The second factors' rows: TOTP state, passkeys, recovery code digests. Membership id first, always. */
+@Injectable()
+export class MfaRepository {
+  constructor(@Inject(DATABASE) private readonly database: Database) {}
+
+  private ofUser(membershipId: string, userId: string) {
+    return and(eq(userMfa.membershipId, membershipId), eq(userMfa.userId, userId));
+  }
+
+  async findState(membershipId: string, userId: string): Promise<FactorState> {
+    const db = this.database.db;
+    const [[mfa], credentials, [left]] = await Promise.all([
+      db.select().from(userMfa).where(this.ofUser(membershipId, userId)).limit(1),
+      db
+        .select()
+        .from(webauthnCredentials)
+        .where(and(eq(webauthnCredentials.membershipId, membershipId), eq(webauthnCredentials.userId, userId)))
+        .orderBy(asc(webauthnCredentials.createdAt), asc(webauthnCredentials.id)),
+      db
+        .select({ n: count() })
+        .from(recoveryCodes)
+        .where(and(eq(recoveryCodes.membershipId, membershipId), eq(recoveryCodes.userId, userId))),
+    ]);
+    return { mfa, credentials, recoveryCodesLeft: left?.n ?? 0 };
+  }
+
+  /** Whether the user has an enabled factor: a confirmed TOTP or at least one passkey. */
+  async hasEnabledFactor(membershipId: string, userId: string): Promise<boolean> {
+    const db = this.database.db;
+    const [[totp], [passkey]] = await Promise.all([
+      db.select({ id: userMfa.id }).from(userMfa).where(and(this.ofUser(membershipId, userId), isNotNull(userMfa.totpSecret))).limit(1),
+      db
+        .select({ id: webauthnCredentials.id })
+        .from(webauthnCredentials)
+        .where(and(eq(webauthnCredentials.membershipId, membershipId), eq(webauthnCredentials.userId, userId)))
+        .limit(1),
+    ]);
+    return totp !== undefined || passkey !== undefined;
+  }
+
+  /** The user's row, made on first use (one per user). */
+  private async ensureRow(membershipId: string, userId: string): Promise<void> {
+    await this.database.db.insert(userMfa).values({ id: newId(), membershipId, userId }).onConflictDoNothing();
+  }
+
+  /** A new pending TOTP secret; it replaces a pending one and leaves an enabled one working until confirmed. */
+  async setPendingTotp(membershipId: string, userId: string, secret: string): Promise<void> {
+    await this.ensureRow(membershipId, userId);
+    await this.database.db.update(userMfa).set({ totpPendingSecret: secret }).where(this.ofUser(membershipId, userId));
+  }
+
+  /**
+   * Enables the pending secret, if it is still `secret`, recording `step` as used. False when
+   * another request replaced or confirmed it meanwhile.
+   */
+  async confirmPendingTotp(membershipId: string, userId: string, secret: string, step: number): Promise<boolean> {
+    const rows = await this.database.db
+      .update(userMfa)
+      .set({ totpSecret: secret, totpEnabledAt: new Date(), totpPendingSecret: null, totpLastStep: step })
+      .where(and(this.ofUser(membershipId, userId), eq(userMfa.totpPendingSecret, secret)))
+      .returning({ id: userMfa.id });
+    return rows.length > 0;
+  }
+
+  /** Enables TOTP with a secret enrolled at sign-in (`mfa_policy: required`). */
+  async enableTotp(membershipId: string, userId: string, secret: string, step: number): Promise<void> {
+    await this.ensureRow(membershipId, userId);
+    await this.database.db
+      .update(userMfa)
+      .set({ totpSecret: secret, totpEnabledAt: new Date(), totpPendingSecret: null, totpLastStep: step })
+      .where(this.ofUser(membershipId, userId));
+  }
+
+  /**
+   * Marks `step` used for the enabled `secret`, only if it is later than the last step accepted:
+   * one statement, so a code can pass once even when sent twice at the same time.
+   */
+  async acceptTotpStep(membershipId: string, userId: string, secret: string, step: number): Promise<boolean> {
+    const rows = await this.database.db
+      .update(userMfa)
+      .set({ totpLastStep: step })
+      .where(
+        and(
+          this.ofUser(membershipId, userId),
+          eq(userMfa.totpSecret, secret),
+          or(isNull(userMfa.totpLastStep), lt(userMfa.totpLastStep, step)),
+        ),
+      )
+      .returning({ id: userMfa.id });
+    return rows.length > 0;
+  }
+
+  /** Removes TOTP, enabled or pending. True when an enabled one was removed. */
+  async deleteTotp(membershipId: string, userId: string): Promise<boolean> {
+    const cleared = { totpSecret: null, totpEnabledAt: null, totpPendingSecret: null, totpLastStep: null };
+    const enabled = await this.database.db
+      .update(userMfa)
+      .set(cleared)
+      .where(and(this.ofUser(membershipId, userId), isNotNull(userMfa.totpSecret)))
+      .returning({ id: userMfa.id });
+    if (!enabled.length) await this.database.db.update(userMfa).set(cleared).where(this.ofUser(membershipId, userId));
+    return enabled.length > 0;
+  }
+
+  async setRegistrationChallenge(membershipId: string, userId: string, challenge: string, expiresAt: Date): Promise<void> {
+    await this.ensureRow(membershipId, userId);
+    await this.database.db
+      .update(userMfa)
+      .set({ webauthnChallenge: challenge, webauthnChallengeExpiresAt: expiresAt })
+      .where(this.ofUser(membershipId, userId));
+  }
+
+  /**
+   * Uses the registration challenge the response names (single use: cleared by the statement
+   * that checks it, so two responses to one challenge cannot both pass); false when it is not the
+   * user's pending one or has expired.
+   */
+  async takeRegistrationChallenge(membershipId: string, userId: string, challenge: string): Promise<boolean> {
+    const rows = await this.database.db
+      .update(userMfa)
+      .set({ webauthnChallenge: null, webauthnChallengeExpiresAt: null })
+      .where(and(this.ofUser(membershipId, userId), eq(userMfa.webauthnChallenge, challenge), gt(userMfa.webauthnChallengeExpiresAt, sql`now()`)))
+      .returning({ id: userMfa.id });
+    return rows.length > 0;
+  }
+
+  async insertCredential(credential: NewWebauthnCredential): Promise<WebauthnCredentialRow> {
+    const [row] = await this.database.db
+      .insert(webauthnCredentials)
+      .values({ ...credential, id: newId() })
+      .returning();
+    return row;
+  }
+
+  async deleteCredential(membershipId: string, userId: string, id: string): Promise<boolean> {
+    const rows = await this.database.db
+      .delete(webauthnCredentials)
+      .where(and(eq(webauthnCredentials.membershipId, membershipId), eq(webauthnCredentials.userId, userId), eq(webauthnCredentials.id, id)))
+      .returning({ id: webauthnCredentials.id });
+    return rows.length > 0;
+  }
+
+  /**
+   * Records a passkey's use: its new signature counter, only if the stored one is still the one
+   * the assertion was checked against (a parallel use of a cloned key cannot both pass).
+   */
+  async recordCredentialUse(membershipId: string, id: string, checkedCounter: number, newCounter: number): Promise<boolean> {
+    const rows = await this.database.db
+      .update(webauthnCredentials)
+      .set({ counter: newCounter, lastUsedAt: new Date() })
+      .where(and(eq(webauthnCredentials.membershipId, membershipId), eq(webauthnCredentials.id, id), eq(webauthnCredentials.counter, checkedCounter)))
+      .returning({ id: webauthnCredentials.id });
+    return rows.length > 0;
+  }
+
+  /** The user's codes become these (the old ones void). */
+  async replaceRecoveryCodes(membershipId: string, userId: string, digests: readonly string[]): Promise<void> {
+    await this.deleteRecoveryCodes(membershipId, userId);
+    await this.database.db.insert(recoveryCodes).values(digests.map((codeDigest) => ({ id: newId(), membershipId, userId, codeDigest })));
+  }
+
+  async deleteRecoveryCodes(membershipId: string, userId: string): Promise<number> {
+    const rows = await this.database.db
+      .delete(recoveryCodes)
+      .where(and(eq(recoveryCodes.membershipId, membershipId), eq(recoveryCodes.userId, userId)))
+      .returning({ id: recoveryCodes.id });
+    return rows.length;
+  }
+
+  /** Uses a code: deleted in the same statement that finds it, so it passes once. */
+  async useRecoveryCode(membershipId: string, userId: string, digest: string): Promise<boolean> {
+    const rows = await this.database.db
+      .delete(recoveryCodes)
+      .where(and(eq(recoveryCodes.membershipId, membershipId), eq(recoveryCodes.userId, userId), eq(recoveryCodes.codeDigest, digest)))
+      .returning({ id: recoveryCodes.id });
+    return rows.length > 0;
+  }
+
+  /** Every factor of the user (the admin reset). True when there was anything to remove. */
+  async deleteAllFactors(membershipId: string, userId: string): Promise<boolean> {
+    const mfa = await this.database.db.delete(userMfa).where(this.ofUser(membershipId, userId)).returning({ secret: userMfa.totpSecret, pending: userMfa.totpPendingSecret });
+    const credentials = await this.database.db
+      .delete(webauthnCredentials)
+      .where(and(eq(webauthnCredentials.membershipId, membershipId), eq(webauthnCredentials.userId, userId)))
+      .returning({ id: webauthnCredentials.id });
+    const codes = await this.deleteRecoveryCodes(membershipId, userId);
+    return mfa.some((row) => row.secret !== null || row.pending !== null) || credentials.length > 0 || codes > 0;
+  }
+}

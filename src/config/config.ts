@@ -211,6 +211,8 @@ function webhookLeaseSeconds(env: Env, webhookTimeoutMs: number): number {
     throw new ConfigError('WEBHOOK_LEASE_SECONDS', `must be longer than WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs} ms), got ${seconds}`);
   }
   return seconds;
+}
+
 /** WEBAUTHN_RP_ID: a bare host name (browsers compare it with the page's host), lower case. */
 function webauthnRpId(env: Env): string {
   const raw = env.WEBAUTHN_RP_ID;

@@ -474,6 +474,8 @@ export const deliveries = pgTable(
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
 export type DeliveryRow = typeof deliveries.$inferSelect;
+
+/**
  * Failed sign-ins of one login (a user, or an unknown name lower-cased, within a membership) or of
  * one client address (over every membership), and its lock (contract "Sign-in defenses"). `id`
  * is the counter's key (`login:`, `name:` or `address:` and what it counts). A row lives

@@ -11,11 +11,16 @@ const swc = ['@swc/jest', {
 
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/src', '<rootDir>/test'],
+  roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/packages/client/src', '<rootDir>/examples'],
   testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
   // Nest 12, jose and PGlite ship ES modules only; Jest must transform them too.
   transform: { '^.+\\.(t|j|mj|cj)s$': swc },
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|jose|@electric-sql|file-type|strtok3|token-types|@tokenizer|uint8array-extras)/)'],
+  // The client package by its published name, from its sources (as tsconfig.json's "paths").
+  moduleNameMapper: {
+    '^@portcullis/client$': '<rootDir>/packages/client/src/index.ts',
+    '^@portcullis/client/nest$': '<rootDir>/packages/client/src/nest-index.ts',
+  },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   // e2e files boot real apps on real databases; a loaded two-core CI machine needs the margin.
   testTimeout: 120000,

@@ -34,7 +34,7 @@ import {
   principalOf,
   SelfAuthorized,
   Unauthorized,
-} from '../../src/client';
+} from '@portcullis/client/nest';
 import { createApp as createExampleExpressApp } from '../../examples/protected-api/express-app';
 import { createApp as createExampleNestApp } from '../../examples/protected-api/nest-app';
 import type { TestApp } from './app';

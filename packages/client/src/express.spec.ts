@@ -4,7 +4,7 @@ import { PortcullisClient } from './client';
 import { PortcullisConfigError } from './errors';
 import { portcullis } from './express';
 import { principalOf } from './request';
-import { useFakeService } from '../common/testing/use-fake-service';
+import { useFakeService } from './testing/use-fake-service';
 import { closedPortUrl } from './testing/fake-service';
 
 const MEMBERSHIP = 'm-1';

@@ -1,5 +1,5 @@
 import { Body, type CanActivate, Controller, type ExecutionContext, HttpCode, Injectable, Post, UseGuards } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Public } from '../common/access-decorators';
 import { ApiErrorResponse, ApiErrors } from '../common/openapi';
@@ -34,7 +34,7 @@ export class SetupController {
       'Only while no membership exists. The token is SETUP_TOKEN, or the one the service wrote to its log at start ' +
       'when SETUP_TOKEN is unset. Two concurrent calls: one wins.',
   })
-  @ApiHeader({ name: 'X-Setup-Token', required: true, description: 'The setup token' })
+  @ApiSecurity('setup_token')
   @ApiResponse({ status: 201, description: 'The installation is set up', type: ProvisionedMembershipSchema })
   @ApiErrorResponse(401, {
     description: 'SetupRejected: the X-Setup-Token header is missing or wrong',

@@ -114,7 +114,7 @@ export class TokenController {
   @ApiSessionHeaders()
   @ApiResponse({ status: 201, description: 'Token pair (sign-in) or scoped token', type: TokenResponseSchema })
   @ApiJsonBody(GenerateTokenDto, {
-    signIn: { summary: 'Sign-in (no Authorization; X-Service-Alias: the membership id)', value: { username: 'ada', password: 'correct horse battery' } },
+    signIn: { summary: 'Sign-in (no Authorization; X-Service-Alias: the membership id)', value: { username: 'admin', password: 'correct horse battery' } },
     scoped: { summary: 'Scoped token (Authorization: Bearer <access token>)', value: { scopes: ['users.read'] } },
   })
   @ApiErrors(400, 401, 404, 413, 415)

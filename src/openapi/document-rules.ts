@@ -55,7 +55,7 @@ interface OperationNode {
 function* operationsOf(document: OpenAPIObject): Generator<{ path: string; operation: OperationNode }> {
   for (const [path, item] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(item as Record<string, unknown>)) {
-      if (HTTP_METHODS.has(method) && operation && typeof operation === 'object') yield { path, operation: operation };
+      if (HTTP_METHODS.has(method) && operation && typeof operation === 'object') yield { path, operation };
     }
   }
 }

@@ -99,9 +99,10 @@ export interface ErrorBody {
 /**
  * The WWW-Authenticate challenge of a 401, when the code alone does not decide it: `basic` for a
  * Basic token problem (RFC 7617), `bearer` for a request that carried no credentials at all (RFC
- * 6750 section 3.1: a challenge without an error code).
+ * 6750 section 3.1: a challenge without an error code); and on a 403, `insufficient_scope` for a
+ * token whose scopes leave out what its holder could otherwise do (RFC 6750 section 3.1).
  */
-export type AuthChallenge = 'basic' | 'bearer';
+export type AuthChallenge = 'basic' | 'bearer' | 'insufficient_scope';
 
 export class DomainError extends Error {
   readonly status: number;

@@ -235,7 +235,9 @@ export class TokenService {
     if (!token) throw new DomainError('InvalidToken', 'A token is required in the Authorization header or the body');
     const { user, session, family } = await this.verifier.verify(token, 'any');
     const scoped = session.kind === 'scoped';
-    if (logoutAll && scoped) throw new DomainError('AccessDenied', 'Signing out everywhere needs an unscoped token');
+    if (logoutAll && scoped) {
+      throw new DomainError('AccessDenied', 'Signing out everywhere needs an unscoped token', undefined, 'insufficient_scope');
+    }
     const revoked = await this.recorder.transaction(async (_tx, record) => {
       if (logoutAll) return this.revoker.revokeAllOfUser(record, user.membershipId, user.id, user.id, 'logout-all');
       if (scoped) return this.revoker.revokeTokenRecord(record, user.membershipId, session.id, user.id, 'revoked');

@@ -69,6 +69,30 @@ describe('Express middleware', () => {
     await request(app).get('/orders/o-6').set('Authorization', BEARER).expect(403);
   });
 
+  it('tells onDenied which expression a 403 needed; in development the 403 names it and, without onDenied, the console does', async () => {
+    fake.service.accept(BEARER, USER, ['u-1.orders.read.o-5']);
+    const denials: Array<string | undefined> = [];
+    const told = express();
+    told.get('/orders/:orderId', portcullis(client, { onDenied: (denied) => denials.push(denied.required) }).authorized({ action: 'read', object: '{orderId}' }), (_req, res) => {
+      res.json('ok');
+    });
+    const quiet = await request(told).get('/orders/o-6').set('Authorization', BEARER).expect(403);
+    expect(denials).toEqual(['u-1.orders.read.o-6']);
+    expect(quiet.body.message).not.toContain('orders.read');
+
+    const before = process.env['NODE_ENV'];
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    process.env['NODE_ENV'] = 'development';
+    try {
+      const hinted = await request(app).get('/orders/o-7').set('Authorization', BEARER).expect(403);
+      expect(hinted.body.message).toContain('Needed: u-1.orders.read.o-7');
+      expect(warn).toHaveBeenCalledWith('[portcullis] 403 GET /orders/o-7: the caller needs u-1.orders.read.o-7');
+    } finally {
+      process.env['NODE_ENV'] = before;
+      warn.mockRestore();
+    }
+  });
+
   it('denies hostile route values without asking the service', async () => {
     fake.service.accept(BEARER, USER, ['u-1.orders.read.*']);
     for (const path of ['/orders/a.b', '/orders/%2A', '/orders/a%20b', '/orders/a%00b', '/orders/%C3%A9', '/orders/a%252Eb']) {

@@ -26,4 +26,6 @@ module.exports = {
   testTimeout: 120000,
   // e2e files each boot their own app on their own database; two cores suit two workers.
   maxWorkers: 2,
+  // The default output, and one progress line per finished file (files done of all, time so far).
+  reporters: ['default', '<rootDir>/test/support/progress-reporter.cjs'],
 };

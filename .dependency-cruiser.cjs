@@ -42,16 +42,31 @@ module.exports = {
     },
     {
       name: 'client-stands-alone',
-      comment: 'src/client is published on its own (portcullis/client): it may import nothing from the service.',
+      comment: 'packages/client is published on its own (@portcullis/client): it may import nothing from the service, its tests or its examples.',
       severity: 'error',
-      from: { path: '^src/client/' },
-      to: { path: '^src/', pathNot: '^src/client/' },
+      from: { path: '^packages/client/src/' },
+      to: { path: '^(src|test|examples)/' },
+    },
+    {
+      name: 'client-uses-only-its-peers',
+      comment:
+        'The client has no runtime dependency: besides Node\'s own modules it may import only its peer dependencies (packages/client/package.json), and @nestjs/* only from its /nest entry.',
+      severity: 'error',
+      from: { path: '^packages/client/src/', pathNot: '^packages/client/src/testing/' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-no-pkg', 'npm-unknown'], pathNot: '^node_modules/(@nestjs/(common|core)|express|@types/express)/' },
+    },
+    {
+      name: 'client-entry-loads-no-nest',
+      comment: 'The main entry (index.ts) must load without NestJS, an optional peer an Express API does not install.',
+      severity: 'error',
+      from: { path: '^packages/client/src/(index|client|express|request|settings|errors|expression|cache|transport)\\.ts$' },
+      to: { path: ['^node_modules/@nestjs/', '^packages/client/src/nest'], dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'every-file-has-a-room',
       comment: 'A new top-level folder must be given its room in .dependency-cruiser.cjs (and the README).',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/client/', ...ROOMS.map((room) => room.path)] },
+      from: { path: '^src/', pathNot: ROOMS.map((room) => room.path) },
       to: {},
     },
     {

@@ -11,14 +11,21 @@ const swc = ['@swc/jest', {
 
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/src', '<rootDir>/test'],
+  roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/packages/client/src', '<rootDir>/examples'],
   testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
   // Nest 12, jose and PGlite ship ES modules only; Jest must transform them too.
   transform: { '^.+\\.(t|j|mj|cj)s$': swc },
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|jose|@electric-sql|file-type|strtok3|token-types|@tokenizer|uint8array-extras)/)'],
+  // The client package by its published name, from its sources (as tsconfig.json's "paths").
+  moduleNameMapper: {
+    '^@portcullis/client$': '<rootDir>/packages/client/src/index.ts',
+    '^@portcullis/client/nest$': '<rootDir>/packages/client/src/nest-index.ts',
+  },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   // e2e files boot real apps on real databases; a loaded two-core CI machine needs the margin.
   testTimeout: 120000,
   // e2e files each boot their own app on their own database; two cores suit two workers.
   maxWorkers: 2,
+  // The default output, and one progress line per finished file (files done of all, time so far).
+  reporters: ['default', '<rootDir>/test/support/progress-reporter.cjs'],
 };

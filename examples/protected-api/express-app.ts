@@ -6,11 +6,12 @@
  *
  * Listens on HOST (default 127.0.0.1: a development example stays off the network unless asked).
  *
- * A real API imports from 'portcullis/client'; this example imports the sources directly.
+ * It imports the client package by name, as a real API does; in this repository the name resolves to
+ * packages/client/src (tsconfig.json "paths"), so the example runs without a build.
  */
 import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
-import { portcullis, PortcullisClient, type PortcullisSettings, principalOf } from '../../src/client';
+import { portcullis, PortcullisClient, type PortcullisSettings, principalOf } from '@portcullis/client';
 
 /** Builds the application (not listening yet). Invalid settings throw here. */
 export function createApp(settings: PortcullisSettings): Express {

@@ -6,7 +6,8 @@
  *
  * Listens on HOST (default 127.0.0.1: a development example stays off the network unless asked).
  *
- * A real API imports from 'portcullis/client'; this example imports the sources directly.
+ * It imports the client package by name, as a real API does; in this repository the name resolves to
+ * packages/client/src (tsconfig.json "paths"), so the example runs without a build.
  */
 import {
   Controller,
@@ -31,7 +32,7 @@ import {
   type PortcullisSettings,
   SelfAuthorized,
   Unauthorized,
-} from '../../src/client';
+} from '@portcullis/client/nest';
 
 /** Public: no decorator at all (Unauthorized is the default), or @Unauthorized() to be explicit. */
 @Controller('health')

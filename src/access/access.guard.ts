@@ -111,7 +111,9 @@ export class AccessGuard implements CanActivate {
       const decision = await this.permissions.decide(caller, required);
       request.decision = decision;
       if (!decision.allowed) {
-        throw new DomainError('AccessDenied', `Permission ${requirement.resource}.${requirement.action} is required`);
+        // Denied by the token's scopes alone (the holder could do it unscoped): RFC 6750's insufficient_scope.
+        const challenge = decision.reason === 'scope' ? 'insufficient_scope' : undefined;
+        throw new DomainError('AccessDenied', `Permission ${requirement.resource}.${requirement.action} is required`, undefined, challenge);
       }
     }
     return true;

@@ -1,5 +1,6 @@
 import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { LIST_LIMITS } from './query/list-params';
 import { QueryBodyDto } from './query/query-body';
 
 /**
@@ -56,8 +57,18 @@ export function ApiListResponse(model: Type<unknown>): MethodDecorator {
 /** `skip`, `limit`, `with_count`, `sort` (contract, "Lists, queries, updates, bulk delete"). */
 export function ApiListParams(sortable: string): MethodDecorator {
   return applyDecorators(
-    ApiQuery({ name: 'skip', required: false, type: Number, description: 'Default 0' }),
-    ApiQuery({ name: 'limit', required: false, type: Number, description: 'Default 100, 1..1000' }),
+    ApiQuery({
+      name: 'skip',
+      required: false,
+      schema: { type: 'integer', minimum: 0, maximum: LIST_LIMITS.maxSkip, default: LIST_LIMITS.defaultSkip },
+      description: 'How many matches to pass over',
+    }),
+    ApiQuery({
+      name: 'limit',
+      required: false,
+      schema: { type: 'integer', minimum: LIST_LIMITS.minLimit, maximum: LIST_LIMITS.maxLimit, default: LIST_LIMITS.defaultLimit },
+      description: 'How many matches to answer at most; more than the maximum is 400 InvalidQuery',
+    }),
     ApiQuery({ name: 'with_count', required: false, type: Boolean, description: 'Adds `count` (all matches)' }),
     ApiQuery({ name: 'sort', required: false, type: String, description: `"field" or "field asc|desc"; sortable: ${sortable}` }),
   );

@@ -107,9 +107,10 @@ export type ErrorBodyFields = Readonly<Record<string, unknown>>;
 /**
  * The WWW-Authenticate challenge of a 401, when the code alone does not decide it: `basic` for a
  * Basic token problem (RFC 7617), `bearer` for a request that carried no credentials at all (RFC
- * 6750 section 3.1: a challenge without an error code).
+ * 6750 section 3.1: a challenge without an error code); and on a 403, `insufficient_scope` for a
+ * token whose scopes leave out what its holder could otherwise do (RFC 6750 section 3.1).
  */
-export type AuthChallenge = 'basic' | 'bearer';
+export type AuthChallenge = 'basic' | 'bearer' | 'insufficient_scope';
 
 /** At most this many field errors in one answer (contract, "Decisions of the third review"). */
 export const MAX_FIELD_ERRORS_ANSWERED = 20;

@@ -13,12 +13,43 @@ export function requestIdOf(request: Request): string {
 /** The route label of a request not routed (yet): failures before routing, and unknown paths. */
 export const UNMATCHED_ROUTE = 'unmatched';
 
+/** Where a request that failed before routing keeps the template of the route it addressed. */
+const ADDRESSED_ROUTE = Symbol('portcullis.addressedRoute');
+
+type RoutedRequest = Request & { [ADDRESSED_ROUTE]?: string };
+
 /** Route template for logs and metric labels: never the raw URL, so no ids leak into labels. */
 export function routeTemplateOf(request: Request): string {
   const route: unknown = (request as { route?: unknown }).route;
   const path: unknown = route && typeof route === 'object' ? (route as { path?: unknown }).path : undefined;
   if (typeof path === 'string') return `${request.baseUrl ?? ''}${path}`;
-  return UNMATCHED_ROUTE;
+  return (request as RoutedRequest)[ADDRESSED_ROUTE] ?? UNMATCHED_ROUTE;
+}
+
+/** The part of an Express 5 router layer this reads (the `router` package's Layer). */
+interface RouterLayer {
+  route?: { path?: unknown; methods?: Record<string, boolean> };
+  match?: (path: string) => unknown;
+}
+
+/**
+ * For a request refused before routing (415, 413, a bad body): the template of the route its method
+ * and path address, so that metrics and the request log count it there and not under `unmatched`.
+ * Reads the app's own route table (the same templates a routed request gets); a path no route
+ * serves stays `unmatched`. Only failures pay for the scan.
+ */
+function markAddressedRoute(request: Request): void {
+  const stack = (request.app as { router?: { stack?: RouterLayer[] } } | undefined)?.router?.stack ?? [];
+  const method = request.method.toLowerCase();
+  for (const layer of stack) {
+    const { route } = layer;
+    if (!route || typeof route.path !== 'string' || typeof layer.match !== 'function') continue;
+    if (!route.methods?.[method] && !route.methods?._all) continue;
+    if (layer.match(request.path)) {
+      (request as RoutedRequest)[ADDRESSED_ROUTE] = route.path;
+      return;
+    }
+  }
 }
 
 /** Writes the contract's error body; unexpected errors are logged with the request id. */
@@ -36,6 +67,9 @@ export function sendError(request: Request, response: Response, error: unknown, 
   }
   if (status === 401) response.setHeader('WWW-Authenticate', wwwAuthenticate(error, body));
   if (error instanceof RetryLaterError) response.setHeader('Retry-After', String(error.retryAfterSeconds));
+  if (error instanceof DomainError && error.challenge === 'insufficient_scope') {
+    response.setHeader('WWW-Authenticate', `Bearer realm="portcullis", error="insufficient_scope", error_description="${challengeText(body.message)}"`);
+  }
   response.status(status).json(body);
 }
 
@@ -58,9 +92,12 @@ function wwwAuthenticate(error: unknown, body: ErrorBody): string {
   const challenge = error instanceof DomainError ? error.challenge : undefined;
   if (challenge === 'basic') return 'Basic realm="portcullis"';
   if (challenge === 'bearer' || !TOKEN_PROBLEMS.has(body.errorCode)) return 'Bearer realm="portcullis"';
-  // RFC 6750 allows %x20-21 / %x23-5B / %x5D-7E in error_description: no quote, no backslash.
-  const description = body.message.replace(/"/g, "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '');
-  return `Bearer realm="portcullis", error="invalid_token", error_description="${description}"`;
+  return `Bearer realm="portcullis", error="invalid_token", error_description="${challengeText(body.message)}"`;
+}
+
+/** RFC 6750 allows %x20-21 / %x23-5B / %x5D-7E in error_description: no quote, no backslash. */
+function challengeText(message: string): string {
+  return message.replace(/"/g, "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '');
 }
 
 /** Paths whose answers may be cached: liveness, metrics and the API documents. */
@@ -119,6 +156,7 @@ export function requireJsonBody(request: Request, _response: Response, next: Nex
 /** Express error middleware for failures before Nest routing (body parsing, content type). */
 export function expressErrorHandler(logger: Logger) {
   return (error: unknown, request: Request, response: Response, _next: NextFunction): void => {
+    markAddressedRoute(request);
     sendError(request, response, error, logger);
   };
 }

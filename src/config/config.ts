@@ -185,10 +185,13 @@ function corsOrigins(env: Env): string[] | null {
   });
 }
 
-/** Never derived from a request's Host header: a forged Host must not send users elsewhere. */
+/**
+ * Never derived from a request's Host header: a forged Host must not send users elsewhere. The
+ * default carries the membership (contract), so that the user on a phone types only the user code.
+ */
 function deviceVerificationUri(env: Env, port: number): string {
   const raw = env.DEVICE_VERIFICATION_URI;
-  if (raw === undefined || raw === '') return `http://localhost:${port}/device`;
+  if (raw === undefined || raw === '') return `http://localhost:${port}/device?membership_id={membership_id}`;
   let parsed: URL | null;
   try {
     parsed = new URL(raw.replaceAll('{membership_id}', 'membership'));

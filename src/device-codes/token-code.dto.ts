@@ -23,8 +23,9 @@ export class PollTokenCodeDto {
 export class DeviceAuthorizationSchema {
   @ApiProperty({ description: 'Shown once: the device keeps it and polls with it' }) device_code!: string;
   @ApiProperty({ description: 'What the user enters on the approval page', example: 'WDJBMJHT' }) user_code!: string;
-  @ApiProperty({ format: 'uri', example: 'http://localhost:3000/device' }) verification_uri!: string;
-  @ApiProperty({ format: 'uri', example: 'http://localhost:3000/device?user_code=WDJBMJHT' }) verification_uri_complete!: string;
+  @ApiProperty({ format: 'uri', example: 'http://localhost:3000/device?membership_id=8f14e45f-ceea-467a-9575-9bd0c8c1b1a1' }) verification_uri!: string;
+  @ApiProperty({ format: 'uri', example: 'http://localhost:3000/device?membership_id=8f14e45f-ceea-467a-9575-9bd0c8c1b1a1&user_code=WDJBMJHT' })
+  verification_uri_complete!: string;
   @ApiProperty({ description: 'Seconds the code lives', example: 600 }) expires_in!: number;
   @ApiProperty({ description: 'Seconds to wait between polls', example: 5 }) interval!: number;
 }

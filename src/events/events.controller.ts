@@ -4,6 +4,7 @@ import type { Caller } from '../common/caller';
 import { GetRoute } from '../common/crud/crud-routes';
 import { type Listing, ListingRoutes } from '../common/crud/listing-routes';
 import type { ListPage, ListRequest } from '../common/query';
+import { EVENT_TYPES } from './event-types';
 import { EventsService } from './events.service';
 import type { EventResponse } from './event.mapper';
 
@@ -11,7 +12,7 @@ const EVENT_SCHEMA: SchemaObject = {
   type: 'object',
   properties: {
     _id: { type: 'string' },
-    event_type: { type: 'string', example: 'UserCreated' },
+    event_type: { type: 'string', enum: [...EVENT_TYPES], example: 'UserCreated' },
     utilizer_id: { type: 'string', description: 'Id of the user or application that caused the event, or "system"' },
     document: { type: 'object', additionalProperties: true },
     prior: { type: 'object', nullable: true, additionalProperties: true },

@@ -120,12 +120,12 @@ export class UpdateMembershipDto extends NewMembershipDto {
 }
 
 export class FirstAdminUserDto {
-  @ApiProperty({ example: 'ada' })
+  @ApiProperty({ example: 'admin' })
   @IsString()
   @IsUsername()
   username!: string;
 
-  @ApiProperty({ example: 'ada@example.com' })
+  @ApiProperty({ example: 'admin@acme.test' })
   @IsEmail()
   @MaxLength(254)
   email_address!: string;

@@ -1,3 +1,4 @@
+import { validOperationId } from './document-rules';
 import { canonicalJson, sortKeysDeep } from './openapi';
 
 describe('canonicalJson', () => {
@@ -14,5 +15,15 @@ describe('canonicalJson', () => {
     expect(sortKeysDeep(null)).toBeNull();
     expect(sortKeysDeep([3, 'a', true])).toEqual([3, 'a', true]);
     expect(canonicalJson({ b: null, a: 0 })).toBe('{\n  "a": 0,\n  "b": null\n}\n');
+  });
+});
+
+describe('validOperationId', () => {
+  it('keeps an identifier and names a multi-path handler\'s operation after its path', () => {
+    expect(validOperationId('Users_list', '/memberships/{membershipId}/users')).toBe('Users_list');
+    expect(validOperationId('Token_me[0]', '/me')).toBe('Token_me');
+    expect(validOperationId('Token_me[1]', '/whoami')).toBe('Token_whoami');
+    expect(validOperationId('Codes_token[1]', '/memberships/{m}/codes/token')).toBe('Codes_membershipsCodesToken');
+    expect(validOperationId(undefined, '/x')).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { AppConfig } from '../config/config';
+import { applyDocumentRules } from './document-rules';
 import { addRequestBodyExamples } from './request-examples';
 
 /** Where the machine-readable description is served (the specification: a path ending in v1.json). */
@@ -21,20 +22,14 @@ const DESCRIPTION = [
   'an unknown membership 404 MembershipNotFound.',
 ].join('\n');
 
-/** Tags of the routes this document groups by, with what they are for. */
-const TAGS: [string, string][] = [
-  ['tokens', 'Sign-in, scoped tokens, refresh, verification, revocation and the current caller'],
-  ['permissions', 'Permission checks used by client libraries'],
-  ['setup', 'First-run installation'],
-  ['operations', 'Health, liveness and metrics'],
-];
-
 /** The OpenAPI document of every route the app serves, built from the controllers' annotations. */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle('Portcullis')
     .setDescription(DESCRIPTION)
     .setVersion('1')
+    // Relative: Try-it-out calls the service that serves this page, on whatever host and port.
+    .addServer('/', 'This service')
     .addBearerAuth(
       {
         type: 'http',
@@ -54,13 +49,25 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
           'In this UI enter the application id as username and its secret as password.',
       },
       'basic',
+    )
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-Setup-Token',
+        description:
+          'First run only (POST /setup): SETUP_TOKEN, or the token the service wrote to its log at start when SETUP_TOKEN is unset.',
+      },
+      'setup_token',
     );
-  for (const [name, description] of TAGS) builder.addTag(name, description);
   const document = SwaggerModule.createDocument(app, builder.build(), {
     // Operation ids name the controller and its method: stable and unique across the API.
     operationIdFactory: (controllerKey, methodKey) => `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
   });
+  // As package.json's "license"; DocumentBuilder.setLicense would also write an empty url.
+  document.info.license = { name: 'UNLICENSED (proprietary)' };
   addRequestBodyExamples(document);
+  applyDocumentRules(document);
   return document;
 }
 
@@ -79,7 +86,7 @@ export function serveApiDocs(app: INestApplication, config: AppConfig): boolean 
       // An administrator authorizes once and keeps it across reloads while managing webhooks.
       persistAuthorization: true,
       displayRequestDuration: true,
-      tagsSorter: 'alpha',
+      // The document's own tag order (setup and tokens first: where one starts), not alphabetical.
       // Otherwise the page sends the document's URL to validator.swagger.io for a badge.
       validatorUrl: 'none',
     },

@@ -1,12 +1,12 @@
 import { Body, type CanActivate, Controller, type ExecutionContext, HttpCode, Injectable, Post, UseGuards } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Public } from '../common/access-decorators';
 import { ApiErrorResponse, ApiErrors } from '../common/openapi';
 import { ProvisionedMembershipSchema } from '../memberships/membership.schemas';
 import { ProvisionMembershipDto } from '../memberships/membership.dto';
 import type { ProvisionedMembership } from '../memberships/membership-provisioner';
-import { SetupService } from './setup.service';
+import { SETUP_REJECTED_MESSAGE, SetupService } from './setup.service';
 
 @Injectable()
 export class SetupTokenGuard implements CanActivate {
@@ -31,15 +31,16 @@ export class SetupController {
   @ApiOperation({
     summary: 'First run: create the system membership, its admin role and user, and optionally an application',
     description:
-      'Only while no membership exists. The token is SETUP_TOKEN, or the one the service wrote to its log at start ' +
-      'when SETUP_TOKEN is unset. Two concurrent calls: one wins.',
+      'Only while no membership exists. The token is SETUP_TOKEN, or the one the service wrote to its log at its ' +
+      'latest start when SETUP_TOKEN is unset (each start writes a new one; the earlier ones stop working). ' +
+      'Two concurrent calls: one wins.',
   })
-  @ApiHeader({ name: 'X-Setup-Token', required: true, description: 'The setup token' })
+  @ApiSecurity('setup_token')
   @ApiResponse({ status: 201, description: 'The installation is set up', type: ProvisionedMembershipSchema })
   @ApiErrorResponse(401, {
     description: 'SetupRejected: the X-Setup-Token header is missing or wrong',
     errorCode: 'SetupRejected',
-    message: 'The X-Setup-Token header is missing or wrong',
+    message: SETUP_REJECTED_MESSAGE,
   })
   @ApiErrorResponse(409, { description: 'AlreadySetUp', errorCode: 'AlreadySetUp', message: 'The installation is already set up' })
   @ApiErrors(400, 413, 415)

@@ -10,6 +10,11 @@ import { MembershipProvisioner, type ProvisionedMembership } from '../membership
 import type { ProvisionMembershipDto } from '../memberships/membership.dto';
 import { SetupToken } from './setup-token';
 
+/** Says where the token comes from, and why one copied from an earlier start no longer works. */
+export const SETUP_REJECTED_MESSAGE =
+  'The X-Setup-Token header is missing or wrong. The token is SETUP_TOKEN or, when that is unset, the setupToken ' +
+  'in the log of the latest start: each start writes a new one and the earlier ones stop working';
+
 @Injectable()
 export class SetupService implements OnApplicationBootstrap {
   private readonly token: SetupToken;
@@ -27,10 +32,13 @@ export class SetupService implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     if (this.token.isSet || (await this.memberships.anyExists())) return;
     const generated = this.token.generate();
-    // Written once, so that an operator with access to the log can set the installation up.
+    // Written once, so that an operator with access to the log can set the installation up. Kept
+    // in memory only (no secret at rest before the installation has an admin), hence the rule.
     this.logger.warn(
       { setupToken: generated },
-      'The installation is not set up. POST /setup with header X-Setup-Token set to this setupToken.',
+      'The installation is not set up. POST /setup with header X-Setup-Token set to this setupToken. ' +
+        'It is valid until this process stops: each start without SETUP_TOKEN writes a new one and the earlier ones stop working ' +
+        '(set SETUP_TOKEN to keep one token across restarts).',
     );
   }
 
@@ -44,7 +52,7 @@ export class SetupService implements OnApplicationBootstrap {
       throw new DomainError('AlreadySetUp', 'The installation is already set up');
     }
     if (!this.token.matches(presentedToken)) {
-      throw new DomainError('SetupRejected', 'The X-Setup-Token header is missing or wrong');
+      throw new DomainError('SetupRejected', SETUP_REJECTED_MESSAGE);
     }
   }
 

@@ -94,6 +94,20 @@ function bearerFrom(header: string | undefined): string | undefined {
   return credentials?.scheme === 'bearer' ? credentials.token : undefined;
 }
 
+/**
+ * The POST token routes take the token in the body or, when the body names none, in Authorization
+ * (the specification: "no token in the header or body"). The body wins: a caller may authenticate
+ * itself in Authorization while it asks about another token in the body, as RFC 7662 does.
+ */
+function tokenFromBodyOrHeader(body: TokenBodyDto | undefined, authorization: string | undefined): string | undefined {
+  const inBody = body?.token?.trim();
+  return inBody ? inBody : authorization?.trim() || undefined;
+}
+
+/** The POST routes document both places: the body's `token`, or the header (optional, hence `{}`). */
+const ApiTokenInBodyOrHeader = (...schemes: ('bearer' | 'basic')[]): MethodDecorator =>
+  applyDecorators(ApiSecurity({}), ...schemes.map((scheme) => ApiSecurity(scheme)));
+
 @ApiTags('tokens')
 @Controller()
 export class TokenController {
@@ -117,7 +131,7 @@ export class TokenController {
   @ApiSessionHeaders()
   @ApiResponse({ status: 201, description: 'Token pair (sign-in) or scoped token', type: TokenResponseSchema })
   @ApiJsonBody(GenerateTokenDto, {
-    signIn: { summary: 'Sign-in (no Authorization; X-Service-Alias: the membership id)', value: { username: 'ada', password: 'correct horse battery' } },
+    signIn: { summary: 'Sign-in (no Authorization; X-Service-Alias: the membership id)', value: { username: 'admin', password: 'correct horse battery' } },
     scoped: { summary: 'Scoped token (Authorization: Bearer <access token>)', value: { scopes: ['users.read'] } },
   })
   @ApiErrors(400, 401, 404, 413, 415, 429)
@@ -147,13 +161,18 @@ export class TokenController {
   @Post('refresh-token')
   @Public()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Refresh: a new token pair for the refresh token in the body', description: REFRESH_DESCRIPTION })
+  @ApiOperation({
+    summary: 'Refresh: a new token pair for the refresh token in the body (or, without one, in Authorization: Bearer)',
+    description: REFRESH_DESCRIPTION,
+  })
+  @ApiTokenInBodyOrHeader('bearer')
   @ApiRevokeQuery()
   @ApiSessionHeaders()
   @ApiResponse({ status: 201, description: 'A new token pair; scopes are kept', type: TokenResponseSchema })
   @ApiErrors(400, 401, 413, 415)
   refreshFromBody(@Body() body: TokenBodyDto, @Query('revoke') revoke: unknown, @Req() request: Request): Promise<TokenResponse> {
-    const token = body.token ? withoutBearerPrefix(body.token) : undefined;
+    const presented = tokenFromBodyOrHeader(body, request.headers.authorization);
+    const token = presented ? withoutBearerPrefix(presented) : undefined;
     return this.tokens.refresh(token, parseBooleanParam('revoke', revoke, true), sessionMetadata(request));
   }
 
@@ -169,12 +188,16 @@ export class TokenController {
   @Post('verify-token')
   @Public()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Verify the token in the body ("Bearer <jwt>", "Basic <id>:<secret>" or a bare JWT)', description: VERIFY_RECORDS })
+  @ApiOperation({
+    summary: 'Verify the token in the body ("Bearer <jwt>", "Basic <id>:<secret>" or a bare JWT), or, without one, in Authorization',
+    description: VERIFY_RECORDS,
+  })
+  @ApiTokenInBodyOrHeader('bearer', 'basic')
   @ApiResponse({ status: 200, description: 'The token is valid', type: VerificationResponseSchema })
   @ApiErrors(400, 401, 413, 415)
-  verifyFromBody(@Body() body: TokenBodyDto): Promise<VerificationResponse> {
-    // A bare JWT in the body is read as a Bearer token.
-    const token = body.token?.trim();
+  verifyFromBody(@Body() body: TokenBodyDto, @Headers('authorization') authorization: string | undefined): Promise<VerificationResponse> {
+    // A bare JWT is read as a Bearer token.
+    const token = tokenFromBodyOrHeader(body, authorization);
     return this.verify(token && !/^(bearer|basic)\s/i.test(token) ? `Bearer ${token}` : token);
   }
 
@@ -200,12 +223,22 @@ export class TokenController {
 
   @Post('revoke-token')
   @Public()
-  @ApiOperation({ summary: 'Revoke the access or refresh token in the body (with its session)', description: REVOKE_DESCRIPTION })
+  @ApiOperation({
+    summary: 'Revoke the access or refresh token in the body (or, without one, in Authorization: Bearer), with its session',
+    description: REVOKE_DESCRIPTION,
+  })
+  @ApiTokenInBodyOrHeader('bearer')
   @ApiLogoutAllQuery()
   @ApiResponse({ status: 204, description: 'Revoked' })
   @ApiErrors(400, 401, 403, 413, 415)
-  async revokeFromBody(@Body() body: TokenBodyDto, @Query('logout-all') logoutAll: unknown, @Res() response: Response): Promise<void> {
-    const token = body.token ? withoutBearerPrefix(body.token) : undefined;
+  async revokeFromBody(
+    @Body() body: TokenBodyDto,
+    @Headers('authorization') authorization: string | undefined,
+    @Query('logout-all') logoutAll: unknown,
+    @Res() response: Response,
+  ): Promise<void> {
+    const presented = tokenFromBodyOrHeader(body, authorization);
+    const token = presented ? withoutBearerPrefix(presented) : undefined;
     await this.tokens.revoke(token, parseBooleanParam('logout-all', logoutAll, false));
     response.status(204).end();
   }

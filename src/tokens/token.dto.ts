@@ -3,7 +3,7 @@ import { Allow, IsOptional, IsString, Length, MaxLength } from 'class-validator'
 
 /** Sign-in (username + password) or, with a Bearer token, a scoped-token request (scopes). */
 export class GenerateTokenDto {
-  @ApiPropertyOptional({ description: 'Sign-in: the username or the e-mail address', minLength: 1, maxLength: 320, example: 'ada' })
+  @ApiPropertyOptional({ description: 'Sign-in: the username or the e-mail address', minLength: 1, maxLength: 320, example: 'admin' })
   @IsOptional() @IsString() @Length(1, 320) username?: string;
   @ApiPropertyOptional({ description: 'Sign-in: the password', minLength: 1, maxLength: 1024, format: 'password', example: 'correct horse battery' })
   @IsOptional() @IsString() @Length(1, 1024) password?: string;

@@ -304,7 +304,9 @@ export class TokenService {
     const { user, session, family } = await this.verifier.verify(token, 'any');
     const scoped = session.kind === 'scoped';
     // Any token carrying scopes counts as scoped here, whatever made it (contract, "Decisions of the third review").
-    if (logoutAll && (scoped || (session.scopes?.length ?? 0) > 0)) throw new DomainError('AccessDenied', 'Signing out everywhere needs an unscoped token');
+    if (logoutAll && (scoped || (session.scopes?.length ?? 0) > 0)) {
+      throw new DomainError('AccessDenied', 'Signing out everywhere needs an unscoped token', undefined, 'insufficient_scope');
+    }
     const revoked = await this.recorder.transaction(async (_tx, record) => {
       if (logoutAll) return this.revoker.revokeAllOfUser(record, user.membershipId, user.id, user.id, 'logout-all');
       if (scoped) return this.revoker.revokeTokenRecord(record, user.membershipId, session.id, user.id, 'revoked');

@@ -1,4 +1,4 @@
-/** Acceptance tests of the client library (src/client) against the REAL service; the fixture is test/support/client-library-suite.ts. */
+/** Acceptance tests of the client library (@portcullis/client, packages/client) against the REAL service; the fixture is test/support/client-library-suite.ts. */
 import { bootInstallation, type Installation } from '../support/api';
 import type { TestApp } from '../support/app';
 import { ACCESS_DENIED, hasBody, KINDS, UNAVAILABLE, useClientLibrarySuite } from '../support/client-library-suite';

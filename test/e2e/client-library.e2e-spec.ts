@@ -1,5 +1,5 @@
 /**
- * Acceptance tests of the client library (src/client) against the REAL service: a NestJS and an
+ * Acceptance tests of the client library (@portcullis/client, packages/client) against the REAL service: a NestJS and an
  * Express third-party API, protected by the library, call the service over HTTP on 127.0.0.1
  * through a recording proxy (test/support/protected-apps.ts) that counts the calls and can
  * answer like a failing service. Callers get their permissions from roles made with the

@@ -1,11 +1,12 @@
 /**
- * The client library as a consumer gets it: `npm pack` of this repository, the tarball installed
- * into a fresh TypeScript project outside the repository, a tiny Express API that imports
- * `portcullis/client`, type-checked and compiled by that project's own `tsc`, then run against
- * the real service. Proves the published `exports` and `types` resolve, and that a strict
- * project type-checks against the emitted declarations.
+ * The client library as a consumer gets it: `npm pack` of the workspace package packages/client,
+ * the tarball installed into a fresh strict TypeScript project outside the repository that has
+ * Express already, a tiny Express API that imports `@portcullis/client`, type-checked and compiled
+ * by that project's own `tsc`, then run against the real service. Proves the published `exports`
+ * and `types` resolve, that a strict project type-checks against the emitted declarations, and
+ * that the package is small: it adds fewer than 10 packages and runs no install script.
  *
- * Needs `npm run build` first (`npm test` runs it): it packs dist/ as it is.
+ * Needs `npm run build` first (`npm test` runs it): it packs packages/client/dist as it is.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -19,6 +20,7 @@ import { createUserWithRole } from '../support/protected-apps';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
+const PACKAGE = join(ROOT, 'packages', 'client');
 
 /** The consumer's other dependencies, in the ranges this repository uses (so the npm cache has them). */
 async function consumerDependencies(): Promise<string[]> {
@@ -49,7 +51,7 @@ const CONSUMER_TSCONFIG = {
 const CONSUMER_APP = `
 import express from 'express';
 import type { AddressInfo } from 'node:net';
-import { portcullis, PortcullisClient, type PortcullisSettings, principalOf } from 'portcullis/client';
+import { portcullis, PortcullisClient, type PortcullisSettings, principalOf } from '@portcullis/client';
 
 const settings: PortcullisSettings = {
   BaseUrl: process.env['PORTCULLIS_URL'] ?? '',
@@ -66,6 +68,28 @@ const server = app.listen(Number(process.env['PORT'] ?? 0), process.env['HOST'] 
 });
 process.on('SIGTERM', () => server.close());
 `;
+
+interface LockPackage {
+  hasInstallScript?: boolean;
+}
+
+/** The packages installed in a project, by path (node_modules/.package-lock.json, written by npm). */
+async function installedPackages(project: string): Promise<Record<string, LockPackage>> {
+  const lock = JSON.parse(await readFile(join(project, 'node_modules', '.package-lock.json'), 'utf8')) as {
+    packages: Record<string, LockPackage>;
+  };
+  return lock.packages;
+}
+
+/** npm install in the consumer project: from the local npm cache when it holds everything, else from the registry. */
+async function npmInstall(project: string, args: string[]): Promise<void> {
+  const install = ['install', '--no-audit', '--no-fund', ...args];
+  try {
+    await run('npm', [...install, '--offline'], { cwd: project });
+  } catch {
+    await run('npm', [...install, '--prefer-offline'], { cwd: project });
+  }
+}
 
 /** Waits for the consumer app's "listening <port>" line. */
 function listeningPort(child: ChildProcess): Promise<number> {
@@ -89,7 +113,7 @@ describe('client package: npm pack, installed into a TypeScript project, used by
   let consumer: ChildProcess | undefined;
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist', 'client', 'index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+    if (!existsSync(join(PACKAGE, 'dist', 'index.js'))) throw new Error('packages/client/dist is missing: run `npm run build` first');
     dir = await mkdtemp(join(tmpdir(), 'portcullis-consumer-'));
   });
 
@@ -100,8 +124,8 @@ describe('client package: npm pack, installed into a TypeScript project, used by
   });
 
   it('installs from the tarball, type-checks against the shipped declarations, and protects a route', async () => {
-    const packed = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT });
-    const [{ filename }] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: PACKAGE });
+    const [{ filename, entryCount }] = JSON.parse(packed.stdout) as Array<{ filename: string; entryCount: number }>;
     const tarball = join(dir, filename);
 
     const project = join(dir, 'consumer');
@@ -110,15 +134,21 @@ describe('client package: npm pack, installed into a TypeScript project, used by
     await writeFile(join(project, 'tsconfig.json'), JSON.stringify(CONSUMER_TSCONFIG));
     await writeFile(join(project, 'app.ts'), CONSUMER_APP);
 
-    // From the local npm cache when it holds everything (it does once this repository was
-    // installed and this test ran once); otherwise npm may fetch what is missing from its registry.
-    // Install scripts are not needed: the client loads no native module.
-    const install = ['install', '--no-audit', '--no-fund', '--ignore-scripts', tarball, ...(await consumerDependencies())];
-    try {
-      await run('npm', [...install, '--offline'], { cwd: project });
-    } catch {
-      await run('npm', [...install, '--prefer-offline'], { cwd: project });
-    }
+    // The consumer's project before the client: an Express API with its compiler.
+    await npmInstall(project, ['--ignore-scripts', ...(await consumerDependencies())]);
+    const before = await installedPackages(project);
+    // The client itself, with install scripts allowed: any it (or what it pulls in) has would show.
+    await npmInstall(project, [tarball]);
+    const after = await installedPackages(project);
+    const added = Object.keys(after).filter((path) => !(path in before));
+    const withInstallScripts = added.filter((path) => after[path]?.hasInstallScript === true);
+    console.log(
+      `@portcullis/client: ${entryCount} files in the tarball; installing it added ${added.length} package(s) (${added.join(', ')}), ` +
+        `${withInstallScripts.length} with an install script`,
+    );
+    expect(added).toContain('node_modules/@portcullis/client');
+    expect(added.length).toBeLessThan(10);
+    expect(withInstallScripts).toEqual([]);
 
     // The consumer's own compiler: type-checks app.ts against the package's declarations, then emits.
     const tsc = await run(join(project, 'node_modules', '.bin', 'tsc'), ['-p', '.'], { cwd: project }).catch(

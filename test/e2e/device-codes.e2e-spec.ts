@@ -28,8 +28,9 @@ describe('device code flow', () => {
     expect(code).toEqual({
       device_code: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
       user_code: expect.stringMatching(/^[23456789BCDFGHJKLMNPQRSTVWXZ]{8}$/),
-      verification_uri: `http://localhost:0/device`,
-      verification_uri_complete: `http://localhost:0/device?user_code=${code.user_code}`,
+      // The default carries the membership: the user types only the code.
+      verification_uri: `http://localhost:0/device?membership_id=${encodeURIComponent(suite.admin.membershipId)}`,
+      verification_uri_complete: `http://localhost:0/device?membership_id=${encodeURIComponent(suite.admin.membershipId)}&user_code=${code.user_code}`,
       expires_in: 600,
       interval: 5,
     });

@@ -50,6 +50,16 @@ async function stop(started: Started | undefined): Promise<void> {
   await exited;
 }
 
+/** Whether any process of the group still runs (signal 0 tests without signalling). */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 describe.each(['example:nest', 'example:express'])('npm run %s', (script) => {
   let started: Started | undefined;
   afterAll(() => stop(started));
@@ -61,4 +71,16 @@ describe.each(['example:nest', 'example:express'])('npm run %s', (script) => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: 'ok' });
   }, 60_000);
+
+  it('`kill <pid of npm>` stops the example with it: no child (tsx, node) keeps running or listening', async () => {
+    if (!started?.child.pid) throw new Error('the example did not start');
+    const { child, port } = started;
+    const pgid = child.pid as number;
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    child.kill('SIGTERM'); // npm alone, as `kill <pid>` does; not the group
+    await exited;
+    for (let waited = 0; groupAlive(pgid) && waited < 10_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(groupAlive(pgid)).toBe(false);
+    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+  }, 30_000);
 });

@@ -79,8 +79,10 @@ describe('GET /metrics', () => {
     expect(role.status).toBe(404);
     await t.http().get(`/nowhere/${strayId}`).expect(404);
     for (let i = 0; i < 3; i++) await t.http().get('/ping').expect(200);
-    // Failures before routing count too: 415 from the content-type check.
+    // Failures before routing count too, under the route they addressed: 415 from the content-type check.
     await t.http().post('/generate-token').set('Content-Type', 'text/plain').send('x').expect(415);
+    await t.http().post(`/memberships/${membershipId}/roles`).set('Content-Type', 'text/plain').send('x').expect(415);
+    await t.http().post(`/nowhere/${strayId}`).set('Content-Type', 'text/plain').send('x').expect(415);
 
     const { res, metrics } = await scrape(t);
     expect(metrics.types.get('portcullis_http_requests_total')).toBe('counter');
@@ -88,6 +90,9 @@ describe('GET /metrics', () => {
       metrics.value('portcullis_http_requests_total', { method: 'GET', route: '/memberships/:membershipId/roles/:id', status_code: '404' }),
     ).toBe(1);
     expect(metrics.value('portcullis_http_requests_total', { method: 'GET', route: '/ping', status_code: '200' })).toBe(3);
+    expect(metrics.value('portcullis_http_requests_total', { method: 'POST', route: '/generate-token', status_code: '415' })).toBe(1);
+    expect(metrics.value('portcullis_http_requests_total', { method: 'POST', route: '/memberships/:membershipId/roles', status_code: '415' })).toBe(1);
+    // A path no route serves stays unmatched.
     expect(metrics.value('portcullis_http_requests_total', { method: 'POST', route: 'unmatched', status_code: '415' })).toBe(1);
     expect(metrics.value('portcullis_http_requests_total', { method: 'GET', route: 'unmatched', status_code: '404' })).toBeGreaterThanOrEqual(1);
     // No id from a URL reaches a label.

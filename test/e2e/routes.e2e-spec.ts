@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestApp, type TestApp } from '../support/app';
-import { formatRouteTable, routeTable } from '../support/route-table';
+import { buildOpenApiDocument } from '../../src/openapi/openapi';
+import { formatRouteTable, type RouteEntry, routeTable } from '../support/route-table';
 
 /*
  * Who may call what, route by route: routes.expected.txt, beside this file. A change there is a
@@ -25,10 +26,12 @@ const lines = (text: string): string[] =>
 describe('route access table', () => {
   let t: TestApp;
   let current: string[];
+  let entries: RouteEntry[];
 
   beforeAll(async () => {
     t = await startTestApp();
-    current = formatRouteTable(routeTable(t.app));
+    entries = routeTable(t.app);
+    current = formatRouteTable(entries);
   });
   afterAll(async () => t?.close());
 
@@ -68,5 +71,24 @@ describe('route access table', () => {
       return !(param === 'id' && access.join(' ').startsWith('permission memberships.'));
     });
     expect(misnamed).toEqual([]);
+  });
+
+  // A public route may still name the scheme its handler reads (the refresh token in Bearer); a
+  // route the guard protects must never look optional (`{}`) in the document.
+  it('the OpenAPI document states each route\'s access: only public routes carry `{}` (setup its token), the others a scheme', () => {
+    const paths = buildOpenApiDocument(t.app).paths as Record<string, Record<string, { security?: object[] }>>;
+    const wrong: string[] = [];
+    for (const entry of entries) {
+      const operation = paths[entry.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')]?.[entry.method.toLowerCase()];
+      if (!operation) continue; // served outside the document (the /device page, /docs)
+      const security = JSON.stringify(operation.security ?? []);
+      const expected = entry.access.startsWith('public + SetupTokenGuard')
+        ? security === '[{"setup_token":[]}]'
+        : entry.access.startsWith('public')
+          ? security !== undefined && security !== '[]'
+          : !security.includes('{}') && security.startsWith('[{"');
+      if (!expected) wrong.push(`${entry.method} ${entry.path} (${entry.access}): security ${security}`);
+    }
+    expect(wrong).toEqual([]);
   });
 });

@@ -48,6 +48,31 @@ describe('the start, as logged at info', () => {
   });
   afterAll(() => database?.drop());
 
+  it('a restart before setup writes a new setup token; the old one is refused with a message that says why, as the log line does', async () => {
+    const tokenOf = (service: LoggedApp): string => service.log.lines().find((line) => typeof line.setupToken === 'string')?.setupToken as string;
+    const first = await startLogged(database.env);
+    const firstToken = tokenOf(first);
+    const tokenLine = first.log.lines().find((line) => line.setupToken === firstToken);
+    expect(tokenLine?.msg).toContain('each start without SETUP_TOKEN writes a new one and the earlier ones stop working');
+    await first.app.close();
+
+    const second = await startLogged(database.env);
+    try {
+      const secondToken = tokenOf(second);
+      expect(secondToken).toMatch(/^[\w-]{32,}$/);
+      expect(secondToken).not.toBe(firstToken);
+      const refused = await request(second.url).post('/setup').set('X-Setup-Token', firstToken).send({}).expect(401);
+      expect(refused.body).toEqual({
+        statusCode: 401,
+        errorCode: 'SetupRejected',
+        message: expect.stringContaining('the setupToken in the log of the latest start: each start writes a new one and the earlier ones stop working') as string,
+      });
+      expect(JSON.stringify(refused.body)).not.toContain(secondToken);
+    } finally {
+      await second.app.close();
+    }
+  });
+
   it('fits in under 10 lines: version, URL, database, not set up, and the setup token; no route mapping', async () => {
     const service = await startLogged(database.env);
     try {

@@ -1,7 +1,7 @@
 import type { Response } from 'supertest';
 import { loadConfig } from '../../src/config/config';
 import { startTestApp, type TestApp } from '../support/app';
-import { bootInstallation, createApplication, type Installation } from '../support/api';
+import { bootInstallation, createApplication, type Installation, signIn } from '../support/api';
 import { routeTable } from '../support/route-table';
 
 /**
@@ -183,6 +183,59 @@ describe('wire conventions', () => {
       const ok = await t.http().get('/me').set('Authorization', inst.admin.auth);
       expect(ok.status).toBe(200);
       expect(ok.headers['www-authenticate']).toBeUndefined();
+    });
+  });
+
+  describe('token routes and scopes (issue 36 point 8)', () => {
+    const newSession = () => signIn(t, m, inst.admin.username, inst.admin.password);
+
+    it('POST /verify-token, /refresh-token and /revoke-token read the token from Authorization when the body names none; the body wins', async () => {
+      const session = await newSession();
+      const verified = await t.http().post('/verify-token').set('Authorization', session.auth).expect(200);
+      expect(verified.body).toMatchObject({ verified: true, token_kind: 'access_token' });
+      const basic = await t.http().post('/verify-token').set('Authorization', inst.application.basic).expect(200);
+      expect(basic.body).toMatchObject({ verified: true });
+      // The body wins: an application may authenticate itself in the header and ask about another token.
+      const other = await t.http().post('/verify-token').set('Authorization', inst.application.basic).send({ token: 'Bearer not.a.jwt' });
+      expect({ status: other.status, code: other.body.errorCode }).toEqual({ status: 401, code: 'InvalidToken' });
+      const none = await t.http().post('/verify-token');
+      expect({ status: none.status, code: none.body.errorCode }).toEqual({ status: 401, code: 'InvalidToken' });
+
+      const refreshed = await t.http().post('/refresh-token').set('Authorization', `Bearer ${session.refreshToken}`).expect(201);
+      expect(refreshed.body.refresh_token).toEqual(expect.any(String));
+      const missing = await t.http().post('/refresh-token');
+      expect({ status: missing.status, code: missing.body.errorCode }).toEqual({ status: 400, code: 'RefreshTokenRequired' });
+
+      await t.http().post('/revoke-token').set('Authorization', `Bearer ${refreshed.body.access_token}`).expect(204);
+      await t.http().get('/me').set('Authorization', `Bearer ${refreshed.body.access_token}`).expect(401);
+    });
+
+    it('a scoped token refused for its scopes says WWW-Authenticate: Bearer error="insufficient_scope" (RFC 6750 3.1); other 403s do not', async () => {
+      const session = await newSession();
+      const scoped = await t.http().post('/generate-token').set('Authorization', session.auth).send({ scopes: ['users.read'] }).expect(201);
+      const scopedAuth = `Bearer ${scoped.body.access_token}`;
+      await t.http().get(`/memberships/${m}/users`).set('Authorization', scopedAuth).expect(200);
+
+      const refused = await t.http().get(`/memberships/${m}/roles`).set('Authorization', scopedAuth);
+      expect({ status: refused.status, code: refused.body.errorCode }).toEqual({ status: 403, code: 'AccessDenied' });
+      expect(refused.headers['www-authenticate']).toBe(
+        `Bearer realm="portcullis", error="insufficient_scope", error_description="${refused.body.message}"`,
+      );
+      const logoutAll = await t.http().get('/revoke-token?logout-all=true').set('Authorization', scopedAuth);
+      expect(logoutAll.status).toBe(403);
+      expect(logoutAll.headers['www-authenticate']).toContain('error="insufficient_scope"');
+
+      // Another membership's route: denied whatever the scopes, so no scope challenge.
+      const elsewhere = await t.http().get('/memberships/00000000-0000-4000-8000-00000000abcd/roles').set('Authorization', session.auth);
+      expect(elsewhere.status).toBeGreaterThanOrEqual(403);
+      expect(elsewhere.headers['www-authenticate']).toBeUndefined();
+    });
+
+    it('/ping, /healthcheck and /metrics answer hostile input with 400, as their OpenAPI entries say', async () => {
+      for (const path of ['/ping', '/healthcheck', '/metrics']) {
+        const res = await t.http().get(`${path}?x=%00`);
+        expect({ path, status: res.status, code: res.body.errorCode }).toEqual({ path, status: 400, code: 'ModelValidationError' });
+      }
     });
   });
 

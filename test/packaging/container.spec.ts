@@ -56,4 +56,10 @@ describe('docker/: production container', () => {
     expect(service).toMatch(/^ {4}cap_drop:\n {6}- ALL$/m);
     expect(service).toMatch(/^ {4}security_opt:\n {6}- no-new-privileges:true$/m);
   });
+
+  it('compose checks the service\'s readiness on /healthcheck and says that /docs is off there', () => {
+    const service = serviceBlock(compose, 'portcullis');
+    expect(service).toMatch(/^ {4}healthcheck:\n {6}test: \[.*\/healthcheck.*\]$/m);
+    expect(compose).toMatch(/\/docs and \/openapi\/v1\.json are off/);
+  });
 });

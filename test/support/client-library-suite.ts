@@ -4,7 +4,7 @@
  * third-party API protected by the library through that proxy, and three users whose
  * permissions come from roles made with the service's own API.
  */
-import type { PortcullisSettings } from '../../src/client';
+import type { PortcullisSettings } from '@portcullis/client';
 import { bootInstallation, type Installation } from './api';
 import type { TestApp } from './app';
 import { type ApiKind, createUserWithRole, type ProtectedApi, ServiceProxy, startTestApi, type UserWithRole } from './protected-apps';

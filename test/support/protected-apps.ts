@@ -1,6 +1,6 @@
 /**
  * Support for the client-library e2e tests: third-party APIs (NestJS and Express) protected by
- * `src/client`, a recording HTTP proxy that sits between the library and the real service (to
+ * `@portcullis/client` (packages/client), a recording HTTP proxy that sits between the library and the real service (to
  * count calls, serve the service under a path prefix, or answer like a failing service), and
  * helpers to create callers with chosen permissions through the service's own API.
  *
@@ -34,7 +34,7 @@ import {
   principalOf,
   SelfAuthorized,
   Unauthorized,
-} from '../../src/client';
+} from '@portcullis/client/nest';
 import { createApp as createExampleExpressApp } from '../../examples/protected-api/express-app';
 import { createApp as createExampleNestApp } from '../../examples/protected-api/nest-app';
 import type { TestApp } from './app';

@@ -4,9 +4,9 @@
  */
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { createApp as createExpressApp } from '../../examples/protected-api/express-app';
-import { createApp as createNestApp } from '../../examples/protected-api/nest-app';
-import { useFakeService } from '../common/testing/use-fake-service';
+import { createApp as createExpressApp } from './express-app';
+import { createApp as createNestApp } from './nest-app';
+import { useFakeService } from '../../packages/client/src/testing/use-fake-service';
 
 const MEMBERSHIP = 'm-1';
 const BEARER = 'Bearer example-user';

@@ -4,7 +4,7 @@ import { PortcullisClient } from './client';
 import { PortcullisConfigError } from './errors';
 import { portcullis } from './express';
 import { principalOf } from './request';
-import { useFakeService } from '../common/testing/use-fake-service';
+import { useFakeService } from './testing/use-fake-service';
 import { closedPortUrl } from './testing/fake-service';
 
 const MEMBERSHIP = 'm-1';
@@ -67,6 +67,30 @@ describe('Express middleware', () => {
     await request(app).get('/orders').set('Authorization', BEARER).expect(200, ['o-1']);
     await request(app).get('/orders/o-5').set('Authorization', BEARER).expect(200, { id: 'o-5', caller: 'u-1' });
     await request(app).get('/orders/o-6').set('Authorization', BEARER).expect(403);
+  });
+
+  it('tells onDenied which expression a 403 needed; in development the 403 names it and, without onDenied, the console does', async () => {
+    fake.service.accept(BEARER, USER, ['u-1.orders.read.o-5']);
+    const denials: Array<string | undefined> = [];
+    const told = express();
+    told.get('/orders/:orderId', portcullis(client, { onDenied: (denied) => denials.push(denied.required) }).authorized({ action: 'read', object: '{orderId}' }), (_req, res) => {
+      res.json('ok');
+    });
+    const quiet = await request(told).get('/orders/o-6').set('Authorization', BEARER).expect(403);
+    expect(denials).toEqual(['u-1.orders.read.o-6']);
+    expect(quiet.body.message).not.toContain('orders.read');
+
+    const before = process.env['NODE_ENV'];
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    process.env['NODE_ENV'] = 'development';
+    try {
+      const hinted = await request(app).get('/orders/o-7').set('Authorization', BEARER).expect(403);
+      expect(hinted.body.message).toContain('Needed: u-1.orders.read.o-7');
+      expect(warn).toHaveBeenCalledWith('[portcullis] 403 GET /orders/o-7: the caller needs u-1.orders.read.o-7');
+    } finally {
+      process.env['NODE_ENV'] = before;
+      warn.mockRestore();
+    }
   });
 
   it('denies hostile route values without asking the service', async () => {

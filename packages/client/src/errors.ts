@@ -30,6 +30,17 @@ export interface AuthorizationDenied {
   headers: Readonly<Record<string, string>>;
   /** Operator-facing detail (never sent to the caller): why the service was unusable, etc. */
   detail?: string;
+  /**
+   * On a 403 for a missing permission: the expression the service was asked and refused
+   * (`<caller id>.orders.read.o-1`). Grant `orders.read` (or a narrower form) to the caller's
+   * role to let it through. In development (NODE_ENV=development) the 403's message names it too.
+   */
+  required?: string;
+}
+
+/** A protected API in development: denials explain themselves to the developer. */
+export function inDevelopment(): boolean {
+  return process.env['NODE_ENV'] === 'development';
 }
 
 export type ChallengeScheme = 'Bearer' | 'Basic';

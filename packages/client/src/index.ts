@@ -1,6 +1,7 @@
 /**
- * Portcullis client library (`portcullis/client`): protects a third-party API with the identity
- * service. See README.md beside this file.
+ * Portcullis client library (`@portcullis/client`): protects a third-party API with the identity
+ * service. This entry loads nothing but Node's own modules, so an Express API needs no NestJS;
+ * the NestJS guard and decorators are `@portcullis/client/nest`. See the package's README.md.
  */
 export {
   type AuthorizationAllowed,
@@ -39,20 +40,5 @@ export {
   type PortcullisMiddleware,
   type PortcullisMiddlewareOptions,
 } from './express';
-export {
-  Authorized,
-  type EndpointMetadata,
-  Permission,
-  PORTCULLIS_METADATA,
-  PortcullisCaller,
-  type PortcullisDecorator,
-  PortcullisDeniedException,
-  PortcullisGuard,
-  PortcullisModule,
-  type PortcullisModuleOptions,
-  resolveEndpointRule,
-  SelfAuthorized,
-  Unauthorized,
-} from './nest';
 export { type PortcullisRequest, principalOf, toProtectedRequest } from './request';
 export { DEFAULT_TIMEOUT_MS, type PortcullisSettings, type ResolvedSettings } from './settings';

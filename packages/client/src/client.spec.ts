@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type AuthorizationOutcome, type EndpointRule, PortcullisClient, type ProtectedRequest } from './client';
-import { useFakeService } from '../common/testing/use-fake-service';
+import { useFakeService } from './testing/use-fake-service';
 import { closedPortUrl, sleep } from './testing/fake-service';
 
 const MEMBERSHIP = 'm-1';

@@ -15,7 +15,7 @@ import {
   Unauthorized,
 } from './nest';
 import type { PortcullisRequest } from './request';
-import { useFakeService } from '../common/testing/use-fake-service';
+import { useFakeService } from './testing/use-fake-service';
 
 type Handler = (...args: never[]) => unknown;
 

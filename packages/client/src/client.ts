@@ -4,6 +4,7 @@ import {
   accessDenied,
   type AuthorizationDenied,
   type ChallengeScheme,
+  inDevelopment,
   serviceUnavailable,
   unauthorized,
 } from './errors';
@@ -152,10 +153,12 @@ export class PortcullisClient {
     const checked = await this.checkPermission(credentials.value, built.expression);
     if (!checked.ok) return checked.failure;
     if (!checked.value.allowed) {
-      return accessDenied(
-        'Access denied: the caller lacks the permission this endpoint requires.',
-        `not allowed: ${checked.value.permission}`,
-      );
+      const required = checked.value.permission;
+      const hint = inDevelopment() ? ` Needed: ${required} (NODE_ENV=development shows this).` : '';
+      return {
+        ...accessDenied(`Access denied: the caller lacks the permission this endpoint requires.${hint}`, `not allowed: ${required}`),
+        required,
+      };
     }
     return {
       allowed: true,

@@ -1,4 +1,4 @@
-import { FakeService } from '../../client/testing/fake-service';
+import { FakeService } from './fake-service';
 
 /**
  * For a client spec's describe block: starts a FakeService (the Portcullis endpoints the client

@@ -8,7 +8,7 @@
  */
 import type { Request, RequestHandler } from 'express';
 import type { EndpointRule, PortcullisClient } from './client';
-import type { AuthorizationDenied } from './errors';
+import { type AuthorizationDenied, inDevelopment } from './errors';
 import { compilePermission, type PermissionTemplate } from './expression';
 import { attachPrincipal, toProtectedRequest } from './request';
 
@@ -21,7 +21,10 @@ export interface ExpressAuthorizedRule extends PermissionTemplate {
 export interface PortcullisMiddlewareOptions {
   /**
    * Called for each refused request before the answer is written, e.g. to log
-   * `denied.detail` (operator-facing: why the service was unusable) for 503s.
+   * `denied.detail` (operator-facing: why the service was unusable) for 503s, or
+   * `denied.required` (the permission expression a 403 needed). Without it, in development
+   * (NODE_ENV=development), each 403 for a missing permission is written to the console with the
+   * expression that was needed.
    */
   onDenied?: (denied: AuthorizationDenied, req: Request) => void;
 }
@@ -51,7 +54,10 @@ export function portcullis(
           next();
           return;
         }
-        options.onDenied?.(outcome, req);
+        if (options.onDenied) options.onDenied(outcome, req);
+        else if (outcome.required !== undefined && inDevelopment()) {
+          console.warn(`[portcullis] 403 ${req.method} ${req.originalUrl}: the caller needs ${outcome.required}`);
+        }
         // The exact error body, as the service would answer.
         res.status(outcome.status).set(outcome.headers).json(outcome.body);
       })

@@ -24,7 +24,7 @@ import {
   type PortcullisPrincipal,
   PortcullisClient,
 } from './client';
-import { type AuthorizationDenied, PortcullisConfigError } from './errors';
+import { type AuthorizationDenied, inDevelopment, PortcullisConfigError } from './errors';
 import {
   type CompiledPermission,
   compilePermission,
@@ -205,6 +205,9 @@ export class PortcullisGuard implements CanActivate {
     }
     if (outcome.status === 503) {
       this.logger.warn(`Identity service unavailable: ${outcome.detail ?? 'no detail'}`);
+    } else if (outcome.required !== undefined && inDevelopment()) {
+      // The developer of the protected API sees which grant is missing.
+      this.logger.warn(`403 ${request.method} ${request.originalUrl}: the caller needs ${outcome.required}`);
     }
     const response = http.getResponse<Response>();
     for (const [name, value] of Object.entries(outcome.headers)) response.setHeader(name, value);

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
@@ -83,6 +84,10 @@ export class NewMembershipDto {
   code_policy?: string | null;
 }
 
+/** A settings object of PUT /memberships/{id} that an omitted field keeps; null is not an object (IsOptional would let it through). */
+const KeptSettingsField = (dto: new () => object, description: string): PropertyDecorator =>
+  applyDecorators(ApiPropertyOptional({ type: dto, description }), ValidateIf((_, value) => value !== undefined), IsObject(), ValidateNested(), Type(() => dto));
+
 /** Body of PUT /memberships/{id}: the mutable fields, replaced as a whole. */
 export class UpdateMembershipDto extends NewMembershipDto {
   @ApiPropertyOptional({
@@ -98,24 +103,10 @@ export class UpdateMembershipDto extends NewMembershipDto {
   @Type(() => MailProviderDto)
   mail_providers?: MailProviderDto[];
 
-  @ApiPropertyOptional({
-    type: OtpSettingsDto,
-    description: 'One-time passwords in reset mails. Omitted: kept. contains_letters and contains_digits both false: 400',
-  })
-  @ValidateIf((_, value) => value !== undefined)
-  @IsObject()
-  @ValidateNested()
-  @Type(() => OtpSettingsDto)
+  @KeptSettingsField(OtpSettingsDto, 'One-time passwords in reset mails. Omitted: kept. contains_letters and contains_digits both false: 400')
   otp_settings?: OtpSettingsDto;
 
-  @ApiPropertyOptional({
-    type: SignInPolicyDto,
-    description: 'Failed sign-ins per login before a lock, their window and the first lock (doubling up to a day). Omitted: kept',
-  })
-  @ValidateIf((_, value) => value !== undefined)
-  @IsObject()
-  @ValidateNested()
-  @Type(() => SignInPolicyDto)
+  @KeptSettingsField(SignInPolicyDto, 'Failed sign-ins per login before a lock, their window and the first lock (doubling up to a day). Omitted: kept')
   sign_in_policy?: SignInPolicyDto;
 }
 

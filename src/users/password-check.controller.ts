@@ -27,13 +27,8 @@ export class PasswordCheckController {
   @ApiJsonBody(CheckPasswordDto, { check: { summary: 'A password', value: { password: 'correct horse battery' } } }, false)
   @ApiResponse({ status: 200, type: CheckPasswordAnswerSchema, example: { valid: true } })
   @ApiErrors(400, 401, 403, 429)
-  checkByPost(
-    @CurrentCaller() caller: Caller,
-    @Body() body: CheckPasswordDto,
-    @Query('password') query: unknown,
-    @ClientAddress() clientAddress: string,
-  ): Promise<{ valid: boolean }> {
-    return this.users.checkPassword(caller, body.password ?? query, clientAddress);
+  checkByPost(@CurrentCaller() caller: Caller, @Body() body: CheckPasswordDto, @Query('password') query: unknown, @ClientAddress() address: string): Promise<{ valid: boolean }> {
+    return this.users.checkPassword(caller, body.password ?? query, address);
   }
 
   @Get()
@@ -42,12 +37,7 @@ export class PasswordCheckController {
   @ApiQuery({ name: 'password', type: String, required: true, deprecated: true, example: 'correct horse battery' })
   @ApiResponse({ status: 200, type: CheckPasswordAnswerSchema, example: { valid: false } })
   @ApiErrors(400, 401, 403, 429)
-  checkByGet(
-    @CurrentCaller() caller: Caller,
-    @Body() body: CheckPasswordDto,
-    @Query('password') query: unknown,
-    @ClientAddress() clientAddress: string,
-  ): Promise<{ valid: boolean }> {
-    return this.users.checkPassword(caller, body?.password ?? query, clientAddress);
+  checkByGet(@CurrentCaller() caller: Caller, @Body() body: CheckPasswordDto, @Query('password') query: unknown, @ClientAddress() address: string): Promise<{ valid: boolean }> {
+    return this.users.checkPassword(caller, body?.password ?? query, address);
   }
 }

@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'bench/**/*.mjs', 'test/support/*.mjs', '*.js', '*.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'bench/**/*.mjs', 'test/support/*.mjs', 'test/support/*.cjs', '*.js', '*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -193,10 +193,12 @@ describe('wire conventions', () => {
       const session = await newSession();
       const verified = await t.http().post('/verify-token').set('Authorization', session.auth).expect(200);
       expect(verified.body).toMatchObject({ verified: true, token_kind: 'access_token' });
-      const basic = await t.http().post('/verify-token').set('Authorization', inst.application.basic).expect(200);
+      // An application of its own: another test here rotates the setup's application secret.
+      const application = await createApplication(t, inst.admin);
+      const basic = await t.http().post('/verify-token').set('Authorization', application.basic).expect(200);
       expect(basic.body).toMatchObject({ verified: true });
       // The body wins: an application may authenticate itself in the header and ask about another token.
-      const other = await t.http().post('/verify-token').set('Authorization', inst.application.basic).send({ token: 'Bearer not.a.jwt' });
+      const other = await t.http().post('/verify-token').set('Authorization', application.basic).send({ token: 'Bearer not.a.jwt' });
       expect({ status: other.status, code: other.body.errorCode }).toEqual({ status: 401, code: 'InvalidToken' });
       const none = await t.http().post('/verify-token');
       expect({ status: none.status, code: none.body.errorCode }).toEqual({ status: 401, code: 'InvalidToken' });

@@ -166,9 +166,9 @@ function databaseTarget(env: Env): DatabaseTarget {
   return { kind: 'server', url, poolSize };
 }
 
-/** `CORS_ORIGINS`: comma-separated origins (`https://app.example`), each exactly an origin. */
-function corsOrigins(env: Env): string[] | null {
-  const raw = env.CORS_ORIGINS;
+/** A comma-separated list of origins (`https://app.example`), each exactly an origin; null when unset. */
+function originList(env: Env, name: string): string[] | null {
+  const raw = env[name];
   if (raw === undefined || raw.trim() === '') return null;
   return raw.split(',').map((entry) => {
     const origin = entry.trim();
@@ -179,10 +179,15 @@ function corsOrigins(env: Env): string[] | null {
       parsed = null;
     }
     if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin) {
-      throw new ConfigError('CORS_ORIGINS', `must be comma-separated origins such as https://app.example (scheme, host, optional port; no path), got "${origin}"`);
+      throw new ConfigError(name, `must be comma-separated origins such as https://app.example (scheme, host, optional port; no path), got "${origin}"`);
     }
     return origin;
   });
+}
+
+/** `CORS_ORIGINS`: the origins CORS allows; null (unset) allows any. */
+function corsOrigins(env: Env): string[] | null {
+  return originList(env, 'CORS_ORIGINS');
 }
 
 /**
@@ -226,23 +231,9 @@ function webauthnRpId(env: Env): string {
   return raw;
 }
 
-/** WEBAUTHN_ORIGINS: comma-separated origins; default the service's own on localhost. */
+/** WEBAUTHN_ORIGINS: the origins passkey ceremonies may come from; default the service's own on localhost. */
 function webauthnOrigins(env: Env, port: number): string[] {
-  const raw = env.WEBAUTHN_ORIGINS;
-  if (raw === undefined || raw.trim() === '') return [`http://localhost:${port}`];
-  return raw.split(',').map((entry) => {
-    const origin = entry.trim();
-    let parsed: URL | null;
-    try {
-      parsed = new URL(origin);
-    } catch {
-      parsed = null;
-    }
-    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin) {
-      throw new ConfigError('WEBAUTHN_ORIGINS', `must be comma-separated origins such as https://app.example (no path), got "${origin}"`);
-    }
-    return origin;
-  });
+  return originList(env, 'WEBAUTHN_ORIGINS') ?? [`http://localhost:${port}`];
 }
 
 /** Reads and validates the environment once, at start. A bad value stops the start. */

@@ -185,10 +185,11 @@ export class MfaService {
   /** The routes only the user itself may call, with an unscoped token; `current_password` checked when sent or required. */
   private async self(actor: FactorActor, membershipId: string, userId: string, currentPassword: string | undefined, required: boolean): Promise<UserRow> {
     const { caller } = actor;
-    if (caller.kind !== 'user' || caller.id !== userId) throw new DomainError('AccessDenied', "Only the user itself manages its second factors");
-    if (caller.scopes !== null) throw new DomainError('AccessDenied', 'Managing second factors needs an unscoped token');
+    // An id that names no user is 404 for everyone, as on every user route.
     const user = await this.users.findById(membershipId, userId);
     if (!user) throw userNotFound();
+    if (caller.kind !== 'user' || caller.id !== userId) throw new DomainError('AccessDenied', 'Only the user itself manages its second factors');
+    if (caller.scopes !== null) throw new DomainError('AccessDenied', 'Managing second factors needs an unscoped token');
     await this.checkCurrentPassword(user, currentPassword, required, actor.address);
     return user;
   }

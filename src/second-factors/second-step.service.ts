@@ -32,6 +32,8 @@ type Factor = keyof typeof FACTOR_AMR;
 interface PassedFactor {
   recoveryCodes?: string[];
   events: ReturnType<typeof mfaEvent>[];
+  /** A change the pass makes once the mfa_token is used up (an enrollment), so that only the request that used it makes it. */
+  apply?: () => Promise<void>;
 }
 
 /**
@@ -89,8 +91,9 @@ export class SecondStepService {
       this.users.findById(signIn.membershipId, signIn.userId),
     ]);
     if (!membership || !user) throw invalidMfaToken();
-    if (passed.events.length) {
+    if (passed.events.length || passed.apply) {
       await this.recorder.transaction(async (_tx, record) => {
+        await passed.apply?.();
         for (const event of passed.events) record(event);
       });
     }
@@ -122,12 +125,16 @@ export class SecondStepService {
     if (!signIn.enrollSecret || (await this.factors.hasEnabledFactor(membershipId, userId))) return undefined;
     const step = matchingTotpStep(signIn.enrollSecret, code);
     if (step === undefined) return undefined;
+    const secret = signIn.enrollSecret;
     const recoveryCodes = drawRecoveryCodes();
-    await this.recorder.transaction(async () => {
-      await this.factors.enableTotp(membershipId, userId, signIn.enrollSecret as string, step);
-      await this.factors.replaceRecoveryCodes(membershipId, userId, recoveryCodes.map((c) => recoveryCodeDigest(userId, c)));
-    });
-    return { recoveryCodes, events: [mfaEvent('UserMfaEnabled', membershipId, userId, 'totp', userId)] };
+    return {
+      recoveryCodes,
+      events: [mfaEvent('UserMfaEnabled', membershipId, userId, 'totp', userId)],
+      apply: async () => {
+        await this.factors.enableTotp(membershipId, userId, secret, step);
+        await this.factors.replaceRecoveryCodes(membershipId, userId, recoveryCodes.map((c) => recoveryCodeDigest(userId, c)));
+      },
+    };
   }
 
   private async checkPasskey(signIn: MfaSignInRow, assertion: Record<string, unknown>): Promise<PassedFactor | undefined> {

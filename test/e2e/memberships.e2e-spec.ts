@@ -31,6 +31,7 @@ describe('memberships API', () => {
         scoped_token_expires_in: 300,
         hash_algorithm: 'ARGON2ID',
         user_activation: 'passive',
+        mfa_policy: 'optional',
         mail_providers: [],
         otp_settings: { enabled: false, length: 6, contains_letters: false, contains_digits: true, expires_in: 600 },
         sign_in_policy: { max_failures: 10, window_seconds: 900, lock_seconds: 60 },

@@ -5,12 +5,17 @@ import {
   as,
   createSignedInUser,
   createUser,
+  createMailhook,
   createWebhook,
+  eventually,
   expectErrorBody,
+  loopbackSmtpProvider,
   queryEvents,
   unique,
+  updateMembership,
   useTenants,
 } from '../support/api';
+import { useMailCatcher } from '../support/mail-catcher';
 import type { TestApp } from '../support/app';
 import { captureLog } from '../support/log-capture';
 import { newSigningKey, startOidcProvider, type OidcTestProvider } from '../support/oidc-provider';
@@ -24,6 +29,7 @@ const claimsOf = (token: string): ApiObject => JSON.parse(Buffer.from(token.spli
 describe('second factors', () => {
   const log = captureLog('trace');
   const suite = useTenants({ env: { ...ALLOW_LOOPBACK_RECEIVERS }, logger: log.logger });
+  const catcher = useMailCatcher();
   let receiver: WebhookReceiver;
   /** Every secret a test saw: none may appear in a log line, an event or a webhook. */
   const secrets: string[] = [];
@@ -265,6 +271,31 @@ describe('second factors', () => {
       expect(disabled.map((e) => e.document)).toEqual([{ user_id: user._id, method: 'all' }]);
       expect((await firstStep(user.username, user.password)).status).toBe(201);
       expectErrorBody(await as(t(), suite.tenant.admin).del(mfaPath('0c5d6a3c-0000-4000-8000-000000000000')), 404, 'UserNotFound');
+    });
+  });
+
+  describe('a password reset', () => {
+    it('keeps the factors: the new password is still only the first step', async () => {
+      await updateMembership(t(), suite.tenant, { mail_providers: [loopbackSmtpProvider(catcher.port)] });
+      await createMailhook(t(), suite.tenant.admin, {
+        name: unique('Reset'),
+        event: 'UserPasswordReset',
+        mail_subject: 'Reset',
+        mail_template: '<a href="https://app.example/reset?token={{reset_token}}">reset</a>',
+        send_to_utilizer: true,
+      });
+      const { user, secret } = await userWithTotp();
+      const requested = await t().http().post(`/memberships/${m()}/users/reset-password`).send({ username: user.username });
+      expect(requested.status).toBe(202);
+      const mail = await eventually(async () => catcher.mailsTo(user.email_address)[0], 'the reset mail', 10_000);
+      const resetToken = /token=([\w.-]+)"/.exec(mail.body)?.[1] ?? '';
+      secrets.push(resetToken);
+      const newPassword = 'a brand new password';
+      expect((await t().http().post(`/memberships/${m()}/users/set-password`).send({ reset_token: resetToken, password: newPassword })).status).toBe(204);
+      const token = await mfaTokenOf(user.username, newPassword);
+      const done = await secondStep({ mfa_token: token, totp: totpAt(secret, currentStep()) });
+      expect(done.status).toBe(201);
+      expect((await as(t(), `Bearer ${done.body.access_token}`).get(mfaPath(user._id))).body.totp.enabled).toBe(true);
     });
   });
 

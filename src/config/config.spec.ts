@@ -1,0 +1,31 @@
+import { ConfigError, loadConfig } from './config';
+
+/** The passkeys' relying party settings (contract, configuration of "Beyond the specification"). */
+describe('WEBAUTHN_RP_ID and WEBAUTHN_ORIGINS', () => {
+  const load = (env: Record<string, string>) => loadConfig({ DATABASE_URL: 'memory://', ...env });
+
+  it('default to localhost and the service on localhost at its port', () => {
+    const config = load({ PORT: '4100' });
+    expect(config.webauthnRpId).toBe('localhost');
+    expect(config.webauthnOrigins).toEqual(['http://localhost:4100']);
+  });
+
+  it('take a host name and a list of origins', () => {
+    const config = load({ WEBAUTHN_RP_ID: 'example.com', WEBAUTHN_ORIGINS: 'https://example.com, https://login.example.com:8443' });
+    expect(config.webauthnRpId).toBe('example.com');
+    expect(config.webauthnOrigins).toEqual(['https://example.com', 'https://login.example.com:8443']);
+  });
+
+  it.each([
+    ['WEBAUTHN_RP_ID', 'https://example.com'],
+    ['WEBAUTHN_RP_ID', 'example.com:443'],
+    ['WEBAUTHN_RP_ID', 'Example.COM'],
+    ['WEBAUTHN_RP_ID', 'exa mple.com'],
+    ['WEBAUTHN_ORIGINS', 'https://example.com/login'],
+    ['WEBAUTHN_ORIGINS', 'example.com'],
+    ['WEBAUTHN_ORIGINS', 'ftp://example.com'],
+  ])('stop the start on %s=%s, naming the variable', (name, value) => {
+    expect(() => load({ [name]: value })).toThrow(ConfigError);
+    expect(() => load({ [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name} `));
+  });
+});

@@ -123,6 +123,17 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     recorder.onCommitted((events) => this.onCommitted(events));
   }
 
+  /**
+   * The most deliveries this instance holds (running or queued). A lease runs from the claim, so a
+   * queued delivery must start before its lease ends, or another claim (here or elsewhere) would
+   * send it again: with 8 calls at a time of at most WEBHOOK_TIMEOUT_MS each, the queue holds no
+   * more than the calls that surely start within the lease, less one round for safety.
+   */
+  private get maxHeld(): number {
+    const rounds = Math.floor((this.config.webhookLeaseSeconds * 1000) / this.config.webhookTimeoutMs) - 1;
+    return WEBHOOK_QUEUE_CONCURRENCY * Math.max(1, rounds);
+  }
+
   /** The in-memory hand-off (depth, inFlight, capacity...); also in QueueRegistry. */
   get queue(): BoundedQueue<ClaimedDelivery> {
     return this.deliveries;
@@ -241,7 +252,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       this.wakeAgain = false;
       if (this.stopping) return;
       this.lastClaimAt = Date.now();
-      const room = this.deliveries.capacity - this.deliveries.depth + (WEBHOOK_QUEUE_CONCURRENCY - this.deliveries.inFlight);
+      const room = Math.min(
+        this.deliveries.capacity - this.deliveries.depth + (WEBHOOK_QUEUE_CONCURRENCY - this.deliveries.inFlight),
+        this.maxHeld - this.held.size,
+      );
       const limit = Math.min(CLAIM_BATCH, room);
       if (limit <= 0) {
         this.moreDue = true;
@@ -256,8 +270,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         return;
       }
       for (const delivery of claimed) {
+        // Already queued here under a lease that has run out: the queued item runs under the new one.
+        const queuedHere = this.held.has(delivery.id);
         this.held.set(delivery.id, lease);
-        this.deliveries.enqueue(delivery);
+        if (!queuedHere) this.deliveries.enqueue(delivery);
       }
       this.moreDue = claimed.length === limit;
       if (this.moreDue) this.wakeAgain = true;

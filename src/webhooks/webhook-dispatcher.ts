@@ -30,6 +30,8 @@ export const WEBHOOK_LOOKUP_TTL_MS = 5_000;
 export const WEBHOOK_CLAIM_INTERVAL_MS = 1_000;
 /** The shortest time between two claims of one instance under load (see `wake`). */
 const CLAIM_GAP_MS = 10;
+/** Most retry times an instance keeps a timer for; the claim interval covers the rest. */
+const MAX_RETRY_WAKES = 10_000;
 /** Most deliveries one claim statement takes. */
 const CLAIM_BATCH = 100;
 /** Backoff: WEBHOOK_RETRY_BASE_MS doubled per attempt, ±20% jitter, at most this. */
@@ -80,6 +82,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private stopping = false;
   private claimTimer: NodeJS.Timeout | undefined;
   private retryTimer: { at: number; timer: NodeJS.Timeout } | undefined;
+  /** Times of retries this instance scheduled, earliest first. */
+  private readonly retryWakes: number[] = [];
   private draining: Promise<DrainResult> | undefined;
   /**
    * Attempt results, written together: the results that arrive while one write is on its way go
@@ -339,16 +343,31 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  /** A retry this instance scheduled: claimed when due, not a timer tick later. */
+  /**
+   * A retry this instance scheduled: claimed when due, not a claim interval later. The times wait
+   * in order (at most MAX_RETRY_WAKES; past that the claim interval finds the rest) and one timer
+   * runs for the earliest.
+   */
   private wakeAt(at: number): void {
-    if (this.stopping || (this.retryTimer && this.retryTimer.at <= at)) return;
+    if (this.stopping || this.retryWakes.length >= MAX_RETRY_WAKES) return;
+    const index = this.retryWakes.findIndex((time) => time > at);
+    this.retryWakes.splice(index < 0 ? this.retryWakes.length : index, 0, at);
+    this.armRetryTimer();
+  }
+
+  private armRetryTimer(): void {
+    const earliest = this.retryWakes[0];
+    if (earliest === undefined || this.stopping || (this.retryTimer && this.retryTimer.at <= earliest)) return;
     if (this.retryTimer) clearTimeout(this.retryTimer.timer);
     const timer = setTimeout(() => {
       this.retryTimer = undefined;
+      const now = Date.now();
+      while (this.retryWakes.length && this.retryWakes[0] <= now) this.retryWakes.shift();
       this.wake();
-    }, Math.max(0, at - Date.now()));
+      this.armRetryTimer();
+    }, Math.max(0, earliest - Date.now()));
     timer.unref();
-    this.retryTimer = { at, timer };
+    this.retryTimer = { at: earliest, timer };
   }
 
   private deliveryContext(): DeliveryContext {

@@ -187,8 +187,9 @@ const MAX_WRITES_IN_FLIGHT = 2;
 /**
  * Batches the items added while writes are in flight into the next write, at most 500 per write,
  * with up to MAX_WRITES_IN_FLIGHT writes at once. Batches start in the order items were added.
+ * Exported for the webhook dispatcher, which stores its delivery results the same way.
  */
-class GroupCommit<T> {
+export class GroupCommit<T> {
   private waiting: { item: T; resolve: () => void; reject: (error: unknown) => void }[] = [];
   private inFlight = 0;
   /** Items added so far, and the length of the prefix of them whose writes have all finished (stored or failed). */

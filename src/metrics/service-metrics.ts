@@ -227,31 +227,27 @@ export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserv
 
   /**
    * Queues kept in the database (durable webhook deliveries): the backlog of every instance, read
-   * with one query per scrape, and this instance's attempts by outcome.
+   * with one query per gauge at each scrape, and this instance's attempts by outcome.
    */
   private registerDurableQueueFamilies(): void {
     const durable = () => this.queueRegistry?.listDurable() ?? [];
     const backlogs = async () => Promise.all(durable().map(async (queue) => ({ name: queue.name, ...(await queue.backlog()) })));
-    new Gauge({
-      name: 'portcullis_durable_queue_pending',
-      help: 'Items waiting in a database-backed queue (all instances), e.g. webhook deliveries not yet finished',
-      labelNames: ['queue'] as const,
-      registers: [this.registry],
-      async collect() {
-        this.reset();
-        for (const backlog of await backlogs()) this.set({ queue: backlog.name }, backlog.pending);
-      },
-    });
-    new Gauge({
-      name: 'portcullis_durable_queue_oldest_pending_seconds',
-      help: 'Age of the oldest item waiting in a database-backed queue (0 when none)',
-      labelNames: ['queue'] as const,
-      registers: [this.registry],
-      async collect() {
-        this.reset();
-        for (const backlog of await backlogs()) this.set({ queue: backlog.name }, backlog.oldestAgeSeconds);
-      },
-    });
+    const backlogGauges = [
+      { name: 'portcullis_durable_queue_pending', help: 'Items waiting in a database-backed queue (all instances), e.g. webhook deliveries not yet finished', read: 'pending' },
+      { name: 'portcullis_durable_queue_oldest_pending_seconds', help: 'Age of the oldest item waiting in a database-backed queue (0 when none)', read: 'oldestAgeSeconds' },
+    ] as const;
+    for (const gauge of backlogGauges) {
+      new Gauge({
+        name: gauge.name,
+        help: gauge.help,
+        labelNames: ['queue'] as const,
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          for (const backlog of await backlogs()) this.set({ queue: backlog.name }, backlog[gauge.read]);
+        },
+      });
+    }
     new Counter({
       name: 'portcullis_durable_queue_attempts_total',
       help: 'Attempts this instance made on items of a database-backed queue, by outcome',

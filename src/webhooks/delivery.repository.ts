@@ -56,6 +56,14 @@ export interface AttemptOutcome {
   lastError: string | null;
 }
 
+/** One attempt's outcome for `finishAttempts`, with the lease it was made under. */
+export interface FinishedAttempt {
+  id: string;
+  membershipId: string;
+  leaseId: string;
+  outcome: AttemptOutcome;
+}
+
 const toClaimed = (row: ClaimedRow): ClaimedDelivery => ({
   id: row.id,
   membershipId: row.membership_id,
@@ -107,14 +115,35 @@ export class DeliveryRepository {
     return rows.map(toClaimed);
   }
 
-  /** Records an attempt's outcome, only while `leaseId` still holds the row; false when it no longer did. */
-  async finishAttempt(membershipId: string, id: string, leaseId: string, outcome: AttemptOutcome): Promise<boolean> {
-    const updated = await this.database.db
-      .update(deliveries)
-      .set({ ...outcome, leaseId: null, updatedAt: new Date() })
-      .where(and(eq(deliveries.membershipId, membershipId), eq(deliveries.id, id), eq(deliveries.leaseId, leaseId)))
-      .returning({ id: deliveries.id });
-    return updated.length > 0;
+  /**
+   * Records the outcomes of attempts (of any memberships: each names its own) in one statement,
+   * each only while its lease still holds the row: a row claimed again or redelivered meanwhile is
+   * left alone. Answers how many rows were still held.
+   */
+  async finishAttempts(finished: readonly FinishedAttempt[]): Promise<number> {
+    if (!finished.length) return 0;
+    const json = JSON.stringify(
+      finished.map((f) => ({
+        id: f.id,
+        membership_id: f.membershipId,
+        lease_id: f.leaseId,
+        status: f.outcome.status,
+        attempts: f.outcome.attempts,
+        next_attempt_at: f.outcome.nextAttemptAt.toISOString(),
+        last_status: f.outcome.lastStatus,
+        last_error: f.outcome.lastError,
+      })),
+    );
+    const rows = await queryRows<{ id: string }>(
+      this.database.db,
+      sql`update ${deliveries} d set status = f.status, attempts = f.attempts, next_attempt_at = f.next_attempt_at,
+            last_status = f.last_status, last_error = f.last_error, lease_id = null, updated_at = now()
+          from jsonb_to_recordset(${json}::jsonb)
+            as f(id text, membership_id text, lease_id text, status text, attempts int, next_attempt_at timestamptz, last_status int, last_error text)
+          where d.id = f.id and d.membership_id = f.membership_id and d.lease_id = f.lease_id
+          returning d.id`,
+    );
+    return rows.length;
   }
 
   /** Claimed rows this instance will not attempt (it is stopping): due again at once, for any instance. */

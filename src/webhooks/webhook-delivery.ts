@@ -1,6 +1,7 @@
 /**
- * One webhook call with its retries (spec "Webhook delivery" 3): attempts follow one another at
- * once until one answers 2xx or `tryCount` attempts were made. A request that cannot be built,
+ * One webhook attempt (`attemptOnce`, what the durable dispatcher runs: it stores the retry time
+ * itself), and `deliverWebhook`, the same attempts one after another at once until one answers 2xx
+ * or `tryCount` were made (no longer used by the dispatcher; its spec exercises the attempt). A request that cannot be built,
  * or whose destination the outbound policy refuses, is not retried: it would fail identically
  * (rendering depends only on the webhook and the event, and an over-long template would only cost
  * its rendering again). Every attempt is reported as the document of a WebhookRequestSent (2xx) or

@@ -4,7 +4,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { newId } from '../common/ids';
 import { LOGGER } from '../common/logger';
 import type { WebhookRow } from '../database/schema';
-import { EventRecorder, type RecordedEvent } from '../events/event-recorder';
+import { EventRecorder, GroupCommit, type RecordedEvent } from '../events/event-recorder';
 import { isResultEventType, SYSTEM_UTILIZER } from '../events/event-types';
 import { BoundedQueue, type DrainResult } from '../queue/bounded-queue';
 import { HookListCache } from '../queue/event-triggered-delivery';
@@ -14,7 +14,7 @@ import type { DeliveryEvent, DeliveryWebhook } from './delivery-request';
 import { OutboundHttp } from '../outbound/outbound.module';
 import { OUTGOING_CALL_OBSERVER, type OutgoingCall, type OutgoingCallObserver, type OutgoingCallTotals } from '../outbound/outgoing-calls';
 import { type AttemptResult, attemptOnce, type DeliveryContext } from './webhook-delivery';
-import { type AttemptOutcome, type ClaimedDelivery, DeliveryRepository } from './delivery.repository';
+import { type AttemptOutcome, type ClaimedDelivery, DeliveryRepository, type FinishedAttempt } from './delivery.repository';
 import { WebhookRepository } from './webhook.repository';
 
 /** Limits of the specification: 10,000 waiting calls (WEBHOOK_QUEUE_CAPACITY), 8 in parallel. */
@@ -28,6 +28,10 @@ export const WEBHOOK_QUEUE_CONCURRENCY = 8;
 export const WEBHOOK_LOOKUP_TTL_MS = 5_000;
 /** How often an instance looks for due deliveries it was not woken for (other instances' events, expired leases, retries). */
 export const WEBHOOK_CLAIM_INTERVAL_MS = 1_000;
+/** The shortest time between two claims of one instance under load (see `wake`). */
+const CLAIM_GAP_MS = 10;
+/** Most retry times an instance keeps a timer for; the claim interval covers the rest. */
+const MAX_RETRY_WAKES = 10_000;
 /** Most deliveries one claim statement takes. */
 const CLAIM_BATCH = 100;
 /** Backoff: WEBHOOK_RETRY_BASE_MS doubled per attempt, ±20% jitter, at most this. */
@@ -71,13 +75,24 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   /** Deliveries this instance holds a lease on (queued or running), with that lease: released at stop. */
   private readonly held = new Map<string, string>();
   private claiming: Promise<void> | undefined;
+  private lastClaimAt = 0;
   private wakeAgain = false;
   /** The last claim filled its batch or the queue: claim again as soon as a slot frees. */
   private moreDue = false;
   private stopping = false;
   private claimTimer: NodeJS.Timeout | undefined;
   private retryTimer: { at: number; timer: NodeJS.Timeout } | undefined;
+  /** Times of retries this instance scheduled, earliest first. */
+  private readonly retryWakes: number[] = [];
   private draining: Promise<DrainResult> | undefined;
+  /**
+   * Attempt results, written together: the results that arrive while one write is on its way go
+   * in the next, so under load a delivery's result costs a share of one statement, not one of its own.
+   */
+  private readonly results = new GroupCommit<FinishedAttempt>(async (finished) => {
+    const held = await this.store.finishAttempts(finished);
+    if (held < finished.length) this.logger.info({ deliveries: finished.length - held }, 'webhook deliveries claimed again or redelivered meanwhile; their results are left out');
+  });
 
   constructor(
     private readonly recorder: EventRecorder,
@@ -110,6 +125,17 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       findActiveFor: (membershipId, eventType) => webhooks.findActiveFor(membershipId, eventType).then((rows) => rows.map(toDeliveryWebhook)),
     });
     recorder.onCommitted((events) => this.onCommitted(events));
+  }
+
+  /**
+   * The most deliveries this instance holds (running or queued). A lease runs from the claim, so a
+   * queued delivery must start before its lease ends, or another claim (here or elsewhere) would
+   * send it again: with 8 calls at a time of at most WEBHOOK_TIMEOUT_MS each, the queue holds no
+   * more than the calls that surely start within the lease, less one round for safety.
+   */
+  private get maxHeld(): number {
+    const rounds = Math.floor((this.config.webhookLeaseSeconds * 1000) / this.config.webhookTimeoutMs) - 1;
+    return WEBHOOK_QUEUE_CONCURRENCY * Math.max(1, rounds);
   }
 
   /** The in-memory hand-off (depth, inFlight, capacity...); also in QueueRegistry. */
@@ -206,22 +232,34 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     );
   }
 
-  /** Claims due deliveries now; a wake during a claim runs one more after it. */
+  /**
+   * Claims due deliveries now; a wake during a claim runs one more after it. Under load the next
+   * claim starts CLAIM_GAP_MS after the previous one at the earliest, so one claim statement takes
+   * the deliveries of many commits instead of one each; an idle instance claims at once.
+   */
   private wake(): void {
     if (this.stopping) return;
     if (this.claiming) {
       this.wakeAgain = true;
       return;
     }
-    this.claiming = this.claimWhileDue().finally(() => {
-      this.claiming = undefined;
-    });
+    const wait = this.lastClaimAt + CLAIM_GAP_MS - Date.now();
+    this.claiming = (wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)) : Promise.resolve())
+      .then(() => this.claimWhileDue())
+      .finally(() => {
+        this.claiming = undefined;
+      });
   }
 
   private async claimWhileDue(): Promise<void> {
     do {
       this.wakeAgain = false;
-      const room = this.deliveries.capacity - this.deliveries.depth + (WEBHOOK_QUEUE_CONCURRENCY - this.deliveries.inFlight);
+      if (this.stopping) return;
+      this.lastClaimAt = Date.now();
+      const room = Math.min(
+        this.deliveries.capacity - this.deliveries.depth + (WEBHOOK_QUEUE_CONCURRENCY - this.deliveries.inFlight),
+        this.maxHeld - this.held.size,
+      );
       const limit = Math.min(CLAIM_BATCH, room);
       if (limit <= 0) {
         this.moreDue = true;
@@ -236,11 +274,14 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         return;
       }
       for (const delivery of claimed) {
+        // Already queued here under a lease that has run out: the queued item runs under the new one.
+        const queuedHere = this.held.has(delivery.id);
         this.held.set(delivery.id, lease);
-        this.deliveries.enqueue(delivery);
+        if (!queuedHere) this.deliveries.enqueue(delivery);
       }
       this.moreDue = claimed.length === limit;
       if (this.moreDue) this.wakeAgain = true;
+      if (this.wakeAgain) await new Promise((resolve) => setTimeout(resolve, Math.max(0, this.lastClaimAt + CLAIM_GAP_MS - Date.now())));
     } while (this.wakeAgain && !this.stopping);
   }
 
@@ -271,25 +312,29 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     // A call the stop cut is not an attempt: the row stays held and is released, pending.
     if (this.stop.signal.aborted && result.document.response === null && result.outcome === 'failure') return;
     this.attemptCounts[result.outcome]++;
-    await this.recordAttempt(deliveryWebhook, result);
     const tries = Math.max(1, Math.min(webhook.tryCount, 5));
     // A request that cannot be built or is refused fails the same way every time: no retry.
     const final = result.sent || result.outcome === 'not_sent' || result.outcome === 'blocked' || attempt >= tries;
     const nextAttemptAt = new Date(Date.now() + (final ? 0 : retryDelayMs(this.config.webhookRetryBaseMs, attempt)));
-    await this.finish(delivery, lease, {
-      status: result.sent ? 'succeeded' : final ? 'failed' : 'pending',
-      attempts: attempt,
-      nextAttemptAt,
-      lastStatus: result.document.response?.status ?? null,
-      lastError: result.document.error ?? null,
-    });
+    // The result event and the delivery's new state are written side by side, each in its group
+    // commit: the call slot waits for one round trip, not two. A crash between the two repeats the
+    // attempt (at least once).
+    await Promise.all([
+      this.recordAttempt(deliveryWebhook, result),
+      this.finish(delivery, lease, {
+        status: result.sent ? 'succeeded' : final ? 'failed' : 'pending',
+        attempts: attempt,
+        nextAttemptAt,
+        lastStatus: result.document.response?.status ?? null,
+        lastError: result.document.error ?? null,
+      }),
+    ]);
     if (!final) this.wakeAt(nextAttemptAt.getTime());
   }
 
   private async finish(delivery: ClaimedDelivery, lease: string, outcome: AttemptOutcome): Promise<void> {
     try {
-      const owned = await this.store.finishAttempt(delivery.membershipId, delivery.id, lease, outcome);
-      if (!owned) this.logger.info({ deliveryId: delivery.id }, 'webhook delivery was claimed again or redelivered meanwhile; its result row is left alone');
+      await this.results.add({ id: delivery.id, membershipId: delivery.membershipId, leaseId: lease, outcome });
     } catch (error) {
       // The lease expires and the delivery is attempted again: at least once.
       this.logger.error({ err: error, deliveryId: delivery.id }, 'could not store a webhook delivery result');
@@ -298,16 +343,31 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  /** A retry this instance scheduled: claimed when due, not a timer tick later. */
+  /**
+   * A retry this instance scheduled: claimed when due, not a claim interval later. The times wait
+   * in order (at most MAX_RETRY_WAKES; past that the claim interval finds the rest) and one timer
+   * runs for the earliest.
+   */
   private wakeAt(at: number): void {
-    if (this.stopping || (this.retryTimer && this.retryTimer.at <= at)) return;
+    if (this.stopping || this.retryWakes.length >= MAX_RETRY_WAKES) return;
+    const index = this.retryWakes.findIndex((time) => time > at);
+    this.retryWakes.splice(index < 0 ? this.retryWakes.length : index, 0, at);
+    this.armRetryTimer();
+  }
+
+  private armRetryTimer(): void {
+    const earliest = this.retryWakes[0];
+    if (earliest === undefined || this.stopping || (this.retryTimer && this.retryTimer.at <= earliest)) return;
     if (this.retryTimer) clearTimeout(this.retryTimer.timer);
     const timer = setTimeout(() => {
       this.retryTimer = undefined;
+      const now = Date.now();
+      while (this.retryWakes.length && this.retryWakes[0] <= now) this.retryWakes.shift();
       this.wake();
-    }, Math.max(0, at - Date.now()));
+      this.armRetryTimer();
+    }, Math.max(0, earliest - Date.now()));
     timer.unref();
-    this.retryTimer = { at, timer };
+    this.retryTimer = { at: earliest, timer };
   }
 
   private deliveryContext(): DeliveryContext {

@@ -6,7 +6,7 @@ import { ApiJsonBody } from '../common/api-docs';
 import type { Caller } from '../common/caller';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import type { Decision } from '../permissions';
-import { clientAddress } from './client-address';
+import { clientAddressOf } from '../common/access-decorators';
 import {
   ConfirmTotpDto,
   CurrentPasswordDto,
@@ -61,7 +61,7 @@ export class MfaController {
     @CurrentDecision() decision: Decision | undefined,
     @Req() request: Request,
   ): Promise<void> {
-    await this.mfa.resetAll({ caller, decision, address: clientAddress(request) }, membershipId, id);
+    await this.mfa.resetAll({ caller, decision, address: clientAddressOf(request) }, membershipId, id);
   }
 
   @Post('totp')
@@ -82,7 +82,7 @@ export class MfaController {
     @Body() body: CurrentPasswordDto,
     @Req() request: Request,
   ): Promise<{ secret: string; otpauth_uri: string }> {
-    return this.mfa.startTotp({ caller, address: clientAddress(request) }, membershipId, id, body.current_password);
+    return this.mfa.startTotp({ caller, address: clientAddressOf(request) }, membershipId, id, body.current_password);
   }
 
   @Post('totp/confirm')
@@ -103,7 +103,7 @@ export class MfaController {
     @Body() body: ConfirmTotpDto,
     @Req() request: Request,
   ): Promise<{ recovery_codes: string[] }> {
-    return this.mfa.confirmTotp({ caller, address: clientAddress(request) }, membershipId, id, body.code, body.current_password);
+    return this.mfa.confirmTotp({ caller, address: clientAddressOf(request) }, membershipId, id, body.code, body.current_password);
   }
 
   @Delete('totp')
@@ -121,7 +121,7 @@ export class MfaController {
     @Body() body: CurrentPasswordDto,
     @Req() request: Request,
   ): Promise<void> {
-    await this.mfa.deleteTotp({ caller, address: clientAddress(request) }, membershipId, id, body.current_password);
+    await this.mfa.deleteTotp({ caller, address: clientAddressOf(request) }, membershipId, id, body.current_password);
   }
 
   @Post('webauthn/options')
@@ -142,7 +142,7 @@ export class MfaController {
     @Body() body: CurrentPasswordDto,
     @Req() request: Request,
   ): Promise<object> {
-    return this.mfa.passkeyOptions({ caller, address: clientAddress(request) }, membershipId, id, body.current_password);
+    return this.mfa.passkeyOptions({ caller, address: clientAddressOf(request) }, membershipId, id, body.current_password);
   }
 
   @Post('webauthn')
@@ -163,7 +163,7 @@ export class MfaController {
     @Body() body: RegisterPasskeyDto,
     @Req() request: Request,
   ): Promise<{ _id: string; name: string; created_at: string }> {
-    return this.mfa.registerPasskey({ caller, address: clientAddress(request) }, membershipId, id, body);
+    return this.mfa.registerPasskey({ caller, address: clientAddressOf(request) }, membershipId, id, body);
   }
 
   @Delete('webauthn/:credentialId')
@@ -183,7 +183,7 @@ export class MfaController {
     @Body() body: CurrentPasswordDto,
     @Req() request: Request,
   ): Promise<void> {
-    await this.mfa.deletePasskey({ caller, address: clientAddress(request) }, membershipId, id, credentialId, body.current_password);
+    await this.mfa.deletePasskey({ caller, address: clientAddressOf(request) }, membershipId, id, credentialId, body.current_password);
   }
 
   @Post('recovery-codes')
@@ -204,6 +204,6 @@ export class MfaController {
     @Body() body: CurrentPasswordDto,
     @Req() request: Request,
   ): Promise<{ recovery_codes: string[] }> {
-    return this.mfa.regenerateRecoveryCodes({ caller, address: clientAddress(request) }, membershipId, id, body.current_password);
+    return this.mfa.regenerateRecoveryCodes({ caller, address: clientAddressOf(request) }, membershipId, id, body.current_password);
   }
 }

@@ -6,7 +6,7 @@ import { ApiJsonBody } from '../common/api-docs';
 import { ApiErrors } from '../common/openapi';
 import { ApiSessionHeaders, sessionMetadata } from '../tokens/token.controller';
 import { TokenResponseSchema, type TokenResponse } from '../tokens/token.dto';
-import { clientAddress } from './client-address';
+import { clientAddressOf } from '../common/access-decorators';
 import { MfaTokenDto, SecondStepDto, TotpSecretSchema } from './mfa.dto';
 import { SecondStepService } from './second-step.service';
 
@@ -38,7 +38,7 @@ export class SecondStepController {
   @ApiResponse({ status: 201, description: 'Token pair (plus recovery_codes after enrollment)', type: TokenResponseSchema })
   @ApiErrors(400, 401, 413, 415)
   complete(@Body() body: SecondStepDto, @Req() request: Request): Promise<TokenResponse & { recovery_codes?: string[] }> {
-    return this.secondStep.complete(body, sessionMetadata(request), clientAddress(request));
+    return this.secondStep.complete(body, sessionMetadata(request), clientAddressOf(request));
   }
 
   @Post('webauthn-options')

@@ -47,8 +47,7 @@ describe('third security review', () => {
   const providersPath = (): string => `/memberships/${m()}/providers`;
   const providerBody = (overrides: ApiObject = {}): ApiObject => ({ name: unique('Provider'), type: 'oidc', issuer: oidc.issuer, client_id: CLIENT_ID, ...overrides });
   const putBody = (provider: ApiObject, overrides: ApiObject = {}): ApiObject => {
-    const { _id, sys, has_client_secret, membership_id, ...body } = provider;
-    void _id, sys, has_client_secret, membership_id;
+    const { _id: _ignoredId, sys: _sys, has_client_secret: _has, membership_id: _membership, ...body } = provider;
     return { ...body, ...overrides };
   };
   async function createProvider(overrides: ApiObject = {}): Promise<ApiObject> {
@@ -305,7 +304,7 @@ describe('third security review', () => {
         send_to_utilizer: true,
       });
       const user = await createUser(suite.t, admin());
-      const oldAddress = user.email_address as string;
+      const oldAddress = user.email_address;
       expect((await http().post(`/memberships/${m()}/users/reset-password`).send({ email_address: oldAddress })).status).toBe(202);
       const mail = await eventually(async () => catcher.mailsTo(oldAddress)[0], 'the reset mail', 10_000);
       const token = /token=([\w.-]+)"/.exec(mail.body)?.[1] ?? '';

@@ -1,4 +1,4 @@
-import { decodeJwt, type JWTPayload, SignJWT } from 'jose';
+import { decodeJwt, type JWTPayload } from 'jose';
 import {
   type ApiObject,
   createMailhook,
@@ -17,7 +17,7 @@ import {
   webhookBody,
 } from '../support/api';
 import { useMailCatcher } from '../support/mail-catcher';
-import { newSigningKey, startOidcProvider, type OidcTestProvider } from '../support/oidc-provider';
+import { newSigningKey, signIdToken, startOidcProvider, type OidcTestProvider } from '../support/oidc-provider';
 import { scopedToken } from '../support/protected-apps';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
@@ -256,16 +256,7 @@ describe('third security review', () => {
       slug = (await createProvider()).slug;
     });
 
-    function idToken(claims: JWTPayload): Promise<string> {
-      const now = Math.floor(Date.now() / 1000);
-      return new SignJWT({ email_verified: true, ...claims })
-        .setProtectedHeader({ alg: 'RS256', kid: 'key-1' })
-        .setIssuer(oidc.issuer)
-        .setAudience(CLIENT_ID)
-        .setIssuedAt(claims.iat ?? now)
-        .setExpirationTime(claims.exp ?? now + 300)
-        .sign(signingKey.privateKey);
-    }
+    const idToken = (claims: JWTPayload): Promise<string> => signIdToken(claims, { issuer: oidc.issuer, audience: CLIENT_ID, key: signingKey.privateKey });
     const login = async (claims: JWTPayload) =>
       http().post(`/oauth/${slug}/login?membership_id=${m()}`).send({ id_token: await idToken(claims) });
 

@@ -44,7 +44,9 @@ export class MailProviderDto {
 
   @ApiProperty({
     example: 'smtp.example.com',
-    description: 'Host name or IP literal; an internal IP literal or localhost is refused (destination not allowed) unless OUTBOUND_ALLOW permits it',
+    description:
+      'Host name (letters, digits, hyphens, dots; IDN as punycode) or IP literal, without port; an internal IP literal or localhost is refused ' +
+      '(destination not allowed) unless OUTBOUND_ALLOW permits it',
   })
   @IsDefined({ message: 'is required' })
   @IsString()
@@ -74,7 +76,9 @@ export class MailProviderDto {
     type: String,
     nullable: true,
     maxLength: 1024,
-    description: 'Write-only. Omitted keeps the stored password of the same slug; null clears it. Answers carry has_password.',
+    description:
+      'Write-only. Omitted keeps the stored password of the same slug, unless host, port, tls or username changes (then it must be sent again, or null: else 400); ' +
+      'null clears it. Answers carry has_password.',
   })
   @IsOptional()
   @IsString()

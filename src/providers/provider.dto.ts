@@ -34,14 +34,19 @@ class ProviderSettingsDto {
     type: String,
     writeOnly: true,
     maxLength: 4096,
-    description: 'Write-only, used only to exchange an authorization code. Never returned (see `has_client_secret`). On replace: omitted keeps it, null clears it.',
+    description:
+      'Write-only, used only to exchange an authorization code. Never returned (see `has_client_secret`). On replace: omitted keeps it, null clears it; ' +
+      'a replace that changes issuer or client_id must send it again (or null), else 400.',
   })
   @IsOptional()
   @IsString()
   @Length(1, 4096)
   client_secret?: string | null;
 
-  @SlugReferenceField({ example: null, description: 'Slug of a role of the membership, given to users signed up through this provider; counts as granted by the caller' })
+  @SlugReferenceField({
+    example: null,
+    description: 'Slug of a role of the membership, given to users signed up through this provider; counts as granted by the caller (again when issuer or client_id changes)',
+  })
   default_role?: string | null;
 
   @SlugReferenceField({ example: null, description: 'Slug of a user type of the membership, for users signed up through this provider; its required custom fields must all have defaults' })
@@ -50,7 +55,12 @@ class ProviderSettingsDto {
   @OptionalBooleanField({ default: true, description: 'false: sign-in answers 403 ProviderDisabled' })
   is_active?: boolean;
 
-  @OptionalBooleanField({ default: false, description: 'May link a sign-in to an existing user with the same verified e-mail address' })
+  @OptionalBooleanField({
+    default: false,
+    description:
+      'May link a sign-in to an existing user with the same verified e-mail address. Setting it (or changing issuer or client_id while it is set) counts as granting *: ' +
+      'the caller must hold every permission of the membership\'s admin role, else 403',
+  })
   trust_email?: boolean;
 }
 

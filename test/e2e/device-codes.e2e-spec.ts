@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { DATABASE, type Database } from '../../src/database/database';
-import { events, tokenCodes } from '../../src/database/schema';
+import { events, tokenCodes, users } from '../../src/database/schema';
 import { ExpirySweeper } from '../../src/database/expiry-sweeper';
 import { startTestApp } from '../support/app';
 import { captureLog } from '../support/log-capture';
@@ -132,26 +132,34 @@ describe('device code flow', () => {
     expect(errorOf(await poll(code.device_code))).toEqual({ status: 400, code: 'InvalidDeviceCode' });
   });
 
-  it('an approver frozen between approval and poll: 401 UserInactive, and the code stays approved', async () => {
+  it('an approver frozen between approval and poll: the code is denied (third review); inactive by other means: 401 UserInactive', async () => {
     const code = await createCode();
     const { user, session } = await newUser();
     expect((await decide(session.auth, code.user_code, 'approve')).status).toBe(200);
     await suite.t.http().put(`${usersPath(suite.admin.membershipId)}/${user._id}`).set('Authorization', suite.admin.auth).send(putBodyOf(user, { is_active: false })).expect(200);
-    expect(errorOf(await poll(code.device_code))).toEqual({ status: 401, code: 'UserInactive' });
-    const [row] = await suite.t.app.get<Database>(DATABASE).db.select().from(tokenCodes).where(eq(tokenCodes.userCode, code.user_code));
-    expect(row?.state).toBe('approved');
+    expect(errorOf(await poll(code.device_code))).toEqual({ status: 400, code: 'AuthorizationDenied' });
+    const { db } = suite.t.app.get<Database>(DATABASE);
+    const [row] = await db.select().from(tokenCodes).where(eq(tokenCodes.userCode, code.user_code));
+    expect(row?.state).toBe('denied');
+
+    // A user made inactive past every service route (straight in the database): the poll still checks.
+    const other = await createCode();
+    const second = await newUser();
+    expect((await decide(second.session.auth, other.user_code, 'approve')).status).toBe(200);
+    await db.update(users).set({ isActive: false }).where(eq(users.id, second.user._id));
+    expect(errorOf(await poll(other.device_code))).toEqual({ status: 401, code: 'UserInactive' });
+    const [kept] = await db.select().from(tokenCodes).where(eq(tokenCodes.userCode, other.user_code));
+    expect(kept?.state).toBe('approved');
   });
 
-  it('a scoped approval gives the device exactly those scopes, kept by refresh', async () => {
+  it('a scoped approval gives the device a scoped token with exactly those scopes, and no refresh token (third review)', async () => {
     const code = await createCode();
     const { session } = await newUser();
     const scoped = await scopedToken(suite.t, session, ['users.read']);
     expect((await decide(scoped, code.user_code, 'approve')).status).toBe(200);
-    const pair = await poll(code.device_code);
-    expect({ status: pair.status, scopes: pair.body.scopes }).toEqual({ status: 201, scopes: ['users.read'] });
-    const refreshed = await suite.t.http().get('/refresh-token').set('Authorization', `Bearer ${pair.body.refresh_token}`);
-    expect({ status: refreshed.status, scopes: refreshed.body.scopes }).toEqual({ status: 201, scopes: ['users.read'] });
-    const outOfScope = await suite.t.http().get(`/memberships/${suite.admin.membershipId}/events`).set('Authorization', `Bearer ${refreshed.body.access_token}`);
+    const issued = await poll(code.device_code);
+    expect({ status: issued.status, scopes: issued.body.scopes, refresh: issued.body.refresh_token }).toEqual({ status: 201, scopes: ['users.read'], refresh: undefined });
+    const outOfScope = await suite.t.http().get(`/memberships/${suite.admin.membershipId}/events`).set('Authorization', `Bearer ${issued.body.access_token}`);
     expect(errorOf(outOfScope)).toEqual({ status: 403, code: 'AccessDenied' });
   });
 

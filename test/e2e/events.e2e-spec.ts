@@ -256,13 +256,11 @@ describe('events', () => {
       ['a wrong value type', { where: { event_time: 5 } }, {}],
       ['a malformed timestamp', { where: { event_time: { $gte: 'yesterday' } } }, {}],
       ['nesting past 8 levels', { where: deep(9) }, {}],
-      ['more than 1000 $in values', { where: { event_type: { $in: Array.from({ length: 1001 }, (_, i) => `T${i}`) } } }, {}],
       ['a where that is a string', { where: "event_type = 'x'" }, {}],
       ['a where that is an array', { where: [] }, {}],
       ['mixed select values', { select: { event_type: 1, document: 0 } }, {}],
       ['select of an unknown field', { select: { secret: 1 } }, {}],
       ['an unknown body key', { filter: {} }, {}],
-      ['a body that is an array', [], {}],
       ['sort by a JSON path', {}, { sort: 'document.username' }],
       ['sort by an unindexed field', {}, { sort: '_id' }],
       ['a bad sort direction', {}, { sort: 'event_time sideways' }],
@@ -275,6 +273,16 @@ describe('events', () => {
       expect(res.status).toBe(400);
       expect(res.body.errorCode).toBe('InvalidQuery');
       expect(res.body.message).not.toMatch(/select |syntax|postgres/i);
+    });
+
+    // The body budget counts array elements with the keys (third review): these never reach the query.
+    it.each([
+      ['more than 1000 $in values', { where: { event_type: { $in: Array.from({ length: 1001 }, (_, i) => `T${i}`) } } }],
+      ['a body that is an array', []],
+    ])('refuses %s with 400 ModelValidationError before the query', async (_name, body) => {
+      const res = await query(body, {});
+      expect(res.status).toBe(400);
+      expect(res.body.errorCode).toBe('ModelValidationError');
     });
 
     it('refuses a bad list parameter on GET too', async () => {

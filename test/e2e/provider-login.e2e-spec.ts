@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { decodeProtectedHeader, type JWTPayload, SignJWT } from 'jose';
 import { type ApiObject, as, createRole, createUser, createUserType, expectErrorBody, unique, useTenants } from '../support/api';
-import { authorizationCode, newSigningKey, pkcePair, startOidcProvider, type OidcTestProvider, type SigningPrivateKey } from '../support/oidc-provider';
+import { authorizationCode, newSigningKey, pkcePair, signIdToken, startOidcProvider, type OidcTestProvider, type SigningPrivateKey } from '../support/oidc-provider';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
 const CLIENT_ID = 'portcullis-test-client';
@@ -449,14 +449,7 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
 
   /** An HS256 token keyed with the client secret: what a client could forge for itself. */
   function hs256WithClientSecret(claims: JWTPayload): Promise<string> {
-    const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ email_verified: true, ...claims })
-      .setProtectedHeader({ alg: 'HS256', kid: 'key-1' })
-      .setIssuer(oidc.issuer)
-      .setAudience(CLIENT_ID)
-      .setIssuedAt(now)
-      .setExpirationTime(now + 300)
-      .sign(new TextEncoder().encode(CLIENT_SECRET));
+    return signIdToken(claims, { issuer: oidc.issuer, audience: CLIENT_ID, alg: 'HS256', key: new TextEncoder().encode(CLIENT_SECRET) });
   }
 
   function unsigned(claims: JWTPayload): string {

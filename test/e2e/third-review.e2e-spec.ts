@@ -1,4 +1,4 @@
-import { decodeJwt, type JWTPayload, SignJWT } from 'jose';
+import { decodeJwt, type JWTPayload } from 'jose';
 import {
   type ApiObject,
   createMailhook,
@@ -17,7 +17,7 @@ import {
   webhookBody,
 } from '../support/api';
 import { useMailCatcher } from '../support/mail-catcher';
-import { newSigningKey, startOidcProvider, type OidcTestProvider } from '../support/oidc-provider';
+import { newSigningKey, signIdToken, startOidcProvider, type OidcTestProvider } from '../support/oidc-provider';
 import { scopedToken } from '../support/protected-apps';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
@@ -47,8 +47,7 @@ describe('third security review', () => {
   const providersPath = (): string => `/memberships/${m()}/providers`;
   const providerBody = (overrides: ApiObject = {}): ApiObject => ({ name: unique('Provider'), type: 'oidc', issuer: oidc.issuer, client_id: CLIENT_ID, ...overrides });
   const putBody = (provider: ApiObject, overrides: ApiObject = {}): ApiObject => {
-    const { _id, sys, has_client_secret, membership_id, ...body } = provider;
-    void _id, sys, has_client_secret, membership_id;
+    const { _id: _ignoredId, sys: _sys, has_client_secret: _has, membership_id: _membership, ...body } = provider;
     return { ...body, ...overrides };
   };
   async function createProvider(overrides: ApiObject = {}): Promise<ApiObject> {
@@ -257,16 +256,7 @@ describe('third security review', () => {
       slug = (await createProvider()).slug;
     });
 
-    function idToken(claims: JWTPayload): Promise<string> {
-      const now = Math.floor(Date.now() / 1000);
-      return new SignJWT({ email_verified: true, ...claims })
-        .setProtectedHeader({ alg: 'RS256', kid: 'key-1' })
-        .setIssuer(oidc.issuer)
-        .setAudience(CLIENT_ID)
-        .setIssuedAt(claims.iat ?? now)
-        .setExpirationTime(claims.exp ?? now + 300)
-        .sign(signingKey.privateKey);
-    }
+    const idToken = (claims: JWTPayload): Promise<string> => signIdToken(claims, { issuer: oidc.issuer, audience: CLIENT_ID, key: signingKey.privateKey });
     const login = async (claims: JWTPayload) =>
       http().post(`/oauth/${slug}/login?membership_id=${m()}`).send({ id_token: await idToken(claims) });
 
@@ -305,7 +295,7 @@ describe('third security review', () => {
         send_to_utilizer: true,
       });
       const user = await createUser(suite.t, admin());
-      const oldAddress = user.email_address as string;
+      const oldAddress = user.email_address;
       expect((await http().post(`/memberships/${m()}/users/reset-password`).send({ email_address: oldAddress })).status).toBe(202);
       const mail = await eventually(async () => catcher.mailsTo(oldAddress)[0], 'the reset mail', 10_000);
       const token = /token=([\w.-]+)"/.exec(mail.body)?.[1] ?? '';

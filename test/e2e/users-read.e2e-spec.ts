@@ -188,7 +188,6 @@ describe('users API', () => {
       ['a malformed field name', { where: { 'first name': 'x' } }],
       ['SQL in a field name', { where: { "firstname'; drop table users; --": 'x' } }],
       ['nesting deeper than 8 levels', { where: nested(9) }],
-      ['more than 1000 $in values', { where: { firstname: { $in: Array.from({ length: 1001 }, (_, i) => `n${i}`) } } }],
       ['a wrong value type', { where: { is_active: 'yes' } }],
       ['a bad timestamp', { where: { 'sys.created_at': { $gt: 'yesterday' } } }],
       ['a where that is not an object', { where: ['firstname'] }],
@@ -197,6 +196,12 @@ describe('users API', () => {
       const res = await suite.t.http().post(`${base()}/_query`).query(sort ? { sort } : {}).set(authHeader(suite.admin)).send(body);
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ statusCode: 400, errorCode: 'InvalidQuery', message: expect.any(String) });
+    });
+
+    it('refuses more than 1000 $in values by the body budget (400 ModelValidationError) before the query', async () => {
+      const res = await suite.t.http().post(`${base()}/_query`).set(authHeader(suite.admin)).send({ where: { firstname: { $in: Array.from({ length: 1001 }, (_, i) => `n${i}`) } } });
+      expect(res.status).toBe(400);
+      expect(res.body.errorCode).toBe('ModelValidationError');
     });
 
     it('refuses a __proto__ filter and a body with unknown keys', async () => {

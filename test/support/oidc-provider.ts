@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
 
 /** A client of the test provider, as oidc-provider takes it. */
 export interface OidcTestClient {
@@ -140,4 +140,19 @@ export async function authorizationCode(
     body = undefined;
   }
   throw new Error('authorization flow did not finish');
+}
+
+/** An id token signed as a test needs it: `email_verified` true, issued now for 300 s unless the claims say otherwise. */
+export function signIdToken(
+  claims: JWTPayload,
+  signer: { issuer: string; audience: string; key: SigningPrivateKey | Uint8Array; alg?: string; kid?: string },
+): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ email_verified: true, ...claims })
+    .setProtectedHeader({ alg: signer.alg ?? 'RS256', kid: signer.kid ?? 'key-1' })
+    .setIssuer(signer.issuer)
+    .setAudience(signer.audience)
+    .setIssuedAt(claims.iat ?? now)
+    .setExpirationTime(claims.exp ?? now + 300)
+    .sign(signer.key);
 }

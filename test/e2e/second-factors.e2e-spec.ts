@@ -372,6 +372,18 @@ describe('second factors', () => {
       const refreshed = await t().http().get('/refresh-token').set('Authorization', `Bearer ${pair.body.refresh_token}`);
       expect(claimsOf(refreshed.body.access_token).amr).toEqual(['pwd', 'otp', 'mfa']);
     });
+
+    it('an MFA reset denies the codes the user approved and no device polled yet (a user-wide trigger)', async () => {
+      const { user, secret } = await userWithTotp();
+      const codes = `/memberships/${m()}/codes`;
+      const created = await t().http().post(codes).send({ client_info: { name: 'TV' } });
+      secrets.push(created.body.device_code);
+      const strong = await secondStep({ mfa_token: await mfaTokenOf(user.username, user.password), totp: totpAt(secret, currentStep()) });
+      expect((await as(t(), `Bearer ${strong.body.access_token}`).post(`${codes}/${created.body.user_code}/approve`)).status).toBe(200);
+
+      expect((await as(t(), suite.tenant.admin).del(mfaPath(user._id))).status).toBe(204);
+      expectErrorBody(await t().http().post(`${codes}/token`).send({ device_code: created.body.device_code }), 400, 'AuthorizationDenied');
+    });
   });
 
   describe('a provider sign-in', () => {

@@ -114,6 +114,7 @@ describe('ServiceMetrics', () => {
     metrics.signInFailed('InvalidCredentials');
     metrics.signInFailed('InvalidCredentials');
     metrics.signInFailed('UserInactive');
+    metrics.signInFailed('locked');
     metrics.signInFailed('SomethingElse' as SignInFailureReason);
     expect(await lines(metrics, 'portcullis_sign_in_failures_total')).toEqual([
       'portcullis_sign_in_failures_total{reason="MembershipIdRequired"} 0',
@@ -121,6 +122,7 @@ describe('ServiceMetrics', () => {
       'portcullis_sign_in_failures_total{reason="MembershipNotFound"} 0',
       'portcullis_sign_in_failures_total{reason="InvalidCredentials"} 2',
       'portcullis_sign_in_failures_total{reason="UserInactive"} 1',
+      'portcullis_sign_in_failures_total{reason="locked"} 1',
     ]);
   });
 

@@ -125,29 +125,35 @@ describe('webhook deliveries', () => {
 
   it('retries with growing waits, the same X-Webhook-Delivery on every attempt, and stores the retry time', async () => {
     const { admin } = await tenant();
-    receiver.answer(500, 500, 500, 200);
-    const hook = await createWebhook(suite.t, admin, receiver.url('/backoff'), { try_count: 4 });
-    await createUser(suite.t, admin);
-    const failedOnce = await deliveryWith(admin, hook, 'pending').then(() =>
-      eventually(async () => (await deliveries(admin, hook)).find((d) => d.attempts === 1), 'one failed attempt'),
-    );
-    expect(failedOnce).toMatchObject({ status: 'pending', last_status: 500, last_error: 'The receiver answered HTTP 500' });
-    const calls = await receiver.waitForRequests(4, { path: '/backoff', timeoutMs: 15_000 });
-    expect(new Set(calls.map((call) => call.headers['x-webhook-delivery']))).toEqual(new Set([failedOnce._id]));
-    const gaps = calls.slice(1).map((call, i) => call.receivedAt - calls[i].receivedAt);
-    // base · 2^(n-1) ± 20%: at least 240, 480, 960 ms; each wait longer than the one before.
-    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(RETRY_BASE_MS * 2 ** i * 0.8 - 20));
-    expect(gaps[1]).toBeGreaterThan(gaps[0]);
-    expect(gaps[2]).toBeGreaterThan(gaps[1]);
-    const done = await deliveryWith(admin, hook, 'succeeded');
-    expect(done).toMatchObject({ attempts: 4, last_status: 200 });
-    const results = await waitForResults(suite.t, admin, hook._id, 4);
-    expect(results.map((event) => [event.event_type, event.document.attempt])).toEqual([
-      ['WebhookRequestFailed', 1],
-      ['WebhookRequestFailed', 2],
-      ['WebhookRequestFailed', 3],
-      ['WebhookRequestSent', 4],
-    ]);
+    // A receiver of its own: a late call of an earlier test must not take one of these scripted answers.
+    const backoffReceiver = await WebhookReceiver.start();
+    try {
+      backoffReceiver.answer(500, 500, 500, 200);
+      const hook = await createWebhook(suite.t, admin, backoffReceiver.url('/backoff'), { try_count: 4 });
+      await createUser(suite.t, admin);
+      const failedOnce = await deliveryWith(admin, hook, 'pending').then(() =>
+        eventually(async () => (await deliveries(admin, hook)).find((d) => d.attempts === 1), 'one failed attempt'),
+      );
+      expect(failedOnce).toMatchObject({ status: 'pending', last_status: 500, last_error: 'The receiver answered HTTP 500' });
+      const calls = await backoffReceiver.waitForRequests(4, { path: '/backoff', timeoutMs: 15_000 });
+      expect(new Set(calls.map((call) => call.headers['x-webhook-delivery']))).toEqual(new Set([failedOnce._id]));
+      const gaps = calls.slice(1).map((call, i) => call.receivedAt - calls[i].receivedAt);
+      // base · 2^(n-1) ± 20%: at least 240, 480, 960 ms; each wait longer than the one before.
+      gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(RETRY_BASE_MS * 2 ** i * 0.8 - 20));
+      expect(gaps[1]).toBeGreaterThan(gaps[0]);
+      expect(gaps[2]).toBeGreaterThan(gaps[1]);
+      const done = await deliveryWith(admin, hook, 'succeeded');
+      expect(done).toMatchObject({ attempts: 4, last_status: 200 });
+      const results = await waitForResults(suite.t, admin, hook._id, 4);
+      expect(results.map((event) => [event.event_type, event.document.attempt])).toEqual([
+        ['WebhookRequestFailed', 1],
+        ['WebhookRequestFailed', 2],
+        ['WebhookRequestFailed', 3],
+        ['WebhookRequestSent', 4],
+      ]);
+    } finally {
+      await backoffReceiver.close();
+    }
   });
 
   it('cancels the pending deliveries of a webhook made passive, and of a deleted one', async () => {

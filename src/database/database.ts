@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import { sql, type ExtractTablesWithRelations } from 'drizzle-orm';
-import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { sql, type ExtractTablesWithRelations, type SQL } from 'drizzle-orm';
+import { PgDialect, type PgDatabase, type PgQueryResultHKT, type PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
@@ -131,4 +131,18 @@ export function warnIfAutovacuumOff(database: Database, logger: Logger): Databas
 export async function queryRows<T>(executor: Executor, statement: ReturnType<typeof sql>): Promise<T[]> {
   const result: unknown = await executor.execute(statement);
   return (result as { rows: T[] }).rows;
+}
+
+const dialect = new PgDialect();
+
+/**
+ * A raw statement (one drizzle's builders cannot express, such as an upsert inside a CTE) as a
+ * named prepared statement: its text is fixed, its values are `sql.placeholder`s given at each
+ * call. On the server each pooled connection then parses and plans it once instead of at every
+ * call, which for a statement of several CTEs is most of its cost (about 0.5 ms of the server's
+ * CPU for the sign-in counters' upsert).
+ */
+export function prepareRows<T>(db: Db, name: string, statement: SQL): (values: Record<string, unknown>) => Promise<T[]> {
+  const prepared = db._.session.prepareQuery(dialect.sqlToQuery(statement), undefined, name, false);
+  return async (values) => ((await prepared.execute(values)) as { rows: T[] }).rows;
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, getTableColumns, sql } from 'drizzle-orm';
-import { DATABASE, type Database, queryRows } from '../database/database';
+import { DATABASE, type Database, prepareRows } from '../database/database';
 import { signInCounters, users, type UserRecord } from '../database/schema';
 import { DEFAULT_SIGN_IN_POLICY } from './sign-in-policy';
 
@@ -9,12 +9,77 @@ export const MAX_LOCK_SECONDS = 86_400;
 /** How long past the end of its last lock a login remembers it, so the next lock doubles. */
 const LOCK_MEMORY_SECONDS = 86_400;
 
+const p = (name: string) => sql.placeholder(name);
+
 /** The membership's sign_in_policy as one row (max_failures, window_seconds, lock_seconds), defaults for fields never set. */
-const policyOf = (membershipId: string) =>
-  sql`select coalesce((sign_in_policy->>'max_failures')::int, ${DEFAULT_SIGN_IN_POLICY.max_failures}) as max_failures,
-             coalesce((sign_in_policy->>'window_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.window_seconds}) as window_seconds,
-             coalesce((sign_in_policy->>'lock_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.lock_seconds}) as lock_seconds
-      from memberships where id = ${membershipId}`;
+const policy = sql`select coalesce((sign_in_policy->>'max_failures')::int, ${DEFAULT_SIGN_IN_POLICY.max_failures}) as max_failures,
+         coalesce((sign_in_policy->>'window_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.window_seconds}) as window_seconds,
+         coalesce((sign_in_policy->>'lock_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.lock_seconds}) as lock_seconds
+  from memberships where id = ${p('membershipId')}::text`;
+
+/**
+ * Counts an attempt of the login unless the address is locked; nothing is counted while the login
+ * itself is locked. A row outlives its success (see `reset`), so most attempts update it in place.
+ * Its expiry moves only when its window starts again, and then a day further than needed: the
+ * indexed `expires_at` then stays put from one attempt to the next, and the update needs no new
+ * index entry (a HOT update).
+ */
+const reserveStatement = sql`with policy as (${policy}), address_lock as (
+    select window_ends_at from sign_in_counters
+    where id = ${p('addressKey')}::text and window_ends_at > now() and failures >= ${p('addressMaxFailures')}::int
+  ), reserved as (
+    insert into sign_in_counters as c (id, membership_id, failures, window_ends_at, lock_level, expires_at)
+    select ${p('loginKey')}::text, ${p('membershipId')}::text, 1, now() + make_interval(secs => p.window_seconds), 0,
+           now() + make_interval(secs => p.window_seconds) + interval '1 day'
+    from policy p where not exists (select 1 from address_lock)
+    on conflict (id) do update set
+      failures = case when c.locked_until > now() then c.failures when c.window_ends_at <= now() then 1 else c.failures + 1 end,
+      window_ends_at = case when c.locked_until > now() or c.window_ends_at > now() then c.window_ends_at else excluded.window_ends_at end,
+      expires_at = case when c.locked_until > now() or c.window_ends_at > now() or c.expires_at >= excluded.window_ends_at
+                        then c.expires_at else excluded.expires_at end
+    returning c.failures, c.locked_until
+  )
+  select r.failures, p.max_failures,
+         greatest(0, extract(epoch from (r.locked_until - now()))) as login_lock_left,
+         greatest(0, extract(epoch from ((select window_ends_at from address_lock) - now()))) as address_lock_left
+  from policy p left join reserved r on true`;
+
+/**
+ * A failure: the address counts it, and the login (whose attempt `reserve` counted already) is
+ * locked when its count has reached the policy's limit and no lock holds yet.
+ */
+const failureStatement = sql`with policy as (${policy}), address as (
+    insert into sign_in_counters as c (id, membership_id, failures, window_ends_at, lock_level, expires_at)
+    values (${p('addressKey')}::text, null, 1, now() + make_interval(secs => ${p('addressWindowSeconds')}::int),
+            0, now() + make_interval(secs => ${p('addressWindowSeconds')}::int))
+    on conflict (id) do update set
+      failures = case when c.window_ends_at <= now() then 1 else c.failures + 1 end,
+      window_ends_at = case when c.window_ends_at <= now() then excluded.window_ends_at else c.window_ends_at end,
+      expires_at = greatest(c.expires_at, excluded.expires_at)
+    returning c.id
+  ), counted as (
+    select failures from sign_in_counters where id = ${p('loginKey')}::text
+  ), locked as (
+    update sign_in_counters c set
+      locked_until = now() + make_interval(secs => least(${MAX_LOCK_SECONDS}, p.lock_seconds * power(2, least(c.lock_level, 20)))),
+      lock_level = c.lock_level + 1,
+      failures = 0,
+      expires_at = greatest(c.expires_at,
+        now() + make_interval(secs => least(${MAX_LOCK_SECONDS}, p.lock_seconds * power(2, least(c.lock_level, 20))) + ${LOCK_MEMORY_SECONDS}))
+    from policy p
+    where c.id = ${p('loginKey')}::text and c.failures >= p.max_failures and (c.locked_until is null or c.locked_until <= now())
+    returning c.lock_level, c.locked_until
+  )
+  select l.lock_level, l.locked_until, coalesce((select failures from counted), 0) as failures
+  from locked l`;
+
+/**
+ * A success: the count and the doubling start over. The row stays (the next attempt updates it
+ * instead of inserting it again and checking its membership's foreign key); its window ends now,
+ * so the next attempt opens a new one, as for a login never seen.
+ */
+const resetStatement = sql`update sign_in_counters set failures = 0, lock_level = 0, locked_until = null, window_ends_at = now()
+  where id = ${p('loginKey')}::text and membership_id = ${p('membershipId')}::text`;
 
 /** What counting an attempt found: the login's count with this attempt, and the locks in force. */
 export interface ReservedAttempt {
@@ -47,7 +112,20 @@ export interface AddressLimit {
  */
 @Injectable()
 export class SignInCounterRepository {
-  constructor(@Inject(DATABASE) private readonly database: Database) {}
+  private readonly reserveRows;
+  private readonly failureRows;
+  private readonly resetRows;
+
+  constructor(@Inject(DATABASE) private readonly database: Database) {
+    const db = database.db;
+    this.reserveRows = prepareRows<{ failures: number | null; max_failures: number; login_lock_left: string | null; address_lock_left: string | null }>(
+      db,
+      'sign_in_reserve',
+      reserveStatement,
+    );
+    this.failureRows = prepareRows<{ lock_level: number; failures: number; locked_until: string | Date }>(db, 'sign_in_failure', failureStatement);
+    this.resetRows = prepareRows<never>(db, 'sign_in_reset', resetStatement);
+  }
 
   /**
    * Counts an attempt of the login before its secret is checked (so attempts in flight count),
@@ -55,31 +133,7 @@ export class SignInCounterRepository {
    * Undefined when the membership does not exist.
    */
   async reserve(membershipId: string, loginKey: string, addressKey: string, address: AddressLimit): Promise<ReservedAttempt | undefined> {
-    const [row] = await queryRows<{
-      failures: number | null;
-      max_failures: number;
-      login_lock_left: string | null;
-      address_lock_left: string | null;
-    }>(
-      this.database.db,
-      sql`with policy as (${policyOf(membershipId)}), address_lock as (
-            select window_ends_at from sign_in_counters
-            where id = ${addressKey} and window_ends_at > now() and failures >= ${address.maxFailures}
-          ), reserved as (
-            insert into sign_in_counters as c (id, membership_id, failures, window_ends_at, lock_level, expires_at)
-            select ${loginKey}, ${membershipId}, 1, now() + make_interval(secs => p.window_seconds), 0, now() + make_interval(secs => p.window_seconds)
-            from policy p where not exists (select 1 from address_lock)
-            on conflict (id) do update set
-              failures = case when c.locked_until > now() then c.failures when c.window_ends_at <= now() then 1 else c.failures + 1 end,
-              window_ends_at = case when c.locked_until > now() or c.window_ends_at > now() then c.window_ends_at else excluded.window_ends_at end,
-              expires_at = greatest(c.expires_at, excluded.expires_at)
-            returning c.failures, c.locked_until
-          )
-          select r.failures, p.max_failures,
-                 greatest(0, extract(epoch from (r.locked_until - now()))) as login_lock_left,
-                 greatest(0, extract(epoch from ((select window_ends_at from address_lock) - now()))) as address_lock_left
-          from policy p left join reserved r on true`,
-    );
+    const [row] = await this.reserveRows({ membershipId, loginKey, addressKey, addressMaxFailures: address.maxFailures });
     if (!row) return undefined;
     return {
       failures: row.failures ?? 0,
@@ -95,37 +149,17 @@ export class SignInCounterRepository {
    * The new lock, when this failure set one.
    */
   async recordFailure(membershipId: string, loginKey: string, addressKey: string, address: AddressLimit): Promise<NewLock | undefined> {
-    const [row] = await queryRows<{ lock_level: number; failures: number; locked_until: string | Date }>(
-      this.database.db,
-      sql`with policy as (${policyOf(membershipId)}), address as (
-            insert into sign_in_counters as c (id, membership_id, failures, window_ends_at, lock_level, expires_at)
-            values (${addressKey}, null, 1, now() + make_interval(secs => ${address.windowSeconds}), 0, now() + make_interval(secs => ${address.windowSeconds}))
-            on conflict (id) do update set
-              failures = case when c.window_ends_at <= now() then 1 else c.failures + 1 end,
-              window_ends_at = case when c.window_ends_at <= now() then excluded.window_ends_at else c.window_ends_at end,
-              expires_at = greatest(c.expires_at, excluded.expires_at)
-            returning c.id
-          ), counted as (
-            select failures from sign_in_counters where id = ${loginKey}
-          ), locked as (
-            update sign_in_counters c set
-              locked_until = now() + make_interval(secs => least(${MAX_LOCK_SECONDS}, p.lock_seconds * power(2, least(c.lock_level, 20)))),
-              lock_level = c.lock_level + 1,
-              failures = 0,
-              expires_at = greatest(c.expires_at,
-                now() + make_interval(secs => least(${MAX_LOCK_SECONDS}, p.lock_seconds * power(2, least(c.lock_level, 20))) + ${LOCK_MEMORY_SECONDS}))
-            from policy p
-            where c.id = ${loginKey} and c.failures >= p.max_failures and (c.locked_until is null or c.locked_until <= now())
-            returning c.lock_level, c.locked_until
-          )
-          select l.lock_level, l.locked_until, coalesce((select failures from counted), 0) as failures
-          from locked l`,
-    );
+    const [row] = await this.failureRows({ membershipId, loginKey, addressKey, addressWindowSeconds: address.windowSeconds });
     if (!row) return undefined;
     return { level: row.lock_level, failures: row.failures, lockedUntil: new Date(row.locked_until) };
   }
 
-  /** A success, an unlock or a password set by reset: the login's count, lock and doubling start over. */
+  /** A success: the login's count, lock and doubling start over (resetStatement). */
+  async reset(membershipId: string, loginKey: string): Promise<void> {
+    await this.resetRows({ membershipId, loginKey });
+  }
+
+  /** An unlock or a password set by reset: the login's count, lock and doubling are forgotten. */
   async clear(membershipId: string, loginKey: string): Promise<void> {
     await this.database.db.delete(signInCounters).where(and(eq(signInCounters.membershipId, membershipId), eq(signInCounters.id, loginKey)));
   }

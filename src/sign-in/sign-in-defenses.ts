@@ -79,7 +79,7 @@ export class SignInDefenses implements SignInAttempts {
 
   async recordSuccess({ membershipId, login }: SignInAttempt): Promise<void> {
     if (!this.enabled) return;
-    await this.counters.clear(membershipId, loginKeyOf(membershipId, login));
+    await this.counters.reset(membershipId, loginKeyOf(membershipId, login));
   }
 
   /** An administrator's unlock, or a password set by reset: the user's count, lock and doubling start over. */

@@ -15,6 +15,10 @@
  *    the previous one left are waited for, so each slice pays for the calls its own events cause
  *    while it runs. Printed: requests per second each way and the ratio (targets: sign-in ≥ 0.90,
  *    verify-token ≥ 0.85).
+ *    Then the same verify-token comparison against a second instance on the same database with
+ *    WEBHOOK_DISPATCH=off ("verify, split"): it records the deliveries and announces them; the
+ *    first instance, woken by NOTIFY, makes the calls. Its CPU per request is the request path's
+ *    own cost of a webhook; the calls' cost moves to the dispatching instance.
  * 2. The delivery rate: BENCH_DELIVERIES verify-token events with the webhook active, timed from
  *    the first call the receiver gets to the last; then the same number of plain POSTs from this
  *    process to the same receiver, 8 at a time (the dispatcher's parallel calls). Printed:
@@ -142,9 +146,27 @@ async function main() {
     headers: { authorization: admin.auth },
     connections: CONNECTIONS,
   };
+  // An API instance on the same database that records deliveries but makes no call
+  // (WEBHOOK_DISPATCH=off): `service`, which dispatches, is woken by its NOTIFY and calls.
+  const apiPort = await freePort();
+  const apiService = start('api instance', [MAIN], {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'error',
+    HOST: '127.0.0.1',
+    PORT: String(apiPort),
+    DATABASE_URL: databaseUrl,
+    SETUP_TOKEN: setupToken,
+    OUTBOUND_ALLOW: '127.0.0.1/32,::1/128',
+    UV_THREADPOOL_SIZE: String(THREADS),
+    WEBHOOK_DISPATCH: 'off',
+  });
+  const apiBase = `http://127.0.0.1:${apiPort}`;
+  await waitFor(`${apiBase}/ping`, {}, 60_000, apiService);
+
   const scenarios = [
-    { name: 'sign-in', event: 'TokenGenerated', options: signIn, target: 0.9 },
-    { name: 'verify-token', event: 'TokenVerified', options: verify, target: 0.85 },
+    { name: 'sign-in', event: 'TokenGenerated', options: signIn, measured: service, target: 0.9 },
+    { name: 'verify-token', event: 'TokenVerified', options: verify, measured: service, target: 0.85 },
+    { name: 'verify, split', event: 'TokenVerified', options: { ...verify, url: `${apiBase}/verify-token` }, measured: apiService, target: 0.85 },
   ];
   const rows = [];
   for (const scenario of scenarios) {
@@ -156,9 +178,9 @@ async function main() {
       for (const way of slice % 2 === 0 ? ['without', 'with'] : ['with', 'without']) {
         await setStatus(scenario.event, way === 'with' ? 'active' : 'passive');
         await settled(base);
-        const before = cpuSecondsOf(service.child.pid);
+        const before = cpuSecondsOf(scenario.measured.child.pid);
         const rate = await measure(scenario.options, SLICE_SECONDS);
-        cpu[way] += cpuSecondsOf(service.child.pid) - before;
+        cpu[way] += cpuSecondsOf(scenario.measured.child.pid) - before;
         cpu[way === 'with' ? 'requestsWith' : 'requestsWithout'] += rate * SLICE_SECONDS;
         rates[way].push(rate);
       }
@@ -207,12 +229,13 @@ async function main() {
 
   console.log('');
   console.log(`Durable webhook delivery, ${SLICES} slices of ${SLICE_SECONDS} s each way (shared 2-core machine: noisy, ±15%)`);
-  console.log('scenario        without/s   with/s   ratio  target   cpu µs/req without → with');
+  console.log('scenario        without/s   with/s   ratio  target   cpu µs/req without → with (of the instance answering)');
   for (const row of rows) {
     console.log(
       `${row.name.padEnd(14)} ${row.without.toFixed(0).padStart(9)} ${row.with.toFixed(0).padStart(8)}   ${(row.with / row.without).toFixed(2)}   ≥ ${row.target.toFixed(2)}   ${row.cpuUsWithout.toFixed(0)} → ${row.cpuUsWith.toFixed(0)}`,
     );
   }
+  console.log('verify, split: the answering instance has WEBHOOK_DISPATCH=off; the other instance, woken by NOTIFY, makes the calls.');
   console.log(
     `delivery rate: ${delivered} of ${burst.requests.total} deliveries in ${deliverySeconds.toFixed(2)} s = ${deliveryRate.toFixed(0)}/s; ` +
       `plain POSTs from one process (${DISPATCH_CONCURRENCY} at a time): ${postRate.toFixed(0)}/s; ratio ${(deliveryRate / postRate).toFixed(2)}`,

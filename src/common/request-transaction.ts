@@ -144,5 +144,6 @@ export function ambientDatabase(database: Database, transaction: RequestTransact
     description: database.description,
     ping: () => database.ping(),
     close: () => database.close(),
+    listen: database.listen,
   };
 }

@@ -29,3 +29,20 @@ describe('WEBAUTHN_RP_ID and WEBAUTHN_ORIGINS', () => {
     expect(() => load({ [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name} `));
   });
 });
+
+describe('WEBHOOK_DISPATCH and WEBHOOK_CLAIM_INTERVAL_MS', () => {
+  const server = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/portcullis' };
+
+  it('dispatch by default, every second', () => {
+    const config = loadConfig(server);
+    expect(config.webhookDispatch).toBe(true);
+    expect(config.webhookClaimIntervalMs).toBe(1000);
+  });
+
+  it('off only on a PostgreSQL server: on the embedded database no other instance could call', () => {
+    expect(loadConfig({ ...server, WEBHOOK_DISPATCH: 'off' }).webhookDispatch).toBe(false);
+    expect(() => loadConfig({ WEBHOOK_DISPATCH: 'off' })).toThrow(/^Invalid configuration: WEBHOOK_DISPATCH may be off only with DATABASE_URL/);
+    expect(() => loadConfig({ ...server, WEBHOOK_DISPATCH: 'no' })).toThrow(/^Invalid configuration: WEBHOOK_DISPATCH /);
+    expect(() => loadConfig({ ...server, WEBHOOK_CLAIM_INTERVAL_MS: '10' })).toThrow(/^Invalid configuration: WEBHOOK_CLAIM_INTERVAL_MS /);
+  });
+});

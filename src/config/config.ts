@@ -22,6 +22,14 @@ export interface AppConfig {
   webhookDeliveryRetentionDays: number;
   /** WEBHOOK_QUEUE_CAPACITY: deliveries waiting in memory for a free call slot; more stay pending in the database. */
   webhookQueueCapacity: number;
+  /**
+   * WEBHOOK_DISPATCH: false ("off") for an instance that records deliveries but never makes the
+   * calls, leaving them to the instances that dispatch (woken by NOTIFY): API instances then spend
+   * no request-thread time on calls. Server database only.
+   */
+  webhookDispatch: boolean;
+  /** WEBHOOK_CLAIM_INTERVAL_MS: how often a dispatching instance looks for due deliveries nobody told it of (retries of others, expired leases). */
+  webhookClaimIntervalMs: number;
   /** Per discovery, JWKS or token endpoint call of an identity provider. */
   providerTimeoutMs: number;
   /** How long an instance serves a provider's configuration from its cache. */
@@ -139,6 +147,15 @@ function signInDefenses(env: Env): boolean {
   return value === 'on';
 }
 
+/** Off only on a PostgreSQL server: on the embedded database no other instance could make the calls. */
+function webhookDispatch(env: Env, database: DatabaseTarget): boolean {
+  const value = oneOf(env, 'WEBHOOK_DISPATCH', ['on', 'off'] as const, 'on');
+  if (value === 'off' && database.kind === 'embedded') {
+    throw new ConfigError('WEBHOOK_DISPATCH', 'may be off only with DATABASE_URL (a PostgreSQL server another instance dispatches from)');
+  }
+  return value === 'on';
+}
+
 function outboundAllow(env: Env): OutboundAllowList {
   try {
     return parseOutboundAllow(env.OUTBOUND_ALLOW);
@@ -244,10 +261,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000);
+  const database = databaseTarget(env);
   return {
     port,
     host: env.HOST || '0.0.0.0',
-    database: databaseTarget(env),
+    database,
     nodeEnv: oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development'),
     setupToken,
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
@@ -256,6 +274,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     webhookRetryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 1000, 10, 60_000),
     webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 7, 1, 365),
     webhookQueueCapacity: integer(env, 'WEBHOOK_QUEUE_CAPACITY', 10_000, 1, 1_000_000),
+    webhookDispatch: webhookDispatch(env, database),
+    webhookClaimIntervalMs: integer(env, 'WEBHOOK_CLAIM_INTERVAL_MS', 1000, 100, 600_000),
     providerTimeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', 10_000, 100, 120_000),
     providerCacheTtlSeconds: integer(env, 'PROVIDER_CACHE_TTL_SECONDS', 300, 1, 3600),
     providerMetadataTtlSeconds: integer(env, 'PROVIDER_METADATA_TTL_SECONDS', 3600, 60, 86_400),

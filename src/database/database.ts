@@ -7,7 +7,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
-import { Pool } from 'pg';
+import { Client, escapeIdentifier, Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseTarget } from '../config/config';
 import { schema, type Schema } from './schema';
@@ -27,6 +27,13 @@ export interface Database {
   readonly autovacuum?: boolean;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * The server's notifications (LISTEN): `onNotify` runs for each NOTIFY on `channel`, from any
+   * instance, and once more after every (re)connection, since notifications sent while the
+   * connection was down are lost. A dropped connection is opened again after a second. Answers
+   * the stop. Absent on the embedded database: one process owns it, so nobody else could notify.
+   */
+  readonly listen?: (channel: string, onNotify: () => void) => () => Promise<void>;
 }
 
 export const DATABASE = Symbol('DATABASE');
@@ -46,7 +53,7 @@ function redactUrl(url: string): string {
  * `close` ends the connection once (closing again does nothing).
  */
 function handleOf(
-  head: Pick<Database, 'db' | 'kind' | 'description' | 'autovacuum'>,
+  head: Pick<Database, 'db' | 'kind' | 'description' | 'autovacuum' | 'listen'>,
   connection: { query(statement: string): Promise<unknown> },
   end: () => Promise<void>,
 ): Database {
@@ -101,7 +108,54 @@ async function openServer(url: string, poolSize: number): Promise<Database> {
     client.release();
   }
   const db = drizzlePg(pool, { schema }) as unknown as Db;
-  return handleOf({ db, kind: 'server', description: `PostgreSQL server at ${redactUrl(url)}`, autovacuum }, pool, () => pool.end());
+  const description = `PostgreSQL server at ${redactUrl(url)}`;
+  return handleOf({ db, kind: 'server', description, autovacuum, listen: listenerOn(url) }, pool, () => pool.end());
+}
+
+/** LISTEN on a connection of its own (a pooled one would be handed to other queries). See `Database.listen`. */
+function listenerOn(url: string): NonNullable<Database['listen']> {
+  return (channel, onNotify) => {
+    let client: Client | undefined;
+    let retry: NodeJS.Timeout | undefined;
+    let stopped = false;
+    const reconnectLater = () => {
+      client = undefined;
+      if (stopped || retry) return;
+      retry = setTimeout(() => {
+        retry = undefined;
+        void connect();
+      }, 1000);
+      retry.unref();
+    };
+    const connect = async () => {
+      const connection = new Client({ connectionString: url, application_name: 'portcullis-listen' });
+      connection.on('notification', (message) => {
+        if (message.channel === channel) onNotify();
+      });
+      connection.on('error', () => undefined);
+      connection.on('end', reconnectLater);
+      try {
+        await connection.connect();
+        await connection.query(`listen ${escapeIdentifier(channel)}`);
+      } catch {
+        await connection.end().catch(() => undefined);
+        reconnectLater();
+        return;
+      }
+      if (stopped) {
+        await connection.end().catch(() => undefined);
+        return;
+      }
+      client = connection;
+      onNotify();
+    };
+    void connect();
+    return async () => {
+      stopped = true;
+      clearTimeout(retry);
+      await client?.end().catch(() => undefined);
+    };
+  };
 }
 
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {

@@ -12,6 +12,9 @@ export const DELIVERY_QUERY_SCHEMA = querySchema(
   { sortable: ['createdAt'], hidden: ['lease_id'] },
 );
 
+/** The NOTIFY channel of deliveries written by an instance that does not dispatch them. */
+const DELIVERIES_DUE_CHANNEL = 'portcullis_deliveries_due';
+
 /** A claimed delivery with what its attempt needs: the stored event and the webhook as it is now (null when deleted). */
 export interface ClaimedDelivery {
   id: string;
@@ -86,6 +89,20 @@ const toClaimed = (row: ClaimedRow): ClaimedDelivery => ({
 @Injectable()
 export class DeliveryRepository {
   constructor(@Inject(DATABASE) private readonly database: Database) {}
+
+  /**
+   * Runs `onDue` when an instance that does not dispatch (WEBHOOK_DISPATCH=off) wrote deliveries
+   * (`announceDue`), on a PostgreSQL server; answers the stop. Undefined on the embedded database,
+   * where this process is the only one.
+   */
+  listenForDue(onDue: () => void): (() => Promise<void>) | undefined {
+    return this.database.listen?.(DELIVERIES_DUE_CHANNEL, onDue);
+  }
+
+  /** Wakes the dispatching instances (see `listenForDue`); a notification is sent when this statement commits. */
+  async announceDue(): Promise<void> {
+    await this.database.db.execute(sql`select pg_notify(${DELIVERIES_DUE_CHANNEL}, '')`);
+  }
 
   /**
    * Claims up to `limit` due deliveries for `leaseSeconds`: rows other instances hold are skipped,

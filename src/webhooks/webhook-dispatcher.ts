@@ -26,8 +26,6 @@ export const WEBHOOK_QUEUE_CONCURRENCY = 8;
  * claim timer's delay, never a delivery: the deliveries are written with the event, exactly.
  */
 export const WEBHOOK_LOOKUP_TTL_MS = 5_000;
-/** How often an instance looks for due deliveries it was not woken for (other instances' events, expired leases, retries). */
-export const WEBHOOK_CLAIM_INTERVAL_MS = 1_000;
 /** The shortest time between two claims of one instance under load (see `wake`). */
 const CLAIM_GAP_MS = 10;
 /** Most retry times an instance keeps a timer for; the claim interval covers the rest. */
@@ -63,6 +61,8 @@ function toDeliveryWebhook(row: WebhookRow): DeliveryWebhook {
  * them 8 at a time; it claims no more than the queue has room for, so a full queue leaves rows
  * pending instead of dropping them. A commit on this instance with a webhook on its type wakes the
  * claim at once; a timer covers the rest. The request that caused an event never waits for a call.
+ * An instance with WEBHOOK_DISPATCH=off claims nothing: it announces its deliveries by NOTIFY and
+ * the dispatching instances, listening, claim them at once.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -85,6 +85,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   /** Times of retries this instance scheduled, earliest first. */
   private readonly retryWakes: number[] = [];
   private draining: Promise<DrainResult> | undefined;
+  /** Ends this instance's LISTEN for deliveries other instances wrote (server database, dispatching instances). */
+  private stopListening: (() => Promise<void>) | undefined;
+  /** An instance with WEBHOOK_DISPATCH=off: its `announceDue` is on its way, or waits out CLAIM_GAP_MS after the last one. */
+  private announcing = false;
+  private announceAgain = false;
   /**
    * Attempt results, written together: the results that arrive while one write is on its way go
    * in the next, so under load a delivery's result costs a share of one statement, not one of its own.
@@ -154,8 +159,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   }
 
   onApplicationBootstrap(): void {
-    this.claimTimer = setInterval(() => this.wake(), WEBHOOK_CLAIM_INTERVAL_MS);
+    // WEBHOOK_DISPATCH=off: this instance writes deliveries and announces them; others call.
+    if (!this.config.webhookDispatch) return;
+    this.claimTimer = setInterval(() => this.wake(), this.config.webhookClaimIntervalMs);
     this.claimTimer.unref();
+    this.stopListening = this.store.listenForDue(() => this.wake());
     // Deliveries left by an earlier run (a crash, a stop) are due now.
     this.wake();
   }
@@ -181,6 +189,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     this.stopping = true;
     clearInterval(this.claimTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer.timer);
+    await this.stopListening?.();
     if (this.claiming) await settleWithin([this.claiming], deadline - Date.now());
     // Queued deliveries are skipped by their worker (see `attempt`): only the running calls are waited for.
     const running = this.deliveries.inFlight;
@@ -225,11 +234,38 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     if (!lookups.length) return;
     Promise.all(lookups).then(
       (lists) => {
-        if (lists.some((list) => list.length > 0)) this.wake();
+        if (!lists.some((list) => list.length > 0)) return;
+        if (this.config.webhookDispatch) this.wake();
+        else this.announce();
       },
       // The timer claims these deliveries anyway.
       (error: unknown) => this.logger.warn({ err: error }, 'could not look up webhooks for events'),
     );
+  }
+
+  /**
+   * Tells the dispatching instances that deliveries were written (WEBHOOK_DISPATCH=off). Like
+   * `wake`, at most one notification per CLAIM_GAP_MS: under load one wakes them for many commits.
+   * A lost one costs a claim interval, never a delivery.
+   */
+  private announce(): void {
+    if (this.stopping) return;
+    if (this.announcing) {
+      this.announceAgain = true;
+      return;
+    }
+    this.announcing = true;
+    void this.store
+      .announceDue()
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'could not announce webhook deliveries to the dispatching instances'))
+      .then(() => new Promise((resolve) => setTimeout(resolve, CLAIM_GAP_MS)))
+      .finally(() => {
+        this.announcing = false;
+        if (this.announceAgain && !this.stopping) {
+          this.announceAgain = false;
+          this.announce();
+        }
+      });
   }
 
   /**

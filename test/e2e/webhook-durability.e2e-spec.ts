@@ -160,6 +160,33 @@ describeWithServer('durable webhook delivery on a shared database', () => {
     }
   }, 180_000);
 
+  it('an instance with WEBHOOK_DISPATCH=off makes no call; a dispatching one, woken by its NOTIFY, makes each once', async () => {
+    const database = await createServerDatabase(server!);
+    const api = await startTestApp({ env: { ...ALLOW_LOOPBACK_RECEIVERS, WEBHOOK_DISPATCH: 'off' }, databaseUrl: database.url });
+    // Its claim timer (10 minutes) cannot find the deliveries within the test: only the notification can wake it.
+    const dispatcher = await startTestApp({ env: { ...ALLOW_LOOPBACK_RECEIVERS, WEBHOOK_CLAIM_INTERVAL_MS: '600000' }, databaseUrl: database.url });
+    try {
+      const install = await setupInstallation(api);
+      await createWebhook(api, install.admin, receiver.url('/split'));
+      const userIds = await createUsers(api, install.admin, 50, 5);
+      await receiver.waitForRequests(50, { path: '/split', timeoutMs: 30_000 });
+      const byUser = deliveryIdsByUser(receiver.received('/split'));
+      expect(userIds.every((id) => byUser.get(id)?.size === 1)).toBe(true);
+      const attempts = async (t: TestApp) =>
+        (await t.http().get('/metrics')).text
+          .split('\n')
+          .filter((line) => line.startsWith('portcullis_durable_queue_attempts_total{') && line.includes('queue="webhooks"'))
+          .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+      expect(await attempts(api)).toBe(0);
+      expect(await attempts(dispatcher)).toBeGreaterThanOrEqual(50);
+      await eventually(async () => ((await pendingRows(database.url)).every((row) => row.status === 'succeeded') ? true : undefined), 'every delivery succeeded');
+    } finally {
+      await dispatcher.close();
+      await api.close();
+      await database.drop();
+    }
+  }, 120_000);
+
   it('a graceful stop finishes the calls in flight and leaves the rest pending, unleased, for the next start', async () => {
     const database = await createServerDatabase(server!);
     const env = { ...ALLOW_LOOPBACK_RECEIVERS, SHUTDOWN_DRAIN_MS: '3000' };

@@ -784,7 +784,7 @@ async function signInDefensesMain() {
     });
     const m = setup.membership._id;
     const admin = await call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': m }, body: { username: 'bench-admin', password: PASSWORD } });
-    for (const username of ['bench-user', 'bench-victim']) {
+    for (const username of ['bench-user', 'bench-victim', 'bench-timing']) {
       await call(base, 'POST', `/memberships/${m}/users`, {
         auth: `Bearer ${admin.access_token}`,
         body: { username, email_address: `${username}@example.com`, password: PASSWORD },
@@ -841,6 +841,24 @@ async function signInDefensesMain() {
   });
   await right.arrayBuffer();
 
+  // Timing through the lock, real login against unknown name, one request at a time, alternating
+  // (each from an address of its own, so only the logins lock): 12 wrong passwords each, of which
+  // the first max_failures (10) reach argon2 (the unknown name a decoy hash) and the rest are refused.
+  const timings = { real: { open: [], locked: [] }, unknown: { open: [], locked: [] } };
+  for (let attempt = 0; attempt < 24; attempt++) {
+    for (const [who, username, address] of [['real', 'bench-timing', '203.0.113.1'], ['unknown', 'no-such-user', '203.0.113.2']]) {
+      const sent = performance.now();
+      const res = await fetch(`${on.base}/generate-token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service-alias': on.m, 'x-forwarded-for': address },
+        body: JSON.stringify({ username, password: `wrong ${attempt}` }),
+      });
+      await res.arrayBuffer();
+      timings[who][res.status === 429 ? 'locked' : 'open'].push(performance.now() - sent);
+    }
+  }
+  const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] ?? NaN;
+
   const row = (label, result) =>
     `${pad(label, 26)}${pad(fmt(result.rps), 8, true)}${pad(fmt(result.p50), 8, true)}${pad(fmt(result.p99), 8, true)}${pad(fmt(result.cpuUs), 10, true)}${pad(fmt(result.pgUs), 9, true)}${pad(result.non2xx + result.errors, 7, true)}`;
   console.log('');
@@ -854,6 +872,11 @@ async function signInDefensesMain() {
     `200 wrong passwords, one login, 20 addresses x 10, 20 at a time, default policy (max_failures 10): ` +
       `reached argon2 (401) ${statuses.get(401) ?? 0}, refused before it (429) ${statuses.get(429) ?? 0}, other ${200 - (statuses.get(401) ?? 0) - (statuses.get(429) ?? 0)}; ` +
       `${guessMs} ms, service CPU ${fmt(guessCpuMs)} ms; then the right password from a 21st address: ${right.status}`,
+  );
+  console.log(
+    `timing, median ms (n): wrong password before the lock: real ${fmt(median(timings.real.open), 1)} (${timings.real.open.length}), ` +
+      `unknown ${fmt(median(timings.unknown.open), 1)} (${timings.unknown.open.length}); locked: real ${fmt(median(timings.real.locked), 1)} (${timings.real.locked.length}), ` +
+      `unknown ${fmt(median(timings.unknown.locked), 1)} (${timings.unknown.locked.length})`,
   );
   for (const service of [on, off]) await stop(service.entry);
 }

@@ -7,10 +7,13 @@ import { DestinationPolicy } from '../outbound/destination-policy';
 import { createOutboundAgent, sendOutbound } from '../outbound/outbound-http';
 import type { DeliveryEvent, DeliveryWebhook } from './delivery-request';
 import type { OutgoingCall } from '../outbound/outgoing-calls';
-import { type AttemptResult, deliverWebhook, type DeliveryContext, RESPONSE_BODY_LIMIT_BYTES } from './webhook-delivery';
+import { type AttemptResult, attemptOnce, type DeliveryContext, RESPONSE_BODY_LIMIT_BYTES } from './webhook-delivery';
 
-/** The attempt loop against a real HTTP receiver on 127.0.0.1 (no fetch mock). */
-describe('deliverWebhook', () => {
+/**
+ * One attempt against a real HTTP receiver on 127.0.0.1 (no fetch mock). Retries, their times and
+ * the delivery's state belong to the dispatcher (webhook-deliveries.e2e-spec.ts).
+ */
+describe('attemptOnce', () => {
   let receiver: WebhookReceiver;
   const recorded: AttemptResult[] = [];
   const calls: OutgoingCall[] = [];
@@ -39,9 +42,6 @@ describe('deliverWebhook', () => {
       timeoutMs,
       stopSignal: stop.signal,
       nowSeconds: () => Math.floor(Date.now() / 1000),
-      recordAttempt: async (_webhook, result) => {
-        recorded.push(result);
-      },
       observeCall: (call) => calls.push(call),
     };
   }
@@ -56,6 +56,13 @@ describe('deliverWebhook', () => {
     return { id: 'wh-1', membershipId: 'm-1', tryCount, secret: null, request: { method: 'POST', url, ...request } };
   }
 
+  /** Attempt number `n`, recorded as the dispatcher records it. */
+  async function attempt(hook: DeliveryWebhook, ctx: DeliveryContext, n = 1): Promise<AttemptResult> {
+    const result = await attemptOnce(hook, event, n, ctx);
+    recorded.push(result);
+    return result;
+  }
+
   const event: DeliveryEvent = {
     id: 'ev-1',
     membershipId: 'm-1',
@@ -68,8 +75,7 @@ describe('deliverWebhook', () => {
 
   it('records one Sent attempt for a 2xx answer, with status and body', async () => {
     receiver.answer(201).answerWith('created');
-    const summary = await deliverWebhook(webhook(receiver.url('/a'), 3, { headers: { Authorization: 'Bearer x' } }), event, context());
-    expect(summary).toEqual({ attempts: 1, delivered: true });
+    expect((await attempt(webhook(receiver.url('/a'), 3, { headers: { Authorization: 'Bearer x' } }), context())).sent).toBe(true);
     expect(receiver.received()).toHaveLength(1);
     expect(onlyAttempt()).toMatchObject({
       sent: true,
@@ -85,32 +91,28 @@ describe('deliverWebhook', () => {
     expect(calls).toEqual([{ kind: 'webhook', outcome: 'success', durationSeconds: expect.any(Number), status: 201 }]);
   });
 
-  it('retries at once up to tryCount attempts in total', async () => {
+  it('numbers its attempt and reports each answer: a 5xx is a failure with the status', async () => {
     receiver.answer(500, 502, 200);
-    expect(await deliverWebhook(webhook(receiver.url('/b'), 3), event, context())).toEqual({ attempts: 3, delivered: true });
-    expect(recorded.map((r) => [r.sent, r.document.attempt, r.document.response?.status])).toEqual([
-      [false, 1, 500],
-      [false, 2, 502],
-      [true, 3, 200],
+    const hook = webhook(receiver.url('/b'), 3);
+    for (const n of [1, 2, 3]) await attempt(hook, context(), n);
+    expect(recorded.map((r) => [r.sent, r.outcome, r.document.attempt, r.document.response?.status])).toEqual([
+      [false, 'failure', 1, 500],
+      [false, 'failure', 2, 502],
+      [true, 'success', 3, 200],
     ]);
-    receiver.reset();
-    recorded.length = 0;
-    receiver.answer(500);
-    expect(await deliverWebhook(webhook(receiver.url('/c'), 2), event, context())).toEqual({ attempts: 2, delivered: false });
-    expect(receiver.received()).toHaveLength(2);
-    expect(recorded.map((r) => r.document.error)).toEqual(['The receiver answered HTTP 500', 'The receiver answered HTTP 500']);
+    expect(recorded.map((r) => r.document.error)).toEqual(['The receiver answered HTTP 500', 'The receiver answered HTTP 502', undefined]);
   });
 
   it('does not follow redirects: a 3xx is a failure', async () => {
     receiver.answer(302).answerWithHeaders({ Location: receiver.url('/elsewhere') });
-    expect(await deliverWebhook(webhook(receiver.url('/d'), 1), event, context())).toEqual({ attempts: 1, delivered: false });
+    expect((await attempt(webhook(receiver.url('/d'), 1), context())).sent).toBe(false);
     expect(receiver.received().map((r) => r.url)).toEqual(['/d']);
     expect(recorded[0].document.response?.status).toBe(302);
   });
 
   it('keeps only the first 4 KiB of the answer', async () => {
     receiver.answerWith('x'.repeat(100_000));
-    await deliverWebhook(webhook(receiver.url('/e')), event, context());
+    await attempt(webhook(receiver.url('/e')), context());
     expect(recorded[0].document.response?.body).toHaveLength(RESPONSE_BODY_LIMIT_BYTES);
   });
 
@@ -125,7 +127,8 @@ describe('deliverWebhook', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
     try {
       const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/f`;
-      expect(await deliverWebhook(webhook(url, 2), event, context(200))).toEqual({ attempts: 2, delivered: false });
+      await attempt(webhook(url, 2), context(200), 1);
+      await attempt(webhook(url, 2), context(200), 2);
       expect(recorded.map((r) => [r.outcome, r.document.response, r.document.error])).toEqual([
         ['timeout', null, 'No answer within 200 ms'],
         ['timeout', null, 'No answer within 200 ms'],
@@ -145,14 +148,13 @@ describe('deliverWebhook', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    await deliverWebhook(webhook(`http://127.0.0.1:${port}/`, 1), event, context());
+    await attempt(webhook(`http://127.0.0.1:${port}/`, 1), context());
     expect(recorded[0]).toMatchObject({ sent: false, outcome: 'failure', document: { response: null } });
     expect(recorded[0].document.error).toMatch(/ECONNREFUSED|fetch failed/);
   });
 
-  it('does not send or retry a request that cannot be built', async () => {
-    const summary = await deliverWebhook(webhook('http://{{document.firstname}}.localhost:{{document.firstname}}/', 5), event, context());
-    expect(summary).toEqual({ attempts: 1, delivered: false });
+  it('does not send a request that cannot be built (not_sent: the dispatcher does not retry it)', async () => {
+    await attempt(webhook('http://{{document.firstname}}.localhost:{{document.firstname}}/', 5), context());
     expect(recorded).toHaveLength(1);
     expect(recorded[0].outcome).toBe('not_sent');
     expect(recorded[0].document.error).toMatch(/could not be built/);
@@ -160,30 +162,28 @@ describe('deliverWebhook', () => {
     expect(calls).toHaveLength(0);
   });
 
-  it('records the template error code, sends nothing and does not retry when the body would render past its limit', async () => {
+  it('records the template error code and sends nothing when the body would render past its limit', async () => {
     const big = { ...event, document: { big: 'b'.repeat(60_000) } };
     const hook = webhook(receiver.url('/big'), 5, { body: { blob: '{{document.big}}'.repeat(1000) } });
-    const summary = await deliverWebhook(hook, big, context());
-    expect(summary).toEqual({ attempts: 1, delivered: false });
+    recorded.push(await attemptOnce(hook, big, 1, context()));
     expect(onlyAttempt()).toMatchObject({ sent: false, outcome: 'not_sent', document: { attempt: 1, response: null, error_code: 'TemplateOutputTooLarge' } });
     expect(recorded[0].document.error).toMatch(/nothing was sent: Body would render to more than 1048576 bytes/);
     expect(receiver.received()).toHaveLength(0);
     expect(calls).toHaveLength(0);
   });
 
-  it('ends a hanging call at once, without further attempts, when the stop signal fires', async () => {
+  it('ends a hanging call at once when the stop signal fires', async () => {
     receiver.answer('hang');
-    const delivery = deliverWebhook(webhook(receiver.url('/g'), 5), event, context(60_000));
+    const delivery = attempt(webhook(receiver.url('/g'), 5), context(60_000));
     await receiver.waitForRequests(1);
     stop.abort();
-    expect(await delivery).toEqual({ attempts: 1, delivered: false });
+    expect(await delivery).toMatchObject({ sent: false, outcome: 'failure', document: { response: null } });
     expect(recorded[0].document.error).toMatch(/stopped/);
   });
 
-  it('ends with OutboundDestinationBlocked, without sending or retrying, when the policy refuses the resolved address', async () => {
+  it('ends with OutboundDestinationBlocked, without sending, when the policy refuses the resolved address', async () => {
     // `localhost` stands for loopback without DNS; the strict policy allows no loopback address.
-    const summary = await deliverWebhook(webhook(`http://localhost:${receiver.port}/blocked`, 3), event, context(2000, strict));
-    expect(summary).toEqual({ attempts: 1, delivered: false });
+    await attempt(webhook(`http://localhost:${receiver.port}/blocked`, 3), context(2000, strict));
     expect(receiver.received()).toHaveLength(0);
     expect(onlyAttempt()).toMatchObject({
       sent: false,
@@ -194,8 +194,7 @@ describe('deliverWebhook', () => {
   });
 
   it('sends the same call once the policy allows loopback', async () => {
-    const summary = await deliverWebhook(webhook(`http://localhost:${receiver.port}/allowed`, 3), event, context());
-    expect(summary).toEqual({ attempts: 1, delivered: true });
+    expect((await attempt(webhook(`http://localhost:${receiver.port}/allowed`, 3), context())).sent).toBe(true);
     expect(receiver.received().map((r) => r.url)).toEqual(['/allowed']);
   });
 });

@@ -1,12 +1,11 @@
 /**
- * One webhook attempt (`attemptOnce`, what the durable dispatcher runs: it stores the retry time
- * itself), and `deliverWebhook`, the same attempts one after another at once until one answers 2xx
- * or `tryCount` were made (no longer used by the dispatcher; its spec exercises the attempt). A request that cannot be built,
- * or whose destination the outbound policy refuses, is not retried: it would fail identically
- * (rendering depends only on the webhook and the event, and an over-long template would only cost
- * its rendering again). Every attempt is reported as the document of a WebhookRequestSent (2xx) or
- * WebhookRequestFailed event. No framework imports: the dispatcher supplies time, recording,
- * metrics and the egress.
+ * One webhook attempt (`attemptOnce`): the durable dispatcher runs it, records its result event
+ * and decides on a retry. A request that cannot be built (`not_sent`), or whose destination the
+ * outbound policy refuses (`blocked`), is not retried: it would fail identically (rendering
+ * depends only on the webhook and the event, and an over-long template would only cost its
+ * rendering again). Every attempt is reported as the document of a WebhookRequestSent (2xx) or
+ * WebhookRequestFailed event. No framework imports: the dispatcher supplies time, metrics and the
+ * egress.
  */
 import { outboundErrorText, type OutboundRequest, type OutboundResult } from '../outbound/outbound-http';
 import type { OutgoingCall, OutgoingCallOutcome } from '../outbound/outgoing-calls';
@@ -51,17 +50,10 @@ export interface DeliveryContext {
   /** Aborted when the service stops waiting for calls (end of the shutdown drain). */
   stopSignal: AbortSignal;
   nowSeconds: () => number;
-  /** Records the attempt's result event; must not throw. */
-  recordAttempt: (webhook: DeliveryWebhook, result: AttemptResult) => Promise<void>;
   /** Reports a request that was actually sent; must not throw. */
   observeCall: (call: OutgoingCall) => void;
   /** The egress (src/outbound): sends one request under the outbound policy; never throws. */
   send: (call: OutboundRequest) => Promise<OutboundResult>;
-}
-
-export interface DeliverySummary {
-  attempts: number;
-  delivered: boolean;
 }
 
 function requestShown(prepared: Pick<PreparedRequest, 'method' | 'url' | 'headers'>): AttemptDocument['request'] {
@@ -132,19 +124,4 @@ export async function attemptOnce(webhook: DeliveryWebhook, event: DeliveryEvent
   }
   ctx.observeCall({ kind: 'webhook', outcome, durationSeconds: result.durationSeconds, status });
   return { sent: outcome === 'success', outcome, document };
-}
-
-/** Calls the webhook for the event, retrying at once on failure, up to `tryCount` attempts in total. */
-export async function deliverWebhook(webhook: DeliveryWebhook, event: DeliveryEvent, ctx: DeliveryContext): Promise<DeliverySummary> {
-  const tries = Math.max(1, Math.min(webhook.tryCount, 5));
-  let attempts = 0;
-  for (let attempt = 1; attempt <= tries; attempt++) {
-    attempts = attempt;
-    const result = await attemptOnce(webhook, event, attempt, ctx);
-    await ctx.recordAttempt(webhook, result);
-    if (result.sent) return { attempts, delivered: true };
-    // A request that cannot be built or is refused fails the same way every time; after shutdown, nobody waits.
-    if (result.outcome === 'not_sent' || result.outcome === 'blocked' || ctx.stopSignal.aborted) break;
-  }
-  return { attempts, delivered: false };
 }

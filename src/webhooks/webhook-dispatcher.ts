@@ -411,7 +411,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       timeoutMs: this.config.webhookTimeoutMs,
       stopSignal: this.stop.signal,
       nowSeconds: () => Math.floor(Date.now() / 1000),
-      recordAttempt: (webhook, result) => this.recordAttempt(webhook, result),
       observeCall: (call) => this.observeCall(call),
       send: (call) => this.outbound.send(call),
     };

@@ -169,7 +169,7 @@ export const AUTOVACUUM_DOCS = 'docs/deploying.md#the-database-server';
  * Warns once, at start, when the server runs without autovacuum. Nothing then analyses the
  * service's tables, so its prepared token lookups keep the plans made while the tables were
  * empty, and one such plan read every token record of a membership to find one
- * (docs/benchmarks.md, "fifth pass"); nothing vacuums what the expiry sweeper deletes either.
+ * (the "fifth pass" in the git history of docs/benchmarks.md); nothing vacuums what the expiry sweeper deletes either.
  */
 export function warnIfAutovacuumOff(database: Database, logger: Logger): Database {
   if (database.autovacuum === false) {

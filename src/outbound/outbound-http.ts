@@ -95,7 +95,7 @@ async function readBodyStart(body: Dispatcher.ResponseData['body'], limitBytes: 
  * `call.signal` lives as long as the service (the webhook dispatcher's stop signal), and Node
  * keeps every signal derived from a long-lived one that has a listener, which undici adds. A
  * ten-minute run calling a webhook on each verification held 34 MB more heap at its end
- * (docs/benchmarks.md, "eighth pass"). `AbortSignal.timeout` also kept each call's signal until
+ * (the "eighth pass" in the git history of docs/benchmarks.md). `AbortSignal.timeout` also kept each call's signal until
  * its deadline passed, long after the answer.
  */
 export async function sendOutbound(dispatcher: Dispatcher, call: OutboundRequest): Promise<OutboundResult> {

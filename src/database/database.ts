@@ -28,12 +28,11 @@ export interface Database {
   ping(): Promise<void>;
   close(): Promise<void>;
   /**
-   * The server's notifications (LISTEN): `onNotify` runs for each NOTIFY on `channel`, from any
-   * instance, and once more after every (re)connection, since notifications sent while the
-   * connection was down are lost. A dropped connection is opened again after a second. Answers
-   * the stop. Absent on the embedded database: one process owns it, so nobody else could notify.
+   * Server only: a dedicated connection LISTENing on `channel` (notifications from every instance),
+   * re-opened after a loss. Resolves to the function that stops it. Absent on the embedded
+   * database, where one process is the only writer and hears its own commits in memory.
    */
-  readonly listen?: (channel: string, onNotify: () => void) => () => Promise<void>;
+  listen?(channel: string, onNotification: (payload: string) => void, onReconnect: () => void): Promise<() => Promise<void>>;
 }
 
 export const DATABASE = Symbol('DATABASE');
@@ -53,7 +52,7 @@ function redactUrl(url: string): string {
  * `close` ends the connection once (closing again does nothing).
  */
 function handleOf(
-  head: Pick<Database, 'db' | 'kind' | 'description' | 'autovacuum' | 'listen'>,
+  head: Pick<Database, 'db' | 'kind' | 'description' | 'autovacuum'>,
   connection: { query(statement: string): Promise<unknown> },
   end: () => Promise<void>,
 ): Database {
@@ -108,53 +107,54 @@ async function openServer(url: string, poolSize: number): Promise<Database> {
     client.release();
   }
   const db = drizzlePg(pool, { schema }) as unknown as Db;
-  const description = `PostgreSQL server at ${redactUrl(url)}`;
-  return handleOf({ db, kind: 'server', description, autovacuum, listen: listenerOn(url) }, pool, () => pool.end());
+  const handle = handleOf({ db, kind: 'server', description: `PostgreSQL server at ${redactUrl(url)}`, autovacuum }, pool, () => pool.end());
+  return { ...handle, listen: (channel, onNotification, onReconnect) => listenOn(url, channel, onNotification, onReconnect) };
 }
 
-/** LISTEN on a connection of its own (a pooled one would be handed to other queries). See `Database.listen`. */
-function listenerOn(url: string): NonNullable<Database['listen']> {
-  return (channel, onNotify) => {
-    let client: Client | undefined;
-    let retry: NodeJS.Timeout | undefined;
-    let stopped = false;
-    const reconnectLater = () => {
+/** Wait before opening a lost LISTEN connection again; the streams' poll covers the gap. */
+const LISTEN_RETRY_MS = 1_000;
+
+/**
+ * LISTEN on a connection of its own (outside the pool: a pooled client would be handed to other
+ * queries). On a loss it reconnects after LISTEN_RETRY_MS and calls `onReconnect`, since
+ * notifications sent meanwhile are gone.
+ */
+async function listenOn(url: string, channel: string, onNotification: (payload: string) => void, onReconnect: () => void): Promise<() => Promise<void>> {
+  let stopped = false;
+  let client: Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const open = async (): Promise<void> => {
+    const next = new Client({ connectionString: url, application_name: 'portcullis-listen', connectionTimeoutMillis: 5_000 });
+    next.on('notification', (message) => {
+      if (message.channel === channel) onNotification(message.payload ?? '');
+    });
+    const lost = () => {
+      if (stopped || client !== next) return;
       client = undefined;
-      if (stopped || retry) return;
-      retry = setTimeout(() => {
-        retry = undefined;
-        void connect();
-      }, 1000);
-      retry.unref();
+      void next.end().catch(() => undefined);
+      retry = setTimeout(() => void reopen(), LISTEN_RETRY_MS);
     };
-    const connect = async () => {
-      const connection = new Client({ connectionString: url, application_name: 'portcullis-listen' });
-      connection.on('notification', (message) => {
-        if (message.channel === channel) onNotify();
-      });
-      connection.on('error', () => undefined);
-      connection.on('end', reconnectLater);
-      try {
-        await connection.connect();
-        await connection.query(`listen ${escapeIdentifier(channel)}`);
-      } catch {
-        await connection.end().catch(() => undefined);
-        reconnectLater();
-        return;
-      }
-      if (stopped) {
-        await connection.end().catch(() => undefined);
-        return;
-      }
-      client = connection;
-      onNotify();
-    };
-    void connect();
-    return async () => {
-      stopped = true;
-      clearTimeout(retry);
-      await client?.end().catch(() => undefined);
-    };
+    next.on('error', lost);
+    next.on('end', lost);
+    client = next;
+    await next.connect();
+    await next.query(`LISTEN ${escapeIdentifier(channel)}`);
+  };
+  const reopen = async (): Promise<void> => {
+    if (stopped) return;
+    try {
+      await open();
+      onReconnect();
+    } catch {
+      client = undefined;
+      if (!stopped) retry = setTimeout(() => void reopen(), LISTEN_RETRY_MS);
+    }
+  };
+  await open();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => undefined);
   };
 }
 

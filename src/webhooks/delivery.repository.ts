@@ -92,11 +92,12 @@ export class DeliveryRepository {
 
   /**
    * Runs `onDue` when an instance that does not dispatch (WEBHOOK_DISPATCH=off) wrote deliveries
-   * (`announceDue`), on a PostgreSQL server; answers the stop. Undefined on the embedded database,
-   * where this process is the only one.
+   * (`announceDue`), on a PostgreSQL server, and after the listening connection was lost and
+   * opened again (announcements meanwhile are gone); answers the stop. Undefined on the embedded
+   * database, where this process is the only one.
    */
-  listenForDue(onDue: () => void): (() => Promise<void>) | undefined {
-    return this.database.listen?.(DELIVERIES_DUE_CHANNEL, onDue);
+  async listenForDue(onDue: () => void): Promise<(() => Promise<void>) | undefined> {
+    return this.database.listen?.(DELIVERIES_DUE_CHANNEL, onDue, onDue);
   }
 
   /** Wakes the dispatching instances (see `listenForDue`); a notification is sent when this statement commits. */

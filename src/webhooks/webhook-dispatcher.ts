@@ -158,12 +158,17 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     this.hookLists.invalidate(membershipId);
   }
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     // WEBHOOK_DISPATCH=off: this instance writes deliveries and announces them; others call.
     if (!this.config.webhookDispatch) return;
     this.claimTimer = setInterval(() => this.wake(), this.config.webhookClaimIntervalMs);
     this.claimTimer.unref();
-    this.stopListening = this.store.listenForDue(() => this.wake());
+    try {
+      this.stopListening = await this.store.listenForDue(() => this.wake());
+    } catch (error) {
+      // The claim timer still finds every delivery, a claim interval later.
+      this.logger.warn({ err: error }, 'could not listen for webhook deliveries written by other instances');
+    }
     // Deliveries left by an earlier run (a crash, a stop) are due now.
     this.wake();
   }

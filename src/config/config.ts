@@ -22,6 +22,8 @@ export interface AppConfig {
   webhookDeliveryRetentionDays: number;
   /** WEBHOOK_QUEUE_CAPACITY: deliveries waiting in memory for a free call slot; more stay pending in the database. */
   webhookQueueCapacity: number;
+  /** EVENT_STREAMS_PER_MEMBERSHIP: open event streams of one membership on this instance; more answer 429 TooManyStreams. */
+  eventStreamsPerMembership: number;
   /** Per discovery, JWKS or token endpoint call of an identity provider. */
   providerTimeoutMs: number;
   /** How long an instance serves a provider's configuration from its cache. */
@@ -256,6 +258,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     webhookRetryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 1000, 10, 60_000),
     webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 7, 1, 365),
     webhookQueueCapacity: integer(env, 'WEBHOOK_QUEUE_CAPACITY', 10_000, 1, 1_000_000),
+    eventStreamsPerMembership: integer(env, 'EVENT_STREAMS_PER_MEMBERSHIP', 100, 1, 100_000),
     providerTimeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', 10_000, 100, 120_000),
     providerCacheTtlSeconds: integer(env, 'PROVIDER_CACHE_TTL_SECONDS', 300, 1, 3600),
     providerMetadataTtlSeconds: integer(env, 'PROVIDER_METADATA_TTL_SECONDS', 3600, 60, 86_400),

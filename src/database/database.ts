@@ -7,7 +7,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
-import { Pool } from 'pg';
+import { Client, escapeIdentifier, Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseTarget } from '../config/config';
 import { schema, type Schema } from './schema';
@@ -27,6 +27,12 @@ export interface Database {
   readonly autovacuum?: boolean;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Server only: a dedicated connection LISTENing on `channel` (notifications from every instance),
+   * re-opened after a loss. Resolves to the function that stops it. Absent on the embedded
+   * database, where one process is the only writer and hears its own commits in memory.
+   */
+  listen?(channel: string, onNotification: (payload: string) => void, onReconnect: () => void): Promise<() => Promise<void>>;
 }
 
 export const DATABASE = Symbol('DATABASE');
@@ -101,7 +107,55 @@ async function openServer(url: string, poolSize: number): Promise<Database> {
     client.release();
   }
   const db = drizzlePg(pool, { schema }) as unknown as Db;
-  return handleOf({ db, kind: 'server', description: `PostgreSQL server at ${redactUrl(url)}`, autovacuum }, pool, () => pool.end());
+  const handle = handleOf({ db, kind: 'server', description: `PostgreSQL server at ${redactUrl(url)}`, autovacuum }, pool, () => pool.end());
+  return { ...handle, listen: (channel, onNotification, onReconnect) => listenOn(url, channel, onNotification, onReconnect) };
+}
+
+/** Wait before opening a lost LISTEN connection again; the streams' poll covers the gap. */
+const LISTEN_RETRY_MS = 1_000;
+
+/**
+ * LISTEN on a connection of its own (outside the pool: a pooled client would be handed to other
+ * queries). On a loss it reconnects after LISTEN_RETRY_MS and calls `onReconnect`, since
+ * notifications sent meanwhile are gone.
+ */
+async function listenOn(url: string, channel: string, onNotification: (payload: string) => void, onReconnect: () => void): Promise<() => Promise<void>> {
+  let stopped = false;
+  let client: Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const open = async (): Promise<void> => {
+    const next = new Client({ connectionString: url, application_name: 'portcullis-listen', connectionTimeoutMillis: 5_000 });
+    next.on('notification', (message) => {
+      if (message.channel === channel) onNotification(message.payload ?? '');
+    });
+    const lost = () => {
+      if (stopped || client !== next) return;
+      client = undefined;
+      void next.end().catch(() => undefined);
+      retry = setTimeout(() => void reopen(), LISTEN_RETRY_MS);
+    };
+    next.on('error', lost);
+    next.on('end', lost);
+    client = next;
+    await next.connect();
+    await next.query(`LISTEN ${escapeIdentifier(channel)}`);
+  };
+  const reopen = async (): Promise<void> => {
+    if (stopped) return;
+    try {
+      await open();
+      onReconnect();
+    } catch {
+      client = undefined;
+      if (!stopped) retry = setTimeout(() => void reopen(), LISTEN_RETRY_MS);
+    }
+  };
+  await open();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => undefined);
+  };
 }
 
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {

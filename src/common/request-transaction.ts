@@ -144,5 +144,7 @@ export function ambientDatabase(database: Database, transaction: RequestTransact
     description: database.description,
     ping: () => database.ping(),
     close: () => database.close(),
+    // The event streams' LISTEN connection is the server's own, never a transaction's.
+    ...(database.listen ? { listen: database.listen } : {}),
   };
 }

@@ -293,7 +293,9 @@ class EventStream implements OpenStream {
     if (this.caller.kind === 'user') {
       return row.eventType === 'TokenRevoked' && (document['session_id'] === this.caller.sessionId || document['token_id'] === this.caller.tokenId);
     }
-    return (row.eventType === 'ApplicationUpdated' || row.eventType === 'ApplicationDeleted') && document['_id'] === this.caller.id;
+    // A deletion's document is empty; the deleted application is the prior one.
+    const applicationId = row.eventType === 'ApplicationDeleted' ? row.prior?.['_id'] : document['_id'];
+    return (row.eventType === 'ApplicationUpdated' || row.eventType === 'ApplicationDeleted') && applicationId === this.caller.id;
   }
 }
 

@@ -137,10 +137,13 @@ function subjectOf(data: string, field: string): string | undefined {
   try {
     const parsed: unknown = JSON.parse(data);
     if (typeof parsed !== 'object' || parsed === null) return undefined;
-    const document: unknown = (parsed as Record<string, unknown>)['document'];
-    if (typeof document !== 'object' || document === null) return undefined;
-    const value = (document as Record<string, unknown>)[field];
-    return typeof value === 'string' ? value : undefined;
+    // A deletion's document is empty: the deleted object is the prior one.
+    for (const part of ['document', 'prior']) {
+      const value: unknown = (parsed as Record<string, unknown>)[part];
+      const found = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[field] : undefined;
+      if (typeof found === 'string') return found;
+    }
+    return undefined;
   } catch {
     return undefined;
   }

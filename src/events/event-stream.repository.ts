@@ -38,19 +38,36 @@ interface StreamedEventRecord {
  * The event log in commit order (docs/events.md, "The live stream"). Events are ordered by the
  * id of the transaction that wrote them (`commit_xid`, migration 0014), then by id. Transaction
  * ids are handed out at a transaction's first write, not at its commit, so a later id may commit
- * first. A reader therefore only passes events whose transaction is older than its snapshot's
- * xmin: every transaction older than that has finished, so no event can still appear behind
- * them. The rest wait ("held back") until the older transactions finish. Costs: one index
+ * first. A reader therefore only passes events below the commit horizon (HORIZON_CTES): every
+ * transaction older than that has finished, so no event can still appear behind them. The rest
+ * wait ("held back") until the older transactions finish. Costs: one index
  * (membership_id, commit_xid, id); the column itself is a default, no statement is added to writes.
  */
+/**
+ * The commit horizon of the statement's snapshot: every transaction of this database with a
+ * lower id had finished when the snapshot was taken, so the events below it are all visible and
+ * none can appear among them later. It is the lowest transaction id the snapshot lists as in
+ * progress, leaving out those that pg_stat_activity places in another database of the cluster
+ * (a long transaction elsewhere on a shared server must not hold this service's streams up); a
+ * transaction that finished between the snapshot and that look-up is not found there and still
+ * counts (the next read passes it). With none in progress: the snapshot's xmax. Computed in the
+ * statement that reads the events, so both use one snapshot.
+ */
+const HORIZON_CTES: SQL = sql.raw(`snap as materialized (select pg_current_snapshot() as s),
+  horizon as materialized (
+    select coalesce(
+      (select min(x) from snap, pg_snapshot_xip(snap.s) as x
+        where not exists (select 1 from pg_stat_activity a where a.backend_xid = xid(x) and a.datname <> current_database())),
+      (select pg_snapshot_xmax(s) from snap)) as xid)`);
+
 @Injectable()
 export class EventStreamRepository {
   constructor(@Inject(DATABASE) private readonly database: Database) {}
 
   /** Where a stream that does not resume starts: before every transaction not yet finished now. */
   async start(): Promise<StreamCursor> {
-    const [row] = await queryRows<{ xid: string }>(this.database.db, sql`select pg_snapshot_xmin(pg_current_snapshot())::text as xid`);
-    // (xmin, '') sorts before every event of transaction xmin and of every later one.
+    const [row] = await queryRows<{ xid: string }>(this.database.db, sql`with ${HORIZON_CTES} select xid::text as xid from horizon`);
+    // (horizon, '') sorts before every event of the transactions not finished now, and of every later one.
     return { xid: row?.xid ?? '0', id: '' };
   }
 
@@ -68,8 +85,9 @@ export class EventStreamRepository {
     const typeFilter: SQL = types ? sql`and event_type = any(${sql.param([...types])}::text[])` : sql``;
     const rows = await queryRows<StreamedEventRecord>(
       this.database.db,
-      sql`select id, membership_id, event_type, utilizer_id, document, prior, event_time, commit_xid::text as xid,
-            commit_xid < pg_snapshot_xmin(pg_current_snapshot()) as settled
+      sql`with ${HORIZON_CTES}
+          select id, membership_id, event_type, utilizer_id, document, prior, event_time, commit_xid::text as xid,
+            commit_xid < (select xid from horizon) as settled
           from events
           where membership_id = ${membershipId} and (commit_xid, id) > (${cursor.xid}::xid8, ${cursor.id}) ${typeFilter}
           order by commit_xid, id

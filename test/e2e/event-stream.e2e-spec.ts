@@ -240,6 +240,24 @@ describe('the live event stream', () => {
     expectExactlyOnce(roleIdsOf(resumed), [...meanwhile, ...during]);
   }, 60_000);
 
+  it('a transaction open in another database of the server does not hold the stream up', async () => {
+    const s = await stream(a, '?types=RoleCreated');
+    const elsewhere = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await elsewhere.connect();
+    try {
+      await elsewhere.query('begin');
+      // An id assigned (as by a write), older than any the service's transactions take next.
+      await elsewhere.query('select pg_current_xact_id()');
+      const role = await createRole(b, admin);
+      const committed = Date.now();
+      await s.until(() => roleIdsOf(s).includes(role._id), 'the role while another database has a transaction open', 1_000);
+      expect(Date.now() - committed).toBeLessThan(500);
+    } finally {
+      await elsewhere.query('rollback').catch(() => undefined);
+      await elsewhere.end();
+    }
+  });
+
   it('a transaction that commits after younger ones: its event comes first, and none is skipped', async () => {
     const s = await stream(a, '?types=RoleCreated,RoleDeleted');
     const sql = new Client({ connectionString: a.databaseUrl });

@@ -13,8 +13,11 @@
  * CacheTTL 60 following the event stream. Then:
  *
  * 1. Rate: autocannon on each route with one repeated Bearer token, in alternating slices
- *    (BENCH_SLICES of BENCH_SLICE_SECONDS each way). Printed: requests per second each way and
- *    the ratio (target ≥ 10).
+ *    (BENCH_SLICES of BENCH_SLICE_SECONDS each way), with 16 connections and with one. Printed:
+ *    requests per second each way, the ratio (target ≥ 10), and the same route without any guard
+ *    (`/bare/orders`, the ceiling Express itself sets). With 16 connections and one token the
+ *    library without cache already shares each service call among the identical requests in
+ *    flight, so that ratio is the cache's gain over that sharing.
  * 2. Revocation: BENCH_REVOCATIONS times, a fresh sign-in whose answers the cached route has
  *    kept, then POST /revoke-token; from the revoke answer, the cached route is called again and
  *    again until its first 401. Printed: p50, p99 and max of that time (target p99 ≤ 1 s).
@@ -61,12 +64,14 @@ async function protectedApi() {
   const rule = { resource: 'orders', action: 'read' };
   app.get('/uncached/orders', uncached.authorized(rule), (_req, res) => res.json({ ok: true }));
   app.get('/cached/orders', cached.authorized(rule), (_req, res) => res.json({ ok: true }));
+  // The route with no guard at all: the ceiling of Express itself on this machine.
+  app.get('/bare/orders', (_req, res) => res.json({ ok: true }));
   app.get('/ready', (_req, res) => res.status(cachedClient.streamConnected ? 200 : 503).end());
   app.listen(Number(process.env.PORT), '127.0.0.1');
 }
 
-async function measure(url, auth, seconds) {
-  const result = await autocannon({ url, headers: { authorization: auth }, connections: CONNECTIONS, pipelining: 1, duration: seconds });
+async function measure(url, auth, seconds, connections = CONNECTIONS) {
+  const result = await autocannon({ url, headers: { authorization: auth }, connections, pipelining: 1, duration: seconds });
   if (result.non2xx || result.errors) log(`warning: ${result.non2xx} non-2xx, ${result.errors} errors of ${result.requests.total}`);
   return result.requests.total / seconds;
 }
@@ -118,16 +123,20 @@ async function main() {
   log('rate: warm-up');
   await measure(`${apiBase}/uncached/orders`, auth, 1);
   await measure(`${apiBase}/cached/orders`, auth, 1);
-  const rates = { uncached: [], cached: [] };
-  for (let slice = 0; slice < SLICES; slice++) {
-    for (const way of slice % 2 === 0 ? ['uncached', 'cached'] : ['cached', 'uncached']) {
-      rates[way].push(await measure(`${apiBase}/${way}/orders`, auth, SLICE_SECONDS));
-    }
-  }
   const mean = (list) => list.reduce((a, b) => a + b, 0) / list.length;
-  const off = mean(rates.uncached);
-  const on = mean(rates.cached);
-  log(`rate: ${off.toFixed(0)}/s without the cache, ${on.toFixed(0)}/s with it`);
+  // CONNECTIONS at once (the library shares one service call among identical concurrent lookups), and one at a time.
+  const runs = [];
+  for (const connections of [CONNECTIONS, 1]) {
+    const rates = { uncached: [], cached: [], bare: [] };
+    for (let slice = 0; slice < SLICES; slice++) {
+      for (const way of slice % 2 === 0 ? ['uncached', 'cached', 'bare'] : ['bare', 'cached', 'uncached']) {
+        rates[way].push(await measure(`${apiBase}/${way}/orders`, auth, SLICE_SECONDS, connections));
+      }
+    }
+    const run = { connections, off: mean(rates.uncached), on: mean(rates.cached), bare: mean(rates.bare) };
+    runs.push(run);
+    log(`rate, ${connections} connection(s): ${run.off.toFixed(0)}/s without the cache, ${run.on.toFixed(0)}/s with it, ${run.bare.toFixed(0)}/s unguarded`);
+  }
 
   log(`revocations: ${REVOCATIONS}`);
   const times = [];
@@ -159,7 +168,12 @@ async function main() {
 
   console.log('');
   console.log(`Client library cache (CacheTTL 60 + event stream), ${SLICES} slices of ${SLICE_SECONDS} s each way; database: ${databaseUrl === 'memory://' ? 'embedded' : 'PostgreSQL server'}`);
-  console.log(`protected route, one repeated Bearer token: ${off.toFixed(0)}/s without the cache, ${on.toFixed(0)}/s with it: ratio ${(on / off).toFixed(1)} (target ≥ 10)`);
+  for (const { connections, off, on, bare } of runs) {
+    console.log(
+      `protected route, one repeated Bearer token, ${String(connections).padStart(2)} connection(s): ${off.toFixed(0)}/s without the cache, ` +
+        `${on.toFixed(0)}/s with it: ratio ${(on / off).toFixed(1)} (target ≥ 10); the same route unguarded: ${bare.toFixed(0)}/s`,
+    );
+  }
   console.log(
     `revocation → first 401 at the protected API over ${times.length}: p50 ${percentile(times, 50).toFixed(1)} ms, p99 ${percentile(times, 99).toFixed(1)} ms, ` +
       `max ${times.at(-1).toFixed(1)} ms (target p99 ≤ 1000 ms); ${notCached} of them already 401 at the first call after the revoke answer`,

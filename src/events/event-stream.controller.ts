@@ -28,9 +28,9 @@ export class EventStreamController {
       'rotated (a Bearer token\'s session revoked or its token expired; the application updated or deleted): reconnect with ' +
       'Last-Event-ID. At most EVENT_STREAMS_PER_MEMBERSHIP (100) open streams per membership on an instance.',
   })
-  @ApiQuery({ name: 'types', required: false, description: 'Comma-separated event types to receive (an unknown type is a 400)', example: 'TokenRevoked,UserUpdated' })
-  @ApiQuery({ name: 'after', required: false, description: 'Resume after this cursor (an `id:` of this stream) or event id' })
-  @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Resume after this cursor; wins over `after`' })
+  @ApiQuery({ name: 'types', required: false, type: String, description: 'Comma-separated event types to receive (an unknown type is a 400)', example: 'TokenRevoked,UserUpdated' })
+  @ApiQuery({ name: 'after', required: false, type: String, description: 'Resume after this cursor (an `id:` of this stream) or event id' })
+  @ApiHeader({ name: 'Last-Event-ID', required: false, schema: { type: 'string' }, description: 'Resume after this cursor; wins over `after`' })
   @ApiProduces('text/event-stream')
   @ApiResponse({
     status: 200,

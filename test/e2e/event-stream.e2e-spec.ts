@@ -127,7 +127,7 @@ describe('the live event stream', () => {
     expectExactlyOnce(roleIdsOf(resumed), meanwhile);
 
     // ?after= with an event id resumes after that event too.
-    const firstMeanwhile = resumed.data[0]!._id as string;
+    const firstMeanwhile = resumed.data[0]._id as string;
     const after = await stream(admin.auth, `?types=RoleCreated&after=${firstMeanwhile}`);
     await after.until(() => roleIdsOf(after).length >= meanwhile.length - 1, 'the roles after the first');
     expect(roleIdsOf(after)).toEqual(roleIdsOf(resumed).slice(1));
@@ -139,7 +139,7 @@ describe('the live event stream', () => {
     expect(refused.status).toBe(429);
     expect(refused.body).toEqual({ statusCode: 429, errorCode: 'TooManyStreams', message: expect.any(String) });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    streams[0]!.close();
+    streams[0].close();
     let again: Awaited<ReturnType<typeof openEventStream>> | undefined;
     for (let i = 0; i < 50 && again?.status !== 200; i++) {
       again?.stream?.close();
@@ -276,7 +276,7 @@ describe('the live event stream', () => {
       expect(roleIdsOf(s)).not.toContain(younger._id);
       await sql.query('commit');
       await s.until(() => roleIdsOf(s).includes(younger._id), 'the younger event after the commit');
-      expect(s.data.map((event) => event._id)).toEqual([lateId, s.data[1]!._id]);
+      expect(s.data.map((event) => event._id)).toEqual([lateId, s.data[1]._id]);
       expect(s.events.map((event) => event.event)).toEqual(['RoleDeleted', 'RoleCreated']);
     } finally {
       await sql.end();

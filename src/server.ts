@@ -8,6 +8,7 @@ import { describeTarget } from './database/describe';
 import { ServiceMetrics } from './metrics';
 import { API_DOCS_PATH } from './openapi/openapi';
 import { SetupService } from './setup/setup.service';
+import { EventStreams } from './events/event-streams';
 import { SERVICE_VERSION } from './common/version';
 
 export async function main(): Promise<void> {
@@ -111,6 +112,8 @@ export function installGracefulShutdown(app: NestExpressApplication, logger: Log
       'shutdown: no longer accepting connections, finishing requests in flight',
     );
     inFlight.forEach(closeAfterAnswer);
+    // Open event streams never finish by themselves: end them now, clients reconnect elsewhere with Last-Event-ID.
+    app.get(EventStreams).closeAll();
     // Keep-alive connections with no request in flight would hold the server open.
     server.closeIdleConnections();
     const idleSweeper = setInterval(() => server.closeIdleConnections(), 50);

@@ -81,6 +81,7 @@ export const ERROR_STATUS = {
   UnsupportedMediaType: 415,
   // 429
   TooManySignInAttempts: 429,
+  TooManyStreams: 429,
   // 500, 502, 503
   UnhandledExceptionError: 500,
   ProviderUnavailable: 502,

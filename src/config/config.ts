@@ -30,6 +30,8 @@ export interface AppConfig {
   webhookDispatch: boolean;
   /** WEBHOOK_CLAIM_INTERVAL_MS: how often a dispatching instance looks for due deliveries nobody told it of (retries of others, expired leases). */
   webhookClaimIntervalMs: number;
+  /** EVENT_STREAMS_PER_MEMBERSHIP: open event streams of one membership on this instance; more answer 429 TooManyStreams. */
+  eventStreamsPerMembership: number;
   /** Per discovery, JWKS or token endpoint call of an identity provider. */
   providerTimeoutMs: number;
   /** How long an instance serves a provider's configuration from its cache. */
@@ -276,6 +278,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     webhookQueueCapacity: integer(env, 'WEBHOOK_QUEUE_CAPACITY', 10_000, 1, 1_000_000),
     webhookDispatch: webhookDispatch(env, database),
     webhookClaimIntervalMs: integer(env, 'WEBHOOK_CLAIM_INTERVAL_MS', 1000, 100, 600_000),
+    eventStreamsPerMembership: integer(env, 'EVENT_STREAMS_PER_MEMBERSHIP', 100, 1, 100_000),
     providerTimeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', 10_000, 100, 120_000),
     providerCacheTtlSeconds: integer(env, 'PROVIDER_CACHE_TTL_SECONDS', 300, 1, 3600),
     providerMetadataTtlSeconds: integer(env, 'PROVIDER_METADATA_TTL_SECONDS', 3600, 60, 86_400),

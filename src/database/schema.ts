@@ -235,6 +235,11 @@ export const tokenSessions = pgTable(
   ],
 );
 
+/**
+ * The event log. Migration 0014 adds `commit_xid` (xid8, default pg_current_xact_id()), the
+ * stream's commit order, outside this schema: inserts here list the table's columns, and that one
+ * must always take its default. Only EventStreamRepository reads it.
+ */
 export const events = pgTable(
   'events',
   {

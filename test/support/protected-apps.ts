@@ -362,6 +362,9 @@ export class ServiceProxy {
   delayMs = 0;
   /** Calls held in `hang` mode, and how many of them the caller has since given up (closed). */
   readonly hung = { held: 0, closedByCaller: 0 };
+  /** While true, event stream calls answer 503 (the client library's cache loses its stream). */
+  refuseStreams = false;
+  private readonly openStreams = new Set<http.ServerResponse>();
 
   private constructor(
     private readonly server: http.Server,
@@ -390,7 +393,15 @@ export class ServiceProxy {
     return this.calls.filter((c) => c.path === '/roles/check-permission').map((c) => c.permission ?? '');
   }
 
+  /** Cuts the event streams passing through, and refuses new ones until `refuseStreams` is false again. */
+  cutStreams(): void {
+    this.refuseStreams = true;
+    for (const res of this.openStreams) res.destroy();
+    this.openStreams.clear();
+  }
+
   reset(): void {
+    this.refuseStreams = false;
     this.calls.length = 0;
     this.mode = 'forward';
     this.failureStatus = 500;
@@ -417,6 +428,14 @@ export class ServiceProxy {
       authorization: req.headers.authorization,
       permission: received.searchParams.get('permission'),
     });
+    if (path.endsWith('/events/stream')) {
+      if (this.refuseStreams) {
+        res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ statusCode: 503, errorCode: 'AuthenticationServiceUnavailable', message: 'cut' }));
+        return;
+      }
+      this.openStreams.add(res);
+      res.on('close', () => this.openStreams.delete(res));
+    }
     if (this.mode === 'hang') {
       this.hung.held++;
       res.on('close', () => this.hung.closedByCaller++);
@@ -449,6 +468,8 @@ export class ServiceProxy {
       (answerStream) => {
         res.writeHead(answerStream.statusCode ?? 502, answerStream.headers);
         answerStream.pipe(res);
+        // A stream cut (or its caller gone) ends the stream from the service too.
+        if (path.endsWith('/events/stream')) res.on('close', () => answerStream.destroy());
       },
     );
     upstream.on('error', () => {

@@ -15,6 +15,8 @@ import {
   type PermissionTemplate,
 } from './expression';
 import { type PortcullisSettings, type ResolvedSettings, resolveSettings } from './settings';
+import { StreamFollower } from './event-stream';
+import { FOLLOWED_EVENT_TYPES, StreamCache, tokenExpiry } from './stream-cache';
 import { type ServiceAnswer, ServiceTransport } from './transport';
 
 export type TokenKind = 'Bearer' | 'Basic';
@@ -101,6 +103,11 @@ export class PortcullisClient {
   private readonly transport: ServiceTransport;
   private readonly identities: LookupTable<PortcullisIdentity, AuthorizationDenied>;
   private readonly permissions: LookupTable<PermissionAnswer, AuthorizationDenied>;
+  /** With CacheTTL: answers kept while the event stream is connected, and the stream itself. */
+  private readonly liveIdentities: StreamCache<PortcullisIdentity> | undefined;
+  private readonly livePermissions: StreamCache<PermissionAnswer> | undefined;
+  private readonly follower: StreamFollower | undefined;
+  private following = false;
 
   constructor(settings: PortcullisSettings) {
     this.settings = Object.freeze(resolveSettings(settings));
@@ -112,11 +119,49 @@ export class PortcullisClient {
     this.permissions = new LookupTable(
       ttl > 0 ? new TtlCache<PermissionAnswer>(ttl, DEFAULT_MAX_CACHE_ENTRIES) : undefined,
     );
+    const { cacheTtlMs, streamAuthorization } = this.settings;
+    if (cacheTtlMs > 0 && streamAuthorization !== undefined) {
+      const identities = new StreamCache<PortcullisIdentity>(cacheTtlMs, DEFAULT_MAX_CACHE_ENTRIES);
+      const permissions = new StreamCache<PermissionAnswer>(cacheTtlMs, DEFAULT_MAX_CACHE_ENTRIES);
+      const url = this.url(`memberships/${encodeURIComponent(this.settings.membershipId)}/events/stream`);
+      url.searchParams.set('types', FOLLOWED_EVENT_TYPES.join(','));
+      const clear = (): void => {
+        identities.clear();
+        permissions.clear();
+      };
+      this.follower = new StreamFollower({
+        url,
+        authorization: streamAuthorization,
+        connectTimeoutMs: this.settings.timeoutMs,
+        // Events that came while nothing followed are unknown: start from empty on each connect and loss.
+        onConnected: clear,
+        onDisconnected: clear,
+        onEvent: (event) => {
+          identities.apply(event);
+          permissions.apply(event);
+        },
+      });
+      this.liveIdentities = identities;
+      this.livePermissions = permissions;
+    }
+  }
+
+  /**
+   * Whether answers are served from the cache now (CacheTTL set and the event stream
+   * connected). While it is false every request asks the service.
+   */
+  get streamConnected(): boolean {
+    return this.follower?.connected ?? false;
   }
 
   /** Decides whether a request may reach an endpoint. Never rejects for service failures. */
   async authorize(request: ProtectedRequest, rule: EndpointRule): Promise<AuthorizationOutcome> {
     if (rule.mode === 'unauthorized') return { allowed: true, principal: null };
+    if (this.follower && !this.following) {
+      // The stream opens with the first protected request, so that building a client calls nothing.
+      this.following = true;
+      this.follower.start();
+    }
 
     const credentials = parseAuthorization(request.authorization);
     if (!credentials.ok) return credentials.failure;
@@ -150,7 +195,7 @@ export class PortcullisClient {
     });
     if (!built.ok) return accessDenied(built.message, built.detail);
 
-    const checked = await this.checkPermission(credentials.value, built.expression);
+    const checked = await this.checkPermission(credentials.value, built.expression, identity._id);
     if (!checked.ok) return checked.failure;
     if (!checked.value.allowed) {
       const required = checked.value.permission;
@@ -166,33 +211,58 @@ export class PortcullisClient {
     };
   }
 
-  /** Closes kept-alive connections to the service (call on shutdown). */
+  /** Closes kept-alive connections to the service and the event stream (call on shutdown). */
   close(): void {
+    this.follower?.stop();
+    this.following = false;
     this.transport.close();
   }
 
   private identify(credentials: Credentials): Promise<Step<PortcullisIdentity>> {
     const path = 'whoami';
-    return this.identities.run(
-      `${credentials.digest} ${path}`,
-      credentials.scheme === 'Basic',
-      async () => {
+    const key = `${credentials.digest} ${path}`;
+    return this.throughLiveCache(this.liveIdentities, key, credentials, (identity) => identity._id, () =>
+      this.identities.run(key, credentials.scheme === 'Basic', async () => {
         const answer = await this.transport.get(this.url(path), credentials.header);
         return readIdentity(answer, credentials.scheme);
-      },
+      }),
     );
   }
 
-  private checkPermission(credentials: Credentials, expression: string): Promise<Step<PermissionAnswer>> {
+  private checkPermission(credentials: Credentials, expression: string, callerId: string): Promise<Step<PermissionAnswer>> {
     const path = `roles/check-permission?permission=${encodeURIComponent(expression)}`;
-    return this.permissions.run(
-      `${credentials.digest} ${path}`,
-      credentials.scheme === 'Basic',
-      async () => {
+    const key = `${credentials.digest} ${path}`;
+    return this.throughLiveCache(this.livePermissions, key, credentials, () => callerId, () =>
+      this.permissions.run(key, credentials.scheme === 'Basic', async () => {
         const answer = await this.transport.get(this.url(path), credentials.header);
         return readPermission(answer, credentials.scheme, expression);
-      },
+      }),
     );
+  }
+
+  /**
+   * With CacheTTL and the stream connected: the kept answer, or the service's, kept if nothing
+   * was dropped while it was asked for (an event that came meanwhile may postdate it). Without
+   * the stream: the service's answer, and nothing kept.
+   */
+  private async throughLiveCache<T>(
+    cache: StreamCache<T> | undefined,
+    key: string,
+    credentials: Credentials,
+    subjectOf: (value: T) => string,
+    ask: () => Promise<Step<T>>,
+  ): Promise<Step<T>> {
+    if (cache === undefined || !this.streamConnected) return ask();
+    const hit = cache.get(key);
+    if (hit !== undefined) return { ok: true, value: hit };
+    const generation = cache.generation;
+    const result = await ask();
+    if (result.ok && this.streamConnected) {
+      // A Basic credential has no exp: its rotation or deletion comes as an Application* event.
+      const expiresAt = credentials.scheme === 'Basic' ? Number.POSITIVE_INFINITY : tokenExpiry(credentials.header);
+      cache.set(key, result.value, subjectOf(result.value), generation, expiresAt);
+    }
+    return result;
   }
 
   private url(path: string): URL {

@@ -19,6 +19,19 @@ describe('settings', () => {
     expect(resolved.timeoutMs).toBe(DEFAULT_TIMEOUT_MS);
   });
 
+  it('CacheTTL needs StreamCredentials, which must be <id>:<secret>; the stream authorization is Basic', () => {
+    expect(resolveSettings(valid)).toMatchObject({ cacheTtlMs: 0, streamAuthorization: undefined });
+    expect(resolveSettings(settingsWith({ CacheTTL: 30, StreamCredentials: 'app-1:s3cret' }))).toMatchObject({
+      cacheTtlMs: 30_000,
+      streamAuthorization: 'Basic app-1:s3cret',
+    });
+    expect(() => resolveSettings(settingsWith({ CacheTTL: 30 }))).toThrow(/CacheTTL needs StreamCredentials/);
+    for (const bad of ['no-colon', ':secret', 'id:', 'id:with space', 42]) {
+      expect(() => resolveSettings(settingsWith({ CacheTTL: 30, StreamCredentials: bad }))).toThrow(PortcullisConfigError);
+    }
+    expect(() => resolveSettings(settingsWith({ CacheTTL: -1, StreamCredentials: 'a:b' }))).toThrow(/CacheTTL must be/);
+  });
+
   it.each([
     ['https://x/auth/', 'https://x/auth/whoami'],
     ['https://x/auth', 'https://x/auth/whoami'],

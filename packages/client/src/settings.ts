@@ -13,6 +13,15 @@ export interface PortcullisSettings {
   BasicTokenCacheTTL?: number;
   /** Deadline of one call to the service, connection to last byte, in milliseconds. Default 5000. */
   TimeoutMs?: number;
+  /**
+   * Seconds during which `/whoami` and permission answers are kept, per token (by digest) and
+   * expression, never past the token's `exp`. 0 or absent: no cache. Needs `StreamCredentials`:
+   * the library follows the service's event stream and drops what a revocation or change makes
+   * stale, and serves nothing from the cache while the stream is not connected.
+   */
+  CacheTTL?: number;
+  /** `<application id>:<secret>` of an application holding `events.read`: the stream's credentials. */
+  StreamCredentials?: string;
 }
 
 /** Settings after validation, with the defaults applied. */
@@ -23,12 +32,16 @@ export interface ResolvedSettings {
   /** 0 when there is no cache. */
   basicTokenCacheTtlMs: number;
   timeoutMs: number;
+  /** 0 when there is no stream-following cache. */
+  cacheTtlMs: number;
+  /** `Basic <id>:<secret>`, when the cache is on. */
+  streamAuthorization: string | undefined;
 }
 
 export const DEFAULT_TIMEOUT_MS = 5000;
 /** Largest delay `setTimeout` accepts. */
 const MAX_TIMEOUT_MS = 2_147_483_647;
-const KNOWN_KEYS = new Set(['BaseUrl', 'MembershipId', 'BasicTokenCacheTTL', 'TimeoutMs']);
+const KNOWN_KEYS = new Set(['BaseUrl', 'MembershipId', 'BasicTokenCacheTTL', 'TimeoutMs', 'CacheTTL', 'StreamCredentials']);
 
 function fail(message: string): never {
   throw new PortcullisConfigError(`Invalid Portcullis settings: ${message}`);
@@ -45,9 +58,23 @@ export function resolveSettings(settings: PortcullisSettings): ResolvedSettings 
   return {
     baseUrl: resolveBaseUrl(settings.BaseUrl),
     membershipId: resolveMembershipId(settings.MembershipId),
-    basicTokenCacheTtlMs: resolveTtl(settings.BasicTokenCacheTTL),
+    basicTokenCacheTtlMs: resolveTtl(settings.BasicTokenCacheTTL, 'BasicTokenCacheTTL'),
     timeoutMs: resolveTimeout(settings.TimeoutMs),
+    ...resolveStreamCache(settings.CacheTTL, settings.StreamCredentials),
   };
+}
+
+/** A cache without the stream could not see revocations: CacheTTL needs StreamCredentials. */
+function resolveStreamCache(ttl: unknown, credentials: unknown): Pick<ResolvedSettings, 'cacheTtlMs' | 'streamAuthorization'> {
+  const cacheTtlMs = resolveTtl(ttl, 'CacheTTL');
+  if (credentials !== undefined && (typeof credentials !== 'string' || !/^[\x21-\x39\x3B-\x7E]+:[\x21-\x7E]+$/.test(credentials))) {
+    fail('StreamCredentials must be "<application id>:<secret>" of an application holding events.read.');
+  }
+  if (cacheTtlMs === 0) return { cacheTtlMs, streamAuthorization: undefined };
+  if (credentials === undefined) {
+    fail('CacheTTL needs StreamCredentials: without the event stream a cached answer would outlive a revocation.');
+  }
+  return { cacheTtlMs, streamAuthorization: `Basic ${credentials}` };
 }
 
 function resolveBaseUrl(value: unknown): URL {
@@ -81,10 +108,10 @@ function resolveMembershipId(value: unknown): string {
   return value;
 }
 
-function resolveTtl(value: unknown): number {
+function resolveTtl(value: unknown, name: string): number {
   if (value === undefined) return 0;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    fail('BasicTokenCacheTTL must be a finite number of seconds >= 0 (0 or absent: no cache).');
+    fail(`${name} must be a finite number of seconds >= 0 (0 or absent: no cache).`);
   }
   return value * 1000;
 }

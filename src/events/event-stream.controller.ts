@@ -1,0 +1,94 @@
+import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { CurrentCaller, RequirePermission } from '../common/access-decorators';
+import type { Caller } from '../common/caller';
+import { ApiAuth, ApiErrorResponse, ApiErrors } from '../common/openapi';
+import { EventStreams, type StreamSink } from './event-streams';
+
+/**
+ * `GET /memberships/{m}/events/stream`: the live event stream (Server-Sent Events). Its own
+ * controller, registered before EventsController, so that `stream` is not taken for an event id.
+ */
+@ApiTags('events')
+@ApiAuth()
+@Controller('memberships/:membershipId/events')
+export class EventStreamController {
+  constructor(private readonly streams: EventStreams) {}
+
+  @Get('stream')
+  @RequirePermission('events.read')
+  @ApiOperation({
+    summary: 'Follow the event log live (Server-Sent Events)',
+    description:
+      'Each event committed in the membership, once, in commit order, from whichever instance recorded it: `id: <cursor>`, ' +
+      '`event: <event_type>`, `data: <the event as GET .../events/{id} shows it>`. Resume with the `Last-Event-ID` header or ' +
+      '`?after=` (a cursor, or an event id): every event committed after it arrives exactly once. Without either, the stream ' +
+      'starts now. A comment line every 15 s keeps the connection alive. The stream ends when the credential is revoked or ' +
+      'rotated (a Bearer token\'s session revoked or its token expired; the application updated or deleted): reconnect with ' +
+      'Last-Event-ID. At most EVENT_STREAMS_PER_MEMBERSHIP (100) open streams per membership on an instance.',
+  })
+  @ApiQuery({ name: 'types', required: false, type: String, description: 'Comma-separated event types to receive (an unknown type is a 400)', example: 'TokenRevoked,UserUpdated' })
+  @ApiQuery({ name: 'after', required: false, type: String, description: 'Resume after this cursor (an `id:` of this stream) or event id' })
+  @ApiHeader({ name: 'Last-Event-ID', required: false, schema: { type: 'string' }, description: 'Resume after this cursor; wins over `after`' })
+  @ApiProduces('text/event-stream')
+  @ApiResponse({
+    status: 200,
+    description: 'An endless text/event-stream',
+    content: {
+      'text/event-stream': {
+        schema: { type: 'string' },
+        example: 'id: 7391.0b7f1c2e-3d4a-4c8e-9f1a-2b3c4d5e6f70\nevent: UserUpdated\ndata: {"_id":"0b7f1c2e-3d4a-4c8e-9f1a-2b3c4d5e6f70","event_type":"UserUpdated",...}\n\n',
+      },
+    },
+  })
+  @ApiErrors(400, 403, 404)
+  @ApiErrorResponse(429, {
+    description: 'TooManyStreams: the membership has EVENT_STREAMS_PER_MEMBERSHIP streams open (Retry-After, seconds)',
+    errorCode: 'TooManyStreams',
+    message: 'At most 100 event streams of a membership may be open at once',
+  })
+  async stream(
+    @CurrentCaller() caller: Caller,
+    @Param('membershipId') membershipId: string,
+    @Query('types') types: unknown,
+    @Query('after') after: unknown,
+    @Headers('last-event-id') lastEventId: unknown,
+    @Res() response: Response,
+  ): Promise<void> {
+    await this.streams.openStream(caller, membershipId, { types, after, lastEventId }, sseSink(response));
+  }
+}
+
+/** The HTTP side of a stream: headers on the first write, then text as it comes. */
+function sseSink(response: Response): StreamSink {
+  let started = false;
+  const start = () => {
+    started = true;
+    response.status(200);
+    response.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    response.setHeader('Cache-Control', 'no-store');
+    // Proxies that buffer (nginx) must pass each event on at once.
+    response.setHeader('X-Accel-Buffering', 'no');
+    response.flushHeaders();
+    // Small writes go out at once rather than after Nagle's delay.
+    response.socket?.setNoDelay(true);
+  };
+  return {
+    write: (text) => {
+      if (!started) start();
+      return response.write(text);
+    },
+    drained: () =>
+      new Promise<void>((resolve) => {
+        response.once('drain', resolve);
+        response.once('close', resolve);
+      }),
+    end: () => {
+      if (!response.writableEnded) response.end();
+    },
+    onClose: (listener) => {
+      response.once('close', listener);
+    },
+  };
+}

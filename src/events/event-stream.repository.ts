@@ -1,0 +1,120 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { sql, type SQL } from 'drizzle-orm';
+import { DATABASE, type Database, queryRows } from '../database/database';
+import type { EventRow } from '../database/schema';
+
+/**
+ * A position in a membership's stream: after every event of transactions older than `xid`, and
+ * after the events of transaction `xid` whose id sorts at or before `id`. Written `<xid>.<id>`.
+ */
+export interface StreamCursor {
+  /** The writing transaction's id (xid8), as decimal text: it may exceed 2^53. */
+  xid: string;
+  id: string;
+}
+
+export interface StreamRead {
+  /** Events that every reader may now see in this order, and the cursor after each. */
+  events: { row: EventRow; cursor: StreamCursor }[];
+  /** Events exist past the last one returned but wait for an older transaction to finish: read again soon. */
+  heldBack: boolean;
+  /** The read stopped at its limit: read again at once. */
+  full: boolean;
+}
+
+interface StreamedEventRecord {
+  id: string;
+  membership_id: string;
+  event_type: string;
+  utilizer_id: string;
+  document: Record<string, unknown>;
+  prior: Record<string, unknown> | null;
+  event_time: Date | string;
+  xid: string;
+  settled: boolean;
+}
+
+/**
+ * The event log in commit order (docs/events.md, "The live stream"). Events are ordered by the
+ * id of the transaction that wrote them (`commit_xid`, migration 0014), then by id. Transaction
+ * ids are handed out at a transaction's first write, not at its commit, so a later id may commit
+ * first. A reader therefore only passes events below the commit horizon (HORIZON_CTES): every
+ * transaction older than that has finished, so no event can still appear behind them. The rest
+ * wait ("held back") until the older transactions finish. Costs: one index
+ * (membership_id, commit_xid, id); the column itself is a default, no statement is added to writes.
+ */
+/**
+ * The commit horizon of the statement's snapshot: every transaction of this database with a
+ * lower id had finished when the snapshot was taken, so the events below it are all visible and
+ * none can appear among them later. It is the lowest transaction id the snapshot lists as in
+ * progress, leaving out those that pg_stat_activity places in another database of the cluster
+ * (a long transaction elsewhere on a shared server must not hold this service's streams up); a
+ * transaction that finished between the snapshot and that look-up is not found there and still
+ * counts (the next read passes it). With none in progress: the snapshot's xmax. Computed in the
+ * statement that reads the events, so both use one snapshot.
+ */
+const HORIZON_CTES: SQL = sql.raw(`snap as materialized (select pg_current_snapshot() as s),
+  horizon as materialized (
+    select coalesce(
+      (select min(x) from snap, pg_snapshot_xip(snap.s) as x
+        where not exists (select 1 from pg_stat_activity a where a.backend_xid = xid(x) and a.datname <> current_database())),
+      (select pg_snapshot_xmax(s) from snap)) as xid)`);
+
+@Injectable()
+export class EventStreamRepository {
+  constructor(@Inject(DATABASE) private readonly database: Database) {}
+
+  /** Where a stream that does not resume starts: before every transaction not yet finished now. */
+  async start(): Promise<StreamCursor> {
+    const [row] = await queryRows<{ xid: string }>(this.database.db, sql`with ${HORIZON_CTES} select xid::text as xid from horizon`);
+    // (horizon, '') sorts before every event of the transactions not finished now, and of every later one.
+    return { xid: row?.xid ?? '0', id: '' };
+  }
+
+  /** The cursor of an event of the membership (a stream resumed from an event id), or undefined. */
+  async cursorOfEvent(membershipId: string, id: string): Promise<StreamCursor | undefined> {
+    const [row] = await queryRows<{ xid: string }>(
+      this.database.db,
+      sql`select commit_xid::text as xid from events where membership_id = ${membershipId} and id = ${id} limit 1`,
+    );
+    return row ? { xid: row.xid, id } : undefined;
+  }
+
+  /** Up to `limit` events after `cursor`, of `types` only when given, in commit order. */
+  async readAfter(membershipId: string, cursor: StreamCursor, limit: number, types?: readonly string[]): Promise<StreamRead> {
+    const typeFilter: SQL = types ? sql`and event_type = any(${sql.param([...types])}::text[])` : sql``;
+    const rows = await queryRows<StreamedEventRecord>(
+      this.database.db,
+      sql`with ${HORIZON_CTES}
+          select id, membership_id, event_type, utilizer_id, document, prior, event_time, commit_xid::text as xid,
+            commit_xid < (select xid from horizon) as settled
+          from events
+          where membership_id = ${membershipId} and (commit_xid, id) > (${cursor.xid}::xid8, ${cursor.id}) ${typeFilter}
+          order by commit_xid, id
+          limit ${limit}`,
+    );
+    const events: StreamRead['events'] = [];
+    for (const record of rows) {
+      if (!record.settled) return { events, heldBack: true, full: false };
+      events.push({ row: toRow(record), cursor: { xid: record.xid, id: record.id } });
+    }
+    return { events, heldBack: false, full: rows.length === limit };
+  }
+
+  /** Wakes the streams of every instance (LISTEN on `channel`); sent after the commit, outside any transaction. */
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.database.db.execute(sql`select pg_notify(${channel}, ${payload})`);
+  }
+}
+
+function toRow(record: StreamedEventRecord): EventRow {
+  return {
+    id: record.id,
+    membershipId: record.membership_id,
+    eventType: record.event_type,
+    utilizerId: record.utilizer_id,
+    document: record.document,
+    prior: record.prior ?? null,
+    eventTime: record.event_time instanceof Date ? record.event_time : new Date(record.event_time),
+  };
+}

@@ -1,0 +1,332 @@
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { Logger } from 'pino';
+import type { Caller } from '../common/caller';
+import { DomainError, RetryLaterError, validationError } from '../common/errors';
+import { isPossibleId } from '../common/ids';
+import { LOGGER } from '../common/logger';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { DATABASE, type Database } from '../database/database';
+import type { EventRow } from '../database/schema';
+import { CallerPermissions } from '../roles/caller-permissions';
+import { EventRecorder } from './event-recorder';
+import { toEventResponse } from './event.mapper';
+import { EventStreamRepository, type StreamCursor } from './event-stream.repository';
+import { isEventType } from './event-types';
+
+/** The NOTIFY channel every instance LISTENs on; the payload is a comma-separated list of membership ids. */
+const CHANNEL = 'portcullis_events';
+/** Commits within this window share one NOTIFY: under load, at most a few statements a second per instance. */
+const NOTIFY_COALESCE_MS = 25;
+/** A NOTIFY payload must stay under 8000 bytes; past this, `*` wakes every stream. */
+const MAX_NOTIFY_PAYLOAD = 7_000;
+/** Safety net: each stream reads again this often even when nothing woke it (a lost notification). */
+const POLL_MS = 1_000;
+/** Events of a transaction that committed out of order wait for older ones; look again this soon. */
+const HELD_BACK_RETRY_MS = 50;
+/** Events per read; a stream behind by more reads again at once. */
+const READ_BATCH = 500;
+/** A comment line this often keeps proxies and clients from closing an idle stream (contract: 15 s). */
+export const KEEP_ALIVE_MS = 15_000;
+/** Events that may end a stream's credential: read even when `types` leaves them out. */
+const CREDENTIAL_EVENT_TYPES = ['TokenRevoked', 'ApplicationUpdated', 'ApplicationDeleted'];
+/** Longest `?types=` value considered. */
+const MAX_TYPES_LENGTH = 4_096;
+const CURSOR_PATTERN = /^(\d{1,20})\.(.+)$/;
+const MAX_XID8 = 2n ** 64n - 1n;
+
+/** Where a stream writes; the controller builds it over the HTTP response. */
+export interface StreamSink {
+  /** The SSE text; false when the connection's buffer is full (wait for `drained`). */
+  write(text: string): boolean;
+  drained(): Promise<void>;
+  end(): void;
+  /** Called once when the client goes away. */
+  onClose(listener: () => void): void;
+}
+
+export interface StreamRequest {
+  /** `?types=A,B`. */
+  types?: unknown;
+  /** `?after=<cursor>`. */
+  after?: unknown;
+  /** The `Last-Event-ID` header; it wins over `after` (a browser sends it on reconnect). */
+  lastEventId?: unknown;
+}
+
+/** An open stream, as the hub sees it. */
+interface OpenStream {
+  wake(): void;
+  close(): void;
+}
+
+/**
+ * The live event stream (contract "Live event stream"): one EventStream per open connection,
+ * registered here per membership. Streams are woken when events commit: in memory by this
+ * instance's own commits (EventRecorder listeners), and on a PostgreSQL server by the other
+ * instances' NOTIFY, sent after their commits; each also reads again every POLL_MS in case a
+ * notification was lost. What a stream reads is decided by the database's commit order alone
+ * (EventStreamRepository), so a wake-up only ever says "look now".
+ */
+@Injectable()
+export class EventStreams implements OnModuleInit, OnModuleDestroy {
+  private readonly open = new Map<string, Set<OpenStream>>();
+  private listening: Promise<(() => Promise<void>) | undefined> | undefined;
+  private readonly toNotify = new Set<string>();
+  private notifyTimer: NodeJS.Timeout | undefined;
+  private stopping = false;
+
+  constructor(
+    private readonly recorder: EventRecorder,
+    private readonly repository: EventStreamRepository,
+    private readonly permissions: CallerPermissions,
+    @Inject(DATABASE) private readonly database: Database,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onModuleInit(): void {
+    this.recorder.onCommitted((events) => this.committed(events));
+  }
+
+  /** Open streams of a membership on this instance. */
+  count(membershipId: string): number {
+    return this.open.get(membershipId)?.size ?? 0;
+  }
+
+  /**
+   * Opens a stream for the caller: validates the request (400), counts it against the
+   * membership's limit (429 TooManyStreams), then writes events to `sink` until the client goes
+   * away, the caller's credential is revoked or rotated, or the service stops.
+   */
+  async openStream(caller: Caller, membershipId: string, request: StreamRequest, sink: StreamSink): Promise<void> {
+    if (this.stopping) throw new DomainError('AuthenticationServiceUnavailable', 'The service is stopping');
+    const types = parseTypes(request.types);
+    const resumeFrom = parseCursorText(request.lastEventId, 'Last-Event-ID') ?? parseCursorText(request.after, 'after');
+    const streams = this.open.get(membershipId) ?? new Set<OpenStream>();
+    if (streams.size >= this.config.eventStreamsPerMembership) {
+      throw new RetryLaterError('TooManyStreams', `At most ${this.config.eventStreamsPerMembership} event streams of a membership may be open at once`, 5);
+    }
+    // Counted before any await, so that concurrent opens cannot pass the limit together.
+    const placeholder: OpenStream = { wake: () => undefined, close: () => undefined };
+    streams.add(placeholder);
+    this.open.set(membershipId, streams);
+    let stream: EventStream | undefined;
+    try {
+      await this.ensureListening();
+      const cursor = await this.resolveCursor(membershipId, resumeFrom);
+      const hidden = new Set(await this.permissions.hiddenFromLists(caller, 'events'));
+      stream = new EventStream(caller, membershipId, cursor, types, hidden, sink, this.repository, this.logger, () => this.forget(membershipId, stream));
+    } finally {
+      streams.delete(placeholder);
+      if (!streams.size) this.open.delete(membershipId);
+    }
+    if (this.stopping) throw new DomainError('AuthenticationServiceUnavailable', 'The service is stopping');
+    streams.add(stream);
+    this.open.set(membershipId, streams);
+    stream.start();
+  }
+
+  /** Ends every open stream at once, so that none holds a graceful stop up (called first on SIGTERM, and by Nest on close). */
+  closeAll(): void {
+    this.stopping = true;
+    for (const streams of [...this.open.values()]) for (const stream of [...streams]) stream.close();
+    this.open.clear();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.closeAll();
+    clearTimeout(this.notifyTimer);
+    const stop = await this.listening?.catch(() => undefined);
+    await stop?.();
+  }
+
+  private forget(membershipId: string, stream: OpenStream | undefined): void {
+    const streams = this.open.get(membershipId);
+    if (!streams || !stream) return;
+    streams.delete(stream);
+    if (!streams.size) this.open.delete(membershipId);
+  }
+
+  private async resolveCursor(membershipId: string, resumeFrom: StreamCursor | string | undefined): Promise<StreamCursor> {
+    if (resumeFrom === undefined) return this.repository.start();
+    if (typeof resumeFrom !== 'string') return resumeFrom;
+    // An event id (as GET .../events shows it): resume after that event.
+    const cursor = await this.repository.cursorOfEvent(membershipId, resumeFrom);
+    if (!cursor) throw validationError('after', 'names no event of this membership');
+    return cursor;
+  }
+
+  /** On a server, LISTEN from the first stream on; the embedded database has one writer, this process. */
+  private ensureListening(): Promise<unknown> {
+    const listen = this.database.listen;
+    if (!listen) return Promise.resolve();
+    this.listening ??= listen(CHANNEL, (payload) => this.notified(payload), () => this.wakeAll()).catch((error: unknown) => {
+      // The poll still delivers (within POLL_MS); try LISTEN again with the next stream.
+      this.logger.warn({ err: error }, 'event streams: LISTEN failed; streams poll until it works');
+      this.listening = undefined;
+      return undefined;
+    });
+    return this.listening;
+  }
+
+  private committed(events: readonly EventRow[]): void {
+    const memberships = new Set(events.map((event) => event.membershipId));
+    for (const membershipId of memberships) this.wake(membershipId);
+    if (this.database.kind !== 'server' || this.stopping) return;
+    for (const membershipId of memberships) this.toNotify.add(membershipId);
+    this.notifyTimer ??= setTimeout(() => this.sendNotify(), NOTIFY_COALESCE_MS);
+  }
+
+  private sendNotify(): void {
+    this.notifyTimer = undefined;
+    let payload = [...this.toNotify].join(',');
+    this.toNotify.clear();
+    if (payload.length > MAX_NOTIFY_PAYLOAD) payload = '*';
+    // After the commit and outside it: a failed NOTIFY costs the other instances at most POLL_MS.
+    this.repository.notify(CHANNEL, payload).catch((error: unknown) => this.logger.warn({ err: error }, 'event streams: NOTIFY failed'));
+  }
+
+  private notified(payload: string): void {
+    if (payload === '*') return this.wakeAll();
+    for (const membershipId of payload.split(',')) this.wake(membershipId);
+  }
+
+  private wake(membershipId: string): void {
+    for (const stream of this.open.get(membershipId) ?? []) stream.wake();
+  }
+
+  private wakeAll(): void {
+    for (const streams of this.open.values()) for (const stream of streams) stream.wake();
+  }
+}
+
+/** One open connection: reads after its cursor when woken, writes what the caller may see. */
+class EventStream implements OpenStream {
+  private reading = false;
+  private again = false;
+  private closed = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private retry: NodeJS.Timeout | undefined;
+  /** The SQL filter: the asked types, and those that may end the credential. */
+  private readonly readTypes: readonly string[] | undefined;
+
+  constructor(
+    private readonly caller: Caller,
+    private readonly membershipId: string,
+    private cursor: StreamCursor,
+    private readonly types: ReadonlySet<string> | undefined,
+    private readonly hidden: ReadonlySet<string>,
+    private readonly sink: StreamSink,
+    private readonly repository: EventStreamRepository,
+    private readonly logger: Logger,
+    private readonly onClosed: () => void,
+  ) {
+    this.readTypes = types ? [...new Set([...types, ...CREDENTIAL_EVENT_TYPES])] : undefined;
+  }
+
+  start(): void {
+    this.sink.onClose(() => this.close());
+    // retry: how long a client waits before reconnecting (EventSource honours it).
+    this.sink.write(': connected\nretry: 1000\n\n');
+    this.timers.push(setInterval(() => this.sink.write(': keep-alive\n\n'), KEEP_ALIVE_MS));
+    this.timers.push(setInterval(() => this.wake(), POLL_MS));
+    if (this.caller.kind === 'user') {
+      // A Bearer token's stream ends when the token does.
+      const left = this.caller.tokenExpiresAt * 1000 - Date.now();
+      this.timers.push(setTimeout(() => this.close(), Math.max(0, Math.min(left, 2_147_483_647))));
+    }
+    this.wake();
+  }
+
+  wake(): void {
+    if (this.closed) return;
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    void this.pump();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const timer of this.timers) clearInterval(timer);
+    clearTimeout(this.retry);
+    this.sink.end();
+    this.onClosed();
+  }
+
+  private async pump(): Promise<void> {
+    this.reading = true;
+    try {
+      do {
+        this.again = false;
+        const read = await this.repository.readAfter(this.membershipId, this.cursor, READ_BATCH, this.readTypes);
+        if (this.closed) return;
+        for (const { row, cursor } of read.events) {
+          this.cursor = cursor;
+          if (this.visible(row) && !this.sink.write(frame(cursor, row))) await this.sink.drained();
+          if (this.endsCredential(row)) return this.close();
+          if (this.closed) return;
+        }
+        if (read.full) this.again = true;
+        if (read.heldBack) {
+          clearTimeout(this.retry);
+          this.retry = setTimeout(() => this.wake(), HELD_BACK_RETRY_MS);
+        }
+      } while (this.again && !this.closed);
+    } catch (error) {
+      // A failed read (database restarting) is tried again by the poll; the stream stays open.
+      this.logger.warn({ err: error, membershipId: this.membershipId }, 'event stream: read failed');
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private visible(row: EventRow): boolean {
+    return (!this.types || this.types.has(row.eventType)) && !this.hidden.has(row.id);
+  }
+
+  /** A revoked session (Bearer), or an application updated (its secret may be rotated, it may be inactive) or deleted (Basic). */
+  private endsCredential(row: EventRow): boolean {
+    const document = row.document;
+    if (this.caller.kind === 'user') {
+      return row.eventType === 'TokenRevoked' && (document['session_id'] === this.caller.sessionId || document['token_id'] === this.caller.tokenId);
+    }
+    // A deletion's document is empty; the deleted application is the prior one.
+    const applicationId = row.eventType === 'ApplicationDeleted' ? row.prior?.['_id'] : document['_id'];
+    return (row.eventType === 'ApplicationUpdated' || row.eventType === 'ApplicationDeleted') && applicationId === this.caller.id;
+  }
+}
+
+/** One event in SSE: the cursor, the type, and the event as GET .../events/{id} shows it (JSON has no raw newline). */
+function frame(cursor: StreamCursor, row: EventRow): string {
+  return `id: ${formatCursor(cursor)}\nevent: ${row.eventType}\ndata: ${JSON.stringify(toEventResponse(row))}\n\n`;
+}
+
+export function formatCursor(cursor: StreamCursor): string {
+  return `${cursor.xid}.${cursor.id}`;
+}
+
+function parseTypes(value: unknown): ReadonlySet<string> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length > MAX_TYPES_LENGTH) throw validationError('types', 'must be a comma-separated list of event types');
+  const types = value.split(',').map((type) => type.trim());
+  const unknown = types.find((type) => !isEventType(type));
+  if (unknown !== undefined) throw validationError('types', `${JSON.stringify(unknown.slice(0, 64))} is not an event type`);
+  return new Set(types);
+}
+
+/** A cursor (`<xid>.<event id>`), an event id (string result, looked up), or undefined when absent. */
+function parseCursorText(value: unknown, field: string): StreamCursor | string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string') throw validationError(field, 'must be a cursor of this stream or an event id');
+  const match = CURSOR_PATTERN.exec(value);
+  if (match) {
+    const [, xid, id] = match;
+    if (xid !== undefined && id !== undefined && BigInt(xid) <= MAX_XID8 && isPossibleId(id)) return { xid: BigInt(xid).toString(), id };
+  } else if (isPossibleId(value)) {
+    return value;
+  }
+  throw validationError(field, 'must be a cursor of this stream or an event id');
+}

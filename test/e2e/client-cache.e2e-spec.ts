@@ -1,0 +1,120 @@
+/**
+ * The client library's cache (settings CacheTTL and StreamCredentials) against the REAL service:
+ * an Express API protected by the library calls the service through a recording proxy
+ * (test/support/protected-apps.ts), which counts the calls and can cut the event stream.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express from 'express';
+import request from 'supertest';
+import { PortcullisClient, portcullis } from '@portcullis/client';
+import { startTestApp, type TestApp } from '../support/app';
+import { createApplicationWithPermissions, eventually, type Installation, setupInstallation } from '../support/api';
+import { createUserWithRole, ServiceProxy, type UserWithRole } from '../support/protected-apps';
+
+describe('client library with CacheTTL: answers kept while the event stream is connected', () => {
+  let t: TestApp;
+  let inst: Installation;
+  let proxy: ServiceProxy;
+  let client: PortcullisClient;
+  let server: Server;
+  let apiUrl: string;
+  let streamApp: { id: string; secret: string };
+
+  const get = (path: string, auth: string) => request(apiUrl).get(path).set('Authorization', auth);
+  const serviceCalls = () => proxy.calls.filter((call) => !call.path.endsWith('/events/stream')).length;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    inst = await setupInstallation(t);
+    proxy = await ServiceProxy.start(t.url);
+    streamApp = await createApplicationWithPermissions(t, inst.admin, ['events.read']);
+    client = new PortcullisClient({
+      BaseUrl: proxy.baseUrl,
+      MembershipId: inst.membership._id as string,
+      CacheTTL: 60,
+      StreamCredentials: `${streamApp.id}:${streamApp.secret}`,
+    });
+    const guard = portcullis(client);
+    const app = express();
+    app.get('/orders', guard.authorized({ resource: 'orders', action: 'read' }), (_req, res) => {
+      res.json({ ok: true });
+    });
+    app.get('/profile', guard.selfAuthorized(), (_req, res) => {
+      res.json({ ok: true });
+    });
+    server = app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    client?.close();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await proxy?.close();
+    await t?.close();
+  });
+
+  /** A reader whose answers are in the cache: one request after the stream connected. */
+  async function warmReader(): Promise<UserWithRole> {
+    const reader = await createUserWithRole(t, inst, 'reader', ['orders.read']);
+    await get('/orders', reader.auth).expect(200);
+    await eventually(async () => (client.streamConnected ? true : undefined), 'the event stream to connect');
+    await get('/orders', reader.auth).expect(200);
+    return reader;
+  }
+
+  it('a repeated token is answered from the cache: no call to the service', async () => {
+    const reader = await warmReader();
+    const before = serviceCalls();
+    for (let i = 0; i < 20; i++) await get('/orders', reader.auth).expect(200);
+    expect(serviceCalls()).toBe(before);
+  });
+
+  it('a revoked token gets its first 401 at the protected API within 1 s of the revoke answer', async () => {
+    const reader = await warmReader();
+    await t.http().post('/revoke-token').send({ token: reader.accessToken }).expect(204);
+    const revoked = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - revoked < 3_000) status = (await get('/orders', reader.auth)).status;
+    expect(status).toBe(401);
+    expect(Date.now() - revoked).toBeLessThan(1_000);
+  });
+
+  it('a role losing the permission turns the cached allow into a 403 within 1 s', async () => {
+    const reader = await warmReader();
+    await t
+      .http()
+      .put(`/memberships/${reader.membershipId}/roles/${(await t.http().get(`/memberships/${reader.membershipId}/roles`).set('Authorization', inst.admin.auth).query({ limit: 1000 })).body.items.find((r: { slug: string }) => r.slug === reader.roleSlug)._id}`)
+      .set('Authorization', inst.admin.auth)
+      .send({ name: `${reader.roleSlug} renamed`, slug: reader.roleSlug, permissions: [] })
+      .expect(200);
+    const changed = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - changed < 3_000) status = (await get('/orders', reader.auth)).status;
+    expect(status).toBe(403);
+    expect(Date.now() - changed).toBeLessThan(1_000);
+  });
+
+  it('with the stream cut, the next request asks the service (and sees a revocation at once); reconnected, the cache serves again', async () => {
+    const reader = await warmReader();
+    const other = await warmReader();
+    proxy.cutStreams();
+    await eventually(async () => (client.streamConnected ? undefined : true), 'the client to see the stream gone');
+
+    const before = proxy.count('/whoami');
+    await get('/orders', reader.auth).expect(200);
+    await get('/orders', reader.auth).expect(200);
+    expect(proxy.count('/whoami')).toBe(before + 2);
+    // The revocation cannot come by the stream now; the service itself refuses the token.
+    await t.http().post('/revoke-token').send({ token: other.accessToken }).expect(204);
+    await get('/orders', other.auth).expect(401);
+
+    proxy.refuseStreams = false;
+    await eventually(async () => (client.streamConnected ? true : undefined), 'the stream to reconnect', 10_000);
+    await get('/orders', reader.auth).expect(200);
+    const after = proxy.count('/whoami');
+    await get('/orders', reader.auth).expect(200);
+    await get('/profile', reader.auth).expect(200);
+    expect(proxy.count('/whoami')).toBe(after);
+  }, 30_000);
+});

@@ -1,0 +1,285 @@
+import { Client } from 'pg';
+import { randomUUID } from 'node:crypto';
+import { startTestApp, type TestApp } from '../support/app';
+import {
+  createApplication,
+  createApplicationWithPermissions,
+  type CreatedMembership,
+  createMembership,
+  createRole,
+  createSignedInUser,
+  eventsPath,
+  expectErrorBody,
+  setupInstallation,
+  type SignedIn,
+  unique,
+} from '../support/api';
+import { type OpenEventStream, openEventStream, streamPath } from '../support/event-stream';
+
+/*
+ * GET /memberships/{m}/events/stream over real HTTP (contract "Live event stream"). Runs on the
+ * embedded database, and on a server with TEST_DATABASE_URL, where the last block also runs two
+ * instances on one database and a transaction that commits out of xid order.
+ */
+const serverConfigured = Boolean(process.env.TEST_DATABASE_URL);
+
+/** `count` roles created by each of `writers` concurrent writers; answers the ids of the RoleCreated events' roles. */
+async function concurrentRoles(apps: TestApp[], caller: SignedIn, writers: number, count: number): Promise<string[]> {
+  const created: string[] = [];
+  await Promise.all(
+    Array.from({ length: writers }, async (_, writer) => {
+      const app = apps[writer % apps.length];
+      for (let i = 0; i < count; i++) {
+        const res = await app.http().post(`/memberships/${caller.membershipId}/roles`).set('Authorization', caller.auth).send({ name: unique(`w${writer}`), permissions: [] });
+        if (res.status !== 201) throw new Error(`role create failed: ${res.status} ${JSON.stringify(res.body)}`);
+        created.push(res.body._id as string);
+      }
+    }),
+  );
+  return created;
+}
+
+const roleIdsOf = (stream: OpenEventStream): string[] =>
+  stream.data.filter((event) => event.event_type === 'RoleCreated').map((event) => (event.document as { _id: string })._id);
+
+function expectExactlyOnce(seen: string[], expected: string[]): void {
+  expect(seen.length).toBe(new Set(seen).size);
+  expect([...seen].sort()).toEqual([...expected].sort());
+}
+
+describe('the live event stream', () => {
+  let t: TestApp;
+  let tenant: CreatedMembership;
+  let admin: SignedIn;
+  const open: OpenEventStream[] = [];
+
+  const stream = async (auth: string, query = '', headers: Record<string, string> = {}): Promise<OpenEventStream> => {
+    const answer = await openEventStream(t.url, streamPath(admin.membershipId, query), auth, headers);
+    if (!answer.stream) throw new Error(`stream refused: ${answer.status} ${JSON.stringify(answer.body)}`);
+    open.push(answer.stream);
+    return answer.stream;
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { EVENT_STREAMS_PER_MEMBERSHIP: '3' } });
+    const install = await setupInstallation(t);
+    tenant = await createMembership(t, install.admin);
+    admin = tenant.admin;
+  });
+  afterEach(() => {
+    for (const s of open.splice(0)) s.close();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('needs events.read: 401 without a token, 403 without the permission', async () => {
+    const none = await openEventStream(t.url, streamPath(admin.membershipId), '');
+    expectErrorBody({ status: none.status, body: none.body } as never, 401, 'InvalidToken');
+    const app = await createApplicationWithPermissions(t, admin, ['users.read']);
+    const denied = await openEventStream(t.url, streamPath(admin.membershipId), app.auth);
+    expectErrorBody({ status: denied.status, body: denied.body } as never, 403, 'AccessDenied');
+    const other = await openEventStream(t.url, streamPath(randomUUID()), admin.auth);
+    expect([403, 404]).toContain(other.status);
+  });
+
+  it('refuses an unknown type and an unreadable or unknown cursor with 400, never a 500', async () => {
+    for (const query of ['?types=UserCreated,NoSuchEvent', '?types=', '?after=12.%20x', `?after=${randomUUID()}`, '?after=99999999999999999999999.abc', '?types=a&types=b']) {
+      const answer = await openEventStream(t.url, streamPath(admin.membershipId, query), admin.auth);
+      expect({ query, status: answer.status, errorCode: answer.body?.errorCode }).toEqual({ query, status: 400, errorCode: 'ModelValidationError' });
+    }
+    const header = await openEventStream(t.url, streamPath(admin.membershipId), admin.auth, { 'last-event-id': 'not a cursor' });
+    expect(header.status).toBe(400);
+  });
+
+  it('sends each event committed after it opened, as GET .../events/{id} shows it, with text/event-stream and a cursor', async () => {
+    const s = await stream(admin.auth);
+    const role = await createRole(t, admin, { permissions: ['users.read'] });
+    await s.until(() => roleIdsOf(s).includes(role._id), 'the RoleCreated event');
+    const event = s.events.find((e) => e.event === 'RoleCreated')!;
+    expect(event.id).toMatch(/^\d+\.[\w-]+$/);
+    const shown = await t.http().get(`${eventsPath(admin.membershipId)}/${JSON.parse(event.data)._id}`).set('Authorization', admin.auth).expect(200);
+    expect(JSON.parse(event.data)).toEqual(shown.body);
+    expect(s.comments[0]).toBe(': connected');
+  });
+
+  it('filters by ?types=', async () => {
+    const s = await stream(admin.auth, '?types=RoleDeleted');
+    const role = await createRole(t, admin);
+    await t.http().delete(`/memberships/${admin.membershipId}/roles/${role._id}`).set('Authorization', admin.auth).expect(204);
+    await s.until(() => s.events.length > 0, 'the RoleDeleted event');
+    expect(s.events.map((e) => e.event)).toEqual(['RoleDeleted']);
+  });
+
+  it('8 concurrent writers: every event exactly once; resuming with Last-Event-ID sends those committed meanwhile, none skipped or repeated', async () => {
+    const live = await stream(admin.auth, '?types=RoleCreated');
+    const first = await concurrentRoles([t], admin, 8, 5);
+    await live.until(() => roleIdsOf(live).length >= first.length, 'the first 40 roles');
+    expectExactlyOnce(roleIdsOf(live), first);
+    const cursor = live.events.at(-1)!.id!;
+    live.close();
+
+    const meanwhile = await concurrentRoles([t], admin, 8, 5);
+    const resumed = await stream(admin.auth, '?types=RoleCreated', { 'last-event-id': cursor });
+    await resumed.until(() => roleIdsOf(resumed).length >= meanwhile.length, 'the 40 roles made while away');
+    // Anything late would come within the poll: wait past it before counting.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expectExactlyOnce(roleIdsOf(resumed), meanwhile);
+
+    // ?after= with an event id resumes after that event too.
+    const firstMeanwhile = resumed.data[0]._id as string;
+    const after = await stream(admin.auth, `?types=RoleCreated&after=${firstMeanwhile}`);
+    await after.until(() => roleIdsOf(after).length >= meanwhile.length - 1, 'the roles after the first');
+    expect(roleIdsOf(after)).toEqual(roleIdsOf(resumed).slice(1));
+  }, 60_000);
+
+  it('at most EVENT_STREAMS_PER_MEMBERSHIP open streams: the next answers 429 TooManyStreams; closing one frees its place', async () => {
+    const streams = [await stream(admin.auth), await stream(admin.auth), await stream(admin.auth)];
+    const refused = await openEventStream(t.url, streamPath(admin.membershipId), admin.auth);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ statusCode: 429, errorCode: 'TooManyStreams', message: expect.any(String) });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    streams[0].close();
+    let again: Awaited<ReturnType<typeof openEventStream>> | undefined;
+    for (let i = 0; i < 50 && again?.status !== 200; i++) {
+      again?.stream?.close();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      again = await openEventStream(t.url, streamPath(admin.membershipId), admin.auth);
+    }
+    expect(again?.status).toBe(200);
+    if (again?.stream) open.push(again.stream);
+  });
+
+  it('a revoked Bearer session ends its stream', async () => {
+    const { session } = await createSignedInUser(t, admin, { role: 'admin' });
+    const s = await stream(session.auth);
+    await t.http().post('/revoke-token').send({ token: session.accessToken }).expect(204);
+    await s.until(() => s.ended, 'the end of the stream');
+  });
+
+  it("a rotated application secret, and a deleted application, end the application's streams", async () => {
+    const app = await createApplication(t, admin, { role: 'admin' });
+    const s = await stream(app.auth);
+    await t.http().post(`/memberships/${admin.membershipId}/applications/${app.id}/secret`).set('Authorization', admin.auth).expect(200);
+    await s.until(() => s.ended, 'the end of the stream after rotation');
+    const refused = await openEventStream(t.url, streamPath(admin.membershipId), app.auth);
+    expect(refused.status).toBe(401);
+
+    const other = await createApplication(t, admin, { role: 'admin' });
+    const s2 = await stream(other.auth);
+    await t.http().delete(`/memberships/${admin.membershipId}/applications/${other.id}`).set('Authorization', admin.auth).expect(204);
+    await s2.until(() => s2.ended, 'the end of the stream after deletion');
+  });
+
+  it('open streams do not hold a stop up: closing the app ends them at once', async () => {
+    const own = await startTestApp();
+    const install = await setupInstallation(own);
+    const answer = await openEventStream(own.url, streamPath(install.admin.membershipId), install.admin.auth);
+    const s = answer.stream!;
+    const started = Date.now();
+    await own.close();
+    await s.until(() => s.ended, 'the end of the stream on shutdown');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+(serverConfigured ? describe : describe.skip)('the live event stream on two instances of one server database', () => {
+  let a: TestApp;
+  let b: TestApp;
+  let admin: SignedIn;
+  const open: OpenEventStream[] = [];
+
+  const stream = async (app: TestApp, query = '', headers: Record<string, string> = {}): Promise<OpenEventStream> => {
+    const answer = await openEventStream(app.url, streamPath(admin.membershipId, query), admin.auth, headers);
+    if (!answer.stream) throw new Error(`stream refused: ${answer.status} ${JSON.stringify(answer.body)}`);
+    open.push(answer.stream);
+    return answer.stream;
+  };
+
+  beforeAll(async () => {
+    a = await startTestApp();
+    b = await startTestApp({ databaseUrl: a.databaseUrl });
+    const install = await setupInstallation(a);
+    admin = (await createMembership(a, install.admin)).admin;
+  });
+  afterEach(() => {
+    for (const s of open.splice(0)) s.close();
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('a stream on A sees what B commits within 1 s', async () => {
+    const s = await stream(a, '?types=RoleCreated');
+    await createRole(b, admin);
+    await s.until(() => roleIdsOf(s).length === 1, 'a first role');
+    // From B's answer (the commit) to the event on A, five times.
+    for (let i = 0; i < 5; i++) {
+      const role = await createRole(b, admin);
+      const committed = Date.now();
+      await s.until(() => roleIdsOf(s).includes(role._id), "B's RoleCreated on A", 1_000);
+      expect(Date.now() - committed).toBeLessThan(500);
+    }
+  });
+
+  it('resumed on A with Last-Event-ID: the events 8 concurrent writers committed on B (and A) meanwhile, each once', async () => {
+    const live = await stream(a, '?types=RoleCreated');
+    const before = await concurrentRoles([a, b], admin, 8, 4);
+    await live.until(() => roleIdsOf(live).length >= before.length, 'the first roles');
+    expectExactlyOnce(roleIdsOf(live), before);
+    const cursor = live.events.at(-1)!.id!;
+    live.close();
+
+    const meanwhile = await concurrentRoles([b, a], admin, 8, 6);
+    const resumed = await stream(a, '?types=RoleCreated', { 'last-event-id': cursor });
+    // Writers keep going on both instances while the resumed stream catches up.
+    const during = await concurrentRoles([b, a], admin, 8, 3);
+    await resumed.until(() => roleIdsOf(resumed).length >= meanwhile.length + during.length, 'every role made since the cursor');
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expectExactlyOnce(roleIdsOf(resumed), [...meanwhile, ...during]);
+  }, 60_000);
+
+  it('a transaction open in another database of the server does not hold the stream up', async () => {
+    const s = await stream(a, '?types=RoleCreated');
+    const elsewhere = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await elsewhere.connect();
+    try {
+      await elsewhere.query('begin');
+      // An id assigned (as by a write), older than any the service's transactions take next.
+      await elsewhere.query('select pg_current_xact_id()');
+      const role = await createRole(b, admin);
+      const committed = Date.now();
+      await s.until(() => roleIdsOf(s).includes(role._id), 'the role while another database has a transaction open', 1_000);
+      expect(Date.now() - committed).toBeLessThan(500);
+    } finally {
+      await elsewhere.query('rollback').catch(() => undefined);
+      await elsewhere.end();
+    }
+  });
+
+  it('a transaction that commits after younger ones: its event comes first, and none is skipped', async () => {
+    const s = await stream(a, '?types=RoleCreated,RoleDeleted');
+    const sql = new Client({ connectionString: a.databaseUrl });
+    await sql.connect();
+    try {
+      // An older transaction (its xid assigned first) still open while younger ones commit.
+      await sql.query('begin');
+      const lateId = randomUUID();
+      await sql.query(
+        `insert into events (id, membership_id, event_type, utilizer_id, document, event_time) values ($1, $2, 'RoleDeleted', 'system', $3, now())`,
+        [lateId, admin.membershipId, JSON.stringify({ _id: lateId })],
+      );
+      const younger = await createRole(b, admin);
+      // The younger commit is held back behind the open transaction.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      expect(roleIdsOf(s)).not.toContain(younger._id);
+      await sql.query('commit');
+      await s.until(() => roleIdsOf(s).includes(younger._id), 'the younger event after the commit');
+      expect(s.data.map((event) => event._id)).toEqual([lateId, s.data[1]._id]);
+      expect(s.events.map((event) => event.event)).toEqual(['RoleDeleted', 'RoleCreated']);
+    } finally {
+      await sql.end();
+    }
+  });
+});

@@ -15,7 +15,7 @@ const ROOMS = [
   { name: 'infrastructure', path: '^src/(queue|outbound|openapi)/' },
   {
     name: 'features',
-    path: '^src/(applications|device-codes|events|health|mail|memberships|providers|recovery|roles|second-factors|setup|sign-in|token-code-policies|tokens|user-types|users|webhooks)/',
+    path: '^src/(applications|device-codes|events|health|mail|memberships|oidc|providers|recovery|roles|second-factors|setup|sign-in|token-code-policies|tokens|user-types|users|webhooks)/',
   },
   { name: 'access and operations', path: '^src/(access|metrics)/' },
   { name: 'app', path: '^src/[^/]+\\.ts$' },

@@ -24,6 +24,7 @@ import { UsersModule } from './users/users.module';
 import { RecoveryModule } from './recovery/recovery.module';
 import { SignInModule } from './sign-in/sign-in.module';
 import { SecondFactorsModule } from './second-factors/second-factors.module';
+import { OidcModule } from './oidc/oidc.module';
 
 @Module({})
 export class AppModule {
@@ -52,6 +53,7 @@ export class AppModule {
         RecoveryModule,
         SignInModule,
         SecondFactorsModule,
+        OidcModule,
         ...testModules,
       ],
       providers: [

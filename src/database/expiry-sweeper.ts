@@ -36,6 +36,8 @@ const SWEPT_TABLES: readonly SweptTable[] = [
   // Sign-in failure counts and locks: past their window, their lock, and the day the lock's doubling is remembered.
   { table: 'sign_in_counters', expiresColumn: 'expires_at' },
   { table: 'mfa_sign_ins', expiresColumn: 'expires_at' },
+  // Retired signing keys past their overlap (a current key has no expiry).
+  { table: 'signing_keys', expiresColumn: 'expires_at' },
 ];
 
 const BATCH_SIZE = 1_000;

@@ -505,6 +505,37 @@ export const signInCounters = pgTable(
 );
 
 /**
+ * A membership's keys for signing as an OpenID Provider (contract "Single sign-on", docs/oidc.md):
+ * ES256, one current key per membership (`retired_at` null), kept in the JWKS after a rotation
+ * until `expires_at` (twice the longest token lifetime) so tokens signed with it still verify,
+ * then deleted by the expiry sweeper. `id`, the `kid`, is the public key's RFC 7638 thumbprint. The private
+ * JWK never leaves the database but to the signer.
+ */
+export const signingKeys = pgTable(
+  'signing_keys',
+  {
+    /** The key id (`kid`). */
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    algorithm: text('algorithm').notNull(),
+    publicJwk: jsonb('public_jwk').$type<Record<string, string>>().notNull(),
+    privateJwk: jsonb('private_jwk').$type<Record<string, string>>().notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    retiredAt: ts('retired_at'),
+    expiresAt: ts('expires_at'),
+  },
+  (t) => [
+    uniqueIndex('signing_keys_current').on(t.membershipId).where(sql`${t.retiredAt} is null`),
+    index('signing_keys_membership').on(t.membershipId),
+    index('signing_keys_expires_at').on(t.expiresAt),
+  ],
+);
+
+export type SigningKeyRow = typeof signingKeys.$inferSelect;
+
+/**
  * A user's TOTP factor (RFC 6238) and pending passkey registration: one row per user, made on
  * first use. The secret is the base32 shared secret (an authenticator app holds the same one);
  * `totp_pending_secret` waits for its confirm code and never verifies a sign-in. `totp_last_step`

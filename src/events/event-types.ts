@@ -36,6 +36,7 @@ export const EVENT_TYPES = [
   'UserMfaEnabled',
   'UserMfaDisabled',
   'UserMfaRecoveryCodeUsed',
+  'SigningKeyRotated',
   'WebhookRequestSent',
   'WebhookRequestFailed',
   'MailhookMailSent',

@@ -1,0 +1,78 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { DATABASE, type Database, type Executor } from '../database/database';
+import { memberships, signingKeys, type SigningKeyRow } from '../database/schema';
+
+/** A key as made, before it is stored. */
+export interface NewSigningKey {
+  id: string;
+  membershipId: string;
+  algorithm: string;
+  publicJwk: Record<string, string>;
+  privateJwk: Record<string, string>;
+}
+
+/** A key the JWKS lists: its id and public half only. */
+export type VerificationKey = Pick<SigningKeyRow, 'id' | 'algorithm' | 'publicJwk'>;
+
+/** The signing_keys table (docs/oidc.md, "Keys"). The private half is read by `current` only. */
+@Injectable()
+export class SigningKeyRepository {
+  constructor(@Inject(DATABASE) private readonly database: Database) {}
+
+  /** The membership's current key, private half included (for the signer). */
+  async current(membershipId: string): Promise<SigningKeyRow | undefined> {
+    const [row] = await this.database.db
+      .select()
+      .from(signingKeys)
+      .where(and(eq(signingKeys.membershipId, membershipId), isNull(signingKeys.retiredAt)))
+      .limit(1);
+    return row;
+  }
+
+  /**
+   * Stores `key` as the membership's current key unless it has one already (another instance may
+   * have made one at the same moment: the partial unique index keeps one). True when stored.
+   */
+  async addCurrentIfNone(key: NewSigningKey): Promise<boolean> {
+    const rows = await this.database.db
+      .insert(signingKeys)
+      .values(key)
+      .onConflictDoNothing({ target: signingKeys.membershipId, where: isNull(signingKeys.retiredAt) })
+      .returning({ id: signingKeys.id });
+    return rows.length > 0;
+  }
+
+  /** The keys tokens may still be verified with: the current one and the retired ones within their overlap, newest first. */
+  async verificationKeys(membershipId: string): Promise<VerificationKey[]> {
+    return this.database.db
+      .select({ id: signingKeys.id, algorithm: signingKeys.algorithm, publicJwk: signingKeys.publicJwk })
+      .from(signingKeys)
+      .where(and(eq(signingKeys.membershipId, membershipId), or(isNull(signingKeys.retiredAt), gt(signingKeys.expiresAt, sql`now()`))))
+      .orderBy(desc(signingKeys.createdAt));
+  }
+
+  /**
+   * Retires the current key, kept for verification `keepSeconds` more, and stores `key` as the
+   * current one, in the caller's transaction. The retired key's id, if there was one.
+   */
+  async rotate(executor: Executor, key: NewSigningKey, keepSeconds: number): Promise<string | undefined> {
+    const retired = await executor
+      .update(signingKeys)
+      .set({ retiredAt: sql`now()`, expiresAt: sql`now() + make_interval(secs => ${keepSeconds})` })
+      .where(and(eq(signingKeys.membershipId, key.membershipId), isNull(signingKeys.retiredAt)))
+      .returning({ id: signingKeys.id });
+    await executor.insert(signingKeys).values(key);
+    return retired[0]?.id;
+  }
+
+  /** The lifetimes whose longest decides how long a retired key stays in the JWKS; undefined for no membership. */
+  async tokenLifetimes(membershipId: string): Promise<{ expiresIn: number; refreshTokenExpiresIn: number } | undefined> {
+    const [row] = await this.database.db
+      .select({ expiresIn: memberships.expiresIn, refreshTokenExpiresIn: memberships.refreshTokenExpiresIn })
+      .from(memberships)
+      .where(eq(memberships.id, membershipId))
+      .limit(1);
+    return row;
+  }
+}

@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { DescriptionField, NameField, NamedBodyDto, OptionalBooleanField, SlugField, SlugReferenceField } from '../common/dto-fields';
+import { DescriptionField, NameField, NamedBodyDto, OptionalBooleanField, OptionalNestedField, SlugField, SlugReferenceField } from '../common/dto-fields';
+import { ApplicationOidcDto } from './application-oidc';
 import { IsPermissionExpressionList } from '../roles/permission-list';
 
 class ApplicationGrantsDto {
@@ -16,6 +17,10 @@ class ApplicationGrantsDto {
 
   @OptionalBooleanField({ default: true, description: 'An inactive application\'s Basic token answers 401 InvalidToken' })
   is_active?: boolean;
+
+  /** The application as a client of its membership's OpenID Provider (docs/oidc.md); omitted or null: not one. */
+  @OptionalNestedField(ApplicationOidcDto)
+  oidc?: ApplicationOidcDto | null;
 }
 
 /** Body of POST and PUT .../applications. Expressions are checked by the service (400 InvalidPermission). */

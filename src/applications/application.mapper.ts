@@ -1,4 +1,4 @@
-import type { ApplicationRow } from '../database/schema';
+import type { ApplicationOidcRecord, ApplicationRow } from '../database/schema';
 import { toSys, type Sys } from '../common/sys';
 
 export interface ApplicationResponse {
@@ -10,6 +10,8 @@ export interface ApplicationResponse {
   permissions: string[];
   forbidden: string[];
   is_active: boolean;
+  /** The application as a client of its membership's OpenID Provider; null: not one. */
+  oidc: ApplicationOidcRecord | null;
   membership_id: string;
   sys: Sys;
 }
@@ -25,6 +27,7 @@ export function toApplicationResponse(row: ApplicationRow): ApplicationResponse 
     permissions: row.permissions,
     forbidden: row.forbidden,
     is_active: row.isActive,
+    oidc: row.oidc ?? null,
     membership_id: row.membershipId,
     sys: toSys(row),
   };

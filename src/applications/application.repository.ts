@@ -20,7 +20,7 @@ export const APPLICATION_SORTABLE_FIELDS = sortableFieldNames(APPLICATION_QUERY_
 
 export type NewApplicationRow = typeof applications.$inferInsert;
 /** The fields a PUT replaces. */
-export type ApplicationContent = Pick<ApplicationRow, 'name' | 'slug' | 'description' | 'role' | 'permissions' | 'forbidden' | 'isActive'>;
+export type ApplicationContent = Pick<ApplicationRow, 'name' | 'slug' | 'description' | 'role' | 'permissions' | 'forbidden' | 'isActive' | 'oidc'>;
 /** What a replace writes: the content or the secret's digest, and who changed it when. */
 export type ApplicationChanges = Partial<ApplicationContent & Pick<ApplicationRow, 'secretDigest'>> & Pick<ApplicationRow, 'modifiedAt' | 'modifiedBy'>;
 

@@ -5,6 +5,7 @@ import { CurrentCaller } from '../common/access-decorators';
 import { ActionRoute } from '../common/crud/crud-routes';
 import { SearchableMembershipResourceController } from '../common/crud/membership-resource.controller';
 import { SysSchema } from '../common/api-docs';
+import { ApplicationOidcDto } from './application-oidc';
 import { ApplicationBodyDto } from './application.dto';
 import type { ApplicationResponse } from './application.mapper';
 import { APPLICATION_SORTABLE_FIELDS } from './application.repository';
@@ -20,6 +21,8 @@ export class ApplicationSchema {
   @ApiProperty({ type: [String] }) permissions!: string[];
   @ApiProperty({ type: [String] }) forbidden!: string[];
   @ApiProperty() is_active!: boolean;
+  @ApiProperty({ type: ApplicationOidcDto, nullable: true, description: 'The application as a client of its membership\'s OpenID Provider (defaults filled in); null: not one' })
+  oidc!: ApplicationOidcDto | null;
   @ApiProperty() membership_id!: string;
   @ApiProperty({ type: SysSchema }) sys!: SysSchema;
 }

@@ -14,6 +14,7 @@ import { RoleRepository } from '../roles/role.repository';
 import { newApplicationSecret } from './application-secret';
 import type { ApplicationBodyDto } from './application.dto';
 import { toApplicationResponse, type ApplicationResponse } from './application.mapper';
+import { toApplicationOidc } from './application-oidc';
 import { ApplicationRepository, type ApplicationContent } from './application.repository';
 
 /** The one answer that carries the secret: create and rotation. */
@@ -50,6 +51,7 @@ export class ApplicationsService extends MembershipResourceService<ApplicationRo
       role: input.role ?? null,
       ...lists,
       isActive: input.is_active ?? true,
+      oidc: toApplicationOidc(input.oidc),
       secretDigest: digest,
       createdBy: caller.id,
     });
@@ -70,6 +72,7 @@ export class ApplicationsService extends MembershipResourceService<ApplicationRo
       role: input.role ?? null,
       ...lists,
       isActive: input.is_active ?? true,
+      oidc: toApplicationOidc(input.oidc),
     };
     this.assertChanges(current, next);
     if (next.role !== current.role) await this.assertRoleExists(membershipId, next.role);

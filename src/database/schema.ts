@@ -164,10 +164,21 @@ export const users = pgTable(
   ],
 );
 
+/** An application as a client of its membership's OpenID Provider (applications/application-oidc.ts checks it). */
+export interface ApplicationOidcRecord {
+  redirect_uris: string[];
+  post_logout_redirect_uris: string[];
+  grant_types: string[];
+  public: boolean;
+  require_consent: boolean;
+}
+
 export const applications = namedResourceTable('applications', {
   role: text('role'),
   ...grantLists(),
   isActive: boolean('is_active').notNull().default(true),
+  /** Null: not an OpenID Connect client. */
+  oidc: jsonb('oidc').$type<ApplicationOidcRecord>(),
   /** SHA-256 of the secret, hex. The secret itself is shown once and never stored. */
   secretDigest: text('secret_digest').notNull(),
 });

@@ -9,6 +9,59 @@ describe('applications API', () => {
 
   const eventsOf = (type: string, resourceId: string) => queryEventsAbout(suite.t, suite.tenant.admin, type, resourceId);
 
+  describe('the oidc block: the application as a client of its membership\'s OpenID Provider', () => {
+    it('is stored with its defaults, answered and recorded; a PUT without it makes the application no client', async () => {
+      const created = await post(base, { name: unique('web app'), oidc: { redirect_uris: ['https://app.example.com/callback', 'http://127.0.0.1:8080/cb'] } });
+      expect(created.status).toBe(201);
+      const oidc = {
+        redirect_uris: ['https://app.example.com/callback', 'http://127.0.0.1:8080/cb'],
+        post_logout_redirect_uris: [],
+        grant_types: ['authorization_code', 'refresh_token'],
+        public: false,
+        require_consent: true,
+      };
+      expect(created.body.oidc).toEqual(oidc);
+      expect((await get(`${base}/${created.body._id}`)).body.oidc).toEqual(oidc);
+      expect((await eventsOf('ApplicationCreated', created.body._id))[0].document.oidc).toEqual(oidc);
+
+      const spa = {
+        redirect_uris: ['http://localhost:5173/callback'],
+        post_logout_redirect_uris: ['http://[::1]:5173/'],
+        grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
+        public: true,
+        require_consent: false,
+      };
+      const updated = await put(`${base}/${created.body._id}`, { name: created.body.name, oidc: spa });
+      expect(updated.status).toBe(200);
+      expect(updated.body.oidc).toEqual(spa);
+      const cleared = await put(`${base}/${created.body._id}`, { name: created.body.name });
+      expect(cleared.body.oidc).toBeNull();
+    });
+
+    it.each([
+      ['no redirect URI', { redirect_uris: [] }, 'redirect_uris'],
+      ['eleven redirect URIs', { redirect_uris: Array.from({ length: 11 }, (_, i) => `https://app.example.com/${i}`) }, 'redirect_uris'],
+      ['a relative URI', { redirect_uris: ['/callback'] }, 'oidc.redirect_uris.0'],
+      ['plain http to another host', { redirect_uris: ['http://app.example.com/cb'] }, 'oidc.redirect_uris.0'],
+      ['a fragment', { redirect_uris: ['https://app.example.com/cb#x'] }, 'oidc.redirect_uris.0'],
+      ['credentials', { redirect_uris: ['https://user:pw@app.example.com/cb'] }, 'oidc.redirect_uris.0'],
+      ['another scheme', { redirect_uris: ['https://ok.example.com/', 'javascript:alert(1)'] }, 'oidc.redirect_uris.1'],
+      ['a bad logout URI', { redirect_uris: ['https://app.example.com/cb'], post_logout_redirect_uris: ['ftp://app.example.com/'] }, 'oidc.post_logout_redirect_uris.0'],
+      ['an unknown grant', { redirect_uris: ['https://app.example.com/cb'], grant_types: ['password'] }, 'grant_types'],
+      ['refresh_token alone', { redirect_uris: ['https://app.example.com/cb'], grant_types: ['refresh_token'] }, 'oidc.grant_types'],
+      ['a public client with client_credentials', { redirect_uris: ['https://app.example.com/cb'], public: true, grant_types: ['client_credentials'] }, 'oidc.grant_types'],
+      ['a string for the list', { redirect_uris: 'https://app.example.com/cb' }, 'redirect_uris'],
+      ['a string for a flag', { redirect_uris: ['https://app.example.com/cb'], public: 'yes' }, 'public'],
+    ])('refuses %s with 400 naming the field, and stores nothing', async (_what, oidc, field) => {
+      const name = unique('refused');
+      const res = await post(base, { name, oidc });
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.body)).toContain(field);
+      const listed = await post(`${base}/_query`, { where: { name } });
+      expect(listed.body.items).toEqual([]);
+    });
+  });
+
   describe('create and read', () => {
     it('creates an application with its secret shown once; reads never show it', async () => {
       const role = await createRole(suite.t, suite.tenant.admin, { permissions: ['applications.read'] });
@@ -24,6 +77,7 @@ describe('applications API', () => {
         permissions: ['events.read'],
         forbidden: ['events.read.x'],
         is_active: true,
+        oidc: null,
         membership_id: suite.tenant.membershipId,
         sys: { created_at: expect.any(String), created_by: suite.tenant.admin.userId },
         secret: expect.any(String),

@@ -34,7 +34,8 @@ interface ApiDocument {
  */
 function untypedProblem(schema: Schema): string | undefined {
   if (!schema.type && !schema.$ref && !schema.oneOf && !schema.anyOf && !schema.allOf) return 'has no type';
-  if (schema.type === 'object' && !schema.properties && schema.additionalProperties === undefined) return 'is a bare object';
+  // A nullable reference is `type: object` beside `allOf` (OpenAPI 3.0 wants a type beside `nullable`).
+  if (schema.type === 'object' && !schema.properties && schema.additionalProperties === undefined && !schema.allOf) return 'is a bare object';
   if (schema.type === 'array' && !schema.items) return 'is an array without items';
   return undefined;
 }

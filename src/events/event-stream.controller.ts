@@ -59,9 +59,19 @@ export class EventStreamController {
   }
 }
 
-/** The HTTP side of a stream: headers on the first write, then text as it comes. */
+/**
+ * The HTTP side of a stream: headers on the first write, then text as it comes. Whether the
+ * client is gone is tracked from the start, so a client that leaves while the stream is being
+ * opened (its permission and cursor looked up) still ends it.
+ */
 function sseSink(response: Response): StreamSink {
   let started = false;
+  let closed = false;
+  const closeListeners: (() => void)[] = [];
+  response.once('close', () => {
+    closed = true;
+    for (const listener of closeListeners.splice(0)) listener();
+  });
   const start = () => {
     started = true;
     response.status(200);
@@ -75,19 +85,22 @@ function sseSink(response: Response): StreamSink {
   };
   return {
     write: (text) => {
+      if (closed) return true;
       if (!started) start();
       return response.write(text);
     },
     drained: () =>
       new Promise<void>((resolve) => {
+        if (closed) return resolve();
         response.once('drain', resolve);
-        response.once('close', resolve);
+        closeListeners.push(resolve);
       }),
     end: () => {
       if (!response.writableEnded) response.end();
     },
     onClose: (listener) => {
-      response.once('close', listener);
+      if (closed) queueMicrotask(listener);
+      else closeListeners.push(listener);
     },
   };
 }

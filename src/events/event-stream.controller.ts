@@ -25,8 +25,9 @@ export class EventStreamController {
       '`event: <event_type>`, `data: <the event as GET .../events/{id} shows it>`. Resume with the `Last-Event-ID` header or ' +
       '`?after=` (a cursor, or an event id): every event committed after it arrives exactly once. Without either, the stream ' +
       'starts now. A comment line every 15 s keeps the connection alive. The stream ends when the credential is revoked or ' +
-      'rotated (a Bearer token\'s session revoked or its token expired; the application updated or deleted): reconnect with ' +
-      'Last-Event-ID. At most EVENT_STREAMS_PER_MEMBERSHIP (100) open streams per membership on an instance.',
+      'rotated (a Bearer token\'s session revoked or its token expired; the application updated or deleted) or the caller\'s ' +
+      'access may have changed (the user or its role updated or deleted): reconnect with Last-Event-ID. At most ' +
+      'EVENT_STREAMS_PER_MEMBERSHIP (100) open streams per membership on an instance.',
   })
   @ApiQuery({ name: 'types', required: false, type: String, description: 'Comma-separated event types to receive (an unknown type is a 400)', example: 'TokenRevoked,UserUpdated' })
   @ApiQuery({ name: 'after', required: false, type: String, description: 'Resume after this cursor (an `id:` of this stream) or event id' })

@@ -196,6 +196,25 @@ describe('the live event stream', () => {
     await s2.until(() => s2.ended, 'the end of the stream after deletion');
   });
 
+  it("a change of the caller's role ends its stream; reconnecting is judged on the new role", async () => {
+    const app = await createApplicationWithPermissions(t, admin, ['events.read']);
+    const s = await stream(app.auth);
+    const other = await createApplicationWithPermissions(t, admin, ['events.read']);
+    const bystander = await stream(other.auth);
+    await t
+      .http()
+      .put(`/memberships/${admin.membershipId}/roles/${app.role._id}`)
+      .set('Authorization', admin.auth)
+      .send({ name: app.role.name, slug: app.role.slug, permissions: ['users.read'] })
+      .expect(200);
+    await s.until(() => s.ended, 'the end of the stream after its role changed');
+    const again = await openEventStream(t.url, streamPath(admin.membershipId), app.auth);
+    expect(again.status).toBe(403);
+    // Another role's change leaves other callers' streams alone.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(bystander.ended).toBe(false);
+  });
+
   it('open streams do not hold a stop up: closing the app ends them at once', async () => {
     const own = await startTestApp();
     const install = await setupInstallation(own);

@@ -62,12 +62,14 @@ export class EventStreamController {
 
 /**
  * The HTTP side of a stream: headers on the first write, then text as it comes. Whether the
- * client is gone is tracked from the start, so a client that leaves while the stream is being
- * opened (its permission and cursor looked up) still ends it.
+ * client is gone is tracked from the start (and read from the response when the sink is made), so
+ * a client that leaves while the stream is being opened (its token, permission and cursor looked
+ * up) still ends it.
  */
 function sseSink(response: Response): StreamSink {
   let started = false;
-  let closed = false;
+  // The client may be gone already (it left while the guard checked its token): 'close' has fired then.
+  let closed = response.destroyed || response.socket === null || response.socket.destroyed;
   const closeListeners: (() => void)[] = [];
   response.once('close', () => {
     closed = true;

@@ -160,7 +160,7 @@ describe('the live event stream', () => {
     s.close();
     await eventually(async () => (streams.count(admin.membershipId) === 0 ? true : undefined), 'the closed stream to be forgotten');
     // Clients that give up at once, while the stream is still being opened.
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < 20; i++) {
       const abort = new AbortController();
       const pending = fetch(`${t.url}${streamPath(admin.membershipId)}`, { headers: { authorization: admin.auth }, signal: abort.signal }).catch(() => undefined);
       setTimeout(() => abort.abort(), i);

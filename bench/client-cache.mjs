@@ -45,7 +45,7 @@ import {
 } from './support.mjs';
 
 const log = logAs('client-cache');
-const SLICES = int('BENCH_SLICES', 3);
+const SLICES = int('BENCH_SLICES', 2);
 const SLICE_SECONDS = int('BENCH_SLICE_SECONDS', 4);
 const REVOCATIONS = int('BENCH_REVOCATIONS', 100);
 const CONNECTIONS = 16;

@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { CurrentCaller, RequirePermission } from '../common/access-decorators';
 import type { Caller } from '../common/caller';
@@ -25,13 +25,13 @@ export class EventStreamController {
       '`event: <event_type>`, `data: <the event as GET .../events/{id} shows it>`. Resume with the `Last-Event-ID` header or ' +
       '`?after=` (a cursor, or an event id): every event committed after it arrives exactly once. Without either, the stream ' +
       'starts now. A comment line every 15 s keeps the connection alive. The stream ends when the credential is revoked or ' +
-      'rotated (a Bearer token\'s session revoked or its token expired; the application updated or deleted): reconnect with ' +
-      'Last-Event-ID. At most EVENT_STREAMS_PER_MEMBERSHIP (100) open streams per membership on an instance.',
+      'rotated (a Bearer token\'s session revoked or its token expired; the application updated or deleted) or the caller\'s ' +
+      'access may have changed (the user or its role updated or deleted): reconnect with Last-Event-ID. At most ' +
+      'EVENT_STREAMS_PER_MEMBERSHIP (100) open streams per membership on an instance.',
   })
   @ApiQuery({ name: 'types', required: false, type: String, description: 'Comma-separated event types to receive (an unknown type is a 400)', example: 'TokenRevoked,UserUpdated' })
   @ApiQuery({ name: 'after', required: false, type: String, description: 'Resume after this cursor (an `id:` of this stream) or event id' })
   @ApiHeader({ name: 'Last-Event-ID', required: false, schema: { type: 'string' }, description: 'Resume after this cursor; wins over `after`' })
-  @ApiProduces('text/event-stream')
   @ApiResponse({
     status: 200,
     description: 'An endless text/event-stream',
@@ -60,9 +60,21 @@ export class EventStreamController {
   }
 }
 
-/** The HTTP side of a stream: headers on the first write, then text as it comes. */
+/**
+ * The HTTP side of a stream: headers on the first write, then text as it comes. Whether the
+ * client is gone is tracked from the start (and read from the response when the sink is made), so
+ * a client that leaves while the stream is being opened (its token, permission and cursor looked
+ * up) still ends it.
+ */
 function sseSink(response: Response): StreamSink {
   let started = false;
+  // The client may be gone already (it left while the guard checked its token): 'close' has fired then.
+  let closed = response.destroyed || response.socket === null || response.socket.destroyed;
+  const closeListeners: (() => void)[] = [];
+  response.once('close', () => {
+    closed = true;
+    for (const listener of closeListeners.splice(0)) listener();
+  });
   const start = () => {
     started = true;
     response.status(200);
@@ -76,19 +88,22 @@ function sseSink(response: Response): StreamSink {
   };
   return {
     write: (text) => {
+      if (closed) return true;
       if (!started) start();
       return response.write(text);
     },
     drained: () =>
       new Promise<void>((resolve) => {
+        if (closed) return resolve();
         response.once('drain', resolve);
-        response.once('close', resolve);
+        closeListeners.push(resolve);
       }),
     end: () => {
       if (!response.writableEnded) response.end();
     },
     onClose: (listener) => {
-      response.once('close', listener);
+      if (closed) queueMicrotask(listener);
+      else closeListeners.push(listener);
     },
   };
 }

@@ -27,8 +27,8 @@ const HELD_BACK_RETRY_MS = 50;
 const READ_BATCH = 500;
 /** A comment line this often keeps proxies and clients from closing an idle stream (contract: 15 s). */
 export const KEEP_ALIVE_MS = 15_000;
-/** Events that may end a stream's credential: read even when `types` leaves them out. */
-const CREDENTIAL_EVENT_TYPES = ['TokenRevoked', 'ApplicationUpdated', 'ApplicationDeleted'];
+/** Events that may end a stream's credential or change its access: read even when `types` leaves them out. */
+const CREDENTIAL_EVENT_TYPES = ['TokenRevoked', 'ApplicationUpdated', 'ApplicationDeleted', 'UserUpdated', 'UserDeleted', 'RoleUpdated', 'RoleDeleted'];
 /** Longest `?types=` value considered. */
 const MAX_TYPES_LENGTH = 4_096;
 const CURSOR_PATTERN = /^(\d{1,20})\.(.+)$/;
@@ -287,15 +287,24 @@ class EventStream implements OpenStream {
     return (!this.types || this.types.has(row.eventType)) && !this.hidden.has(row.id);
   }
 
-  /** A revoked session (Bearer), or an application updated (its secret may be rotated, it may be inactive) or deleted (Basic). */
+  /**
+   * A revoked session (Bearer); the application updated (its secret may be rotated, it may be
+   * inactive) or deleted (Basic); and, for both, the caller itself or its role changed or deleted,
+   * since `events.read` and the forbidden entries may have changed with them. The client
+   * reconnects with Last-Event-ID, and the new stream is judged on what holds then.
+   */
   private endsCredential(row: EventRow): boolean {
-    const document = row.document;
-    if (this.caller.kind === 'user') {
-      return row.eventType === 'TokenRevoked' && (document['session_id'] === this.caller.sessionId || document['token_id'] === this.caller.tokenId);
+    const type = row.eventType;
+    // A deletion's document is empty; what was deleted is the prior one.
+    const subject = (type.endsWith('Deleted') ? row.prior : row.document) ?? {};
+    if ((type === 'RoleUpdated' || type === 'RoleDeleted') && this.caller.roleSlug !== null) {
+      if (subject['slug'] === this.caller.roleSlug || row.prior?.['slug'] === this.caller.roleSlug) return true;
     }
-    // A deletion's document is empty; the deleted application is the prior one.
-    const applicationId = row.eventType === 'ApplicationDeleted' ? row.prior?.['_id'] : document['_id'];
-    return (row.eventType === 'ApplicationUpdated' || row.eventType === 'ApplicationDeleted') && applicationId === this.caller.id;
+    if (this.caller.kind === 'user') {
+      if (type === 'TokenRevoked') return row.document['session_id'] === this.caller.sessionId || row.document['token_id'] === this.caller.tokenId;
+      return (type === 'UserUpdated' || type === 'UserDeleted') && subject['_id'] === this.caller.id;
+    }
+    return (type === 'ApplicationUpdated' || type === 'ApplicationDeleted') && subject['_id'] === this.caller.id;
   }
 }
 

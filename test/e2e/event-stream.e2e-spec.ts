@@ -9,12 +9,14 @@ import {
   createRole,
   createSignedInUser,
   eventsPath,
+  eventually,
   expectErrorBody,
   setupInstallation,
   type SignedIn,
   unique,
 } from '../support/api';
 import { type OpenEventStream, openEventStream, streamPath } from '../support/event-stream';
+import { EventStreams, KEEP_ALIVE_MS } from '../../src/events/event-streams';
 
 /*
  * GET /memberships/{m}/events/stream over real HTTP (contract "Live event stream"). Runs on the
@@ -150,6 +152,29 @@ describe('the live event stream', () => {
     if (again?.stream) open.push(again.stream);
   });
 
+  it('streams whose clients left are forgotten: the count goes back to 0, also for a client gone before its stream was set up', async () => {
+    const streams = t.app.get(EventStreams);
+    await eventually(async () => (streams.count(admin.membershipId) === 0 ? true : undefined), 'the earlier streams to be forgotten');
+    const s = await stream(admin.auth);
+    expect(streams.count(admin.membershipId)).toBe(1);
+    s.close();
+    await eventually(async () => (streams.count(admin.membershipId) === 0 ? true : undefined), 'the closed stream to be forgotten');
+    // Clients that give up at once, while the stream is still being opened.
+    for (let i = 0; i < 20; i++) {
+      const abort = new AbortController();
+      const pending = fetch(`${t.url}${streamPath(admin.membershipId)}`, { headers: { authorization: admin.auth }, signal: abort.signal }).catch(() => undefined);
+      setTimeout(() => abort.abort(), i);
+      await pending;
+    }
+    await eventually(async () => (streams.count(admin.membershipId) === 0 ? true : undefined), 'the abandoned streams to be forgotten');
+  });
+
+  it('sends a comment line every 15 s on an idle stream', async () => {
+    const s = await stream(admin.auth, '?types=MailhookMailSent');
+    await s.until(() => s.comments.includes(': keep-alive'), 'a keep-alive comment', KEEP_ALIVE_MS + 2_000);
+    expect(s.ended).toBe(false);
+  }, KEEP_ALIVE_MS + 10_000);
+
   it('a revoked Bearer session ends its stream', async () => {
     const { session } = await createSignedInUser(t, admin, { role: 'admin' });
     const s = await stream(session.auth);
@@ -169,6 +194,25 @@ describe('the live event stream', () => {
     const s2 = await stream(other.auth);
     await t.http().delete(`/memberships/${admin.membershipId}/applications/${other.id}`).set('Authorization', admin.auth).expect(204);
     await s2.until(() => s2.ended, 'the end of the stream after deletion');
+  });
+
+  it("a change of the caller's role ends its stream; reconnecting is judged on the new role", async () => {
+    const app = await createApplicationWithPermissions(t, admin, ['events.read']);
+    const s = await stream(app.auth);
+    const other = await createApplicationWithPermissions(t, admin, ['events.read']);
+    const bystander = await stream(other.auth);
+    await t
+      .http()
+      .put(`/memberships/${admin.membershipId}/roles/${app.role._id}`)
+      .set('Authorization', admin.auth)
+      .send({ name: app.role.name, slug: app.role.slug, permissions: ['users.read'] })
+      .expect(200);
+    await s.until(() => s.ended, 'the end of the stream after its role changed');
+    const again = await openEventStream(t.url, streamPath(admin.membershipId), app.auth);
+    expect(again.status).toBe(403);
+    // Another role's change leaves other callers' streams alone.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(bystander.ended).toBe(false);
   });
 
   it('open streams do not hold a stop up: closing the app ends them at once', async () => {

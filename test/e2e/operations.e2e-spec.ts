@@ -9,6 +9,7 @@ import { type Installation, setupInstallation, unique } from '../support/api';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 import { buildServiceIntoTemp, findExecutable, parseMetrics, type RunningService, startReceiver, startService } from '../support/operations';
 import { routeTable } from '../support/route-table';
+import { openEventStream, streamPath } from '../support/event-stream';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -405,6 +406,26 @@ describe('graceful shutdown of the built service (node dist/main.js)', () => {
     if (order.some((index) => index < 0) || order.some((index, i) => i > 0 && index < order[i - 1])) {
       throw new Error(`log lines missing or out of order (${order.join(', ')}):\n${service.lines.join('\n')}`);
     }
+    expect(service.entries().find(message('shutdown complete'))).toMatchObject({ requestsLost: 0 });
+  });
+
+  it('on SIGTERM ends open event streams at once: they hold neither the drain nor the exit up', async () => {
+    const service = await start({ SHUTDOWN_DRAIN_MS: '20000' });
+    const setup = await request(service.url)
+      .post('/setup')
+      .set('X-Setup-Token', TEST_SETUP_TOKEN)
+      .send({ membership: { name: 'Streams' }, user: { username: 'streamer', email_address: 'streamer@example.com', password: 'long enough pw' } });
+    expect(setup.status).toBe(201);
+    const membershipId = setup.body.membership._id as string;
+    const signIn = await request(service.url).post('/generate-token').set('X-Service-Alias', membershipId).send({ username: 'streamer', password: 'long enough pw' }).expect(201);
+    const answer = await openEventStream(service.url, streamPath(membershipId), `Bearer ${signIn.body.access_token}`);
+    const stream = answer.stream!;
+
+    const signalled = Date.now();
+    service.kill('SIGTERM');
+    await stream.until(() => stream.ended, 'the stream to end on SIGTERM');
+    expect(await service.exited).toEqual({ code: 0, signal: null });
+    expect(Date.now() - signalled).toBeLessThan(10_000);
     expect(service.entries().find(message('shutdown complete'))).toMatchObject({ requestsLost: 0 });
   });
 

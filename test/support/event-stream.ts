@@ -29,6 +29,7 @@ export class OpenEventStream {
     response.on('data', (chunk: string) => {
       for (const line of chunk.split('\n')) if (line.startsWith(':')) this.comments.push(line);
       parser.push(chunk);
+      this.notify();
     });
     const end = () => {
       this.ended = true;

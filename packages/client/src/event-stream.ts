@@ -81,8 +81,12 @@ export interface StreamFollowerOptions {
 /** Waits before reconnecting: after a drop, and (longer) after the service refused the credentials. */
 const RECONNECT_MS = 500;
 const REFUSED_RECONNECT_MS = 5_000;
-/** No byte for this long (the service sends a comment every 15 s): the connection is taken as dead. */
-const SILENCE_MS = 40_000;
+/**
+ * No byte for this long (the service sends a comment every 15 s): the connection is taken as
+ * dead, and the cache stops serving. A connection cut silently (no FIN, no RST) is noticed no
+ * sooner than this.
+ */
+const SILENCE_MS = 20_000;
 
 /**
  * Follows the service's event stream over one long GET, and reconnects after any loss with

@@ -64,6 +64,9 @@ export function main(): void {
     BaseUrl: process.env['PORTCULLIS_URL'] ?? '',
     MembershipId: process.env['PORTCULLIS_MEMBERSHIP_ID'] ?? '',
     BasicTokenCacheTTL: Number(process.env['PORTCULLIS_BASIC_CACHE_TTL'] ?? 0),
+    // With both set, answers are kept per token and dropped by the live event stream (a revocation reaches this API within a second).
+    CacheTTL: Number(process.env['PORTCULLIS_CACHE_TTL'] ?? 0),
+    StreamCredentials: process.env['PORTCULLIS_STREAM_CREDENTIALS'] || undefined,
   });
   const host = process.env['HOST'] ?? '127.0.0.1';
   const port = Number(process.env['PORT'] ?? 4001);

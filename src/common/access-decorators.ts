@@ -2,7 +2,7 @@ import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetada
 import type { Request } from 'express';
 import ipaddr from 'ipaddr.js';
 import type { Caller } from './caller';
-import type { Decision } from '../permissions';
+import type { Decision } from './access-decision';
 
 export const IS_PUBLIC = 'portcullis:public';
 export const AUTHENTICATED_ONLY = 'portcullis:authenticated';

@@ -3,7 +3,7 @@ import { and, eq, gt, sql } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor, queryRows } from '../database/database';
 import { memberships, tokenCodes, users, type TokenCodeRow, type UserRecord } from '../database/schema';
 import type { ScopedApproval } from '../tokens/token-issuer';
-import { signingColumns, userRecordColumns, type SigningMembership } from '../tokens/token-session.repository';
+import { signingColumns, userRecordColumns, type SigningMembership } from '../sessions/token-session.repository';
 
 export type NewTokenCode = Pick<
   TokenCodeRow,

@@ -15,7 +15,7 @@ import { toUserResponse } from '../users/user.mapper';
 import { parseClientInfo } from './client-info';
 import { TokenCodeRepository } from './token-code.repository';
 import { TokenCodePolicyRepository } from '../token-code-policies/token-code-policy.repository';
-import { DEFAULT_USER_CODE_SHAPE, drawUserCode, normalizeUserCode, type UserCodeShape } from './user-code';
+import { DEFAULT_USER_CODE_SHAPE, drawUserCode, normalizeUserCode, type UserCodeShape } from '../common/user-code';
 
 /** The create answer (RFC 8628 section 3.2); the only place the device code ever appears. */
 export interface DeviceAuthorization {

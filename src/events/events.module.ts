@@ -1,15 +1,14 @@
 import { Module } from '@nestjs/common';
-import { CallerPermissionsModule } from '../roles/caller-permissions.module';
 import { EventRecorder } from './event-recorder';
 import { EventRepository } from './event.repository';
-import { EventsController } from './events.controller';
-import { EventsService } from './events.service';
 
-/** The event log: the recorder every feature writes through, its repository, and the events API. */
+/**
+ * The recorder every feature writes its events through, and its repository. The events API
+ * (GET /events) lives in event-log/, above roles: it filters by the caller's permissions, which
+ * roles compute, while roles record their own changes here.
+ */
 @Module({
-  imports: [CallerPermissionsModule],
-  controllers: [EventsController],
-  providers: [EventRepository, EventRecorder, EventsService],
+  providers: [EventRepository, EventRecorder],
   exports: [EventRepository, EventRecorder],
 })
 export class EventsModule {}

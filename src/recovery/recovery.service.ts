@@ -10,7 +10,7 @@ import { EventRecorder, type MailOnlyValues } from '../events/event-recorder';
 import { SYSTEM_UTILIZER } from '../events/event-types';
 import { MembershipCache } from '../memberships/membership-cache';
 import { settleWithin } from '../queue/settle-within';
-import { TokenRevoker } from '../tokens/token-revoker';
+import { TokenRevoker } from '../sessions/token-revoker';
 import { PasswordHasher } from '../users/password-hasher';
 import { toUserResponse } from '../users/user.mapper';
 import { UserRepository } from '../users/user.repository';
@@ -18,7 +18,7 @@ import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../si
 import { SignInDefenses } from '../sign-in/sign-in-defenses';
 import { ChallengeTokens, invalidChallengeToken } from './challenge-tokens';
 import { drawOtp, otpDigest, sameDigest } from './otp';
-import { storedOtpSettings } from './otp-settings';
+import { storedOtpSettings } from '../memberships/otp-settings';
 import type { ResetLoginDto, SetPasswordDto, VerifyOtpDto } from './recovery.dto';
 import { MAX_OTP_ATTEMPTS, UserChallengeRepository } from './user-challenge.repository';
 

@@ -7,7 +7,7 @@ import type { UserRow, WebauthnCredentialRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
 import type { Decision } from '../permissions';
-import { TokenRevoker } from '../tokens/token-revoker';
+import { TokenRevoker } from '../sessions/token-revoker';
 import { MAX_PASSWORD_LENGTH, PasswordHasher } from '../users/password-hasher';
 import { UserRepository } from '../users/user.repository';
 import { SIGN_IN_ATTEMPTS, type SignInAttempts } from '../sign-in/sign-in-attempts';

@@ -6,7 +6,7 @@ import { LOGGER } from '../common/logger';
 import { EventRecorder } from '../events/event-recorder';
 import { SYSTEM_UTILIZER } from '../events/event-types';
 import { MembershipRepository } from '../memberships/membership.repository';
-import { MembershipProvisioner, type ProvisionedMembership } from '../memberships/membership-provisioner';
+import { MembershipProvisioner, type ProvisionedMembership } from '../membership-admin/membership-provisioner';
 import type { ProvisionMembershipDto } from '../memberships/membership.dto';
 import { SetupToken } from './setup-token';
 

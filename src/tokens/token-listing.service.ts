@@ -4,8 +4,8 @@ import { DomainError } from '../common/errors';
 import type { ListPage, ListRequest } from '../common/query';
 import { EventRecorder } from '../events/event-recorder';
 import { toTokenSessionResponse, type TokenSessionResponse } from './token-listing.mapper';
-import { TokenRevoker } from './token-revoker';
-import { TokenSessionRepository, type SessionListingState } from './token-session.repository';
+import { TokenRevoker } from '../sessions/token-revoker';
+import { TokenSessionRepository, type SessionListingState } from '../sessions/token-session.repository';
 
 const REVOKED_BY_ADMINISTRATOR = 'revoked-by-administrator';
 

@@ -13,8 +13,8 @@ import { ApplicationCredentials } from '../applications/application-credentials'
 import type { Credentials } from '../common/authorization-header';
 import { toUserCaller } from './token-caller';
 import { type IssuedTokens, type ScopedApproval, TokenIssuer } from './token-issuer';
-import { TokenRevoker } from './token-revoker';
-import { type SigningMembership, TokenSessionRepository } from './token-session.repository';
+import { TokenRevoker } from '../sessions/token-revoker';
+import { type SigningMembership, TokenSessionRepository } from '../sessions/token-session.repository';
 import { RefreshTokenReuse, TokenVerifier, type VerifiedBearer } from './token-verifier';
 import type { SessionMetadata, TokenResponse, VerificationResponse } from './token.dto';
 import { signInFailureReasonOf, SIGN_IN_FAILURE_OBSERVER, type SignInFailureObserver } from './sign-in-failures';

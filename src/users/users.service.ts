@@ -10,12 +10,11 @@ import { MembershipCache } from '../memberships/membership-cache';
 import { assertHoldsGrants, grantedByAssignment, PermissionExpression, type Decision, type Granter } from '../permissions';
 import { loadAssignment } from '../roles/assignment';
 import { RoleRepository } from '../roles/role.repository';
-import { TokenRevoker } from '../tokens/token-revoker';
+import { TokenRevoker } from '../sessions/token-revoker';
 import { storedDefinitions, validateCustomFields, type CustomFieldSchema, type ValidatedCustomFields } from '../user-types/custom-fields';
 import { UserTypeCache } from '../user-types/user-type-cache';
 import { MAX_PASSWORD_LENGTH, PasswordHasher } from './password-hasher';
-import { ActivationIssuer } from '../recovery/activation-issuer';
-import { UserChallengeRepository } from '../recovery/user-challenge.repository';
+import { USER_CHALLENGES, type UserChallenges } from './user-challenges';
 import type { MailOnlyValues } from '../events/event-recorder';
 import { type QueryBody } from '../common/query/query-body';
 import { validationFailure } from '../common/validation';
@@ -121,8 +120,7 @@ export class UsersService {
     private readonly memberships: MembershipCache,
     private readonly userTypes: UserTypeCache,
     private readonly permissions: CallerPermissions,
-    private readonly challenges: UserChallengeRepository,
-    private readonly activations: ActivationIssuer,
+    @Inject(USER_CHALLENGES) private readonly challenges: UserChallenges,
     @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
   ) {}
 
@@ -173,7 +171,7 @@ export class UsersService {
         isActive,
         createdBy: caller.id,
       });
-      const mailValues: MailOnlyValues | undefined = awaitsActivation && membership ? await this.activations.open(membership, row.id) : undefined;
+      const mailValues: MailOnlyValues | undefined = awaitsActivation && membership ? await this.challenges.openActivation(membership, row.id) : undefined;
       record({ membershipId, eventType: 'UserCreated', utilizerId: caller.id, document: toUserResponse(row) }, mailValues);
       return row;
     });
@@ -218,11 +216,11 @@ export class UsersService {
         prior: toUserResponse(locked),
       });
       // An admin's word on is_active ends a pending self-activation (as `setActive`).
-      if (input.fields.is_active !== undefined) await this.challenges.deletePending(membershipId, id, 'activation');
+      if (input.fields.is_active !== undefined) await this.challenges.endPending(membershipId, id, 'activation');
       // A token mailed to the old address must not act for the new one (contract, "Decisions of the third review").
       if (row.emailAddress !== locked.emailAddress) {
-        await this.challenges.deletePending(membershipId, id, 'reset');
-        await this.challenges.deletePending(membershipId, id, 'activation');
+        await this.challenges.endPending(membershipId, id, 'reset');
+        await this.challenges.endPending(membershipId, id, 'activation');
       }
       // An inactive user has no live session, whichever route made it inactive (as `setActive`).
       if (!row.isActive) await this.revoker.revokeAllOfUser(record, membershipId, id, caller.id, REVOKE_REASON.frozen);
@@ -267,7 +265,7 @@ export class UsersService {
       const row = await this.repository.update(membershipId, id, { passwordHash, modifiedAt: new Date(), modifiedBy: caller.id });
       if (!row) throw notFound();
       // A reset mailed before the change must not undo it.
-      await this.challenges.deletePending(membershipId, id, 'reset');
+      await this.challenges.endPending(membershipId, id, 'reset');
       await this.revoker.revokeAllOfUser(record, membershipId, id, caller.id, REVOKE_REASON.passwordChanged, {
         exceptSessionId: ownSession,
       });
@@ -301,7 +299,7 @@ export class UsersService {
         result = updated;
       }
       // Either way a pending self-activation ends: a frozen user cannot activate itself.
-      await this.challenges.deletePending(membershipId, id, 'activation');
+      await this.challenges.endPending(membershipId, id, 'activation');
       // Also when already frozen: a session that outlived an earlier freeze cannot stay usable.
       if (!active) await this.revoker.revokeAllOfUser(record, membershipId, id, caller.id, REVOKE_REASON.frozen);
       return result;

@@ -2,7 +2,6 @@ import { Global, Module } from '@nestjs/common';
 import { EventsModule } from '../events/events.module';
 import { MembershipStoreModule } from '../memberships/membership-store.module';
 import { TokensModule } from '../tokens/tokens.module';
-import { PasswordHasherModule } from '../users/password-hasher.module';
 import { USER_CHALLENGES } from '../users/user-challenges';
 import { UsersModule } from '../users/users.module';
 import { SignInModule } from '../sign-in/sign-in.module';
@@ -20,7 +19,7 @@ import { UserChallengeRepository } from './user-challenge.repository';
  */
 @Global()
 @Module({
-  imports: [UsersModule, TokensModule, EventsModule, MembershipStoreModule, PasswordHasherModule, SignInModule],
+  imports: [UsersModule, TokensModule, EventsModule, MembershipStoreModule, SignInModule],
   controllers: [RecoveryController],
   providers: [UserChallengeRepository, ChallengeTokens, ActivationIssuer, RecoveryService, { provide: USER_CHALLENGES, useClass: RecoveryChallenges }],
   exports: [USER_CHALLENGES, ActivationIssuer],

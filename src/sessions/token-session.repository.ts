@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, eq, getTableColumns, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
+import { userHasLogin } from '../database/user-login';
 import { deliveriesOf, eventRecords, eventsFromJson } from '../events/event.repository';
 import {
   events,
@@ -168,7 +169,7 @@ function prepareSignIn(db: Database['db']) {
       users,
       and(
         eq(users.membershipId, memberships.id),
-        or(sql`lower(${users.username}) = ${sql.placeholder('login')}`, eq(users.emailAddress, sql.placeholder('login'))),
+        userHasLogin(sql.placeholder('login')),
       ),
     )
     .where(eq(memberships.id, sql.placeholder('membershipId')))

@@ -3,6 +3,7 @@ import { and, asc, eq, inArray, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { users, type UserRow } from '../database/schema';
+import { userHasAnyLogin } from '../database/user-login';
 import { deleteByIds, likePattern, queryFields, runListQuery, sysFields, type ListPage, type ListQuery, type ListRequest, type QueryField, type QuerySchema } from '../common/query';
 import { propertyNameProblem } from '../user-types/custom-fields';
 import { toUserResponse } from './user.mapper';
@@ -163,7 +164,7 @@ export class UserRepository {
       .where(
         and(
           this.scope(membershipId),
-          or(inArray(sql`lower(${users.username})`, logins), inArray(users.emailAddress, logins)),
+          userHasAnyLogin(logins),
           exceptId === undefined ? undefined : ne(users.id, exceptId),
         ),
       )

@@ -6,6 +6,7 @@ import { SessionsModule } from '../sessions/sessions.module';
 import { UserTypesModule } from '../user-types/user-types.module';
 import { SignInModule } from '../sign-in/sign-in.module';
 import { PasswordCheckController } from './password-check.controller';
+import { PasswordChange } from './password-change';
 import { PasswordHasherModule } from './password-hasher.module';
 import { UserRepository } from './user.repository';
 import { UsersController } from './users.controller';
@@ -14,7 +15,7 @@ import { UsersService } from './users.service';
 @Module({
   imports: [UserTypesModule, MembershipStoreModule, CallerPermissionsModule, EventsModule, PasswordHasherModule, SessionsModule, SignInModule],
   controllers: [UsersController, PasswordCheckController],
-  providers: [UserRepository, UsersService],
-  exports: [UserRepository, UsersService],
+  providers: [UserRepository, PasswordChange, UsersService],
+  exports: [UserRepository, PasswordChange, UsersService],
 })
 export class UsersModule {}

@@ -14,6 +14,7 @@ import { TokenRevoker } from '../sessions/token-revoker';
 import { storedDefinitions, validateCustomFields, type CustomFieldSchema, type ValidatedCustomFields } from '../user-types/custom-fields';
 import { UserTypeCache } from '../user-types/user-type-cache';
 import { MAX_PASSWORD_LENGTH, PasswordHasher } from './password-hasher';
+import { PasswordChange } from './password-change';
 import { USER_CHALLENGES, type UserChallenges } from './user-challenges';
 import type { MailOnlyValues } from '../events/event-recorder';
 import { type QueryBody } from '../common/query/query-body';
@@ -114,6 +115,7 @@ export class UsersService {
   constructor(
     private readonly repository: UserRepository,
     private readonly hasher: PasswordHasher,
+    private readonly passwords: PasswordChange,
     private readonly events: EventRecorder,
     private readonly revoker: TokenRevoker,
     private readonly roles: RoleRepository,
@@ -259,17 +261,13 @@ export class UsersService {
     } else if (await this.hasher.verify(user.passwordHash, body.password)) {
       throw samePassword();
     }
-    const passwordHash = await this.hasher.hash(body.password);
-    const ownSession = self && caller.kind === 'user' ? caller.sessionId : undefined;
+    const passwordHash = await this.passwords.hash(body.password);
+    const exceptSessionId = self && caller.kind === 'user' ? caller.sessionId : undefined;
     await this.events.transaction(async (_tx, record) => {
-      const row = await this.repository.update(membershipId, id, { passwordHash, modifiedAt: new Date(), modifiedBy: caller.id });
-      if (!row) throw notFound();
       // A reset mailed before the change must not undo it.
       await this.challenges.endPending(membershipId, id, 'reset');
-      await this.revoker.revokeAllOfUser(record, membershipId, id, caller.id, REVOKE_REASON.passwordChanged, {
-        exceptSessionId: ownSession,
-      });
-      record({ membershipId, eventType: 'UserPasswordChanged', utilizerId: caller.id, document: toUserResponse(row) });
+      const change = { membershipId, userId: id, passwordHash, utilizerId: caller.id, revokeReason: REVOKE_REASON.passwordChanged, exceptSessionId };
+      if (!(await this.passwords.apply(record, change))) throw notFound();
     });
   }
 

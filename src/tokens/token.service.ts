@@ -198,7 +198,7 @@ export class TokenService {
   async issueScoped(authorization: Credentials, scopes: unknown, metadata: SessionMetadata): Promise<TokenResponse> {
     if (authorization.scheme !== 'bearer') throw new DomainError('InvalidToken', 'Scoped tokens are issued for Bearer access tokens only');
     const verified = await this.verifier.verify(authorization.token, 'access');
-    const caller = toUserCaller(verified, verified.user);
+    const caller = toUserCaller(verified);
     const requested = parseScopes(scopes);
     const holder = await this.permissions.holderOf(caller);
     for (const scope of requested) {

@@ -123,7 +123,7 @@ export class TokenCodesService {
       state === 'approved' && caller.kind === 'user' && caller.scopes?.length
         ? { scopes: caller.scopes, sessionId: caller.sessionId, tokenId: caller.tokenId, until: new Date(caller.tokenExpiresAt * 1000) }
         : null;
-    const decided = await this.recorder.transaction(async (_tx, record) => {
+    const decided = await this.recorder.transaction(async (record) => {
       const row = await this.codes.decide(membershipId, userCode, {
         state,
         approvedBy: state === 'approved' ? userId : null,

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { DATABASE, type Database, type Tx } from '../database/database';
 import type { EventRow } from '../database/schema';
 import { newId } from '../common/ids';
 import { LOGGER } from '../common/logger';
@@ -58,7 +57,6 @@ export class EventRecorder {
   private readonly listeners: CommittedEventsListener[] = [];
 
   constructor(
-    @Inject(DATABASE) private readonly database: Database,
     private readonly repository: EventRepository,
     @Inject(LOGGER) private readonly logger: Logger,
     // Optional only for unit specs that build a recorder by hand: with none, there is never a request transaction.
@@ -83,32 +81,13 @@ export class EventRecorder {
 
   /**
    * Runs `work` in the request transaction, opening one when none is open: repositories join it
-   * without being handed it, and events recorded through `record` are written just before it
-   * commits and heard by listeners only after. `tx` is that same transaction, for the callers
-   * that still pass it on by hand.
+   * without being handed it (DATABASE's `db` is that transaction), and events recorded through
+   * `record` are written just before it commits and heard by listeners only after.
    */
-  async transaction<T>(work: (tx: Tx, record: RecordEvent) => Promise<T>): Promise<T> {
-    const requestTransaction = this.requestTransaction;
-    if (requestTransaction) {
-      const inTransaction = () => work(requestTransaction.executor as Tx, (event, values) => this.recordChange(event, values));
-      return requestTransaction.active ? inTransaction() : requestTransaction.run(inTransaction);
-    }
-    // Unit specs build a recorder without RequestTransaction: a transaction of its own.
-    const pending: RecordedEvent[] = [];
-    const mailValues = new Map<string, MailOnlyValues>();
-    const record: RecordEvent = (event, values) => {
-      const row = toRow(event);
-      pending.push(row);
-      if (values) mailValues.set(row.id, values);
-      return row;
-    };
-    const result = await this.database.db.transaction(async (tx) => {
-      const value = await work(tx, record);
-      await this.repository.insert(tx, pending);
-      return value;
-    });
-    this.publish(pending, mailValues);
-    return result;
+  async transaction<T>(work: (record: RecordEvent) => Promise<T>): Promise<T> {
+    const requestTransaction = this.requireRequestTransaction();
+    const inTransaction = () => work((event, values) => this.recordChange(event, values));
+    return requestTransaction.active ? inTransaction() : requestTransaction.run(inTransaction);
   }
 
   /**
@@ -139,9 +118,13 @@ export class EventRecorder {
     await this.settled();
   }
 
+  private requireRequestTransaction(): RequestTransaction {
+    if (!this.requestTransaction) throw new Error('recording a change needs a request transaction (RequestTransaction)');
+    return this.requestTransaction;
+  }
+
   private pendingOfRequest(): PendingEvents {
-    const transaction = this.requestTransaction;
-    if (!transaction) throw new Error('recordChange needs a request transaction');
+    const transaction = this.requireRequestTransaction();
     return transaction.state(PENDING_EVENTS, () => {
       const pending: PendingEvents = { rows: [], mailValues: new Map() };
       transaction.beforeCommit((tx) => this.repository.insert(tx, pending.rows));

@@ -60,7 +60,7 @@ export class MembershipsService {
   async create(caller: Caller, input: CreateMembershipDto): Promise<ProvisionedMembership> {
     await this.assertSystemCaller(caller, 'create memberships');
     const passwordHash = await this.provisioner.hashPassword(input);
-    const created = await this.recorder.transaction((_tx, record) =>
+    const created = await this.recorder.transaction((record) =>
       this.provisioner.provision(record, input, passwordHash, { isSystem: false, utilizerId: caller.id }),
     );
     if (!(await this.maySeeSecretKey(caller, created.membership._id))) delete created.membership.secret_key;

@@ -114,7 +114,7 @@ export class RecoveryService implements BeforeApplicationShutdown {
     if (!user || !(await this.challenges.isPending(membership.id, user.id, 'reset', claims.jti))) throw invalidChallengeToken();
     if (!user.isActive) throw userInactive();
     const passwordHash = await this.passwords.hash(body.password);
-    await this.events.transaction(async (_tx, record) => {
+    await this.events.transaction(async (record) => {
       const locked = await this.users.findByIdForUpdate(membership.id, user.id);
       if (!locked) throw invalidChallengeToken();
       if (!locked.isActive) throw userInactive();
@@ -130,7 +130,7 @@ export class RecoveryService implements BeforeApplicationShutdown {
   async activate(membershipId: string, activationToken: string): Promise<void> {
     const membership = await this.requireMembership(membershipId);
     const claims = this.tokens.verify(membership, activationToken, 'activation');
-    await this.events.transaction(async (_tx, record) => {
+    await this.events.transaction(async (record) => {
       const locked = await this.users.findByIdForUpdate(membership.id, claims.sub);
       if (!locked || !(await this.challenges.consume(membership.id, locked.id, 'activation', claims.jti))) throw invalidChallengeToken();
       if (locked.isActive) return;
@@ -167,7 +167,7 @@ export class RecoveryService implements BeforeApplicationShutdown {
       otp: otp ?? '',
       otp_expires_in: otp === null ? '' : String(otpSettings.expires_in),
     };
-    await this.events.transaction(async (_tx, record) => {
+    await this.events.transaction(async (record) => {
       const challenge = {
         id: challengeId,
         membershipId: membership.id,

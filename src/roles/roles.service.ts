@@ -4,7 +4,6 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import type { Tx } from '../database/database';
 import type { RoleRow } from '../database/schema';
 import type { EventType } from '../events/event-types';
 import { RequestTransaction } from '../common/request-transaction';
@@ -72,8 +71,8 @@ export class RolesService extends MembershipResourceService<RoleRow, RoleBodyDto
   }
 
   /** All or nothing: the admin role among the ids refuses the whole request. */
-  protected override async beforeDelete(membershipId: string, ids: readonly string[], tx: Tx): Promise<void> {
-    const existing = await this.roles.findByIds(membershipId, ids, tx);
+  protected override async beforeDelete(membershipId: string, ids: readonly string[]): Promise<void> {
+    const existing = await this.roles.findByIds(membershipId, ids);
     if (existing.some((row) => row.slug === ADMIN_ROLE_SLUG)) {
       throw new DomainError('SystemRolesCannotBeDeleted', 'The admin role cannot be deleted');
     }

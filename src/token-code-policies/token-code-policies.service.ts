@@ -4,7 +4,6 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import type { Tx } from '../database/database';
 import type { TokenCodePolicyRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf, type EventType } from '../events/event-types';
@@ -73,8 +72,8 @@ export class TokenCodePoliciesService extends MembershipResourceService<TokenCod
    * All or nothing: when the membership's policy is among them, nothing is deleted (409). The
    * policies are locked first (findByIds), so naming one and deleting it cannot both commit.
    */
-  protected override async beforeDelete(membershipId: string, ids: readonly string[], tx: Tx): Promise<void> {
-    const found = await this.policies.findByIds(membershipId, ids, tx);
-    if (await this.policies.inUse(membershipId, found.map((row) => row.slug), tx)) throw inUse();
+  protected override async beforeDelete(membershipId: string, ids: readonly string[]): Promise<void> {
+    const found = await this.policies.findByIds(membershipId, ids);
+    if (await this.policies.inUse(membershipId, found.map((row) => row.slug))) throw inUse();
   }
 }

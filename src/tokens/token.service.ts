@@ -253,7 +253,7 @@ export class TokenService {
 
   /** The reused token's owner is recorded as the one who revoked: the service acts on its behalf. */
   private async endReusedSession(reused: { membershipId: string; sessionId: string; userId: string }): Promise<void> {
-    await this.recorder.transaction((_tx, record) =>
+    await this.recorder.transaction((record) =>
       this.revoker.revokeSession(record, reused.membershipId, reused.sessionId, reused.userId, REFRESH_TOKEN_REUSE),
     );
   }
@@ -307,7 +307,7 @@ export class TokenService {
     if (logoutAll && (scoped || (session.scopes?.length ?? 0) > 0)) {
       throw new DomainError('AccessDenied', 'Signing out everywhere needs an unscoped token', undefined, 'insufficient_scope');
     }
-    const revoked = await this.recorder.transaction(async (_tx, record) => {
+    const revoked = await this.recorder.transaction(async (record) => {
       if (logoutAll) return this.revoker.revokeAllOfUser(record, user.membershipId, user.id, user.id, 'logout-all');
       if (scoped) return this.revoker.revokeTokenRecord(record, user.membershipId, session.id, user.id, 'revoked');
       return this.revoker.revokeSession(record, user.membershipId, family.id, user.id, 'revoked');

@@ -160,7 +160,7 @@ export class UsersService {
     await this.requireFreeLogin(membershipId, state.next);
     const passwordHash = await this.hasher.hash(fields.password);
 
-    const created = await this.events.transaction(async (_tx, record) => {
+    const created = await this.events.transaction(async (record) => {
       // Again in the transaction: the role may have changed while the password was hashed.
       await this.requireHeldGrants(granter, membershipId, null, state.next);
       await this.requireFreeLogin(membershipId, state.next);
@@ -193,7 +193,7 @@ export class UsersService {
     // Read before the transaction: the role cache may query the database.
     const granter = await this.permissions.granterOf(caller);
 
-    const updated = await this.events.transaction(async (_tx, record) => {
+    const updated = await this.events.transaction(async (record) => {
       const locked = await this.repository.findByIdForUpdate(membershipId, id);
       if (!locked) throw notFound();
       const next: UserState = { ...state.next, isActive: input.fields.is_active ?? locked.isActive };
@@ -263,7 +263,7 @@ export class UsersService {
     }
     const passwordHash = await this.passwords.hash(body.password);
     const exceptSessionId = self && caller.kind === 'user' ? caller.sessionId : undefined;
-    await this.events.transaction(async (_tx, record) => {
+    await this.events.transaction(async (record) => {
       // A reset mailed before the change must not undo it.
       await this.challenges.endPending(membershipId, id, 'reset');
       const change = { membershipId, userId: id, passwordHash, utilizerId: caller.id, revokeReason: REVOKE_REASON.passwordChanged, exceptSessionId };
@@ -280,7 +280,7 @@ export class UsersService {
     if (onlyOwnRecord(decision)) {
       throw new DomainError('AccessDenied', 'Activating or freezing a user needs the users.update permission');
     }
-    const row = await this.events.transaction(async (_tx, record) => {
+    const row = await this.events.transaction(async (record) => {
       const locked = await this.repository.findByIdForUpdate(membershipId, id);
       if (!locked) throw notFound();
       let result = locked;
@@ -344,7 +344,7 @@ export class UsersService {
    * ended with the user, as for every other way a session ends.
    */
   private deleteAndRecord(membershipId: string, ids: readonly string[], caller: Caller): Promise<UserRow[]> {
-    return this.events.transaction(async (_tx, record) => {
+    return this.events.transaction(async (record) => {
       const existing = await this.repository.existingIds(membershipId, ids);
       for (const userId of existing) {
         await this.revoker.revokeAllOfUser(record, membershipId, userId, caller.id, REVOKE_REASON.deleted);

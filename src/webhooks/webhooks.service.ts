@@ -4,7 +4,6 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import type { Tx } from '../database/database';
 import type { WebhookRequestTemplate, WebhookRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf, type EventType } from '../events/event-types';
@@ -105,7 +104,7 @@ export class WebhooksService extends MembershipResourceService<WebhookRow, Webho
   }
 
   /** A deleted webhook's pending deliveries end canceled, in the delete's transaction. */
-  protected override async beforeDelete(membershipId: string, ids: readonly string[], tx: Tx): Promise<void> {
-    await this.deliveries.cancelPending(membershipId, ids, tx);
+  protected override async beforeDelete(membershipId: string, ids: readonly string[]): Promise<void> {
+    await this.deliveries.cancelPending(membershipId, ids);
   }
 }

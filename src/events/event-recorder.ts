@@ -46,11 +46,13 @@ interface PendingEvents {
  * Every feature records events through this: the event is written in the same transaction as
  * the change, and listeners (the webhook dispatcher) hear of it only after the commit.
  *
- * Inside a request transaction (EventRecordingInterceptor) a service calls `recordChange` and
- * its repositories use the ambient transaction; the events go in one insert just before the
- * commit. Work outside such a request (queue jobs, setup, sign-in, token routes) uses
- * `transaction`, which opens that same ambient transaction (or joins the open one): there too the
- * repositories reach it without being handed it.
+ A service records a change's events in one way, `transaction(async (record) => ...)`. It
+ * joins the request transaction that a controller's EventRecordingInterceptor opened, or opens
+ * one when none is open (queue jobs, setup, sign-in, token routes). Repositories reach it without
+ * being handed it, and the events go in one insert just before the commit. Two other entry points
+ * serve events that are not part of a transaction's change: `record` (group commit, for events
+ * that are the change themselves: delivery results, TokenVerified) and `prepare` + `publish`
+ * (the token routes' hot path, whose repository writes the events in its own statement).
  */
 @Injectable()
 export class EventRecorder {
@@ -71,7 +73,7 @@ export class EventRecorder {
    * An event of the change the current request transaction makes: written in that transaction
    * just before it commits, heard by listeners only after the commit, gone with a rollback.
    */
-  recordChange(event: NewEvent, mailValues?: MailOnlyValues): RecordedEvent {
+  private recordChange(event: NewEvent, mailValues?: MailOnlyValues): RecordedEvent {
     const row = toRow(event);
     const pending = this.pendingOfRequest();
     pending.rows.push(row);

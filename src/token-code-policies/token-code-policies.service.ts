@@ -49,23 +49,27 @@ export class TokenCodePoliciesService extends MembershipResourceService<TokenCod
   }
 
   async create(caller: Caller, membershipId: string, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
-    const fields = toFields(body);
-    const utilizerId = utilizerIdOf(caller);
-    // Uniqueness is the database's (token_code_policies_slug_unique -> 409 TokenCodePolicyAlreadyExists).
-    const row = await this.policies.insert(membershipId, { id: newId(), ...fields, slug: slugify(fields.name), createdBy: utilizerId });
-    this.recorder.recordChange(this.createdEvent(membershipId, utilizerId, row));
-    return toTokenCodePolicyResponse(row);
+    return this.recorder.transaction(async (record) => {
+      const fields = toFields(body);
+      const utilizerId = utilizerIdOf(caller);
+      // Uniqueness is the database's (token_code_policies_slug_unique -> 409 TokenCodePolicyAlreadyExists).
+      const row = await this.policies.insert(membershipId, { id: newId(), ...fields, slug: slugify(fields.name), createdBy: utilizerId });
+      record(this.createdEvent(membershipId, utilizerId, row));
+      return toTokenCodePolicyResponse(row);
+    });
   }
 
   async replace(caller: Caller, membershipId: string, id: string, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
-    const fields = toFields(body);
-    const utilizerId = utilizerIdOf(caller);
-    const current = await this.policies.findByIdForUpdate(membershipId, id);
-    if (!current) throw this.notFound();
-    this.assertChanges(current, fields);
-    const updated = await this.policies.replace(membershipId, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId });
-    this.recorder.recordChange(this.updatedEvent(membershipId, utilizerId, updated, current));
-    return toTokenCodePolicyResponse(updated);
+    return this.recorder.transaction(async (record) => {
+      const fields = toFields(body);
+      const utilizerId = utilizerIdOf(caller);
+      const current = await this.policies.findByIdForUpdate(membershipId, id);
+      if (!current) throw this.notFound();
+      this.assertChanges(current, fields);
+      const updated = await this.policies.replace(membershipId, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId });
+      record(this.updatedEvent(membershipId, utilizerId, updated, current));
+      return toTokenCodePolicyResponse(updated);
+    });
   }
 
   /**

@@ -7,27 +7,20 @@
  * eslint plugin sees one file at a time, has no cycle rule of its own (import/no-cycle is a
  * second plugin, slow on this tree) and would tie the layering to the lint configuration.
  *
- * Rooms, lowest first; a file may import from its own room or a lower one, never a higher one
- * (README, "Architecture"). Features may use each other as long as no cycle forms.
+ * Rooms, lowest first, are listed once in scripts/rooms.cjs (docs/architecture-rooms.md): a file
+ * may import from its own room or a lower one, never a higher one. This file checks it file by
+ * file; scripts/room-graph.mjs checks the folder graph as a whole (a cycle between two rooms is a
+ * cycle even when no two files form one).
  */
-const ROOMS = [
-  { name: 'foundation', path: '^src/(common|config|database|permissions)/' },
-  { name: 'infrastructure', path: '^src/(queue|outbound|openapi)/' },
-  {
-    name: 'features',
-    path: '^src/(applications|device-codes|events|health|mail|memberships|oidc|providers|recovery|roles|second-factors|setup|sign-in|token-code-policies|tokens|user-types|users|webhooks)/',
-  },
-  { name: 'access and operations', path: '^src/(access|metrics)/' },
-  { name: 'app', path: '^src/[^/]+\\.ts$' },
-];
+const { ROOM_ORDER, roomPath } = require('./scripts/rooms.cjs');
 
 /** One rule per room: nothing in it may import from any room above it. */
-const upwardImports = ROOMS.slice(0, -1).map((room, index) => ({
-  name: `no-upward-import-from-${room.name.replace(/\W+/g, '-')}`,
-  comment: `${room.name} sits below ${ROOMS.slice(index + 1).map((higher) => higher.name).join(', ')}: it may not import from them`,
+const upwardImports = ROOM_ORDER.slice(0, -1).map((room, index) => ({
+  name: `no-upward-import-from-${room}`,
+  comment: `${room} sits below ${ROOM_ORDER.slice(index + 1).join(', ')}: it may not import from them`,
   severity: 'error',
-  from: { path: room.path },
-  to: { path: ROOMS.slice(index + 1).map((higher) => higher.path) },
+  from: { path: roomPath(room) },
+  to: { path: ROOM_ORDER.slice(index + 1).map(roomPath) },
 }));
 
 module.exports = {
@@ -39,6 +32,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/' },
       to: { circular: true },
+    },
+    {
+      name: 'src-never-imports-test',
+      comment: 'The service runs without its tests: helpers shared by unit specs live in test/support/unit/.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|examples|bench)/' },
     },
     {
       name: 'client-stands-alone',
@@ -64,9 +64,9 @@ module.exports = {
     },
     {
       name: 'every-file-has-a-room',
-      comment: 'A new top-level folder must be given its room in .dependency-cruiser.cjs (and the README).',
+      comment: 'A new top-level folder must be given its room in scripts/rooms.cjs (and docs/architecture-rooms.md).',
       severity: 'error',
-      from: { path: '^src/', pathNot: ROOMS.map((room) => room.path) },
+      from: { path: '^src/', pathNot: ROOM_ORDER.map(roomPath) },
       to: {},
     },
     {

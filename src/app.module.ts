@@ -5,7 +5,7 @@ import type { AppConfig } from './config/config';
 import { CoreModule } from './core.module';
 import { DeviceCodesModule } from './device-codes/device-codes.module';
 import { TokenCodePoliciesModule } from './token-code-policies/token-code-policies.module';
-import { EventsModule } from './events/events.module';
+import { EventLogModule } from './event-log/event-log.module';
 import { QueueModule } from './queue/queue.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { ProvidersModule } from './providers/providers.module';
@@ -15,7 +15,7 @@ import { createValidationPipe } from './common/validation';
 import { ApplicationsModule } from './applications/applications.module';
 import { AccessModule } from './access/access.module';
 import { HealthModule } from './health/health.module';
-import { MembershipsModule } from './memberships/memberships.module';
+import { MembershipsModule } from './membership-admin/memberships.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { RolesModule } from './roles/roles.module';
 import { SetupModule } from './setup/setup.module';
@@ -44,7 +44,7 @@ export class AppModule {
         TokensModule,
         SetupModule,
         HealthModule,
-        EventsModule,
+        EventLogModule,
         WebhooksModule,
         ProvidersModule,
         MailModule,

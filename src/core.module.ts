@@ -6,7 +6,7 @@ import { ClsModule } from 'nestjs-cls';
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { DATABASE, type Database, openDatabase, warnIfAutovacuumOff } from './database/database';
 import { ambientDatabase, DrizzleAdapter, DRIZZLE_CLIENT, RequestTransaction } from './common/request-transaction';
-import { ExpirySweeper } from './database/expiry-sweeper';
+import { ExpirySweeper } from './common/expiry-sweeper';
 
 /** The database as opened; everything else injects DATABASE, which joins the request transaction. */
 const OPENED_DATABASE = Symbol('OPENED_DATABASE');

@@ -8,7 +8,7 @@ import { describeTarget } from './database/describe';
 import { ServiceMetrics } from './metrics';
 import { API_DOCS_PATH } from './openapi/openapi';
 import { SetupService } from './setup/setup.service';
-import { EventStreams } from './events/event-streams';
+import { EventStreams } from './event-log/event-streams';
 import { SERVICE_VERSION } from './common/version';
 
 export async function main(): Promise<void> {

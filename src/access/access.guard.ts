@@ -12,7 +12,7 @@ import {
   IS_PUBLIC,
   type PermissionRequirement,
   REQUIRED_PERMISSION,
-  USER_RECORD,
+  CALLER_PROFILE,
 } from '../common/access-decorators';
 
 /** Route parameter that names the membership of every membership-scoped route. */
@@ -46,7 +46,7 @@ interface AccessRule {
   isPublic: boolean;
   requirement?: PermissionRequirement;
   authenticatedOnly: boolean;
-  userRecord: boolean;
+  profile: boolean;
 }
 
 /**
@@ -77,7 +77,7 @@ export class AccessGuard implements CanActivate {
         isPublic: this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets) ?? false,
         requirement: this.reflector.getAllAndOverride<PermissionRequirement | undefined>(REQUIRED_PERMISSION, targets),
         authenticatedOnly: this.reflector.getAllAndOverride<boolean>(AUTHENTICATED_ONLY, targets) ?? false,
-        userRecord: this.reflector.getAllAndOverride<boolean>(USER_RECORD, targets) ?? false,
+        profile: this.reflector.getAllAndOverride<boolean>(CALLER_PROFILE, targets) ?? false,
       };
       ofController.set(handler, rule);
     }
@@ -88,13 +88,13 @@ export class AccessGuard implements CanActivate {
     if (context.getType() !== 'http') return false;
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     rejectImpossibleIds(request);
-    const { isPublic, requirement, authenticatedOnly, userRecord } = this.ruleOf(context);
+    const { isPublic, requirement, authenticatedOnly, profile } = this.ruleOf(context);
     if (isPublic) return true;
     if (!requirement && !authenticatedOnly) {
       throw new DomainError('AccessDenied', 'This route declares no access rule');
     }
 
-    const caller = await this.authenticator.authenticate(request.headers.authorization, { userRecord });
+    const caller = await this.authenticator.authenticate(request.headers.authorization, { profile });
     request.caller = caller;
 
     const membershipId = routeParam(request, MEMBERSHIP_PARAM);

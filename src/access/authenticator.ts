@@ -18,18 +18,18 @@ export class Authenticator {
 
   /**
    * Resolves the caller of a request from its Authorization header, or throws a 401 error. With
-   * `userRecord`, a user caller carries the whole user row.
+   * `profile`, the caller carries its own document (a user's costs a wider query).
    */
-  async authenticate(authorization: unknown, options: { userRecord?: boolean } = {}): Promise<Caller> {
+  async authenticate(authorization: unknown, options: { profile?: boolean } = {}): Promise<Caller> {
     if (authorization === undefined || authorization === '') {
       throw new DomainError('InvalidToken', 'An Authorization header with a Bearer or Basic token is required', undefined, 'bearer');
     }
     const credentials = parseAuthorization(authorization);
     if (!credentials) throw invalidToken('The Authorization header must be "Bearer <token>" or "Basic <id>:<secret>"');
     if (credentials.scheme === 'basic') {
-      return toApplicationCaller(await this.applications.verifyBasic(credentials.applicationId, credentials.secret));
+      return toApplicationCaller(await this.applications.verifyBasic(credentials.applicationId, credentials.secret), options.profile);
     }
-    if (!options.userRecord) return toUserCaller(await this.verifier.verifyCaller(credentials.token, 'access'));
+    if (!options.profile) return toUserCaller(await this.verifier.verifyCaller(credentials.token, 'access'));
     const verified = await this.verifier.verifyWithUser(credentials.token, 'access');
     return toUserCaller(verified, verified.user);
   }

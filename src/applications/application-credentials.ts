@@ -4,6 +4,7 @@ import { DomainError } from '../common/errors';
 import { isPossibleId } from '../common/ids';
 import type { ApplicationRow } from '../database/schema';
 import { digestSecret, secretMatches } from './application-secret';
+import { toApplicationResponse } from './application.mapper';
 import { ApplicationRepository } from './application.repository';
 
 /** Compared against when the application does not exist, so a miss costs what a hit costs. */
@@ -29,8 +30,8 @@ export class ApplicationCredentials {
   }
 }
 
-/** The caller of a request made with an application's verified Basic credentials. */
-export function toApplicationCaller(application: ApplicationRow): ApplicationCaller {
+/** The caller of a request made with an application's verified Basic credentials; `profile` adds its document. */
+export function toApplicationCaller(application: ApplicationRow, profile = false): ApplicationCaller {
   return {
     kind: 'application',
     id: application.id,
@@ -38,6 +39,6 @@ export function toApplicationCaller(application: ApplicationRow): ApplicationCal
     roleSlug: application.role,
     ownPermissions: application.permissions,
     ownForbidden: application.forbidden,
-    application,
+    profile: profile ? toApplicationResponse(application) : undefined,
   };
 }

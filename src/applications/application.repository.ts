@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { eq, sql } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor } from '../database/database';
+import { DATABASE, type Database } from '../database/database';
 import { applications, type ApplicationRow } from '../database/schema';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { membershipSysFields, namedResourceFields, querySchema, sortableFieldNames } from '../common/query';
@@ -47,17 +47,17 @@ export class ApplicationRepository extends MembershipScopedRepository<Applicatio
   }
 
   /** Locks the row until the transaction ends, so concurrent updates and rotations of one application are serialized. */
-  lockById(membershipId: string, id: string, executor?: Executor): Promise<ApplicationRow | undefined> {
-    return this.findByIdForUpdate(membershipId, id, executor);
+  lockById(membershipId: string, id: string): Promise<ApplicationRow | undefined> {
+    return this.findByIdForUpdate(membershipId, id);
   }
 
   /** Replaces the content, stamped as modified now by `modifiedBy`. */
-  update(membershipId: string, id: string, content: ApplicationContent, modifiedBy: string, executor?: Executor): Promise<ApplicationRow> {
-    return this.replace(membershipId, id, { ...content, modifiedAt: new Date(), modifiedBy }, executor);
+  update(membershipId: string, id: string, content: ApplicationContent, modifiedBy: string): Promise<ApplicationRow> {
+    return this.replace(membershipId, id, { ...content, modifiedAt: new Date(), modifiedBy });
   }
 
   /** The Basic authenticator reads the digest on every request, so the old secret fails from the commit on. */
-  replaceSecretDigest(membershipId: string, id: string, secretDigest: string, modifiedBy: string, executor?: Executor): Promise<ApplicationRow> {
-    return this.replace(membershipId, id, { secretDigest, modifiedAt: new Date(), modifiedBy }, executor);
+  replaceSecretDigest(membershipId: string, id: string, secretDigest: string, modifiedBy: string): Promise<ApplicationRow> {
+    return this.replace(membershipId, id, { secretDigest, modifiedAt: new Date(), modifiedBy });
   }
 }

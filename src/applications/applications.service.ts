@@ -37,60 +37,66 @@ export class ApplicationsService extends MembershipResourceService<ApplicationRo
   }
 
   async create(caller: Caller, membershipId: string, input: ApplicationBodyDto): Promise<ApplicationWithSecret> {
-    const lists = listsOf(input);
-    const { secret, digest } = newApplicationSecret();
-    const granter = await this.permissions.granterOf(caller);
-    await this.assertRoleExists(membershipId, input.role);
-    const granted = await loadAssignment(this.roles, membershipId, { role: input.role ?? null, ...lists });
-    assertHoldsGrants(granter, grantedByAssignment(null, granted));
-    const row = await this.applications.insert(membershipId, {
-      id: newId(),
-      name: input.name,
-      slug: input.slug ?? slugify(input.name),
-      description: input.description ?? null,
-      role: input.role ?? null,
-      ...lists,
-      isActive: input.is_active ?? true,
-      oidc: toApplicationOidc(input.oidc),
-      secretDigest: digest,
-      createdBy: caller.id,
+    return this.recorder.transaction(async (record) => {
+      const lists = listsOf(input);
+      const { secret, digest } = newApplicationSecret();
+      const granter = await this.permissions.granterOf(caller);
+      await this.assertRoleExists(membershipId, input.role);
+      const granted = await loadAssignment(this.roles, membershipId, { role: input.role ?? null, ...lists });
+      assertHoldsGrants(granter, grantedByAssignment(null, granted));
+      const row = await this.applications.insert(membershipId, {
+        id: newId(),
+        name: input.name,
+        slug: input.slug ?? slugify(input.name),
+        description: input.description ?? null,
+        role: input.role ?? null,
+        ...lists,
+        isActive: input.is_active ?? true,
+        oidc: toApplicationOidc(input.oidc),
+        secretDigest: digest,
+        createdBy: caller.id,
+      });
+      record(this.createdEvent(membershipId, caller.id, row));
+      return { ...toApplicationResponse(row), secret };
     });
-    this.recorder.recordChange(this.createdEvent(membershipId, caller.id, row));
-    return { ...toApplicationResponse(row), secret };
   }
 
   /** Replaces the mutable fields; an omitted slug is kept, other omitted fields return to their defaults. */
   async replace(caller: Caller, membershipId: string, id: string, input: ApplicationBodyDto): Promise<ApplicationResponse> {
-    const lists = listsOf(input);
-    const granter = await this.permissions.granterOf(caller);
-    const current = await this.applications.lockById(membershipId, id);
-    if (!current) throw this.notFound();
-    const next: ApplicationContent = {
-      name: input.name,
-      slug: input.slug ?? current.slug,
-      description: input.description ?? null,
-      role: input.role ?? null,
-      ...lists,
-      isActive: input.is_active ?? true,
-      oidc: toApplicationOidc(input.oidc),
-    };
-    this.assertChanges(current, next);
-    if (next.role !== current.role) await this.assertRoleExists(membershipId, next.role);
-    const before = await loadAssignment(this.roles, membershipId, current);
-    assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, next)));
-    const row = await this.applications.update(membershipId, id, next, caller.id);
-    this.recorder.recordChange(this.updatedEvent(membershipId, caller.id, row, current));
-    return toApplicationResponse(row);
+    return this.recorder.transaction(async (record) => {
+      const lists = listsOf(input);
+      const granter = await this.permissions.granterOf(caller);
+      const current = await this.applications.lockById(membershipId, id);
+      if (!current) throw this.notFound();
+      const next: ApplicationContent = {
+        name: input.name,
+        slug: input.slug ?? current.slug,
+        description: input.description ?? null,
+        role: input.role ?? null,
+        ...lists,
+        isActive: input.is_active ?? true,
+        oidc: toApplicationOidc(input.oidc),
+      };
+      this.assertChanges(current, next);
+      if (next.role !== current.role) await this.assertRoleExists(membershipId, next.role);
+      const before = await loadAssignment(this.roles, membershipId, current);
+      assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, next)));
+      const row = await this.applications.update(membershipId, id, next, caller.id);
+      record(this.updatedEvent(membershipId, caller.id, row, current));
+      return toApplicationResponse(row);
+    });
   }
 
   /** A new secret, shown once; the old one fails from the commit on (Basic checks read the digest every time). */
   async rotateSecret(caller: Caller, membershipId: string, id: string): Promise<ApplicationWithSecret> {
-    const { secret, digest } = newApplicationSecret();
-    const current = await this.applications.lockById(membershipId, id);
-    if (!current) throw this.notFound();
-    const row = await this.applications.replaceSecretDigest(membershipId, id, digest, caller.id);
-    this.recorder.recordChange(this.updatedEvent(membershipId, caller.id, row, current));
-    return { ...toApplicationResponse(row), secret };
+    return this.recorder.transaction(async (record) => {
+      const { secret, digest } = newApplicationSecret();
+      const current = await this.applications.lockById(membershipId, id);
+      if (!current) throw this.notFound();
+      const row = await this.applications.replaceSecretDigest(membershipId, id, digest, caller.id);
+      record(this.updatedEvent(membershipId, caller.id, row, current));
+      return { ...toApplicationResponse(row), secret };
+    });
   }
 
   private async assertRoleExists(membershipId: string, role: string | null | undefined): Promise<void> {

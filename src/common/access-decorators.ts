@@ -2,22 +2,22 @@ import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetada
 import type { Request } from 'express';
 import ipaddr from 'ipaddr.js';
 import type { Caller } from './caller';
-import type { Decision } from '../permissions';
+import type { Decision } from './access-decision';
 
 export const IS_PUBLIC = 'portcullis:public';
 export const AUTHENTICATED_ONLY = 'portcullis:authenticated';
 export const REQUIRED_PERMISSION = 'portcullis:permission';
-export const USER_RECORD = 'portcullis:user-record';
+export const CALLER_PROFILE = 'portcullis:caller-profile';
 
 /** No token needed. */
 export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
 
 /**
  * Any valid Bearer or Basic token; the handler itself decides what the caller may see. With
- * `userRecord`, a user caller carries the whole user row (`caller.user`), which costs a wider query.
+ * `profile`, the caller carries its own document (`caller.profile`), which for a user costs a wider query.
  */
-export const Authenticated = (options: { userRecord?: boolean } = {}): MethodDecorator & ClassDecorator =>
-  options.userRecord ? applyDecorators(SetMetadata(AUTHENTICATED_ONLY, true), SetMetadata(USER_RECORD, true)) : SetMetadata(AUTHENTICATED_ONLY, true);
+export const Authenticated = (options: { profile?: boolean } = {}): MethodDecorator & ClassDecorator =>
+  options.profile ? applyDecorators(SetMetadata(AUTHENTICATED_ONLY, true), SetMetadata(CALLER_PROFILE, true)) : SetMetadata(AUTHENTICATED_ONLY, true);
 
 export interface PermissionRequirement {
   resource: string;

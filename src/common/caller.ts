@@ -1,6 +1,10 @@
-import type { ApplicationRow, UserRecord } from '../database/schema';
+import type { ApplicationResponse } from './application-document';
+import type { UserResponse } from './user-document';
 
-/** Who is calling, resolved once per request from its token. */
+/**
+ * Who is calling, resolved once per request from its token: ids, permissions, scopes and kind. A
+ * plain shape: no database row, no secret or digest.
+ */
 export type Caller = UserCaller | ApplicationCaller;
 
 interface CallerBase {
@@ -14,10 +18,10 @@ interface CallerBase {
 export interface UserCaller extends CallerBase {
   kind: 'user';
   /**
-   * The whole user row, loaded only for routes that declare `@Authenticated({ userRecord: true })`:
+   * The user's own document, only for routes that declare `@Authenticated({ profile: true })`:
    * the others decide access from the fields above, with a narrower (cheaper) query.
    */
-  user?: UserRecord;
+  profile?: UserResponse;
   /** The sign-in session (`sid`) of the access token used. */
   sessionId: string;
   /** Scopes of a scoped token; null for a full access token. */
@@ -32,5 +36,6 @@ export interface UserCaller extends CallerBase {
 
 export interface ApplicationCaller extends CallerBase {
   kind: 'application';
-  application: ApplicationRow;
+  /** The application's own document (no secret digest), only for `@Authenticated({ profile: true })`. */
+  profile?: ApplicationResponse;
 }

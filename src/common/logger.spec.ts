@@ -1,4 +1,4 @@
-import { useTestDatabase } from './testing/test-database';
+import { useTestDatabase } from '../../test/support/unit/test-database';
 import { captureLog } from '../../test/support/log-capture';
 import type { EventRow } from '../database/schema';
 import { EventRepository } from '../events/event.repository';

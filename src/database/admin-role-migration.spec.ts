@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
-import { migrationStatements, migrationTags, runMigrationsUpTo } from '../common/testing/migration-files';
+import { migrationStatements, migrationTags, runMigrationsUpTo } from '../../test/support/unit/migration-files';
 import { adminPermissions } from '../roles/role.mapper';
 
 /**

@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
-import { migrationStatements, runMigrationsUpTo } from '../common/testing/migration-files';
+import { migrationStatements, runMigrationsUpTo } from '../../test/support/unit/migration-files';
 
 /**
  * Migration 0002 gives every existing token record a sign-in session: a pair its own, a scoped

@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
-import { runMigrationsUpTo } from '../common/testing/migration-files';
+import { runMigrationsUpTo } from '../../test/support/unit/migration-files';
 
 /**
  * Migration 0009 drops the foreign keys of `token_sessions` to its membership and user: every

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, gt, sql } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor, queryRows } from '../database/database';
+import { DATABASE, type Database, queryRows } from '../database/database';
 import { memberships, tokenCodes, users, type TokenCodeRow, type UserRecord } from '../database/schema';
 import type { ScopedApproval } from '../tokens/token-issuer';
-import { signingColumns, userRecordColumns, type SigningMembership } from '../tokens/token-session.repository';
+import { signingColumns, userRecordColumns, type SigningMembership } from '../sessions/token-session.repository';
 
 export type NewTokenCode = Pick<
   TokenCodeRow,
@@ -49,10 +49,9 @@ export class TokenCodeRepository {
     membershipId: string,
     userCode: string,
     decision: { state: 'approved' | 'denied'; approvedBy: string | null; scoped: ScopedApproval | null; amr: readonly string[] | null },
-    executor: Executor = this.database.db,
   ): Promise<TokenCodeRow | undefined> {
     const { scoped } = decision;
-    const [row] = await executor
+    const [row] = await this.database.db
       .update(tokenCodes)
       .set({
         state: decision.state,

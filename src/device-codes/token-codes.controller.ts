@@ -26,7 +26,7 @@ function DecisionRoute(action: 'approve' | 'deny', summary: string): MethodDecor
   return applyDecorators(
     Post(`:userCode/${action}`),
     HttpCode(200),
-    Authenticated({ userRecord: true }),
+    Authenticated({ profile: true }),
     ApiOperation({ summary, description: DECIDE_DESCRIPTION }),
     ApiAuth(),
     ApiParam({ name: 'userCode' }),
@@ -68,7 +68,7 @@ export class TokenCodesController {
   }
 
   @Get(':userCode')
-  @Authenticated({ userRecord: true })
+  @Authenticated({ profile: true })
   @ApiOperation({ summary: 'View a pending device code by its user code', description: 'Any active user of the membership; Basic 403.' })
   @ApiAuth()
   @ApiParam({ name: 'userCode', description: 'Any case; spaces and dashes are ignored' })

@@ -11,11 +11,10 @@ import { MembershipCache } from '../memberships/membership-cache';
 import type { ScopedApproval } from '../tokens/token-issuer';
 import type { SessionMetadata, TokenResponse } from '../tokens/token.dto';
 import { TokenService } from '../tokens/token.service';
-import { toUserResponse } from '../users/user.mapper';
 import { parseClientInfo } from './client-info';
 import { TokenCodeRepository } from './token-code.repository';
 import { TokenCodePolicyRepository } from '../token-code-policies/token-code-policy.repository';
-import { DEFAULT_USER_CODE_SHAPE, drawUserCode, normalizeUserCode, type UserCodeShape } from './user-code';
+import { DEFAULT_USER_CODE_SHAPE, drawUserCode, normalizeUserCode, type UserCodeShape } from '../common/user-code';
 
 /** The create answer (RFC 8628 section 3.2); the only place the device code ever appears. */
 export interface DeviceAuthorization {
@@ -115,19 +114,19 @@ export class TokenCodesService {
    * no permission is needed): one conditional update, its event in the same transaction.
    */
   async decide(caller: Caller, membershipId: string, rawUserCode: string, state: 'approved' | 'denied'): Promise<TokenCodeView> {
-    const { user, amr } = requireUser(caller);
+    const { userId, profile, amr } = requireUser(caller);
     const userCode = normalizeUserCode(rawUserCode);
     // A session that skipped the factor its user has now (one opened before it was enabled) cannot hand out a device's session.
-    if (state === 'approved') await this.tokens.assertPassedSecondStep(membershipId, user.id, amr);
+    if (state === 'approved') await this.tokens.assertPassedSecondStep(membershipId, userId, amr);
     // A scoped token approves no more than itself (contract, "Decisions of the third review").
     const scoped =
       state === 'approved' && caller.kind === 'user' && caller.scopes?.length
         ? { scopes: caller.scopes, sessionId: caller.sessionId, tokenId: caller.tokenId, until: new Date(caller.tokenExpiresAt * 1000) }
         : null;
-    const decided = await this.recorder.transaction(async (_tx, record) => {
+    const decided = await this.recorder.transaction(async (record) => {
       const row = await this.codes.decide(membershipId, userCode, {
         state,
-        approvedBy: state === 'approved' ? user.id : null,
+        approvedBy: state === 'approved' ? userId : null,
         scoped,
         amr: state === 'approved' ? amr : null,
       });
@@ -135,9 +134,9 @@ export class TokenCodesService {
       record({
         membershipId,
         eventType: state === 'approved' ? 'TokenCodeApproved' : 'TokenCodeDenied',
-        utilizerId: user.id,
+        utilizerId: userId,
         document: {
-          user: toUserResponse(user),
+          user: profile,
           code: { user_code: row.userCode, client_info: row.clientInfo, created_at: row.createdAt.toISOString() },
         },
       });
@@ -198,6 +197,6 @@ function sameDigest(stored: string, computed: string): boolean {
 
 function requireUser(caller: Caller) {
   if (caller.kind !== 'user') throw new DomainError('AccessDenied', 'Device codes are viewed and decided by users');
-  if (!caller.user) throw new Error('Token code routes must be declared with @Authenticated({ userRecord: true })');
-  return { user: caller.user, amr: caller.amr };
+  if (!caller.profile) throw new Error('Token code routes must be declared with @Authenticated({ profile: true })');
+  return { userId: caller.id, profile: caller.profile, amr: caller.amr };
 }

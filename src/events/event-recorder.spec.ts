@@ -83,7 +83,7 @@ describe('EventRecorder: group-committed events (record)', () => {
    */
   const gatedRecorder = () => {
     const repository = new GatedEventRepository(database);
-    const recorder = new EventRecorder(database, repository, logger);
+    const recorder = new EventRecorder(repository, logger);
     const recordHeld = async (event: NewEvent): Promise<{ recording: Promise<RecordedEvent> }> => {
       const recording = recorder.record(event);
       await repository.nextWrite();
@@ -155,14 +155,14 @@ describe('EventRecorder: group-committed events (record)', () => {
   });
 
   it('settles at once when nothing is being written', async () => {
-    const recorder = new EventRecorder(database, new EventRepository(database), logger);
+    const recorder = new EventRecorder(new EventRepository(database), logger);
     expect(await isPending(recorder.settled())).toBe(false);
   });
 
   it('rejects the caller of a write that fails, hears nothing, and still settles', async () => {
     const broken = await openTestDatabase();
     await broken.close();
-    const recorder = new EventRecorder(broken.database, new EventRepository(broken.database), logger);
+    const recorder = new EventRecorder(new EventRepository(broken.database), logger);
     const heard: RecordedEvent[] = [];
     recorder.onCommitted((rows) => heard.push(...rows));
 

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { DATABASE, type Database, type Tx } from '../database/database';
 import type { EventRow } from '../database/schema';
 import { newId } from '../common/ids';
 import { LOGGER } from '../common/logger';
@@ -47,18 +46,19 @@ interface PendingEvents {
  * Every feature records events through this: the event is written in the same transaction as
  * the change, and listeners (the webhook dispatcher) hear of it only after the commit.
  *
- * Inside a request transaction (EventRecordingInterceptor) a service calls `recordChange` and
- * its repositories use the ambient transaction; the events go in one insert just before the
- * commit. Work outside such a request (queue jobs, setup, sign-in, token routes) uses
- * `transaction`, which opens that same ambient transaction (or joins the open one): there too the
- * repositories reach it without being handed it.
+ A service records a change's events in one way, `transaction(async (record) => ...)`. It
+ * joins the request transaction that a controller's EventRecordingInterceptor opened, or opens
+ * one when none is open (queue jobs, setup, sign-in, token routes). Repositories reach it without
+ * being handed it, and the events go in one insert just before the commit. Two other entry points
+ * serve events that are not part of a transaction's change: `record` (group commit, for events
+ * that are the change themselves: delivery results, TokenVerified) and `prepare` + `publish`
+ * (the token routes' hot path, whose repository writes the events in its own statement).
  */
 @Injectable()
 export class EventRecorder {
   private readonly listeners: CommittedEventsListener[] = [];
 
   constructor(
-    @Inject(DATABASE) private readonly database: Database,
     private readonly repository: EventRepository,
     @Inject(LOGGER) private readonly logger: Logger,
     // Optional only for unit specs that build a recorder by hand: with none, there is never a request transaction.
@@ -73,7 +73,7 @@ export class EventRecorder {
    * An event of the change the current request transaction makes: written in that transaction
    * just before it commits, heard by listeners only after the commit, gone with a rollback.
    */
-  recordChange(event: NewEvent, mailValues?: MailOnlyValues): RecordedEvent {
+  private recordChange(event: NewEvent, mailValues?: MailOnlyValues): RecordedEvent {
     const row = toRow(event);
     const pending = this.pendingOfRequest();
     pending.rows.push(row);
@@ -83,32 +83,13 @@ export class EventRecorder {
 
   /**
    * Runs `work` in the request transaction, opening one when none is open: repositories join it
-   * without being handed it, and events recorded through `record` are written just before it
-   * commits and heard by listeners only after. `tx` is that same transaction, for the callers
-   * that still pass it on by hand.
+   * without being handed it (DATABASE's `db` is that transaction), and events recorded through
+   * `record` are written just before it commits and heard by listeners only after.
    */
-  async transaction<T>(work: (tx: Tx, record: RecordEvent) => Promise<T>): Promise<T> {
-    const requestTransaction = this.requestTransaction;
-    if (requestTransaction) {
-      const inTransaction = () => work(requestTransaction.executor as Tx, (event, values) => this.recordChange(event, values));
-      return requestTransaction.active ? inTransaction() : requestTransaction.run(inTransaction);
-    }
-    // Unit specs build a recorder without RequestTransaction: a transaction of its own.
-    const pending: RecordedEvent[] = [];
-    const mailValues = new Map<string, MailOnlyValues>();
-    const record: RecordEvent = (event, values) => {
-      const row = toRow(event);
-      pending.push(row);
-      if (values) mailValues.set(row.id, values);
-      return row;
-    };
-    const result = await this.database.db.transaction(async (tx) => {
-      const value = await work(tx, record);
-      await this.repository.insert(tx, pending);
-      return value;
-    });
-    this.publish(pending, mailValues);
-    return result;
+  async transaction<T>(work: (record: RecordEvent) => Promise<T>): Promise<T> {
+    const requestTransaction = this.requireRequestTransaction();
+    const inTransaction = () => work((event, values) => this.recordChange(event, values));
+    return requestTransaction.active ? inTransaction() : requestTransaction.run(inTransaction);
   }
 
   /**
@@ -139,9 +120,13 @@ export class EventRecorder {
     await this.settled();
   }
 
+  private requireRequestTransaction(): RequestTransaction {
+    if (!this.requestTransaction) throw new Error('recording a change needs a request transaction (RequestTransaction)');
+    return this.requestTransaction;
+  }
+
   private pendingOfRequest(): PendingEvents {
-    const transaction = this.requestTransaction;
-    if (!transaction) throw new Error('recordChange needs a request transaction');
+    const transaction = this.requireRequestTransaction();
     return transaction.state(PENDING_EVENTS, () => {
       const pending: PendingEvents = { rows: [], mailValues: new Map() };
       transaction.beforeCommit((tx) => this.repository.insert(tx, pending.rows));

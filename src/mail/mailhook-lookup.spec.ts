@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { useTestDatabase } from '../common/testing/test-database';
+import { useTestDatabase } from '../../test/support/unit/test-database';
 import { mailhooks, memberships, webhooks } from '../database/schema';
 import { WebhookRepository } from '../webhooks/webhook.repository';
 import { MailhookRepository } from './mailhook.repository';

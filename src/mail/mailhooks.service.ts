@@ -6,7 +6,6 @@ import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
 import { validationFailure } from '../common/validation';
 import type { MailhookRow, MailRecipient } from '../database/schema';
-import type { Tx } from '../database/database';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf, type EventType } from '../events/event-types';
 import { MembershipRepository } from '../memberships/membership.repository';
@@ -71,9 +70,9 @@ export class MailhooksService extends MembershipResourceService<MailhookRow, Mai
     checkBody(body);
     const fields = toFields(body);
     const utilizerId = utilizerIdOf(caller);
-    return this.recorder.transaction(async (tx, record) => {
-      await this.assertProviderExists(tx, membershipId, fields.mailProvider);
-      const row = await this.mailhooks.insert(membershipId, { id: newId(), ...fields, createdBy: utilizerId }, tx);
+    return this.recorder.transaction(async (record) => {
+      await this.assertProviderExists(membershipId, fields.mailProvider);
+      const row = await this.mailhooks.insert(membershipId, { id: newId(), ...fields, createdBy: utilizerId });
       record(this.createdEvent(membershipId, utilizerId, row));
       return toMailhookResponse(row);
     });
@@ -83,20 +82,20 @@ export class MailhooksService extends MembershipResourceService<MailhookRow, Mai
     checkBody(body);
     const fields = toFields(body);
     const utilizerId = utilizerIdOf(caller);
-    return this.recorder.transaction(async (tx, record) => {
-      await this.assertProviderExists(tx, membershipId, fields.mailProvider);
-      const current = await this.mailhooks.findByIdForUpdate(membershipId, id, tx);
+    return this.recorder.transaction(async (record) => {
+      await this.assertProviderExists(membershipId, fields.mailProvider);
+      const current = await this.mailhooks.findByIdForUpdate(membershipId, id);
       if (!current) throw this.notFound();
       this.assertChanges(current, fields);
-      const updated = await this.mailhooks.replace(membershipId, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId }, tx);
+      const updated = await this.mailhooks.replace(membershipId, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId });
       record(this.updatedEvent(membershipId, utilizerId, updated, current));
       return toMailhookResponse(updated);
     });
   }
 
   /** Under a share lock of the membership, so a PUT cannot remove the provider before this commits. */
-  private async assertProviderExists(tx: Tx, membershipId: string, slug: string): Promise<void> {
-    const membership = await this.memberships.lockForShare(membershipId, tx);
+  private async assertProviderExists(membershipId: string, slug: string): Promise<void> {
+    const membership = await this.memberships.lockForShare(membershipId);
     if (!membership) throw new DomainError('MembershipNotFound', 'The membership does not exist');
     if (!membership.mailProviders.some((provider) => provider.slug === slug)) {
       throw validationError('mail_provider', `names no entry of the membership's mail_providers: ${JSON.stringify(slug.slice(0, 64))}`);

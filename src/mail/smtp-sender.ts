@@ -11,7 +11,7 @@ import { isIP } from 'node:net';
 import { createTransport, type Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import type { MailRecipient, StoredMailProvider } from '../database/schema';
-import { DEFAULT_SMTP_PORT } from './mail-provider';
+import { DEFAULT_SMTP_PORT } from '../memberships/mail-provider';
 import { isOutboundDestinationBlocked, type LookupFunction } from '../outbound/outbound-lookup';
 import type { OutgoingCall } from '../outbound/outgoing-calls';
 

@@ -17,9 +17,9 @@ import {
 } from 'class-validator';
 import { NameField, OptionalIntField, OptionalNestedField, SlugField } from '../common/dto-fields';
 import { IsUsername } from '../common/patterns';
-import { MAX_MAIL_PROVIDERS, MailProviderDto } from '../mail/mail-provider';
-import { OtpSettingsDto } from '../recovery/otp-settings';
-import { SignInPolicyDto } from '../sign-in/sign-in-policy';
+import { MAX_MAIL_PROVIDERS, MailProviderDto } from './mail-provider';
+import { OtpSettingsDto } from './otp-settings';
+import { SignInPolicyDto } from './sign-in-policy';
 
 /** `active`: new users start active; `passive`: new users start inactive (contract, "Memberships"). */
 export const USER_ACTIVATION_MODES = ['active', 'passive'] as const;

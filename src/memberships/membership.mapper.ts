@@ -1,8 +1,8 @@
 import type { MembershipRow } from '../database/schema';
 import { toSys, type Sys } from '../common/sys';
-import { storedOtpSettings, type OtpSettings } from '../recovery/otp-settings';
-import { storedSignInPolicy, type SignInPolicy } from '../sign-in/sign-in-policy';
-import { toMailProviderResponse, type MailProviderResponse } from '../mail/mail-provider';
+import { storedOtpSettings, type OtpSettings } from './otp-settings';
+import { storedSignInPolicy, type SignInPolicy } from './sign-in-policy';
+import { toMailProviderResponse, type MailProviderResponse } from './mail-provider';
 
 export interface MembershipResponse {
   _id: string;

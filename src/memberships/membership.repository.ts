@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, sql } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor } from '../database/database';
+import { DATABASE, type Database } from '../database/database';
 import { mailhooks, memberships, tokenCodePolicies, users, type MembershipRow } from '../database/schema';
 import { querySchema, runListQuery, sysFields, type ListPage, type ListRequest } from '../common/query';
 
@@ -43,14 +43,14 @@ export type MembershipSettings = Pick<
 export class MembershipRepository {
   constructor(@Inject(DATABASE) private readonly database: Database) {}
 
-  async findById(id: string, executor: Executor = this.database.db): Promise<MembershipRow | undefined> {
-    const [row] = await executor.select().from(memberships).where(eq(memberships.id, id)).limit(1);
+  async findById(id: string): Promise<MembershipRow | undefined> {
+    const [row] = await this.database.db.select().from(memberships).where(eq(memberships.id, id)).limit(1);
     return row;
   }
 
   /** Whether the membership has a token code policy with this slug (read in the caller's transaction). */
-  async hasCodePolicy(id: string, slug: string, executor: Executor = this.database.db): Promise<boolean> {
-    const rows = await executor
+  async hasCodePolicy(id: string, slug: string): Promise<boolean> {
+    const rows = await this.database.db
       .select({ id: tokenCodePolicies.id })
       .from(tokenCodePolicies)
       .where(and(eq(tokenCodePolicies.membershipId, id), eq(tokenCodePolicies.slug, slug)))
@@ -59,8 +59,8 @@ export class MembershipRepository {
   }
 
   /** Locks the row until the transaction ends: updates and deletes of one membership are serialized. */
-  async lockById(id: string, executor: Executor = this.database.db): Promise<MembershipRow | undefined> {
-    const [row] = await executor.select().from(memberships).where(eq(memberships.id, id)).limit(1).for('update');
+  async lockById(id: string): Promise<MembershipRow | undefined> {
+    const [row] = await this.database.db.select().from(memberships).where(eq(memberships.id, id)).limit(1).for('update');
     return row;
   }
 
@@ -68,8 +68,8 @@ export class MembershipRepository {
    * The row, share-locked until the transaction ends: a write that depends on the membership's
    * settings (a mail hook naming a mail provider) waits for, or is waited for by, a PUT.
    */
-  async lockForShare(id: string, executor: Executor = this.database.db): Promise<MembershipRow | undefined> {
-    const [row] = await executor.select().from(memberships).where(eq(memberships.id, id)).limit(1).for('share');
+  async lockForShare(id: string): Promise<MembershipRow | undefined> {
+    const [row] = await this.database.db.select().from(memberships).where(eq(memberships.id, id)).limit(1).for('share');
     return row;
   }
 
@@ -77,17 +77,17 @@ export class MembershipRepository {
    * Serializes concurrent setups inside the database, so exactly one of them creates the first
    * (system) membership: a transaction-scoped advisory lock, held until the caller's transaction ends.
    */
-  async lockInstallation(executor: Executor = this.database.db): Promise<void> {
-    await executor.execute(sql`select pg_advisory_xact_lock(${INSTALLATION_LOCK_KEY})`);
+  async lockInstallation(): Promise<void> {
+    await this.database.db.execute(sql`select pg_advisory_xact_lock(${INSTALLATION_LOCK_KEY})`);
   }
 
-  async anyExists(executor: Executor = this.database.db): Promise<boolean> {
-    const rows = await executor.select({ one: sql<number>`1` }).from(memberships).limit(1);
+  async anyExists(): Promise<boolean> {
+    const rows = await this.database.db.select({ one: sql<number>`1` }).from(memberships).limit(1);
     return rows.length > 0;
   }
 
-  async insert(row: typeof memberships.$inferInsert, executor: Executor = this.database.db): Promise<MembershipRow> {
-    const [created] = await executor.insert(memberships).values(row).returning();
+  async insert(row: typeof memberships.$inferInsert): Promise<MembershipRow> {
+    const [created] = await this.database.db.insert(memberships).values(row).returning();
     return created;
   }
 
@@ -104,8 +104,8 @@ export class MembershipRepository {
     });
   }
 
-  async updateSettings(id: string, settings: MembershipSettings, modifiedBy: string, executor: Executor = this.database.db): Promise<MembershipRow> {
-    const [row] = await executor
+  async updateSettings(id: string, settings: MembershipSettings, modifiedBy: string): Promise<MembershipRow> {
+    const [row] = await this.database.db
       .update(memberships)
       .set({ ...settings, modifiedAt: new Date(), modifiedBy })
       .where(eq(memberships.id, id))
@@ -113,8 +113,8 @@ export class MembershipRepository {
     return row;
   }
 
-  async replaceSecretKey(id: string, secretKey: string, modifiedBy: string, executor: Executor = this.database.db): Promise<MembershipRow> {
-    const [row] = await executor
+  async replaceSecretKey(id: string, secretKey: string, modifiedBy: string): Promise<MembershipRow> {
+    const [row] = await this.database.db
       .update(memberships)
       .set({ secretKey, modifiedAt: new Date(), modifiedBy })
       .where(eq(memberships.id, id))
@@ -123,19 +123,19 @@ export class MembershipRepository {
   }
 
   /** The mail provider slugs the membership's mail hooks name (a provider in use cannot be removed). */
-  async mailProvidersInUse(id: string, executor: Executor = this.database.db): Promise<Set<string>> {
-    const rows = await executor.selectDistinct({ slug: mailhooks.mailProvider }).from(mailhooks).where(eq(mailhooks.membershipId, id));
+  async mailProvidersInUse(id: string): Promise<Set<string>> {
+    const rows = await this.database.db.selectDistinct({ slug: mailhooks.mailProvider }).from(mailhooks).where(eq(mailhooks.membershipId, id));
     return new Set(rows.map((row) => row.slug));
   }
 
-  async hasUsers(id: string, executor: Executor = this.database.db): Promise<boolean> {
-    const rows = await executor.select({ one: sql<number>`1` }).from(users).where(eq(users.membershipId, id)).limit(1);
+  async hasUsers(id: string): Promise<boolean> {
+    const rows = await this.database.db.select({ one: sql<number>`1` }).from(users).where(eq(users.membershipId, id)).limit(1);
     return rows.length > 0;
   }
 
   /** Everything inside the membership (roles, users, applications, sessions, webhooks) goes with it by cascade. */
-  async deleteById(id: string, executor: Executor = this.database.db): Promise<boolean> {
-    const rows = await executor.delete(memberships).where(eq(memberships.id, id)).returning({ id: memberships.id });
+  async deleteById(id: string): Promise<boolean> {
+    const rows = await this.database.db.delete(memberships).where(eq(memberships.id, id)).returning({ id: memberships.id });
     return rows.length > 0;
   }
 }

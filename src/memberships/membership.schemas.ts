@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { SysSchema } from '../common/api-docs';
-import { MailProviderSchema } from '../mail/mail-provider';
-import { OtpSettingsDto } from '../recovery/otp-settings';
-import { SignInPolicyDto } from '../sign-in/sign-in-policy';
+import { MailProviderSchema } from './mail-provider';
+import { OtpSettingsDto } from './otp-settings';
+import { SignInPolicyDto } from './sign-in-policy';
 
 /** OpenAPI description of a membership answer (built by toMembershipResponse). */
 export class MembershipSchema {

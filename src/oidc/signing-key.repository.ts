@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor } from '../database/database';
+import { DATABASE, type Database } from '../database/database';
 import { memberships, signingKeys, type SigningKeyRow } from '../database/schema';
 
 /** A key as made, before it is stored. */
@@ -54,15 +54,16 @@ export class SigningKeyRepository {
 
   /**
    * Retires the current key, kept for verification `keepSeconds` more, and stores `key` as the
-   * current one, in the caller's transaction. The retired key's id, if there was one.
+   * current one (in the request transaction the caller runs it in). The retired key's id, if there was one.
    */
-  async rotate(executor: Executor, key: NewSigningKey, keepSeconds: number): Promise<string | undefined> {
-    const retired = await executor
+  async rotate(key: NewSigningKey, keepSeconds: number): Promise<string | undefined> {
+    const { db } = this.database;
+    const retired = await db
       .update(signingKeys)
       .set({ retiredAt: sql`now()`, expiresAt: sql`now() + make_interval(secs => ${keepSeconds})` })
       .where(and(eq(signingKeys.membershipId, key.membershipId), isNull(signingKeys.retiredAt)))
       .returning({ id: signingKeys.id });
-    await executor.insert(signingKeys).values(key);
+    await db.insert(signingKeys).values(key);
     return retired[0]?.id;
   }
 

@@ -68,8 +68,8 @@ export class SigningKeys {
     if (!lifetimes) throw new DomainError('MembershipNotFound', 'The membership does not exist');
     const keepSeconds = 2 * Math.max(lifetimes.expiresIn, lifetimes.refreshTokenExpiresIn);
     const key = await newKey(membershipId);
-    const retiredKid = await this.recorder.transaction(async (tx, record) => {
-      const retired = await this.keys.rotate(tx, key, keepSeconds);
+    const retiredKid = await this.recorder.transaction(async (record) => {
+      const retired = await this.keys.rotate(key, keepSeconds);
       record({ membershipId, eventType: 'SigningKeyRotated', utilizerId, document: { kid: key.id, alg: key.algorithm, retired_kid: retired ?? null } });
       return retired;
     });

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { parseOutboundAllow } from '../config/outbound-allow';
-import { casesByOutcome } from '../common/testing/cases';
+import { casesByOutcome } from '../../test/support/unit/cases';
 import { DestinationPolicy, isLocalhostName, parseIpLiteral, refusedRange } from './destination-policy';
 
 /** Pure classification: nothing here resolves or connects. */

@@ -1,4 +1,4 @@
-import { holder, HOLDER_ID, itAnswersHolding, OTHER_ID, type HolderSpec } from '../common/testing/permission-holder';
+import { holder, HOLDER_ID, itAnswersHolding, OTHER_ID, type HolderSpec } from '../../test/support/unit/permission-holder';
 import { Decision, DecisionReason, OWN_RECORD_ACTIONS, PermissionHolder, decide, holdsScope, isScopeSubset } from './decide';
 import { PermissionExpression } from './permission-expression';
 import * as publicApi from './index';

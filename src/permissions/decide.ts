@@ -1,6 +1,7 @@
+import type { Decision, DecisionReason } from '../common/access-decision';
 import { PermissionExpression, PermissionSegments, WILDCARD, segmentsCover } from './permission-expression';
 
-export type DecisionReason = 'role_permission' | 'own_permission' | 'own_record' | 'forbidden' | 'no_permission' | 'scope';
+export type { Decision, DecisionReason } from '../common/access-decision';
 
 export interface PermissionHolder {
   id: string;
@@ -13,13 +14,6 @@ export interface PermissionHolder {
   roleForbidden: readonly PermissionExpression[];
   /** Present only for scoped tokens. A non-null array (even an empty one) limits every decision. */
   scopes?: readonly PermissionExpression[] | null;
-}
-
-export interface Decision {
-  allowed: boolean;
-  reason: DecisionReason;
-  /** The normalized required expression. */
-  permission: string;
 }
 
 /** Actions a user may perform on its own record (`<id>.users.<action>.<id>`) without holding a permission. */

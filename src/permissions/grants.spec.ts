@@ -1,6 +1,6 @@
-import { casesByOutcome } from '../common/testing/cases';
-import { domainErrorOf } from '../common/testing/domain-error';
-import { holder, HOLDER_ID, itAnswersHolding, OTHER_ID, type HolderSpec } from '../common/testing/permission-holder';
+import { casesByOutcome } from '../../test/support/unit/cases';
+import { domainErrorOf } from '../../test/support/unit/domain-error';
+import { holder, HOLDER_ID, itAnswersHolding, OTHER_ID, type HolderSpec } from '../../test/support/unit/permission-holder';
 import type { PermissionHolder } from './decide';
 import { assertHoldsGrants, grantedBy, grantedByAssignment, holdsGrant, segmentsOverlap, type Assignment } from './grants';
 import { PermissionExpression } from './permission-expression';

@@ -1,6 +1,6 @@
 import type { DomainError } from '../common/errors';
-import { casesByOutcome } from '../common/testing/cases';
-import { domainErrorOf } from '../common/testing/domain-error';
+import { casesByOutcome } from '../../test/support/unit/cases';
+import { domainErrorOf } from '../../test/support/unit/domain-error';
 import { MAX_PERMISSION_LENGTH, PermissionExpression, escapePermissionSegment } from './permission-expression';
 
 const p = (text: string): PermissionExpression => PermissionExpression.parse(text);

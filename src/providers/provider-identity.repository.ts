@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, sql } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor } from '../database/database';
+import { DATABASE, type Database } from '../database/database';
 import { providerIdentities, users, type UserRow } from '../database/schema';
 import { newId } from '../common/ids';
 
@@ -10,8 +10,8 @@ export class ProviderIdentityRepository {
   constructor(@Inject(DATABASE) private readonly database: Database) {}
 
   /** The user this subject of the provider signs in as. */
-  async findUser(membershipId: string, providerId: string, subject: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
-    const [row] = await executor
+  async findUser(membershipId: string, providerId: string, subject: string): Promise<UserRow | undefined> {
+    const [row] = await this.database.db
       .select({ user: users })
       .from(providerIdentities)
       .innerJoin(users, eq(users.id, providerIdentities.userId))
@@ -24,8 +24,8 @@ export class ProviderIdentityRepository {
    * Serializes first sign-ins of one subject of one provider until the transaction ends: the
    * second waits, then finds the link the first made instead of signing the subject up again.
    */
-  async lockSubject(providerId: string, subject: string, executor: Executor = this.database.db): Promise<void> {
-    await executor.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`provider-subject:${providerId}:${subject}`}::text, 0))`);
+  async lockSubject(providerId: string, subject: string): Promise<void> {
+    await this.database.db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`provider-subject:${providerId}:${subject}`}::text, 0))`);
   }
 
   /**
@@ -34,13 +34,13 @@ export class ProviderIdentityRepository {
    * links or refuses it as the resolution rules say, instead of failing on the unique e-mail.
    * Always taken after lockSubject, so the two locks cannot deadlock.
    */
-  async lockEmail(membershipId: string, email: string, executor: Executor = this.database.db): Promise<void> {
-    await executor.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`provider-email:${membershipId}:${email}`}::text, 0))`);
+  async lockEmail(membershipId: string, email: string): Promise<void> {
+    await this.database.db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`provider-email:${membershipId}:${email}`}::text, 0))`);
   }
 
   /** Links the subject to the user; a concurrent sign-in that linked it first wins (nothing is written). */
-  async link(membershipId: string, providerId: string, subject: string, userId: string, executor: Executor = this.database.db): Promise<void> {
-    await executor
+  async link(membershipId: string, providerId: string, subject: string, userId: string): Promise<void> {
+    await this.database.db
       .insert(providerIdentities)
       .values({ id: newId(), membershipId, providerId, subject, userId })
       .onConflictDoNothing({ target: [providerIdentities.providerId, providerIdentities.subject] });

@@ -124,7 +124,7 @@ export class ProviderSignIn {
         throw error;
       },
     );
-    return this.recorder.transaction(async (_tx, record) => {
+    return this.recorder.transaction(async (record) => {
       // Two first sign-ins of one subject at once: the second waits here and finds the first's link.
       await this.identities.lockSubject(provider.id, claims.sub);
       const linkedMeanwhile = await this.identities.findUser(membershipId, provider.id, claims.sub);

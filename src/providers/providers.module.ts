@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { EventsModule } from '../events/events.module';
 import { MembershipStoreModule } from '../memberships/membership-store.module';
 import { OutboundModule } from '../outbound/outbound.module';
+import { RecoveryModule } from '../recovery/recovery.module';
 import { CallerPermissionsModule } from '../roles/caller-permissions.module';
 import { TokensModule } from '../tokens/tokens.module';
 import { UserTypesModule } from '../user-types/user-types.module';
@@ -17,7 +18,7 @@ import { ProvidersService } from './providers.service';
 
 /** External identity providers (contract "External identity providers"): their configuration API and sign-in. */
 @Module({
-  imports: [OutboundModule, UserTypesModule, UsersModule, TokensModule, MembershipStoreModule, EventsModule, CallerPermissionsModule],
+  imports: [OutboundModule, UserTypesModule, UsersModule, TokensModule, MembershipStoreModule, EventsModule, CallerPermissionsModule, RecoveryModule],
   controllers: [ProvidersController, ProviderLoginController],
   providers: [ProviderRepository, ProviderIdentityRepository, ProviderCache, ProvidersService, OidcClient, ProviderSignIn],
 })

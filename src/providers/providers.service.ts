@@ -4,7 +4,6 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import type { Executor } from '../database/database';
 import type { ProviderRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf, type EventType } from '../events/event-types';
@@ -69,14 +68,13 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     const utilizerId = utilizerIdOf(caller);
     // Read before the transaction: the role cache may query the database.
     const granter = await this.permissions.granterOf(caller);
-    const created = await this.recorder.transaction(async (tx, record) => {
-      await this.assertReferencesExist(membershipId, fields, tx);
-      assertHoldsGrants(granter, grantedByAssignment(null, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole), tx)));
-      if (fields.trustEmail) await this.assertMayTrust(granter, membershipId, tx);
+    const created = await this.recorder.transaction(async (record) => {
+      await this.assertReferencesExist(membershipId, fields);
+      assertHoldsGrants(granter, grantedByAssignment(null, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole))));
+      if (fields.trustEmail) await this.assertMayTrust(granter, membershipId);
       const row = await this.providers.insert(
         membershipId,
         { id: newId(), slug: body.slug ?? slugify(fields.name), ...fields, clientSecret: body.client_secret ?? null, createdBy: utilizerId },
-        tx,
       );
       record(this.createdEvent(membershipId, utilizerId, row));
       return toProviderResponse(row);
@@ -91,8 +89,8 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     this.checkIssuer(fields.issuer);
     const utilizerId = utilizerIdOf(caller);
     const granter = await this.permissions.granterOf(caller);
-    const replaced = await this.recorder.transaction(async (tx, record) => {
-      const current = await this.providers.findByIdForUpdate(membershipId, id, tx);
+    const replaced = await this.recorder.transaction(async (record) => {
+      const current = await this.providers.findByIdForUpdate(membershipId, id);
       if (!current) throw this.notFound();
       if (body.slug !== undefined && body.slug !== current.slug) throw validationError('slug', 'is immutable');
       const repointed = fields.issuer !== current.issuer || fields.clientId !== current.clientId;
@@ -103,12 +101,12 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
       }
       const clientSecret = nextSecret(current.clientSecret, body.client_secret);
       this.assertChanges(current, { ...fields, clientSecret });
-      await this.assertReferencesExist(membershipId, fields, tx);
+      await this.assertReferencesExist(membershipId, fields);
       // A re-pointed provider is a new source of sign-ups: its default role is granted anew.
-      const before = repointed ? null : await loadAssignment(this.roles, membershipId, grantsOf(current.defaultRole), tx);
-      assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole), tx)));
-      if (fields.trustEmail && (!current.trustEmail || repointed)) await this.assertMayTrust(granter, membershipId, tx);
-      const updated = await this.providers.replace(membershipId, id, { ...fields, clientSecret, modifiedAt: new Date(), modifiedBy: utilizerId }, tx);
+      const before = repointed ? null : await loadAssignment(this.roles, membershipId, grantsOf(current.defaultRole));
+      assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole))));
+      if (fields.trustEmail && (!current.trustEmail || repointed)) await this.assertMayTrust(granter, membershipId);
+      const updated = await this.providers.replace(membershipId, id, { ...fields, clientSecret, modifiedAt: new Date(), modifiedBy: utilizerId });
       record(this.updatedEvent(membershipId, utilizerId, updated, current));
       return toProviderResponse(updated);
     });
@@ -122,8 +120,8 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
    * No role holds `*` itself: the membership's admin role is its "everything", so the caller must
    * hold every permission that role holds (a caller holding `*` does).
    */
-  private async assertMayTrust(granter: Granter, membershipId: string, executor: Executor): Promise<void> {
-    const adminGrants = grantedByAssignment(null, await loadAssignment(this.roles, membershipId, grantsOf(ADMIN_ROLE_SLUG), executor));
+  private async assertMayTrust(granter: Granter, membershipId: string): Promise<void> {
+    const adminGrants = grantedByAssignment(null, await loadAssignment(this.roles, membershipId, grantsOf(ADMIN_ROLE_SLUG)));
     // The admin role cannot be deleted; were it ever missing, `*` itself is what must be held.
     const everything = adminGrants.length ? adminGrants : [PermissionExpression.parse('*')];
     if (!everything.every((expression) => holdsGrant(granter, expression))) {
@@ -158,13 +156,13 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     }
   }
 
-  private async assertReferencesExist(membershipId: string, fields: ProviderFields, executor: Executor): Promise<void> {
-    if (fields.defaultRole && !(await this.roles.findBySlug(membershipId, fields.defaultRole, executor))) {
+  private async assertReferencesExist(membershipId: string, fields: ProviderFields): Promise<void> {
+    if (fields.defaultRole && !(await this.roles.findBySlug(membershipId, fields.defaultRole))) {
       throw validationError('default_role', `no role with the slug ${JSON.stringify(fields.defaultRole.slice(0, 64))} exists in this membership`);
     }
     if (!fields.defaultUserType) return;
     const shownSlug = JSON.stringify(fields.defaultUserType.slice(0, 64));
-    const userType = await this.userTypes.findBySlug(membershipId, fields.defaultUserType, executor);
+    const userType = await this.userTypes.findBySlug(membershipId, fields.defaultUserType);
     if (!userType) throw validationError('default_user_type', `no user type with the slug ${shownSlug} exists in this membership`);
     // A provider's sign-up creates the user with no custom fields: refused here, not at every sign-in.
     const lacking = requiredWithoutDefault(storedDefinitions(userType.properties));

@@ -1,5 +1,5 @@
 import { drawOtp, otpDigest, sameDigest } from './otp';
-import { DEFAULT_OTP_SETTINGS, otpSettingsFrom, storedOtpSettings } from './otp-settings';
+import { DEFAULT_OTP_SETTINGS, otpSettingsFrom, storedOtpSettings } from '../memberships/otp-settings';
 
 describe('one-time passwords', () => {
   it.each([

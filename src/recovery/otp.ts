@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { drawUserCode, normalizeUserCode } from '../device-codes/user-code';
-import type { OtpSettings } from './otp-settings';
+import { drawUserCode, normalizeUserCode } from '../common/user-code';
+import type { OtpSettings } from '../memberships/otp-settings';
 
 /**
  * One-time passwords: the alphabets and normalisation of user codes (contract "Shared rules": one

@@ -51,13 +51,6 @@ export class ActivateDto {
   activation_token!: string;
 }
 
-export class CheckPasswordDto {
-  @ApiPropertyOptional({ format: 'password', example: 'correct horse battery', description: 'The password to check; wins over ?password=' })
-  @IsOptional()
-  @IsString()
-  password?: string;
-}
-
 export class ResetAnswerSchema {
   @ApiProperty({ example: 'If the account exists, a message has been sent' }) message!: string;
 }
@@ -65,8 +58,4 @@ export class ResetAnswerSchema {
 export class VerifyOtpAnswerSchema {
   @ApiProperty({ description: 'A reset token for set-password; the mailed one stops working' }) reset_token!: string;
   @ApiProperty({ example: 3600 }) expires_in!: number;
-}
-
-export class CheckPasswordAnswerSchema {
-  @ApiProperty({ example: true }) valid!: boolean;
 }

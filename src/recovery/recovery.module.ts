@@ -1,17 +1,27 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { EventsModule } from '../events/events.module';
 import { MembershipStoreModule } from '../memberships/membership-store.module';
 import { TokensModule } from '../tokens/tokens.module';
-import { PasswordHasherModule } from '../users/password-hasher.module';
+import { USER_CHALLENGES } from '../users/user-challenges';
 import { UsersModule } from '../users/users.module';
 import { SignInModule } from '../sign-in/sign-in.module';
+import { ActivationIssuer } from './activation-issuer';
+import { ChallengeTokens } from './challenge-tokens';
+import { RecoveryChallenges } from './recovery-challenges';
 import { RecoveryController } from './recovery.controller';
 import { RecoveryService } from './recovery.service';
+import { UserChallengeRepository } from './user-challenge.repository';
 
-/** Reset, OTP, set-password and activation routes; the challenge store and tokens come from UsersModule. */
+/**
+ * Reset, OTP, set-password and activation routes, and the challenges they own. Global only for
+ * the port USER_CHALLENGES, which users (a lower room that may not import this one) injects; the
+ * providers room, above, imports it for ActivationIssuer.
+ */
+@Global()
 @Module({
-  imports: [UsersModule, TokensModule, EventsModule, MembershipStoreModule, PasswordHasherModule, SignInModule],
+  imports: [UsersModule, TokensModule, EventsModule, MembershipStoreModule, SignInModule],
   controllers: [RecoveryController],
-  providers: [RecoveryService],
+  providers: [UserChallengeRepository, ChallengeTokens, ActivationIssuer, RecoveryService, { provide: USER_CHALLENGES, useClass: RecoveryChallenges }],
+  exports: [USER_CHALLENGES, ActivationIssuer],
 })
 export class RecoveryModule {}

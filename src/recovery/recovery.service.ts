@@ -10,15 +10,14 @@ import { EventRecorder, type MailOnlyValues } from '../events/event-recorder';
 import { SYSTEM_UTILIZER } from '../events/event-types';
 import { MembershipCache } from '../memberships/membership-cache';
 import { settleWithin } from '../queue/settle-within';
-import { TokenRevoker } from '../tokens/token-revoker';
-import { PasswordHasher } from '../users/password-hasher';
+import { PasswordChange } from '../users/password-change';
 import { toUserResponse } from '../users/user.mapper';
 import { UserRepository } from '../users/user.repository';
 import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../sign-in/sign-in-attempts';
 import { SignInDefenses } from '../sign-in/sign-in-defenses';
 import { ChallengeTokens, invalidChallengeToken } from './challenge-tokens';
 import { drawOtp, otpDigest, sameDigest } from './otp';
-import { storedOtpSettings } from './otp-settings';
+import { storedOtpSettings } from '../memberships/otp-settings';
 import type { ResetLoginDto, SetPasswordDto, VerifyOtpDto } from './recovery.dto';
 import { MAX_OTP_ATTEMPTS, UserChallengeRepository } from './user-challenge.repository';
 
@@ -59,9 +58,8 @@ export class RecoveryService implements BeforeApplicationShutdown {
     private readonly users: UserRepository,
     private readonly challenges: UserChallengeRepository,
     private readonly tokens: ChallengeTokens,
-    private readonly hasher: PasswordHasher,
+    private readonly passwords: PasswordChange,
     private readonly events: EventRecorder,
-    private readonly revoker: TokenRevoker,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
@@ -115,16 +113,14 @@ export class RecoveryService implements BeforeApplicationShutdown {
     const user = await this.users.findById(membership.id, claims.sub);
     if (!user || !(await this.challenges.isPending(membership.id, user.id, 'reset', claims.jti))) throw invalidChallengeToken();
     if (!user.isActive) throw userInactive();
-    const passwordHash = await this.hasher.hash(body.password);
-    await this.events.transaction(async (_tx, record) => {
+    const passwordHash = await this.passwords.hash(body.password);
+    await this.events.transaction(async (record) => {
       const locked = await this.users.findByIdForUpdate(membership.id, user.id);
       if (!locked) throw invalidChallengeToken();
       if (!locked.isActive) throw userInactive();
       if (!(await this.challenges.consume(membership.id, user.id, 'reset', claims.jti))) throw invalidChallengeToken();
-      const row = await this.users.update(membership.id, user.id, { passwordHash, modifiedAt: new Date(), modifiedBy: user.id });
-      if (!row) throw invalidChallengeToken();
-      await this.revoker.revokeAllOfUser(record, membership.id, user.id, user.id, PASSWORD_RESET_REASON);
-      record({ membershipId: membership.id, eventType: 'UserPasswordChanged', utilizerId: user.id, document: toUserResponse(row) });
+      const change = { membershipId: membership.id, userId: user.id, passwordHash, utilizerId: user.id, revokeReason: PASSWORD_RESET_REASON };
+      if (!(await this.passwords.apply(record, change))) throw invalidChallengeToken();
     });
     // After the commit: the new password is the user's, so its failed sign-ins and any lock end.
     await this.defenses.clearUser(membership.id, user.id);
@@ -134,7 +130,7 @@ export class RecoveryService implements BeforeApplicationShutdown {
   async activate(membershipId: string, activationToken: string): Promise<void> {
     const membership = await this.requireMembership(membershipId);
     const claims = this.tokens.verify(membership, activationToken, 'activation');
-    await this.events.transaction(async (_tx, record) => {
+    await this.events.transaction(async (record) => {
       const locked = await this.users.findByIdForUpdate(membership.id, claims.sub);
       if (!locked || !(await this.challenges.consume(membership.id, locked.id, 'activation', claims.jti))) throw invalidChallengeToken();
       if (locked.isActive) return;
@@ -171,7 +167,7 @@ export class RecoveryService implements BeforeApplicationShutdown {
       otp: otp ?? '',
       otp_expires_in: otp === null ? '' : String(otpSettings.expires_in),
     };
-    await this.events.transaction(async (_tx, record) => {
+    await this.events.transaction(async (record) => {
       const challenge = {
         id: challengeId,
         membershipId: membership.id,

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, isNotNull, lt, sql } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor } from '../database/database';
+import { DATABASE, type Database } from '../database/database';
 import { userChallenges, type UserChallengeRow } from '../database/schema';
 
 export type ChallengeKind = UserChallengeRow['kind'];
@@ -35,8 +35,8 @@ export class UserChallengeRepository {
    * less than `minIntervalSeconds` ago; one statement, so two parallel requests cannot both pass.
    * False when the interval held it back.
    */
-  async replaceReset(challenge: NewChallenge, minIntervalSeconds: number, executor: Executor = this.database.db): Promise<boolean> {
-    const rows = await executor
+  async replaceReset(challenge: NewChallenge, minIntervalSeconds: number): Promise<boolean> {
+    const rows = await this.database.db
       .insert(userChallenges)
       .values({ ...challenge, kind: 'reset', otpAttempts: 0, requestedAt: sql`now()` })
       .onConflictDoUpdate({
@@ -57,8 +57,8 @@ export class UserChallengeRepository {
   }
 
   /** A new activation, replacing any earlier one. */
-  async replaceActivation(challenge: Omit<NewChallenge, 'otpDigest' | 'otpExpiresAt'>, executor: Executor = this.database.db): Promise<void> {
-    await executor
+  async replaceActivation(challenge: Omit<NewChallenge, 'otpDigest' | 'otpExpiresAt'>): Promise<void> {
+    await this.database.db
       .insert(userChallenges)
       .values({ ...challenge, kind: 'activation' })
       .onConflictDoUpdate({
@@ -78,8 +78,8 @@ export class UserChallengeRepository {
   }
 
   /** Single use: deletes the challenge only while `jti` is its token. False when it was used or replaced. */
-  async consume(membershipId: string, userId: string, kind: ChallengeKind, jti: string, executor: Executor = this.database.db): Promise<boolean> {
-    const rows = await executor
+  async consume(membershipId: string, userId: string, kind: ChallengeKind, jti: string): Promise<boolean> {
+    const rows = await this.database.db
       .delete(userChallenges)
       .where(and(eq(userChallenges.membershipId, membershipId), eq(userChallenges.userId, userId), eq(userChallenges.kind, kind), eq(userChallenges.jti, jti)))
       .returning({ id: userChallenges.id });
@@ -87,8 +87,8 @@ export class UserChallengeRepository {
   }
 
   /** A password change or set ends the pending reset; an admin activation or freeze ends the pending activation. */
-  async deletePending(membershipId: string, userId: string, kind: ChallengeKind, executor: Executor = this.database.db): Promise<void> {
-    await executor
+  async deletePending(membershipId: string, userId: string, kind: ChallengeKind): Promise<void> {
+    await this.database.db
       .delete(userChallenges)
       .where(and(eq(userChallenges.membershipId, membershipId), eq(userChallenges.userId, userId), eq(userChallenges.kind, kind)));
   }

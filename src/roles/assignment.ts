@@ -1,4 +1,3 @@
-import type { Executor } from '../database/database';
 import type { Assignment } from '../permissions';
 import { parseStored } from './role-cache';
 import type { RoleRepository } from './role.repository';
@@ -11,12 +10,12 @@ export interface AssignmentFields {
 }
 
 /**
- * The grants of a user or an application with its role read from the database (in `executor`,
- * the write's transaction, when given; never from the role cache), for `grantedByAssignment`. A role that no longer exists
+ * The grants of a user or an application with its role read from the database (in the open
+ * transaction, when there is one; never from the role cache), for `grantedByAssignment`. A role that no longer exists
  * grants and denies nothing.
  */
-export async function loadAssignment(roles: RoleRepository, membershipId: string, fields: AssignmentFields, executor?: Executor): Promise<Assignment> {
-  const role = fields.role === null ? undefined : await roles.findBySlug(membershipId, fields.role, executor);
+export async function loadAssignment(roles: RoleRepository, membershipId: string, fields: AssignmentFields): Promise<Assignment> {
+  const role = fields.role === null ? undefined : await roles.findBySlug(membershipId, fields.role);
   return {
     role: role ? { slug: role.slug, permissions: parseStored(role.permissions), forbidden: parseStored(role.forbidden) } : null,
     permissions: parseStored(fields.permissions),

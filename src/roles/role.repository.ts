@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { inArray } from 'drizzle-orm';
-import type { Executor } from '../database/database';
 import { roles, type RoleRow } from '../database/schema';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { membershipSysFields, namedResourceFields, querySchema, sortableFieldNames } from '../common/query';
@@ -28,17 +27,17 @@ export class RoleRepository extends MembershipScopedRepository<RoleRow, NewRoleR
   protected override readonly resource = { table: roles, schema: ROLE_QUERY_SCHEMA, toResponse: toRoleResponse };
 
   /** Locks the row until the transaction ends, so concurrent updates of one role are serialized. */
-  lockById(membershipId: string, id: string, executor?: Executor): Promise<RoleRow | undefined> {
-    return this.findByIdForUpdate(membershipId, id, executor);
+  lockById(membershipId: string, id: string): Promise<RoleRow | undefined> {
+    return this.findByIdForUpdate(membershipId, id);
   }
 
-  async findByIds(membershipId: string, ids: readonly string[], executor?: Executor): Promise<RoleRow[]> {
+  async findByIds(membershipId: string, ids: readonly string[]): Promise<RoleRow[]> {
     if (!ids.length) return [];
-    return this.findWhere(membershipId, [inArray(roles.id, [...ids])], executor);
+    return this.findWhere(membershipId, [inArray(roles.id, [...ids])]);
   }
 
   /** Replaces the content, stamped as modified now by `modifiedBy`. */
-  update(membershipId: string, id: string, content: RoleContent, modifiedBy: string, executor?: Executor): Promise<RoleRow> {
-    return this.replace(membershipId, id, { ...content, modifiedAt: new Date(), modifiedBy }, executor);
+  update(membershipId: string, id: string, content: RoleContent, modifiedBy: string): Promise<RoleRow> {
+    return this.replace(membershipId, id, { ...content, modifiedAt: new Date(), modifiedBy });
   }
 }

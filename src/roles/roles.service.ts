@@ -4,7 +4,6 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import type { Tx } from '../database/database';
 import type { RoleRow } from '../database/schema';
 import type { EventType } from '../events/event-types';
 import { RequestTransaction } from '../common/request-transaction';
@@ -41,39 +40,43 @@ export class RolesService extends MembershipResourceService<RoleRow, RoleBodyDto
   }
 
   async create(caller: Caller, membershipId: string, input: RoleBodyDto): Promise<RoleResponse> {
-    const slug = input.slug ?? slugify(input.name);
-    if (slug === ADMIN_ROLE_SLUG) throw new DomainError('ReservedRole', `The slug "${ADMIN_ROLE_SLUG}" is reserved for the service's admin role`);
-    const content = contentOf(input);
-    assertHoldsGrants(await this.permissions.granterOf(caller), grantedBy(null, listsOf(content)));
-    const row = await this.roles.insert(membershipId, { id: newId(), slug, ...content, createdBy: caller.id });
-    this.recorder.recordChange(this.createdEvent(membershipId, caller.id, row));
-    // A miss for this slug may be cached (users can name a role before it exists).
-    this.transaction.afterCommit(() => this.cache.invalidate(membershipId, slug));
-    return toRoleResponse(row);
+    return this.recorder.transaction(async (record) => {
+      const slug = input.slug ?? slugify(input.name);
+      if (slug === ADMIN_ROLE_SLUG) throw new DomainError('ReservedRole', `The slug "${ADMIN_ROLE_SLUG}" is reserved for the service's admin role`);
+      const content = contentOf(input);
+      assertHoldsGrants(await this.permissions.granterOf(caller), grantedBy(null, listsOf(content)));
+      const row = await this.roles.insert(membershipId, { id: newId(), slug, ...content, createdBy: caller.id });
+      record(this.createdEvent(membershipId, caller.id, row));
+      // A miss for this slug may be cached (users can name a role before it exists).
+      this.transaction.afterCommit(() => this.cache.invalidate(membershipId, slug));
+      return toRoleResponse(row);
+    });
   }
 
   async replace(caller: Caller, membershipId: string, id: string, input: RoleBodyDto): Promise<RoleResponse> {
-    const content = contentOf(input);
-    const granter = await this.permissions.granterOf(caller);
-    const current = await this.roles.lockById(membershipId, id);
-    if (!current) throw this.notFound();
-    if (current.slug === ADMIN_ROLE_SLUG) {
-      throw new DomainError('ReservedRole', 'The admin role is managed by the service and cannot be changed');
-    }
-    if (input.slug !== undefined && input.slug !== current.slug) {
-      throw validationError('slug', 'cannot be changed: users and applications name their role by its slug');
-    }
-    this.assertChanges(current, content);
-    assertHoldsGrants(granter, grantedBy(listsOf(current), listsOf(content)));
-    const row = await this.roles.update(membershipId, id, content, caller.id);
-    this.recorder.recordChange(this.updatedEvent(membershipId, caller.id, row, current));
-    this.transaction.afterCommit(() => this.cache.invalidate(membershipId, row.slug));
-    return toRoleResponse(row);
+    return this.recorder.transaction(async (record) => {
+      const content = contentOf(input);
+      const granter = await this.permissions.granterOf(caller);
+      const current = await this.roles.lockById(membershipId, id);
+      if (!current) throw this.notFound();
+      if (current.slug === ADMIN_ROLE_SLUG) {
+        throw new DomainError('ReservedRole', 'The admin role is managed by the service and cannot be changed');
+      }
+      if (input.slug !== undefined && input.slug !== current.slug) {
+        throw validationError('slug', 'cannot be changed: users and applications name their role by its slug');
+      }
+      this.assertChanges(current, content);
+      assertHoldsGrants(granter, grantedBy(listsOf(current), listsOf(content)));
+      const row = await this.roles.update(membershipId, id, content, caller.id);
+      record(this.updatedEvent(membershipId, caller.id, row, current));
+      this.transaction.afterCommit(() => this.cache.invalidate(membershipId, row.slug));
+      return toRoleResponse(row);
+    });
   }
 
   /** All or nothing: the admin role among the ids refuses the whole request. */
-  protected override async beforeDelete(membershipId: string, ids: readonly string[], tx: Tx): Promise<void> {
-    const existing = await this.roles.findByIds(membershipId, ids, tx);
+  protected override async beforeDelete(membershipId: string, ids: readonly string[]): Promise<void> {
+    const existing = await this.roles.findByIds(membershipId, ids);
     if (existing.some((row) => row.slug === ADMIN_ROLE_SLUG)) {
       throw new DomainError('SystemRolesCannotBeDeleted', 'The admin role cannot be deleted');
     }

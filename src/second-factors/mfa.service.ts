@@ -7,7 +7,7 @@ import type { UserRow, WebauthnCredentialRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
 import type { Decision } from '../permissions';
-import { TokenRevoker } from '../tokens/token-revoker';
+import { TokenRevoker } from '../sessions/token-revoker';
 import { MAX_PASSWORD_LENGTH, PasswordHasher } from '../users/password-hasher';
 import { UserRepository } from '../users/user.repository';
 import { SIGN_IN_ATTEMPTS, type SignInAttempts } from '../sign-in/sign-in-attempts';
@@ -92,7 +92,7 @@ export class MfaService {
       throw codeInvalid();
     }
     const recoveryCodes = drawRecoveryCodes();
-    await this.recorder.transaction(async (_tx, record) => {
+    await this.recorder.transaction(async (record) => {
       if (!(await this.factors.confirmPendingTotp(membershipId, userId, pending, step))) throw codeInvalid('The TOTP enrollment was replaced: start again');
       await this.factors.replaceRecoveryCodes(membershipId, userId, recoveryCodes.map((c) => recoveryCodeDigest(userId, c)));
       record(mfaEvent('UserMfaEnabled', membershipId, userId, 'totp', actor.caller.id));
@@ -103,7 +103,7 @@ export class MfaService {
 
   async deleteTotp(actor: FactorActor, membershipId: string, userId: string, currentPassword: string | undefined): Promise<void> {
     await this.selfOrAdministrator(actor, membershipId, userId, currentPassword);
-    await this.recorder.transaction(async (_tx, record) => {
+    await this.recorder.transaction(async (record) => {
       if (!(await this.factors.deleteTotp(membershipId, userId))) throw new DomainError('NotFound', 'The user has no TOTP factor');
       await this.dropRecoveryCodesWithoutFactor(membershipId, userId);
       record(mfaEvent('UserMfaDisabled', membershipId, userId, 'totp', actor.caller.id));
@@ -133,7 +133,7 @@ export class MfaService {
       this.factors.takeRegistrationChallenge(membershipId, userId, challenge),
     );
     if (!registered) throw codeInvalid('The passkey registration could not be verified');
-    const row = await this.recorder.transaction(async (_tx, record) => {
+    const row = await this.recorder.transaction(async (record) => {
       const stored = await this.factors.insertCredential({ membershipId, userId, name: body.name, ...registered });
       record(mfaEvent('UserMfaEnabled', membershipId, userId, 'webauthn', actor.caller.id));
       return stored;
@@ -143,7 +143,7 @@ export class MfaService {
 
   async deletePasskey(actor: FactorActor, membershipId: string, userId: string, credentialId: string, currentPassword: string | undefined) {
     await this.selfOrAdministrator(actor, membershipId, userId, currentPassword);
-    await this.recorder.transaction(async (_tx, record) => {
+    await this.recorder.transaction(async (record) => {
       if (!(await this.factors.deleteCredential(membershipId, userId, credentialId))) throw new DomainError('NotFound', 'The passkey does not exist');
       await this.dropRecoveryCodesWithoutFactor(membershipId, userId);
       record(mfaEvent('UserMfaDisabled', membershipId, userId, 'webauthn', actor.caller.id));
@@ -157,7 +157,7 @@ export class MfaService {
       throw validationFailure([{ field: 'recovery_codes', message: 'need an enabled second factor (TOTP or a passkey) first' }]);
     }
     const recoveryCodes = drawRecoveryCodes();
-    await this.recorder.transaction(async (_tx, record) => {
+    await this.recorder.transaction(async (record) => {
       await this.factors.replaceRecoveryCodes(membershipId, userId, recoveryCodes.map((c) => recoveryCodeDigest(userId, c)));
       record(mfaEvent('UserMfaEnabled', membershipId, userId, 'recovery_codes', actor.caller.id));
     });
@@ -170,7 +170,7 @@ export class MfaService {
       throw new DomainError('AccessDenied', 'Removing every factor of a user needs the users.update permission');
     }
     if (!(await this.users.findById(membershipId, userId))) throw userNotFound();
-    await this.recorder.transaction(async (_tx, record) => {
+    await this.recorder.transaction(async (record) => {
       await this.factors.deleteAllFactors(membershipId, userId);
       await this.revoker.revokeAllOfUser(record, membershipId, userId, actor.caller.id, MFA_RESET_REASON);
       record(mfaEvent('UserMfaDisabled', membershipId, userId, 'all', actor.caller.id));

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { drawUserCode, normalizeUserCode } from '../device-codes/user-code';
+import { drawUserCode, normalizeUserCode } from '../common/user-code';
 
 /** 10 codes of 10 characters from 23456789BCDFGHJKLMNPQRSTVWXZ (about 48 bits each). */
 export const RECOVERY_CODE_COUNT = 10;

@@ -92,7 +92,7 @@ export class SecondStepService {
     ]);
     if (!membership || !user) throw invalidMfaToken();
     if (passed.events.length || passed.apply) {
-      await this.recorder.transaction(async (_tx, record) => {
+      await this.recorder.transaction(async (record) => {
         await passed.apply?.();
         for (const event of passed.events) record(event);
       });

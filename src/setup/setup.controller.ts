@@ -5,7 +5,7 @@ import { Public } from '../common/access-decorators';
 import { ApiErrorResponse, ApiErrors } from '../common/openapi';
 import { ProvisionedMembershipSchema } from '../memberships/membership.schemas';
 import { ProvisionMembershipDto } from '../memberships/membership.dto';
-import type { ProvisionedMembership } from '../memberships/membership-provisioner';
+import type { ProvisionedMembership } from '../membership-admin/membership-provisioner';
 import { SETUP_REJECTED_MESSAGE, SetupService } from './setup.service';
 
 @Injectable()

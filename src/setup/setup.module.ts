@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { EventsModule } from '../events/events.module';
-import { MembershipsModule } from '../memberships/memberships.module';
+import { MembershipsModule } from '../membership-admin/memberships.module';
 import { SetupController, SetupTokenGuard } from './setup.controller';
 import { SetupService } from './setup.service';
 

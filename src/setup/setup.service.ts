@@ -6,7 +6,7 @@ import { LOGGER } from '../common/logger';
 import { EventRecorder } from '../events/event-recorder';
 import { SYSTEM_UTILIZER } from '../events/event-types';
 import { MembershipRepository } from '../memberships/membership.repository';
-import { MembershipProvisioner, type ProvisionedMembership } from '../memberships/membership-provisioner';
+import { MembershipProvisioner, type ProvisionedMembership } from '../membership-admin/membership-provisioner';
 import type { ProvisionMembershipDto } from '../memberships/membership.dto';
 import { SetupToken } from './setup-token';
 
@@ -59,7 +59,7 @@ export class SetupService implements OnApplicationBootstrap {
   async setup(input: ProvisionMembershipDto): Promise<ProvisionedMembership> {
     if (await this.memberships.anyExists()) throw new DomainError('AlreadySetUp', 'The installation is already set up');
     const passwordHash = await this.provisioner.hashPassword(input);
-    return this.recorder.transaction(async (_tx, record) => {
+    return this.recorder.transaction(async (record) => {
       await this.memberships.lockInstallation();
       if (await this.memberships.anyExists()) throw new DomainError('AlreadySetUp', 'The installation is already set up');
       return this.provisioner.provision(record, input, passwordHash, { isSystem: true, utilizerId: SYSTEM_UTILIZER });

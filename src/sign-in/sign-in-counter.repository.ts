@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, getTableColumns, sql } from 'drizzle-orm';
 import { DATABASE, type Database, prepareRows } from '../database/database';
 import { signInCounters, users, type UserRecord } from '../database/schema';
-import { DEFAULT_SIGN_IN_POLICY } from './sign-in-policy';
+import { DEFAULT_SIGN_IN_POLICY } from '../memberships/sign-in-policy';
 
 /** The longest lock, seconds (contract: doubling "up to 86400 s"). */
 export const MAX_LOCK_SECONDS = 86_400;

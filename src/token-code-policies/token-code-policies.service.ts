@@ -4,7 +4,6 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError, validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import type { Tx } from '../database/database';
 import type { TokenCodePolicyRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf, type EventType } from '../events/event-types';
@@ -50,31 +49,35 @@ export class TokenCodePoliciesService extends MembershipResourceService<TokenCod
   }
 
   async create(caller: Caller, membershipId: string, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
-    const fields = toFields(body);
-    const utilizerId = utilizerIdOf(caller);
-    // Uniqueness is the database's (token_code_policies_slug_unique -> 409 TokenCodePolicyAlreadyExists).
-    const row = await this.policies.insert(membershipId, { id: newId(), ...fields, slug: slugify(fields.name), createdBy: utilizerId });
-    this.recorder.recordChange(this.createdEvent(membershipId, utilizerId, row));
-    return toTokenCodePolicyResponse(row);
+    return this.recorder.transaction(async (record) => {
+      const fields = toFields(body);
+      const utilizerId = utilizerIdOf(caller);
+      // Uniqueness is the database's (token_code_policies_slug_unique -> 409 TokenCodePolicyAlreadyExists).
+      const row = await this.policies.insert(membershipId, { id: newId(), ...fields, slug: slugify(fields.name), createdBy: utilizerId });
+      record(this.createdEvent(membershipId, utilizerId, row));
+      return toTokenCodePolicyResponse(row);
+    });
   }
 
   async replace(caller: Caller, membershipId: string, id: string, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
-    const fields = toFields(body);
-    const utilizerId = utilizerIdOf(caller);
-    const current = await this.policies.findByIdForUpdate(membershipId, id);
-    if (!current) throw this.notFound();
-    this.assertChanges(current, fields);
-    const updated = await this.policies.replace(membershipId, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId });
-    this.recorder.recordChange(this.updatedEvent(membershipId, utilizerId, updated, current));
-    return toTokenCodePolicyResponse(updated);
+    return this.recorder.transaction(async (record) => {
+      const fields = toFields(body);
+      const utilizerId = utilizerIdOf(caller);
+      const current = await this.policies.findByIdForUpdate(membershipId, id);
+      if (!current) throw this.notFound();
+      this.assertChanges(current, fields);
+      const updated = await this.policies.replace(membershipId, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId });
+      record(this.updatedEvent(membershipId, utilizerId, updated, current));
+      return toTokenCodePolicyResponse(updated);
+    });
   }
 
   /**
    * All or nothing: when the membership's policy is among them, nothing is deleted (409). The
    * policies are locked first (findByIds), so naming one and deleting it cannot both commit.
    */
-  protected override async beforeDelete(membershipId: string, ids: readonly string[], tx: Tx): Promise<void> {
-    const found = await this.policies.findByIds(membershipId, ids, tx);
-    if (await this.policies.inUse(membershipId, found.map((row) => row.slug), tx)) throw inUse();
+  protected override async beforeDelete(membershipId: string, ids: readonly string[]): Promise<void> {
+    const found = await this.policies.findByIds(membershipId, ids);
+    if (await this.policies.inUse(membershipId, found.map((row) => row.slug))) throw inUse();
   }
 }

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { and, eq, inArray } from 'drizzle-orm';
-import type { Executor } from '../database/database';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { memberships, tokenCodePolicies, type TokenCodePolicyRow } from '../database/schema';
 import { membershipSysFields, namedResourceFields, querySchema } from '../common/query';
@@ -27,9 +26,9 @@ export class TokenCodePolicyRepository extends MembershipScopedRepository<TokenC
    * Whether the membership names one of these policies as its `code_policy`. The membership row is
    * locked (share) so that naming a policy and deleting it cannot both commit.
    */
-  async inUse(membershipId: string, slugs: readonly string[], tx: Executor = this.database.db): Promise<boolean> {
+  async inUse(membershipId: string, slugs: readonly string[]): Promise<boolean> {
     if (slugs.length === 0) return false;
-    const [row] = await tx
+    const [row] = await this.database.db
       .select({ codePolicy: memberships.codePolicy })
       .from(memberships)
       .where(eq(memberships.id, membershipId))
@@ -38,9 +37,9 @@ export class TokenCodePolicyRepository extends MembershipScopedRepository<TokenC
   }
 
   /** The policies with these ids (the ones a bulk delete would remove), for the in-use check. */
-  async findByIds(membershipId: string, ids: readonly string[], tx: Executor = this.database.db): Promise<TokenCodePolicyRow[]> {
+  async findByIds(membershipId: string, ids: readonly string[]): Promise<TokenCodePolicyRow[]> {
     if (ids.length === 0) return [];
-    return tx
+    return this.database.db
       .select()
       .from(tokenCodePolicies)
       .where(and(this.scope(membershipId), inArray(tokenCodePolicies.id, [...ids])))

@@ -1,5 +1,5 @@
 import type { UserRecord } from '../database/schema';
-import type { SigningMembership } from './token-session.repository';
+import type { SigningMembership } from '../sessions/token-session.repository';
 import type { SessionMetadata } from './token.dto';
 
 /**

@@ -1,8 +1,9 @@
 import type { UserCaller } from '../common/caller';
 import type { UserRecord } from '../database/schema';
+import { toUserResponse } from '../users/user.mapper';
 import type { VerifiedBearer, VerifiedCaller, VerifiedWithUser } from './token-verifier';
 
-/** The caller of a verified token, with the whole user row when it was loaded. */
+/** The caller of a verified token, with the user's document when its row was loaded for it. */
 export function toUserCaller(verified: VerifiedCaller | VerifiedWithUser | VerifiedBearer, record?: UserRecord): UserCaller {
   const { claims, user, session, family } = verified;
   return {
@@ -13,7 +14,7 @@ export function toUserCaller(verified: VerifiedCaller | VerifiedWithUser | Verif
     roleSlug: user.role,
     ownPermissions: user.permissions,
     ownForbidden: user.forbidden,
-    user: record,
+    profile: record ? toUserResponse(record) : undefined,
     sessionId: family.id,
     scopes: session.scopes ?? null,
     tokenId: claims.tid ?? claims.sid,

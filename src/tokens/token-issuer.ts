@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { UserRecord } from '../database/schema';
 import { JwtCodec, type TokenClaims } from './jwt-codec';
-import type { NewTokenSession, SigningMembership } from './token-session.repository';
+import type { NewTokenSession, SigningMembership } from '../sessions/token-session.repository';
 import type { SessionMetadata, TokenResponse } from './token.dto';
 
 /** The specification's default lifetime of a scoped token: 12 hours. */

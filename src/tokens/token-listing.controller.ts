@@ -6,7 +6,7 @@ import type { ListPage, ListRequest } from '../common/query';
 import { DeleteRoute, GetRoute } from '../common/crud/crud-routes';
 import { type Listing, ListingRoutes } from '../common/crud/listing-routes';
 import type { TokenSessionResponse } from './token-listing.mapper';
-import { TOKEN_LISTING_SORTABLE_FIELDS } from './token-listing.schema';
+import { TOKEN_LISTING_SORTABLE_FIELDS } from '../sessions/token-listing.schema';
 import { TokenListingService } from './token-listing.service';
 
 export class TokenSessionSchema {

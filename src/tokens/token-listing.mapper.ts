@@ -1,4 +1,4 @@
-import type { TokenListingRow } from './token-listing.schema';
+import type { TokenListingRow } from '../sessions/token-listing.schema';
 
 /** Metadata of a token session; built field by field, and there is no token string to leak. */
 export interface TokenSessionResponse {

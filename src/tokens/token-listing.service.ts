@@ -4,8 +4,8 @@ import { DomainError } from '../common/errors';
 import type { ListPage, ListRequest } from '../common/query';
 import { EventRecorder } from '../events/event-recorder';
 import { toTokenSessionResponse, type TokenSessionResponse } from './token-listing.mapper';
-import { TokenRevoker } from './token-revoker';
-import { TokenSessionRepository, type SessionListingState } from './token-session.repository';
+import { TokenRevoker } from '../sessions/token-revoker';
+import { TokenSessionRepository, type SessionListingState } from '../sessions/token-session.repository';
 
 const REVOKED_BY_ADMINISTRATOR = 'revoked-by-administrator';
 
@@ -41,7 +41,7 @@ export class TokenListingService {
     const listed = await this.sessions.findListedSession(membershipId, 'active', sessionId);
     if (!listed) throw notFound();
     // Revoked by someone else between the check and this update: zero rows, and the outcome the caller wanted.
-    await this.recorder.transaction((_tx, record) =>
+    await this.recorder.transaction((record) =>
       listed.kind === 'scoped'
         ? this.revoker.revokeTokenRecord(record, membershipId, listed.id, caller.id, REVOKED_BY_ADMINISTRATOR)
         : this.revoker.revokeSession(record, membershipId, listed.sessionId, caller.id, REVOKED_BY_ADMINISTRATOR),

@@ -11,7 +11,7 @@ import {
   type UserVerificationRecord,
   type VerificationRecord,
   type VerifiedSession,
-} from './token-session.repository';
+} from '../sessions/token-session.repository';
 
 /** What a Bearer token is presented for; it decides which error codes apply. */
 export type TokenUse = 'access' | 'refresh' | 'any';

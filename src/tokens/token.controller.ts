@@ -20,8 +20,8 @@ import { ApiAuth, ApiErrors } from '../common/openapi';
 import { ApplicationSchema } from '../applications/applications.controller';
 import { UserResource } from '../openapi/resource-schemas';
 import { parseBooleanParam } from '../common/params';
-import { toUserResponse, type UserResponse } from '../users/user.mapper';
-import { toApplicationResponse, type ApplicationResponse } from '../applications/application.mapper';
+import type { UserResponse } from '../users/user.mapper';
+import type { ApplicationResponse } from '../applications/application.mapper';
 import {
   GenerateTokenDto,
   TokenBodyDto,
@@ -244,7 +244,7 @@ export class TokenController {
   }
 
   @Get(['me', 'whoami'])
-  @Authenticated({ userRecord: true })
+  @Authenticated({ profile: true })
   @ApiOperation({
     summary: 'The caller: the user (Bearer) or the application without its secret (Basic)',
     description: '/me and /whoami are the same endpoint.',
@@ -257,8 +257,7 @@ export class TokenController {
     schema: { oneOf: [{ $ref: getSchemaPath(UserResource) }, { $ref: getSchemaPath(ApplicationSchema) }] },
   })
   me(@CurrentCaller() caller: Caller): UserResponse | ApplicationResponse {
-    if (caller.kind === 'application') return toApplicationResponse(caller.application);
-    if (!caller.user) throw new Error('/me must be declared with @Authenticated({ userRecord: true })');
-    return toUserResponse(caller.user);
+    if (!caller.profile) throw new Error('/me must be declared with @Authenticated({ profile: true })');
+    return caller.profile;
   }
 }

@@ -13,8 +13,8 @@ import { ApplicationCredentials } from '../applications/application-credentials'
 import type { Credentials } from '../common/authorization-header';
 import { toUserCaller } from './token-caller';
 import { type IssuedTokens, type ScopedApproval, TokenIssuer } from './token-issuer';
-import { TokenRevoker } from './token-revoker';
-import { type SigningMembership, TokenSessionRepository } from './token-session.repository';
+import { TokenRevoker } from '../sessions/token-revoker';
+import { type SigningMembership, TokenSessionRepository } from '../sessions/token-session.repository';
 import { RefreshTokenReuse, TokenVerifier, type VerifiedBearer } from './token-verifier';
 import type { SessionMetadata, TokenResponse, VerificationResponse } from './token.dto';
 import { signInFailureReasonOf, SIGN_IN_FAILURE_OBSERVER, type SignInFailureObserver } from './sign-in-failures';
@@ -198,7 +198,7 @@ export class TokenService {
   async issueScoped(authorization: Credentials, scopes: unknown, metadata: SessionMetadata): Promise<TokenResponse> {
     if (authorization.scheme !== 'bearer') throw new DomainError('InvalidToken', 'Scoped tokens are issued for Bearer access tokens only');
     const verified = await this.verifier.verify(authorization.token, 'access');
-    const caller = toUserCaller(verified, verified.user);
+    const caller = toUserCaller(verified);
     const requested = parseScopes(scopes);
     const holder = await this.permissions.holderOf(caller);
     for (const scope of requested) {
@@ -253,7 +253,7 @@ export class TokenService {
 
   /** The reused token's owner is recorded as the one who revoked: the service acts on its behalf. */
   private async endReusedSession(reused: { membershipId: string; sessionId: string; userId: string }): Promise<void> {
-    await this.recorder.transaction((_tx, record) =>
+    await this.recorder.transaction((record) =>
       this.revoker.revokeSession(record, reused.membershipId, reused.sessionId, reused.userId, REFRESH_TOKEN_REUSE),
     );
   }
@@ -307,7 +307,7 @@ export class TokenService {
     if (logoutAll && (scoped || (session.scopes?.length ?? 0) > 0)) {
       throw new DomainError('AccessDenied', 'Signing out everywhere needs an unscoped token', undefined, 'insufficient_scope');
     }
-    const revoked = await this.recorder.transaction(async (_tx, record) => {
+    const revoked = await this.recorder.transaction(async (record) => {
       if (logoutAll) return this.revoker.revokeAllOfUser(record, user.membershipId, user.id, user.id, 'logout-all');
       if (scoped) return this.revoker.revokeTokenRecord(record, user.membershipId, session.id, user.id, 'revoked');
       return this.revoker.revokeSession(record, user.membershipId, family.id, user.id, 'revoked');

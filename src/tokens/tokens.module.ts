@@ -10,16 +10,15 @@ import { TokenController } from './token.controller';
 import { TokenIssuer } from './token-issuer';
 import { ActiveTokensController, RevokedTokensController } from './token-listing.controller';
 import { TokenListingService } from './token-listing.service';
-import { TokenRevoker } from './token-revoker';
-import { TokenSessionRepository } from './token-session.repository';
+import { SessionsModule } from '../sessions/sessions.module';
 import { TokenService } from './token.service';
 import { TokenVerifier } from './token-verifier';
 
 /** Sign-in, the token endpoints and the token listings; the codec is @nestjs/jwt with each membership's key. */
 @Module({
-  imports: [JwtModule.register(TOKEN_JWT_OPTIONS), PasswordHasherModule, EventsModule, ApplicationsModule, CallerPermissionsModule, SignInModule],
+  imports: [JwtModule.register(TOKEN_JWT_OPTIONS), PasswordHasherModule, EventsModule, ApplicationsModule, CallerPermissionsModule, SignInModule, SessionsModule],
   controllers: [TokenController, ActiveTokensController, RevokedTokensController],
-  providers: [JwtCodec, TokenSessionRepository, TokenVerifier, TokenIssuer, TokenRevoker, TokenService, TokenListingService],
-  exports: [JwtCodec, TokenVerifier, TokenRevoker, TokenService],
+  providers: [JwtCodec, TokenVerifier, TokenIssuer, TokenService, TokenListingService],
+  exports: [JwtCodec, TokenVerifier, TokenService, SessionsModule],
 })
 export class TokensModule {}

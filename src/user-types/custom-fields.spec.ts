@@ -1,5 +1,5 @@
 import type { FieldError } from '../common/errors';
-import { domainErrorOf } from '../common/testing/domain-error';
+import { domainErrorOf } from '../../test/support/unit/domain-error';
 import {
   CUSTOM_FIELD_LIMITS,
   parsePropertyDefinitions,

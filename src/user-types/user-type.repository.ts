@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Executor } from '../database/database';
 import { userTypes, type UserTypeRow } from '../database/schema';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { membershipSysFields, namedResourceFields, querySchema } from '../common/query';
@@ -21,7 +20,7 @@ export class UserTypeRepository extends MembershipScopedRepository<UserTypeRow, 
   protected override readonly resource = { table: userTypes, schema: USER_TYPE_QUERY_SCHEMA, toResponse: toUserTypeResponse };
 
   /** The name UserTypesService calls `replace` by; undefined when the row is gone. */
-  update(membershipId: string, id: string, changes: UserTypeChanges, executor?: Executor): Promise<UserTypeRow | undefined> {
-    return this.replace(membershipId, id, changes, executor);
+  update(membershipId: string, id: string, changes: UserTypeChanges): Promise<UserTypeRow | undefined> {
+    return this.replace(membershipId, id, changes);
   }
 }

@@ -34,40 +34,44 @@ export class UserTypesService extends MembershipResourceService<UserTypeRow, Use
   }
 
   async create(caller: Caller, membershipId: string, input: UserTypeInput): Promise<UserTypeResponse> {
-    const slug = input.fields.slug ?? slugify(input.fields.name);
-    const row = await this.repository.insert(membershipId, {
-      id: newId(),
-      name: input.fields.name,
-      slug,
-      description: input.fields.description ?? null,
-      properties: input.properties,
-      allowAdditionalProperties: input.fields.allow_additional_properties ?? false,
-      createdBy: caller.id,
+    return this.events.transaction(async (record) => {
+      const slug = input.fields.slug ?? slugify(input.fields.name);
+      const row = await this.repository.insert(membershipId, {
+        id: newId(),
+        name: input.fields.name,
+        slug,
+        description: input.fields.description ?? null,
+        properties: input.properties,
+        allowAdditionalProperties: input.fields.allow_additional_properties ?? false,
+        createdBy: caller.id,
+      });
+      record(this.createdEvent(membershipId, caller.id, row));
+      // Forget a cached miss, so users of the new type can be written here at once.
+      this.transaction.afterCommit(() => this.cache.invalidate(membershipId, slug));
+      return toUserTypeResponse(row);
     });
-    this.events.recordChange(this.createdEvent(membershipId, caller.id, row));
-    // Forget a cached miss, so users of the new type can be written here at once.
-    this.transaction.afterCommit(() => this.cache.invalidate(membershipId, slug));
-    return toUserTypeResponse(row);
   }
 
   async replace(caller: Caller, membershipId: string, id: string, input: UserTypeInput): Promise<UserTypeResponse> {
-    const current = await this.repository.findById(membershipId, id);
-    if (!current) throw this.notFound();
-    if (input.fields.slug !== undefined && input.fields.slug !== current.slug) {
-      throw validationFailure([{ field: 'slug', message: 'cannot be changed: users name their type by it' }]);
-    }
-    const next = {
-      name: input.fields.name,
-      description: input.fields.description ?? null,
-      properties: input.properties as Record<string, unknown>,
-      allowAdditionalProperties: input.fields.allow_additional_properties ?? false,
-    };
-    this.assertChanges(current, next);
-    const row = await this.repository.update(membershipId, id, { ...next, modifiedAt: new Date(), modifiedBy: caller.id });
-    if (!row) throw this.notFound();
-    this.events.recordChange(this.updatedEvent(membershipId, caller.id, row, current));
-    this.transaction.afterCommit(() => this.cache.invalidate(membershipId, row.slug));
-    return toUserTypeResponse(row);
+    return this.events.transaction(async (record) => {
+      const current = await this.repository.findById(membershipId, id);
+      if (!current) throw this.notFound();
+      if (input.fields.slug !== undefined && input.fields.slug !== current.slug) {
+        throw validationFailure([{ field: 'slug', message: 'cannot be changed: users name their type by it' }]);
+      }
+      const next = {
+        name: input.fields.name,
+        description: input.fields.description ?? null,
+        properties: input.properties as Record<string, unknown>,
+        allowAdditionalProperties: input.fields.allow_additional_properties ?? false,
+      };
+      this.assertChanges(current, next);
+      const row = await this.repository.update(membershipId, id, { ...next, modifiedAt: new Date(), modifiedBy: caller.id });
+      if (!row) throw this.notFound();
+      record(this.updatedEvent(membershipId, caller.id, row, current));
+      this.transaction.afterCommit(() => this.cache.invalidate(membershipId, row.slug));
+      return toUserTypeResponse(row);
+    });
   }
 
   /** Forget them once the deletes commit, so that users naming them are checked as of a type that does not exist. */

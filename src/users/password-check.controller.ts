@@ -4,7 +4,7 @@ import type { Caller } from '../common/caller';
 import { Authenticated, ClientAddress, CurrentCaller } from '../common/access-decorators';
 import { ApiJsonBody } from '../common/api-docs';
 import { ApiAuth, ApiErrors } from '../common/openapi';
-import { CheckPasswordAnswerSchema, CheckPasswordDto } from '../recovery/recovery.dto';
+import { CheckPasswordAnswerSchema, CheckPasswordDto } from './user.dto';
 import { UsersService } from './users.service';
 
 const DESCRIPTION =

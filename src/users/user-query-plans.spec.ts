@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { listSelect, parseListParams } from '../common/query';
-import { useTestDatabase } from '../common/testing/test-database';
+import { useTestDatabase } from '../../test/support/unit/test-database';
 import { queryRows } from '../database/database';
 import { memberships, users } from '../database/schema';
 import { userListQuery } from './user.repository';

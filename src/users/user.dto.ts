@@ -161,3 +161,15 @@ export class UpdateUserBodyPipe extends UserBodyPipe<UserFieldsDto> {
     password: 'cannot be changed with PUT; use PUT /memberships/{membershipId}/users/{id}/change-password',
   };
 }
+
+/** The body of POST/GET /users/check-password. */
+export class CheckPasswordDto {
+  @ApiPropertyOptional({ format: 'password', example: 'correct horse battery', description: 'The password to check; wins over ?password=' })
+  @IsOptional()
+  @IsString()
+  password?: string;
+}
+
+export class CheckPasswordAnswerSchema {
+  @ApiProperty({ example: true }) valid!: boolean;
+}

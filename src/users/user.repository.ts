@@ -3,6 +3,7 @@ import { and, asc, eq, inArray, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { users, type UserRow } from '../database/schema';
+import { userHasAnyLogin } from '../database/user-login';
 import { deleteByIds, likePattern, queryFields, runListQuery, sysFields, type ListPage, type ListQuery, type ListRequest, type QueryField, type QuerySchema } from '../common/query';
 import { propertyNameProblem } from '../user-types/custom-fields';
 import { toUserResponse } from './user.mapper';
@@ -112,8 +113,8 @@ export class UserRepository {
   }
 
   /** The one user of the membership that `condition` picks, if any. */
-  private async findOne(membershipId: string, condition: SQL, executor: Executor): Promise<UserRow | undefined> {
-    const [row] = await executor
+  private async findOne(membershipId: string, condition: SQL): Promise<UserRow | undefined> {
+    const [row] = await this.database.db
       .select()
       .from(users)
       .where(and(this.scope(membershipId), condition))
@@ -121,13 +122,13 @@ export class UserRepository {
     return row;
   }
 
-  findById(membershipId: string, id: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
-    return this.findOne(membershipId, eq(users.id, id), executor);
+  findById(membershipId: string, id: string): Promise<UserRow | undefined> {
+    return this.findOne(membershipId, eq(users.id, id));
   }
 
   /** The row, locked until the transaction ends, so concurrent updates of one user apply one after the other. */
-  async findByIdForUpdate(membershipId: string, id: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
-    const [row] = await executor
+  async findByIdForUpdate(membershipId: string, id: string): Promise<UserRow | undefined> {
+    const [row] = await this.database.db
       .select()
       .from(users)
       .where(and(this.scope(membershipId), eq(users.id, id)))
@@ -137,13 +138,13 @@ export class UserRepository {
   }
 
   /** The user with this e-mail address (stored lower-case), for linking a provider sign-in. */
-  findByEmail(membershipId: string, emailAddress: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
-    return this.findOne(membershipId, eq(users.emailAddress, emailAddress.toLowerCase()), executor);
+  findByEmail(membershipId: string, emailAddress: string): Promise<UserRow | undefined> {
+    return this.findOne(membershipId, eq(users.emailAddress, emailAddress.toLowerCase()));
   }
 
   /** The user with this username (case-insensitive, as sign-in), for a password reset. */
-  findByUsername(membershipId: string, username: string, executor: Executor = this.database.db): Promise<UserRow | undefined> {
-    return this.findOne(membershipId, sql`lower(${users.username}) = ${username.toLowerCase()}`, executor);
+  findByUsername(membershipId: string, username: string): Promise<UserRow | undefined> {
+    return this.findOne(membershipId, sql`lower(${users.username}) = ${username.toLowerCase()}`);
   }
 
   /**
@@ -154,16 +155,16 @@ export class UserRepository {
     membershipId: string,
     username: string,
     emailAddress: string,
-    { exceptId, executor = this.database.db }: { exceptId?: string; executor?: Executor } = {},
+    { exceptId }: { exceptId?: string } = {},
   ): Promise<UserRow | undefined> {
     const logins = [...new Set([username.toLowerCase(), emailAddress.toLowerCase()])];
-    const [row] = await executor
+    const [row] = await this.database.db
       .select()
       .from(users)
       .where(
         and(
           this.scope(membershipId),
-          or(inArray(sql`lower(${users.username})`, logins), inArray(users.emailAddress, logins)),
+          userHasAnyLogin(logins),
           exceptId === undefined ? undefined : ne(users.id, exceptId),
         ),
       )
@@ -187,13 +188,13 @@ export class UserRepository {
     return this.list(membershipId, request, matches);
   }
 
-  async insert(row: typeof users.$inferInsert, executor: Executor = this.database.db): Promise<UserRow> {
-    const [created] = await executor.insert(users).values(row).returning();
+  async insert(row: typeof users.$inferInsert): Promise<UserRow> {
+    const [created] = await this.database.db.insert(users).values(row).returning();
     return created;
   }
 
-  async update(membershipId: string, id: string, changes: UserChanges, executor: Executor = this.database.db): Promise<UserRow | undefined> {
-    const [updated] = await executor
+  async update(membershipId: string, id: string, changes: UserChanges): Promise<UserRow | undefined> {
+    const [updated] = await this.database.db
       .update(users)
       .set(changes)
       .where(and(this.scope(membershipId), eq(users.id, id)))
@@ -202,25 +203,25 @@ export class UserRepository {
   }
 
   /** The ids among these that name users of the membership. */
-  async existingIds(membershipId: string, ids: readonly string[], executor: Executor = this.database.db): Promise<string[]> {
+  async existingIds(membershipId: string, ids: readonly string[]): Promise<string[]> {
     if (!ids.length) return [];
-    const rows = await executor
+    const rows = await this.database.db
       .select({ id: users.id })
       .from(users)
       .where(and(this.scope(membershipId), inArray(users.id, [...ids])));
     return rows.map((row) => row.id);
   }
 
-  deleteByIds(membershipId: string, ids: readonly string[], executor: Executor = this.database.db): Promise<UserRow[]> {
-    return deleteByIds<UserRow>(executor, users, users.id, this.scope(membershipId), ids);
+  deleteByIds(membershipId: string, ids: readonly string[]): Promise<UserRow[]> {
+    return deleteByIds<UserRow>(this.database.db, users, users.id, this.scope(membershipId), ids);
   }
 
   /**
    * Serializes writes of users of one type until the transaction ends, so that two users cannot
    * both take the same value of a unique custom field. Only writers of that type wait.
    */
-  async lockUserType(membershipId: string, userType: string, executor: Executor = this.database.db): Promise<void> {
-    await executor.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`user-type:${membershipId}:${userType}`}::text, 0))`);
+  async lockUserType(membershipId: string, userType: string): Promise<void> {
+    await this.database.db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`user-type:${membershipId}:${userType}`}::text, 0))`);
   }
 
   /** Another user of the type whose custom field `name` holds `value`. */
@@ -230,9 +231,8 @@ export class UserRepository {
     name: string,
     value: unknown,
     exceptId?: string,
-    executor: Executor = this.database.db,
   ): Promise<string | undefined> {
-    const [row] = await executor
+    const [row] = await this.database.db
       .select({ id: users.id })
       .from(users)
       .where(

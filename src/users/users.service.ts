@@ -10,12 +10,12 @@ import { MembershipCache } from '../memberships/membership-cache';
 import { assertHoldsGrants, grantedByAssignment, PermissionExpression, type Decision, type Granter } from '../permissions';
 import { loadAssignment } from '../roles/assignment';
 import { RoleRepository } from '../roles/role.repository';
-import { TokenRevoker } from '../tokens/token-revoker';
+import { TokenRevoker } from '../sessions/token-revoker';
 import { storedDefinitions, validateCustomFields, type CustomFieldSchema, type ValidatedCustomFields } from '../user-types/custom-fields';
 import { UserTypeCache } from '../user-types/user-type-cache';
 import { MAX_PASSWORD_LENGTH, PasswordHasher } from './password-hasher';
-import { ActivationIssuer } from '../recovery/activation-issuer';
-import { UserChallengeRepository } from '../recovery/user-challenge.repository';
+import { PasswordChange } from './password-change';
+import { USER_CHALLENGES, type UserChallenges } from './user-challenges';
 import type { MailOnlyValues } from '../events/event-recorder';
 import { type QueryBody } from '../common/query/query-body';
 import { validationFailure } from '../common/validation';
@@ -115,14 +115,14 @@ export class UsersService {
   constructor(
     private readonly repository: UserRepository,
     private readonly hasher: PasswordHasher,
+    private readonly passwords: PasswordChange,
     private readonly events: EventRecorder,
     private readonly revoker: TokenRevoker,
     private readonly roles: RoleRepository,
     private readonly memberships: MembershipCache,
     private readonly userTypes: UserTypeCache,
     private readonly permissions: CallerPermissions,
-    private readonly challenges: UserChallengeRepository,
-    private readonly activations: ActivationIssuer,
+    @Inject(USER_CHALLENGES) private readonly challenges: UserChallenges,
     @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
   ) {}
 
@@ -160,7 +160,7 @@ export class UsersService {
     await this.requireFreeLogin(membershipId, state.next);
     const passwordHash = await this.hasher.hash(fields.password);
 
-    const created = await this.events.transaction(async (_tx, record) => {
+    const created = await this.events.transaction(async (record) => {
       // Again in the transaction: the role may have changed while the password was hashed.
       await this.requireHeldGrants(granter, membershipId, null, state.next);
       await this.requireFreeLogin(membershipId, state.next);
@@ -173,7 +173,7 @@ export class UsersService {
         isActive,
         createdBy: caller.id,
       });
-      const mailValues: MailOnlyValues | undefined = awaitsActivation && membership ? await this.activations.open(membership, row.id) : undefined;
+      const mailValues: MailOnlyValues | undefined = awaitsActivation && membership ? await this.challenges.openActivation(membership, row.id) : undefined;
       record({ membershipId, eventType: 'UserCreated', utilizerId: caller.id, document: toUserResponse(row) }, mailValues);
       return row;
     });
@@ -193,7 +193,7 @@ export class UsersService {
     // Read before the transaction: the role cache may query the database.
     const granter = await this.permissions.granterOf(caller);
 
-    const updated = await this.events.transaction(async (_tx, record) => {
+    const updated = await this.events.transaction(async (record) => {
       const locked = await this.repository.findByIdForUpdate(membershipId, id);
       if (!locked) throw notFound();
       const next: UserState = { ...state.next, isActive: input.fields.is_active ?? locked.isActive };
@@ -218,11 +218,11 @@ export class UsersService {
         prior: toUserResponse(locked),
       });
       // An admin's word on is_active ends a pending self-activation (as `setActive`).
-      if (input.fields.is_active !== undefined) await this.challenges.deletePending(membershipId, id, 'activation');
+      if (input.fields.is_active !== undefined) await this.challenges.endPending(membershipId, id, 'activation');
       // A token mailed to the old address must not act for the new one (contract, "Decisions of the third review").
       if (row.emailAddress !== locked.emailAddress) {
-        await this.challenges.deletePending(membershipId, id, 'reset');
-        await this.challenges.deletePending(membershipId, id, 'activation');
+        await this.challenges.endPending(membershipId, id, 'reset');
+        await this.challenges.endPending(membershipId, id, 'activation');
       }
       // An inactive user has no live session, whichever route made it inactive (as `setActive`).
       if (!row.isActive) await this.revoker.revokeAllOfUser(record, membershipId, id, caller.id, REVOKE_REASON.frozen);
@@ -261,17 +261,13 @@ export class UsersService {
     } else if (await this.hasher.verify(user.passwordHash, body.password)) {
       throw samePassword();
     }
-    const passwordHash = await this.hasher.hash(body.password);
-    const ownSession = self && caller.kind === 'user' ? caller.sessionId : undefined;
-    await this.events.transaction(async (_tx, record) => {
-      const row = await this.repository.update(membershipId, id, { passwordHash, modifiedAt: new Date(), modifiedBy: caller.id });
-      if (!row) throw notFound();
+    const passwordHash = await this.passwords.hash(body.password);
+    const exceptSessionId = self && caller.kind === 'user' ? caller.sessionId : undefined;
+    await this.events.transaction(async (record) => {
       // A reset mailed before the change must not undo it.
-      await this.challenges.deletePending(membershipId, id, 'reset');
-      await this.revoker.revokeAllOfUser(record, membershipId, id, caller.id, REVOKE_REASON.passwordChanged, {
-        exceptSessionId: ownSession,
-      });
-      record({ membershipId, eventType: 'UserPasswordChanged', utilizerId: caller.id, document: toUserResponse(row) });
+      await this.challenges.endPending(membershipId, id, 'reset');
+      const change = { membershipId, userId: id, passwordHash, utilizerId: caller.id, revokeReason: REVOKE_REASON.passwordChanged, exceptSessionId };
+      if (!(await this.passwords.apply(record, change))) throw notFound();
     });
   }
 
@@ -284,7 +280,7 @@ export class UsersService {
     if (onlyOwnRecord(decision)) {
       throw new DomainError('AccessDenied', 'Activating or freezing a user needs the users.update permission');
     }
-    const row = await this.events.transaction(async (_tx, record) => {
+    const row = await this.events.transaction(async (record) => {
       const locked = await this.repository.findByIdForUpdate(membershipId, id);
       if (!locked) throw notFound();
       let result = locked;
@@ -301,7 +297,7 @@ export class UsersService {
         result = updated;
       }
       // Either way a pending self-activation ends: a frozen user cannot activate itself.
-      await this.challenges.deletePending(membershipId, id, 'activation');
+      await this.challenges.endPending(membershipId, id, 'activation');
       // Also when already frozen: a session that outlived an earlier freeze cannot stay usable.
       if (!active) await this.revoker.revokeAllOfUser(record, membershipId, id, caller.id, REVOKE_REASON.frozen);
       return result;
@@ -348,7 +344,7 @@ export class UsersService {
    * ended with the user, as for every other way a session ends.
    */
   private deleteAndRecord(membershipId: string, ids: readonly string[], caller: Caller): Promise<UserRow[]> {
-    return this.events.transaction(async (_tx, record) => {
+    return this.events.transaction(async (record) => {
       const existing = await this.repository.existingIds(membershipId, ids);
       for (const userId of existing) {
         await this.revoker.revokeAllOfUser(record, membershipId, userId, caller.id, REVOKE_REASON.deleted);

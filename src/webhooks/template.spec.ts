@@ -1,5 +1,5 @@
-import { casesByOutcome } from '../common/testing/cases';
-import { thrownBy } from '../common/testing/thrown';
+import { casesByOutcome } from '../../test/support/unit/cases';
+import { thrownBy } from '../../test/support/unit/thrown';
 import {
   bodyBudget,
   findPlaceholders,

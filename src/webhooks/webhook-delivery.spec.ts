@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebhookReceiver } from '../../test/support/webhook-receiver';
-import { waitUntil } from '../common/testing/wait-until';
+import { waitUntil } from '../../test/support/unit/wait-until';
 import { parseOutboundAllow } from '../config/outbound-allow';
 import { DestinationPolicy } from '../outbound/destination-policy';
 import { createOutboundAgent, sendOutbound } from '../outbound/outbound-http';

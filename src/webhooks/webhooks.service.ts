@@ -4,7 +4,6 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { validationError } from '../common/errors';
 import { newId, slugify } from '../common/ids';
 import { MembershipResourceService } from '../common/crud/membership-resource.service';
-import type { Tx } from '../database/database';
 import type { WebhookRequestTemplate, WebhookRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { utilizerIdOf, type EventType } from '../events/event-types';
@@ -80,32 +79,36 @@ export class WebhooksService extends MembershipResourceService<WebhookRow, Webho
   }
 
   async create(caller: Caller, membershipId: string, body: WebhookBodyDto): Promise<WebhookResponse> {
-    const fields = toFields(body);
-    this.checkDestination(fields);
-    const utilizerId = utilizerIdOf(caller);
-    const row = await this.webhooks.insert(membershipId, { id: newId(), ...fields, secret: body.secret ?? null, createdBy: utilizerId });
-    this.recorder.recordChange(this.createdEvent(membershipId, utilizerId, row));
-    return toWebhookResponse(row);
+    return this.recorder.transaction(async (record) => {
+      const fields = toFields(body);
+      this.checkDestination(fields);
+      const utilizerId = utilizerIdOf(caller);
+      const row = await this.webhooks.insert(membershipId, { id: newId(), ...fields, secret: body.secret ?? null, createdBy: utilizerId });
+      record(this.createdEvent(membershipId, utilizerId, row));
+      return toWebhookResponse(row);
+    });
   }
 
   async replace(caller: Caller, membershipId: string, id: string, body: WebhookBodyDto): Promise<WebhookResponse> {
-    const fields = toFields(body);
-    this.checkDestination(fields);
-    const utilizerId = utilizerIdOf(caller);
-    const current = await this.webhooks.findByIdForUpdate(membershipId, id);
-    if (!current) throw this.notFound();
-    const secret = nextSecret(current.secret, body.secret);
-    this.assertChanges(current, { ...fields, secret });
-    const changes: WebhookChanges = { ...fields, secret, modifiedAt: new Date(), modifiedBy: utilizerId };
-    const updated = await this.webhooks.replace(membershipId, id, changes);
-    // A passive webhook owes nothing more (contract "Durable webhook delivery"); a later redelivery may ask again.
-    if (updated.status === 'passive') await this.deliveries.cancelPending(membershipId, [id]);
-    this.recorder.recordChange(this.updatedEvent(membershipId, utilizerId, updated, current));
-    return toWebhookResponse(updated);
+    return this.recorder.transaction(async (record) => {
+      const fields = toFields(body);
+      this.checkDestination(fields);
+      const utilizerId = utilizerIdOf(caller);
+      const current = await this.webhooks.findByIdForUpdate(membershipId, id);
+      if (!current) throw this.notFound();
+      const secret = nextSecret(current.secret, body.secret);
+      this.assertChanges(current, { ...fields, secret });
+      const changes: WebhookChanges = { ...fields, secret, modifiedAt: new Date(), modifiedBy: utilizerId };
+      const updated = await this.webhooks.replace(membershipId, id, changes);
+      // A passive webhook owes nothing more (contract "Durable webhook delivery"); a later redelivery may ask again.
+      if (updated.status === 'passive') await this.deliveries.cancelPending(membershipId, [id]);
+      record(this.updatedEvent(membershipId, utilizerId, updated, current));
+      return toWebhookResponse(updated);
+    });
   }
 
   /** A deleted webhook's pending deliveries end canceled, in the delete's transaction. */
-  protected override async beforeDelete(membershipId: string, ids: readonly string[], tx: Tx): Promise<void> {
-    await this.deliveries.cancelPending(membershipId, ids, tx);
+  protected override async beforeDelete(membershipId: string, ids: readonly string[]): Promise<void> {
+    await this.deliveries.cancelPending(membershipId, ids);
   }
 }

@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { DATABASE, type Database } from '../../src/database/database';
 import { events, tokenCodes, users } from '../../src/database/schema';
-import { ExpirySweeper } from '../../src/database/expiry-sweeper';
+import { ExpirySweeper } from '../../src/common/expiry-sweeper';
 import { startTestApp } from '../support/app';
 import { captureLog } from '../support/log-capture';
 import { createSignedInUser, putBodyOf, setupInstallation, useInstallation, usersPath } from '../support/api';

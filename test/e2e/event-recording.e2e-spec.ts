@@ -5,7 +5,7 @@ import { type CreatedMembership, createMembership, expectErrorBody, type Install
 /**
  * EventRecordingInterceptor: a change and its event commit together or not at all. The route is
  * test-only (its module is booted here, never by the service): its service inserts a role and
- * records RoleCreated through recordChange, and the handler then fails when asked to.
+ * records RoleCreated in EventRecorder.transaction (joining the interceptor's), and the handler then fails when asked to.
  */
 describe('event recording by the interceptor', () => {
   let t: TestApp;

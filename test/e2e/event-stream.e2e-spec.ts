@@ -16,7 +16,7 @@ import {
   unique,
 } from '../support/api';
 import { type OpenEventStream, openEventStream, streamPath } from '../support/event-stream';
-import { EventStreams, KEEP_ALIVE_MS } from '../../src/events/event-streams';
+import { EventStreams, KEEP_ALIVE_MS } from '../../src/event-log/event-streams';
 
 /*
  * GET /memberships/{m}/events/stream over real HTTP (contract "Live event stream"). Runs on the

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { ExpirySweeper } from '../../src/database/expiry-sweeper';
+import { ExpirySweeper } from '../../src/common/expiry-sweeper';
 import { ROLE_CACHE_TTL_MS } from '../../src/roles/role-cache';
 import { startTestApp, type TestApp } from '../support/app';
 import { type Installation, setupInstallation, signIn, unique } from '../support/api';

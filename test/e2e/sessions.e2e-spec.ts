@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { DATABASE, type Database } from '../../src/database/database';
 import { tokenSessions } from '../../src/database/schema';
 import { EventRecorder } from '../../src/events/event-recorder';
-import { TokenSessionRepository } from '../../src/tokens/token-session.repository';
+import { TokenSessionRepository } from '../../src/sessions/token-session.repository';
 import { bearer, createSignedInUser, eventsAbout, putBodyOf, signIn, useInstallation, usersPath } from '../support/api';
 
 /**

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { DATABASE, type Database } from '../../src/database/database';
-import { ExpirySweeper } from '../../src/database/expiry-sweeper';
+import { ExpirySweeper } from '../../src/common/expiry-sweeper';
 import {
   as,
   createApplicationWithPermissions,

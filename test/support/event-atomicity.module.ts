@@ -18,7 +18,7 @@ export interface AtomicityBody {
   failInHandler?: boolean;
 }
 
-/** A service the way features write them: a change through a repository, its event through recordChange, no transaction handle. */
+/** A service the way features write them: a change through a repository and its event in EventRecorder.transaction (which joins the interceptor's), no transaction handle. */
 @Injectable()
 class AtomicityService {
   constructor(
@@ -26,11 +26,13 @@ class AtomicityService {
     private readonly recorder: EventRecorder,
   ) {}
 
-  async createRole(membershipId: string, id: string, slug: string): Promise<object> {
-    const row = await this.roles.insert(membershipId, { id, name: id, slug, createdBy: 'test' });
-    const role = toRoleResponse(row);
-    this.recorder.recordChange({ membershipId, eventType: 'RoleCreated', utilizerId: 'test', document: role });
-    return role;
+  createRole(membershipId: string, id: string, slug: string): Promise<object> {
+    return this.recorder.transaction(async (record) => {
+      const row = await this.roles.insert(membershipId, { id, name: id, slug, createdBy: 'test' });
+      const role = toRoleResponse(row);
+      record({ membershipId, eventType: 'RoleCreated', utilizerId: 'test', document: role });
+      return role;
+    });
   }
 }
 

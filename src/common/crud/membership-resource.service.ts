@@ -1,4 +1,3 @@
-import type { Executor, Tx } from '../../database/database';
 import type { Caller } from '../caller';
 import { DomainError, type ErrorCode } from '../errors';
 import { bulkDeleteAnswer, type ListPage, type ListRequest, parseSearchKeyword } from '../query';
@@ -36,7 +35,7 @@ export interface MembershipResourceRows<TRow> {
   list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>>;
   /** One page of the rows whose name, slug or description contain `keyword` (the search routes). */
   search(membershipId: string, request: ListRequest, keyword: string): Promise<ListPage<Record<string, unknown>>>;
-  deleteByIds(membershipId: string, ids: readonly string[], executor?: Executor): Promise<TRow[]>;
+  deleteByIds(membershipId: string, ids: readonly string[]): Promise<TRow[]>;
 }
 
 /** One configuration event, as EventRecorder takes it (events/ sits above common/, so it is named here by shape). */
@@ -50,7 +49,7 @@ export interface ResourceChange<TEventType extends string> {
 
 /** EventRecorder, by shape: its `transaction` joins the request transaction when one is open. */
 export interface ResourceChangeRecorder<TEventType extends string> {
-  transaction<T>(work: (tx: Tx, record: (change: ResourceChange<TEventType>) => unknown) => Promise<T>): Promise<T>;
+  transaction<T>(work: (record: (change: ResourceChange<TEventType>) => unknown) => Promise<T>): Promise<T>;
 }
 
 /** CallerPermissions (roles/), by shape: the per-object decisions of list and bulk routes. */
@@ -168,7 +167,7 @@ export abstract class MembershipResourceService<TRow extends { id: string }, TBo
    * What must hold before any of these ids is deleted (a row in use, a managed row): throwing
    * here deletes none of them. Runs in the delete's transaction.
    */
-  protected async beforeDelete(_membershipId: string, _ids: readonly string[], _tx: Tx): Promise<void> {}
+  protected async beforeDelete(_membershipId: string, _ids: readonly string[]): Promise<void> {}
 
   /**
    * What follows the deletes (a cache to forget), after their transaction: committed when the
@@ -178,9 +177,9 @@ export abstract class MembershipResourceService<TRow extends { id: string }, TBo
 
   private async deleteRows(caller: Caller, membershipId: string, ids: readonly string[]): Promise<TRow[]> {
     const deletedEvent = this.eventType('Deleted');
-    const deleted = await this.changes.transaction(async (tx, record) => {
-      await this.beforeDelete(membershipId, ids, tx);
-      const rows = await this.rows.deleteByIds(membershipId, ids, tx);
+    const deleted = await this.changes.transaction(async (record) => {
+      await this.beforeDelete(membershipId, ids);
+      const rows = await this.rows.deleteByIds(membershipId, ids);
       for (const row of rows) {
         record({ membershipId, eventType: deletedEvent, utilizerId: caller.id, document: {}, prior: this.eventDocument(row) });
       }

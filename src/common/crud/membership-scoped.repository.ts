@@ -1,7 +1,7 @@
 import { and, asc, eq, ilike, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { Inject } from '@nestjs/common';
-import { DATABASE, type Database, type Executor } from '../../database/database';
+import { DATABASE, type Database } from '../../database/database';
 import { deleteByIds, likePattern, runListQuery, type ListPage, type ListRequest, type QuerySchema } from '../query';
 
 /**
@@ -31,8 +31,8 @@ export interface MembershipScopedResource<TRow> {
  * (locked or not) or slug, list/_query, keyword search, insert, replace, delete one, delete many,
  * always inside the membership, so an id of another membership is simply not found. A repository
  * extends it, declares its `resource` and adds only what is its own; it needs no constructor (Nest
- * injects the database through this one). Convention: the membership first, the executor last and
- * optional (the request's ambient transaction, or the database, when omitted).
+ * injects the database through this one). Convention: the membership first. Every query runs on
+ * DATABASE's `db`: the request's transaction while one is open (RequestTransaction), else the database.
  *
  * Drizzle cannot infer row types through a table type parameter, so the queries here answer
  * through casts to TRow: the table and TRow are paired once, in the subclass's `resource`.
@@ -52,21 +52,21 @@ export abstract class MembershipScopedRepository<TRow, TNewRow extends object, T
     return and(this.scope(membershipId), eq(this.resource.table.id, id));
   }
 
-  async findById(membershipId: string, id: string, executor: Executor = this.database.db): Promise<TRow | undefined> {
-    const [row] = await executor.select().from(this.resource.table).where(this.byId(membershipId, id)).limit(1);
+  async findById(membershipId: string, id: string): Promise<TRow | undefined> {
+    const [row] = await this.database.db.select().from(this.resource.table).where(this.byId(membershipId, id)).limit(1);
     return row as TRow | undefined;
   }
 
   /** The rows of the membership that all `conditions` pick. */
-  protected async findWhere(membershipId: string, conditions: readonly SQL[], executor: Executor = this.database.db): Promise<TRow[]> {
-    return (await executor
+  protected async findWhere(membershipId: string, conditions: readonly SQL[]): Promise<TRow[]> {
+    return (await this.database.db
       .select()
       .from(this.resource.table)
       .where(and(this.scope(membershipId), ...conditions))) as TRow[];
   }
 
-  async findBySlug(membershipId: string, slug: string, executor: Executor = this.database.db): Promise<TRow | undefined> {
-    const [row] = await executor
+  async findBySlug(membershipId: string, slug: string): Promise<TRow | undefined> {
+    const [row] = await this.database.db
       .select()
       .from(this.resource.table)
       .where(and(this.scope(membershipId), eq(this.resource.table.slug, slug)))
@@ -75,8 +75,8 @@ export abstract class MembershipScopedRepository<TRow, TNewRow extends object, T
   }
 
   /** The row, locked until the transaction ends, so concurrent replaces of one row serialize. */
-  async findByIdForUpdate(membershipId: string, id: string, tx: Executor = this.database.db): Promise<TRow | undefined> {
-    const [row] = await tx.select().from(this.resource.table).where(this.byId(membershipId, id)).limit(1).for('update');
+  async findByIdForUpdate(membershipId: string, id: string): Promise<TRow | undefined> {
+    const [row] = await this.database.db.select().from(this.resource.table).where(this.byId(membershipId, id)).limit(1).for('update');
     return row as TRow | undefined;
   }
 
@@ -92,26 +92,26 @@ export abstract class MembershipScopedRepository<TRow, TNewRow extends object, T
     return this.listWhere(and(this.scope(membershipId), matches) ?? this.scope(membershipId), request);
   }
 
-  async insert(membershipId: string, row: Omit<TNewRow, 'membershipId'>, tx: Executor = this.database.db): Promise<TRow> {
-    const [created] = (await tx
+  async insert(membershipId: string, row: Omit<TNewRow, 'membershipId'>): Promise<TRow> {
+    const [created] = (await this.database.db
       .insert(this.resource.table)
       .values({ ...row, membershipId })
       .returning()) as TRow[];
     return created;
   }
 
-  async replace(membershipId: string, id: string, changes: TChanges, tx: Executor = this.database.db): Promise<TRow> {
-    const [updated] = (await tx.update(this.resource.table).set(changes).where(this.byId(membershipId, id)).returning()) as TRow[];
+  async replace(membershipId: string, id: string, changes: TChanges): Promise<TRow> {
+    const [updated] = (await this.database.db.update(this.resource.table).set(changes).where(this.byId(membershipId, id)).returning()) as TRow[];
     return updated;
   }
 
-  async deleteById(membershipId: string, id: string, tx: Executor = this.database.db): Promise<TRow | undefined> {
-    const [deleted] = (await tx.delete(this.resource.table).where(this.byId(membershipId, id)).returning()) as TRow[];
+  async deleteById(membershipId: string, id: string): Promise<TRow | undefined> {
+    const [deleted] = (await this.database.db.delete(this.resource.table).where(this.byId(membershipId, id)).returning()) as TRow[];
     return deleted;
   }
 
-  deleteByIds(membershipId: string, ids: readonly string[], tx: Executor = this.database.db): Promise<TRow[]> {
-    return deleteByIds<TRow>(tx, this.resource.table, this.resource.table.id, this.scope(membershipId), ids);
+  deleteByIds(membershipId: string, ids: readonly string[]): Promise<TRow[]> {
+    return deleteByIds<TRow>(this.database.db, this.resource.table, this.resource.table.id, this.scope(membershipId), ids);
   }
 
   private listWhere(scope: SQL, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {

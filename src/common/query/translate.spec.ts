@@ -3,7 +3,7 @@ import { and, sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/pglite';
 import type { DomainError } from '../errors';
-import { domainErrorOf } from '../testing/domain-error';
+import { domainErrorOf } from '../../../test/support/unit/domain-error';
 import {
   QUERY_LIMITS,
   applyProjection,

@@ -6,7 +6,7 @@ import type { PGlite } from '@electric-sql/pglite';
  * For migration specs: the raw SQL files, read and run as drizzle's migrator runs them (split at
  * its statement breakpoints, in the order of the journal), on an embedded database of the spec's.
  */
-const MIGRATIONS = join(__dirname, '..', '..', 'database', 'migrations');
+const MIGRATIONS = join(__dirname, '..', '..', '..', 'src', 'database', 'migrations');
 
 /** The migrations' tags (file names without `.sql`), in the order of the journal. */
 export const migrationTags: readonly string[] = (

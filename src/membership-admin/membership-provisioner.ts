@@ -10,9 +10,9 @@ import { ADMIN_ROLE_SLUG, adminPermissions, toRoleResponse, type RoleResponse } 
 import { ApplicationRepository } from '../applications/application.repository';
 import { newApplicationSecret } from '../applications/application-secret';
 import { toApplicationResponse, type ApplicationResponse } from '../applications/application.mapper';
-import { MembershipRepository } from './membership.repository';
-import { toMembershipResponse, type MembershipResponse } from './membership.mapper';
-import { MEMBERSHIP_DEFAULTS, type MembershipProvisionInput } from './membership.dto';
+import { MembershipRepository } from '../memberships/membership.repository';
+import { toMembershipResponse, type MembershipResponse } from '../memberships/membership.mapper';
+import { MEMBERSHIP_DEFAULTS, type MembershipProvisionInput } from '../memberships/membership.dto';
 
 export interface ProvisionedMembership {
   membership: MembershipResponse;

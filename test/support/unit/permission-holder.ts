@@ -1,5 +1,5 @@
-import type { PermissionHolder } from '../../permissions/decide';
-import { PermissionExpression } from '../../permissions/permission-expression';
+import type { PermissionHolder } from '../../../src/permissions/decide';
+import { PermissionExpression } from '../../../src/permissions/permission-expression';
 
 /** The holder's id when a spec does not name one. */
 export const HOLDER_ID = 'u-alice';

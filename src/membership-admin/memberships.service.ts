@@ -9,16 +9,16 @@ import { EventRecorder } from '../events/event-recorder';
 import { RequestTransaction } from '../common/request-transaction';
 import { objectDecision } from '../permissions';
 import { sameJson } from '../common/same-json';
-import { duplicateSlugProblem, nextMailProviders, type MailProviderDto } from '../mail/mail-provider';
+import { duplicateSlugProblem, nextMailProviders, type MailProviderDto } from '../memberships/mail-provider';
 import { DestinationPolicy, destinationNotAllowed } from '../outbound/destination-policy';
 import type { StoredMailProvider } from '../database/schema';
-import { otpSettingsFrom } from '../recovery/otp-settings';
-import { signInPolicyFrom } from '../sign-in/sign-in-policy';
-import { MembershipCache } from './membership-cache';
+import { otpSettingsFrom } from '../memberships/otp-settings';
+import { signInPolicyFrom } from '../memberships/sign-in-policy';
+import { MembershipCache } from '../memberships/membership-cache';
 import { MembershipProvisioner, type ProvisionedMembership } from './membership-provisioner';
-import { MEMBERSHIP_DEFAULTS, type CreateMembershipDto, type UpdateMembershipDto } from './membership.dto';
-import { toMembershipResponse, type MembershipResponse } from './membership.mapper';
-import { MembershipRepository, type MembershipSettings } from './membership.repository';
+import { MEMBERSHIP_DEFAULTS, type CreateMembershipDto, type UpdateMembershipDto } from '../memberships/membership.dto';
+import { toMembershipResponse, type MembershipResponse } from '../memberships/membership.mapper';
+import { MembershipRepository, type MembershipSettings } from '../memberships/membership.repository';
 
 const notFound = (): DomainError => new DomainError('MembershipNotFound', 'The membership does not exist');
 
@@ -60,7 +60,7 @@ export class MembershipsService {
   async create(caller: Caller, input: CreateMembershipDto): Promise<ProvisionedMembership> {
     await this.assertSystemCaller(caller, 'create memberships');
     const passwordHash = await this.provisioner.hashPassword(input);
-    const created = await this.recorder.transaction((_tx, record) =>
+    const created = await this.recorder.transaction((record) =>
       this.provisioner.provision(record, input, passwordHash, { isSystem: false, utilizerId: caller.id }),
     );
     if (!(await this.maySeeSecretKey(caller, created.membership._id))) delete created.membership.secret_key;

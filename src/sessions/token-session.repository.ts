@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, eq, getTableColumns, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor } from '../database/database';
+import { and, eq, getTableColumns, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { DATABASE, type Database } from '../database/database';
+import { userHasLogin } from '../database/user-login';
 import { deliveriesOf, eventRecords, eventsFromJson } from '../events/event.repository';
 import {
   events,
@@ -168,7 +169,7 @@ function prepareSignIn(db: Database['db']) {
       users,
       and(
         eq(users.membershipId, memberships.id),
-        or(sql`lower(${users.username}) = ${sql.placeholder('login')}`, eq(users.emailAddress, sql.placeholder('login'))),
+        userHasLogin(sql.placeholder('login')),
       ),
     )
     .where(eq(memberships.id, sql.placeholder('membershipId')))
@@ -326,17 +327,16 @@ export class TokenSessionRepository {
     sessionIds: readonly string[],
     revokedBy: string,
     reason: string,
-    executor: Executor = this.database.db,
   ): Promise<TokenSessionRow[]> {
     if (!sessionIds.length) return [];
-    return this.revokeSessionsWhere(executor, membershipId, { revokedBy, revokeReason: reason }, (_table, sessionId) => [
+    return this.revokeSessionsWhere(membershipId, { revokedBy, revokeReason: reason }, (_table, sessionId) => [
       inArray(sessionId, [...sessionIds]),
     ]);
   }
 
   /** Revokes one token record alone (a scoped token revoking itself), if still active. */
-  async revokeTokenRecord(membershipId: string, tokenId: string, revokedBy: string, reason: string, executor: Executor = this.database.db): Promise<TokenSessionRow[]> {
-    return executor
+  async revokeTokenRecord(membershipId: string, tokenId: string, revokedBy: string, reason: string): Promise<TokenSessionRow[]> {
+    return this.database.db
       .update(tokenSessions)
       .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
       .where(and(eq(tokenSessions.membershipId, membershipId), eq(tokenSessions.id, tokenId), isNull(tokenSessions.revokedAt)))
@@ -350,9 +350,8 @@ export class TokenSessionRepository {
     revokedBy: string,
     reason: string,
     exceptSessionId?: string,
-    executor: Executor = this.database.db,
   ): Promise<TokenSessionRow[]> {
-    return this.revokeSessionsWhere(executor, membershipId, { revokedBy, revokeReason: reason }, (table, sessionId) => [
+    return this.revokeSessionsWhere(membershipId, { revokedBy, revokeReason: reason }, (table, sessionId) => [
       eq(table.userId, userId),
       exceptSessionId ? sql`${sessionId} <> ${exceptSessionId}` : undefined,
     ]);
@@ -364,8 +363,8 @@ export class TokenSessionRepository {
    * "Decisions of the third review"). The table belongs to device codes; this one statement lives
    * here because revocation, which every user-wide trigger calls, sits below that feature.
    */
-  async denyApprovedDeviceCodes(membershipId: string, userId: string, executor: Executor = this.database.db): Promise<number> {
-    const denied = await executor
+  async denyApprovedDeviceCodes(membershipId: string, userId: string): Promise<number> {
+    const denied = await this.database.db
       .update(tokenCodes)
       .set({ state: 'denied' })
       .where(and(eq(tokenCodes.membershipId, membershipId), eq(tokenCodes.approvedBy, userId), eq(tokenCodes.state, 'approved')))
@@ -380,7 +379,6 @@ export class TokenSessionRepository {
    * its column that holds the session id (a session's own id, a token record's session_id).
    */
   private async revokeSessionsWhere(
-    executor: Executor,
     membershipId: string,
     revocation: { revokedBy: string; revokeReason: string },
     pick: (table: RevocableColumns, sessionId: PgColumn) => (SQL | undefined)[],
@@ -388,8 +386,8 @@ export class TokenSessionRepository {
     const marks = { revokedAt: new Date(), ...revocation };
     const stillActive = (table: RevocableColumns, sessionId: PgColumn) =>
       and(eq(table.membershipId, membershipId), ...pick(table, sessionId), isNull(table.revokedAt));
-    await executor.update(sessions).set(marks).where(stillActive(sessions, sessions.id));
-    return executor.update(tokenSessions).set(marks).where(stillActive(tokenSessions, tokenSessions.sessionId)).returning();
+    await this.database.db.update(sessions).set(marks).where(stillActive(sessions, sessions.id));
+    return this.database.db.update(tokenSessions).set(marks).where(stillActive(tokenSessions, tokenSessions.sessionId)).returning();
   }
 
   private listingScope(membershipId: string, state: SessionListingState) {

@@ -2,8 +2,8 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import { sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { LOGGER } from '../common/logger';
-import { DATABASE, type Database, queryRows } from './database';
+import { LOGGER } from './logger';
+import { DATABASE, type Database, queryRows } from '../database/database';
 
 /**
  * Tables whose rows die at a time in a column; later features add theirs here.

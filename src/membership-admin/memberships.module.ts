@@ -6,7 +6,7 @@ import { CallerPermissionsModule } from '../roles/caller-permissions.module';
 import { PasswordHasherModule } from '../users/password-hasher.module';
 import { UsersModule } from '../users/users.module';
 import { MembershipProvisioner } from './membership-provisioner';
-import { MembershipStoreModule } from './membership-store.module';
+import { MembershipStoreModule } from '../memberships/membership-store.module';
 import { MembershipsController } from './memberships.controller';
 import { MembershipsService } from './memberships.service';
 

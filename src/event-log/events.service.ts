@@ -3,9 +3,9 @@ import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError } from '../common/errors';
 import type { ListPage } from '../common/query';
-import { EventRecorder } from './event-recorder';
-import { EventRepository } from './event.repository';
-import { toEventResponse, type EventResponse } from './event.mapper';
+import { EventRecorder } from '../events/event-recorder';
+import { EventRepository } from '../events/event.repository';
+import { toEventResponse, type EventResponse } from '../events/event.mapper';
 import type { QueryBody } from '../common/query/query-body';
 
 /**

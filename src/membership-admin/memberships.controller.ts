@@ -5,9 +5,9 @@ import { ActionRoute, CreateRoute, DeleteRoute, GetRoute, ReplaceRoute } from '.
 import { type Listing, ListingRoutes } from '../common/crud/listing-routes';
 import type { ListPage, ListRequest } from '../common/query';
 import type { ProvisionedMembership } from './membership-provisioner';
-import { CreateMembershipDto, UpdateMembershipDto } from './membership.dto';
-import type { MembershipResponse } from './membership.mapper';
-import { MembershipSchema, ProvisionedMembershipSchema } from './membership.schemas';
+import { CreateMembershipDto, UpdateMembershipDto } from '../memberships/membership.dto';
+import type { MembershipResponse } from '../memberships/membership.mapper';
+import { MembershipSchema, ProvisionedMembershipSchema } from '../memberships/membership.schemas';
 import { MembershipsService } from './memberships.service';
 
 const SORTABLE = '_id, name, slug, sys.created_at, sys.modified_at';

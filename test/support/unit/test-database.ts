@@ -1,5 +1,5 @@
-import { openTestDatabase } from '../../../test/support/database';
-import type { Database } from '../../database/database';
+import { openTestDatabase } from '../database';
+import type { Database } from '../../../src/database/database';
 
 /**
  * For a spec's describe block: opens a fresh test database before its tests (the PostgreSQL

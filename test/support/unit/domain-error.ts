@@ -1,4 +1,4 @@
-import { DomainError, type ErrorCode } from '../errors';
+import { DomainError, type ErrorCode } from '../../../src/common/errors';
 import { thrownBy } from './thrown';
 
 /**

@@ -4,9 +4,9 @@ import type { Caller } from '../common/caller';
 import { GetRoute } from '../common/crud/crud-routes';
 import { type Listing, ListingRoutes } from '../common/crud/listing-routes';
 import type { ListPage, ListRequest } from '../common/query';
-import { EVENT_TYPES } from './event-types';
+import { EVENT_TYPES } from '../events/event-types';
 import { EventsService } from './events.service';
-import type { EventResponse } from './event.mapper';
+import type { EventResponse } from '../events/event.mapper';
 
 const EVENT_SCHEMA: SchemaObject = {
   type: 'object',

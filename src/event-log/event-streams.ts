@@ -8,10 +8,10 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { DATABASE, type Database } from '../database/database';
 import type { EventRow } from '../database/schema';
 import { CallerPermissions } from '../roles/caller-permissions';
-import { EventRecorder } from './event-recorder';
-import { toEventResponse } from './event.mapper';
+import { EventRecorder } from '../events/event-recorder';
+import { toEventResponse } from '../events/event.mapper';
 import { EventStreamRepository, type StreamCursor } from './event-stream.repository';
-import { isEventType } from './event-types';
+import { isEventType } from '../events/event-types';
 
 /** The NOTIFY channel every instance LISTENs on; the payload is a comma-separated list of membership ids. */
 const CHANNEL = 'portcullis_events';

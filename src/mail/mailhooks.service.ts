@@ -84,8 +84,7 @@ export class MailhooksService extends MembershipResourceService<MailhookRow, Mai
     const utilizerId = utilizerIdOf(caller);
     return this.recorder.transaction(async (record) => {
       await this.assertProviderExists(membershipId, fields.mailProvider);
-      const current = await this.mailhooks.findByIdForUpdate(membershipId, id);
-      if (!current) throw this.notFound();
+      const current = await this.lockCurrent(membershipId, id);
       this.assertChanges(current, fields);
       const updated = await this.mailhooks.replace(membershipId, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId });
       record(this.updatedEvent(membershipId, utilizerId, updated, current));

@@ -90,8 +90,7 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     const utilizerId = utilizerIdOf(caller);
     const granter = await this.permissions.granterOf(caller);
     const replaced = await this.recorder.transaction(async (record) => {
-      const current = await this.providers.findByIdForUpdate(membershipId, id);
-      if (!current) throw this.notFound();
+      const current = await this.lockCurrent(membershipId, id);
       if (body.slug !== undefined && body.slug !== current.slug) throw validationError('slug', 'is immutable');
       const repointed = fields.issuer !== current.issuer || fields.clientId !== current.clientId;
       // A stored secret goes only to the token endpoint it was given for (contract, "Decisions of

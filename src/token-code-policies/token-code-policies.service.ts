@@ -63,8 +63,7 @@ export class TokenCodePoliciesService extends MembershipResourceService<TokenCod
     return this.recorder.transaction(async (record) => {
       const fields = toFields(body);
       const utilizerId = utilizerIdOf(caller);
-      const current = await this.policies.findByIdForUpdate(membershipId, id);
-      if (!current) throw this.notFound();
+      const current = await this.lockCurrent(membershipId, id);
       this.assertChanges(current, fields);
       const updated = await this.policies.replace(membershipId, id, { ...fields, modifiedAt: new Date(), modifiedBy: utilizerId });
       record(this.updatedEvent(membershipId, utilizerId, updated, current));

@@ -94,8 +94,7 @@ export class WebhooksService extends MembershipResourceService<WebhookRow, Webho
       const fields = toFields(body);
       this.checkDestination(fields);
       const utilizerId = utilizerIdOf(caller);
-      const current = await this.webhooks.findByIdForUpdate(membershipId, id);
-      if (!current) throw this.notFound();
+      const current = await this.lockCurrent(membershipId, id);
       const secret = nextSecret(current.secret, body.secret);
       this.assertChanges(current, { ...fields, secret });
       const changes: WebhookChanges = { ...fields, secret, modifiedAt: new Date(), modifiedBy: utilizerId };

@@ -31,6 +31,8 @@ export interface SearchableResourceOperations<TBody, TResponse, TCreated = TResp
 /** The reads and deletes the shared operations need of a repository (MembershipScopedRepository has them). */
 export interface MembershipResourceRows<TRow> {
   findById(membershipId: string, id: string): Promise<TRow | undefined>;
+  /** The row, locked until the transaction ends. */
+  findByIdForUpdate(membershipId: string, id: string): Promise<TRow | undefined>;
   /** One page, as the API answers it. */
   list(membershipId: string, request: ListRequest): Promise<ListPage<Record<string, unknown>>>;
   /** One page of the rows whose name, slug or description contain `keyword` (the search routes). */
@@ -116,6 +118,13 @@ export abstract class MembershipResourceService<TRow extends { id: string }, TBo
   protected notFound(): DomainError {
     // ResourceEntity admits only names whose `<Name>NotFound` is an error code.
     return new DomainError(`${this.entity}NotFound` as ErrorCode, `The ${this.definition.noun} does not exist`);
+  }
+
+  /** The row a replace starts from, locked until its transaction ends; 404 when it is gone. */
+  protected async lockCurrent(membershipId: string, id: string): Promise<TRow> {
+    const current = await this.rows.findByIdForUpdate(membershipId, id);
+    if (!current) throw this.notFound();
+    return current;
   }
 
   /** A replace that would store what `current` holds already answers 409 (compared as JSON, key by key of `next`). */

@@ -1,8 +1,22 @@
 import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../common/access-decorators';
 import { ApiErrors } from '../common/openapi';
 import { type PublicJwk, SigningKeys } from './signing-keys';
+
+class PublicJwkDto {
+  @ApiProperty({ example: 'EC' }) kty!: string;
+  @ApiProperty({ example: 'P-256' }) crv!: string;
+  @ApiProperty({ example: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU' }) x!: string;
+  @ApiProperty({ example: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0' }) y!: string;
+  @ApiProperty({ example: 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs', description: 'RFC 7638 thumbprint' }) kid!: string;
+  @ApiProperty({ example: 'ES256' }) alg!: string;
+  @ApiProperty({ example: 'sig' }) use!: string;
+}
+
+class JwksDto {
+  @ApiProperty({ type: [PublicJwkDto] }) keys!: PublicJwkDto[];
+}
 
 /** The routes under a membership's issuer, `/oidc/{m}` (contract "Single sign-on"). */
 @ApiTags('openid-provider')
@@ -16,7 +30,7 @@ export class OidcIssuerController {
     summary: "The issuer's public keys (JWKS, RFC 7517)",
     description: 'The current ES256 key and the keys replaced within their overlap, newest first. Verify the membership\'s OpenID Provider tokens with these.',
   })
-  @ApiResponse({ status: 200, description: 'The JWK Set' })
+  @ApiResponse({ status: 200, description: 'The JWK Set', type: JwksDto })
   @ApiErrors(404)
   jwks(@Param('membershipId') membershipId: string): Promise<{ keys: PublicJwk[] }> {
     return this.keys.jwks(membershipId);

@@ -214,7 +214,7 @@ export const tokenSessions = pgTable(
     // the record to both (deleting either cascades through the session), and each of them took a
     // key-share lock, on every insert, on the one membership row that all concurrent sign-ins and
     // refreshes of a tenant share. PostgreSQL keeps such shared locks as multixacts: they cost
-    // the issuing statement a fifth of its database CPU across 16 sessions (docs/benchmarks.md).
+    // the issuing statement a fifth of its database CPU across 16 concurrent sessions.
     id: text('id').primaryKey(),
     membershipId: text('membership_id').notNull(),
     userId: text('user_id').notNull(),

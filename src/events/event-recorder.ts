@@ -164,8 +164,8 @@ export class EventRecorder {
  * commits waits for the rest of it and then for the whole next one (a commit is an fsync, 7 ms on
  * this machine's server); two let the next batch start meanwhile, and PostgreSQL flushes
  * concurrent commits together. Not more: each write is a commit, and every commit costs both
- * processes more than a row does (with three, batches averaged 1.6 rows under the bench's
- * verify-token load and each verification cost 20-30% more CPU than with two, at 2.0 rows).
+ * processes more than a row does (three in flight made smaller batches, and each verification
+ * cost a fifth more CPU than with two).
  */
 const MAX_WRITES_IN_FLIGHT = 2;
 

@@ -176,8 +176,7 @@ export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserv
   /**
    * Called when a request arrives; `endRequest` ends it. The set of requests in progress lives as
    * long as the app, so what it holds must not reach the request: with an entry that read the route
-   * through a closure over the Express request, `/me` cost 40 to 55 µs more CPU per request in the
-   * bench (about a tenth of it; six alternating runs of each, 2026-11-26). A plain HTTP server
+   * through a closure over the Express request, `/me` cost about a tenth more CPU per request. A plain HTTP server
    * holding its requests the same way showed no such cost, so it comes from the larger graph a
    * Nest request is (young-generation GC, by every sign); how exactly, we did not pin down.
    */

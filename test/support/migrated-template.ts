@@ -54,7 +54,8 @@ async function buildImage(path: string): Promise<void> {
   try {
     await client.waitReady;
     await migrateEmbedded(client);
-    const image = await client.dumpDataDir('gzip');
+    // Uncompressed (41 MB): it loads in ~0.5 s, the gzipped one (5 MB) in ~0.7 s.
+    const image = await client.dumpDataDir('none');
     // Written aside, then renamed: a file reading the path never sees half an image.
     const partial = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
     writeFileSync(partial, Buffer.from(await image.arrayBuffer()));
@@ -69,13 +70,13 @@ let image: Promise<Blob> | undefined;
 /** The migrated embedded database's image, built on first use; PGlite only reads it, so a file's apps share one. */
 export function embeddedImage(): Promise<Blob> {
   image ??= (async () => {
-    const path = join(tmpdir(), `portcullis-test-image-${migrationsHash()}.tar.gz`);
+    const path = join(tmpdir(), `portcullis-test-image-${migrationsHash()}.tar`);
     try {
       statSync(path);
     } catch {
       await buildImage(path);
     }
-    return new Blob([readFileSync(path)], { type: 'application/x-gzip' });
+    return new Blob([readFileSync(path)], { type: 'application/x-tar' });
   })();
   return image;
 }

@@ -754,7 +754,8 @@ async function webhookBurst(base, data, receiver) {
  * `--sign-in-defenses` (npm run bench:sign-in-defenses): the cost and the hold of the sign-in
  * defenses, alone. Two services from the same build, each on a fresh database: one as shipped,
  * one with SIGN_IN_DEFENSES=off (a setting only for this comparison, refused in production; both
- * run with NODE_ENV=test so that nothing else differs). Their sign-in (right password, THREADS x 2
+ * run with NODE_ENV=development so that nothing else differs: NODE_ENV=test would hash at the test
+ * suite's cheap argon2 parameters, and the comparison is against the real hash). Their sign-in (right password, THREADS x 2
  * connections) runs in alternating slices, the order swapped each round, and prints side by side
  * with the ratio. Then, on the defended service (TRUST_PROXY=loopback, so X-Forwarded-For names the
  * client), 200 wrong passwords against one login from 20 addresses, 20 at a time: the answers
@@ -770,7 +771,7 @@ async function signInDefensesMain() {
     const entry = start(name, [...SERVICE_NODE_OPTIONS, MAIN], {
       HOST: '127.0.0.1',
       PORT: String(port),
-      NODE_ENV: 'test',
+      NODE_ENV: 'development',
       LOG_LEVEL,
       SETUP_TOKEN,
       TRUST_PROXY: 'loopback',

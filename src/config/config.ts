@@ -3,7 +3,17 @@ import ipaddr from 'ipaddr.js';
 import { type OutboundAllowList, parseOutboundAllow } from './outbound-allow';
 
 export type DatabaseTarget =
-  | { kind: 'embedded'; dataDir: string | null } // null: in memory
+  | {
+      kind: 'embedded';
+      dataDir: string | null; // null: in memory
+      /**
+       * In memory only, and never from the environment: a data-directory image (PGlite's
+       * dumpDataDir) to start from instead of an empty cluster. The tests boot each app from one
+       * migrated image rather than running initdb and every migration per boot; migrations still
+       * run on it, and find nothing left to apply.
+       */
+      image?: Blob;
+    }
   | { kind: 'server'; url: string; poolSize: number };
 
 export interface AppConfig {

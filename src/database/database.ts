@@ -7,7 +7,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
-import { Client, escapeIdentifier, Pool } from 'pg';
+import { Client, escapeIdentifier, Pool, type PoolClient } from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseTarget } from '../config/config';
 import { schema, type Schema } from './schema';
@@ -37,7 +37,8 @@ export interface Database {
 
 export const DATABASE = Symbol('DATABASE');
 
-const MIGRATIONS_FOLDER = join(__dirname, 'migrations');
+/** The migrations the service applies at start (drizzle's SQL files and journal). */
+export const MIGRATIONS_FOLDER = join(__dirname, 'migrations');
 /** Any fixed 64-bit number; only our instances take it. */
 const MIGRATION_LOCK_KEY = 7_460_310_211;
 
@@ -70,15 +71,24 @@ function handleOf(
   };
 }
 
-async function openEmbedded(dataDir: string | null): Promise<Database> {
+/** Applies the migrations not yet applied. One process owns an embedded database, so no lock is needed. */
+export async function migrateEmbedded(client: PGlite): Promise<void> {
+  await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
+}
+
+async function openEmbedded(dataDir: string | null, image: Blob | undefined): Promise<Database> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const client = dataDir ? new PGlite(dataDir) : new PGlite();
+  const client = dataDir ? new PGlite(dataDir) : new PGlite(image ? { loadDataDir: image } : {});
   await client.waitReady;
   const db = drizzlePglite(client, { schema }) as unknown as Db;
-  // One process owns an embedded database, so no lock is needed around migrations.
-  await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
+  await migrateEmbedded(client);
   const description = dataDir ? `embedded PostgreSQL (PGlite) in ${dataDir}` : 'embedded PostgreSQL (PGlite) in memory';
   return handleOf({ db, kind: 'embedded', description }, client, () => client.close());
+}
+
+/** Applies the migrations not yet applied; the caller holds the lock that keeps other instances out. */
+export async function migrateServer(client: Client | PoolClient): Promise<void> {
+  await migratePg(drizzlePg(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
 }
 
 async function openServer(url: string, poolSize: number): Promise<Database> {
@@ -97,7 +107,7 @@ async function openServer(url: string, poolSize: number): Promise<Database> {
     // Several instances may start at once; only one applies migrations, the others wait and then see them applied.
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
-      await migratePg(drizzlePg(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
+      await migrateServer(client);
     } finally {
       await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
     }
@@ -159,7 +169,7 @@ async function listenOn(url: string, channel: string, onNotification: (payload: 
 }
 
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
-  return target.kind === 'embedded' ? openEmbedded(target.dataDir) : openServer(target.url, target.poolSize);
+  return target.kind === 'embedded' ? openEmbedded(target.dataDir, target.image) : openServer(target.url, target.poolSize);
 }
 
 /** Where the start-up warning sends the operator. */

@@ -14,7 +14,7 @@ describe('bounded work per request', () => {
    * against the default bound of 10,000 took over 300 s on the shared test machine (each one is
    * a token check and a membership lookup), so bound and count are scaled down together.
    */
-  const CACHE_MAX_ENTRIES = 50;
+  const CACHE_MAX_ENTRIES = 20;
   const UNKNOWN_IDS = 20 * CACHE_MAX_ENTRIES;
   let t: TestApp;
   let inst: Installation;

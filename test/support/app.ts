@@ -6,6 +6,7 @@ import request from 'supertest';
 import { createApp } from '../../src/bootstrap';
 import { type AppConfig, loadConfig } from '../../src/config/config';
 import { createServerDatabase, serverUrl } from './database';
+import { embeddedImage } from './migrated-template';
 
 export const TEST_SETUP_TOKEN = 'test-setup-token-0123456789abcdef0123456789';
 
@@ -38,11 +39,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   let drop: (() => Promise<void>) | undefined;
   const server = serverUrl();
   if (!options.databaseUrl && server) {
-    const created = await createServerDatabase(server);
+    const created = await createServerDatabase(server, { migrated: true });
     databaseUrl = created.url;
     drop = created.drop;
   }
-  const config = loadConfig({
+  const loaded = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     SETUP_TOKEN: TEST_SETUP_TOKEN,
@@ -51,6 +52,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...options.env,
     DATABASE_URL: databaseUrl,
   });
+  // An in-memory database starts from the migrated image (./migrated-template.ts), not from initdb.
+  const config: AppConfig =
+    loaded.database.kind === 'embedded' && loaded.database.dataDir === null
+      ? { ...loaded, database: { ...loaded.database, image: await embeddedImage() } }
+      : loaded;
   const { app } = await createApp(config, options.logger, options.modules);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { type Database, openDatabase } from '../../src/database/database';
+import { embeddedImage, serverTemplate } from './migrated-template';
 
 /**
  * When TEST_DATABASE_URL points at a PostgreSQL server, every test app gets a database of its
@@ -8,14 +9,19 @@ import { type Database, openDatabase } from '../../src/database/database';
  */
 export const serverUrl = (): string | undefined => process.env.TEST_DATABASE_URL || undefined;
 
-export async function createServerDatabase(baseUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+/**
+ * A database of its own on the server: empty, or with `migrated` a copy of the migrated template
+ * (./migrated-template.ts), which an app starts on without running any migration.
+ */
+export async function createServerDatabase(baseUrl: string, options: { migrated?: boolean } = {}): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `portcullis_t_${randomBytes(6).toString('hex')}`;
-  // CREATE DATABASE copies template1 and fails while another session copies it too: retry briefly.
+  const template = options.migrated ? await serverTemplate(baseUrl) : 'template1';
+  // CREATE DATABASE copies its template and fails while another session copies it too: retry briefly.
   for (let attempt = 1; ; attempt++) {
     const admin = new Client({ connectionString: baseUrl });
     try {
       await admin.connect();
-      await admin.query(`create database ${name}`);
+      await admin.query(`create database ${name} template ${template}`);
       break;
     } catch (error) {
       if (attempt >= 10) throw error;
@@ -42,15 +48,16 @@ export async function createServerDatabase(baseUrl: string): Promise<{ url: stri
 
 /**
  * A migrated database for a database-level spec: a fresh one on the server when
- * TEST_DATABASE_URL is set, else an in-memory embedded one. `close` also drops the server's.
+ * TEST_DATABASE_URL is set, else an in-memory embedded one (each from ./migrated-template.ts).
+ * `close` also drops the server's.
  */
 export async function openTestDatabase(): Promise<{ database: Database; close: () => Promise<void> }> {
   const server = serverUrl();
   if (!server) {
-    const database = await openDatabase({ kind: 'embedded', dataDir: null });
+    const database = await openDatabase({ kind: 'embedded', dataDir: null, image: await embeddedImage() });
     return { database, close: () => database.close() };
   }
-  const created = await createServerDatabase(server);
+  const created = await createServerDatabase(server, { migrated: true });
   const database = await openDatabase({ kind: 'server', url: created.url, poolSize: 2 });
   return {
     database,

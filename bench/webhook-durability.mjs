@@ -18,7 +18,9 @@
  *    Then the same verify-token comparison against a second instance on the same database with
  *    WEBHOOK_DISPATCH=off ("verify, split"): it records the deliveries and announces them; the
  *    first instance, woken by NOTIFY, makes the calls. Its CPU per request is the request path's
- *    own cost of a webhook; the calls' cost moves to the dispatching instance.
+ *    own cost of a webhook; the calls' cost moves to the dispatching instance. Last, after the
+ *    delivery rate, "verify, no calls": the first instance stopped, so the second records its
+ *    deliveries and nothing calls them; the request path's share alone.
  * 2. The delivery rate: BENCH_DELIVERIES verify-token events with the webhook active, timed from
  *    the first call the receiver gets to the last; then the same number of plain POSTs from this
  *    process to the same receiver, 8 at a time (the dispatcher's parallel calls). Printed:
@@ -49,6 +51,7 @@ import {
   setUpAdmin,
   sleep,
   start,
+  stop,
   waitFor,
 } from './support.mjs';
 
@@ -128,10 +131,12 @@ async function main() {
     const body = { name: `bench ${event}`, event, status: 'passive', try_count: 1, request: { method: 'POST', url: receiver.url } };
     hooks[event] = { body, id: (await call(base, 'POST', `/memberships/${m}/webhooks`, { auth: admin.auth, body }))._id };
   }
+  // Through whichever instance is up: the last scenario stops the first.
+  let adminBase = base;
   const setStatus = async (event, status) => {
     if (hooks[event].body.status === status) return;
     hooks[event].body = { ...hooks[event].body, status };
-    await call(base, 'PUT', `/memberships/${m}/webhooks/${hooks[event].id}`, { auth: admin.auth, body: hooks[event].body });
+    await call(adminBase, 'PUT', `/memberships/${m}/webhooks/${hooks[event].id}`, { auth: admin.auth, body: hooks[event].body });
   };
 
   const signIn = {
@@ -169,7 +174,8 @@ async function main() {
     { name: 'verify, split', event: 'TokenVerified', options: { ...verify, url: `${apiBase}/verify-token` }, measured: apiService, target: 0.85 },
   ];
   const rows = [];
-  for (const scenario of scenarios) {
+  /** Alternating slices with the scenario's webhook active and passive; `settle`: wait for the deliveries a slice left before the next. */
+  const runScenario = async (scenario, settle = true) => {
     log(`${scenario.name}: warm-up`);
     await measure(scenario.options, 2);
     const rates = { without: [], with: [] };
@@ -177,7 +183,7 @@ async function main() {
     for (let slice = 0; slice < SLICES; slice++) {
       for (const way of slice % 2 === 0 ? ['without', 'with'] : ['with', 'without']) {
         await setStatus(scenario.event, way === 'with' ? 'active' : 'passive');
-        await settled(base);
+        if (settle) await settled(base);
         const before = cpuSecondsOf(scenario.measured.child.pid);
         const rate = await measure(scenario.options, SLICE_SECONDS);
         cpu[way] += cpuSecondsOf(scenario.measured.child.pid) - before;
@@ -186,7 +192,7 @@ async function main() {
       }
     }
     await setStatus(scenario.event, 'passive');
-    await settled(base);
+    if (settle) await settled(base);
     const mean = (list) => list.reduce((a, b) => a + b, 0) / list.length;
     const row = {
       name: scenario.name,
@@ -198,7 +204,8 @@ async function main() {
     };
     rows.push(row);
     log(`${scenario.name}: ${row.without.toFixed(0)}/s without, ${row.with.toFixed(0)}/s with a webhook: ${(row.with / row.without).toFixed(2)}`);
-  }
+  };
+  for (const scenario of scenarios) await runScenario(scenario);
 
   // Delivery rate: a burst of verify-token events with the webhook active.
   await setStatus('TokenVerified', 'active');
@@ -227,20 +234,27 @@ async function main() {
   const deliveryRate = delivered / deliverySeconds;
   const postRate = delivered / postSeconds;
 
+  // The request path's own share: the API instance alone, the dispatching instance stopped, so
+  // the deliveries it records wait in the database and nothing else competes for the cores.
+  await stop(service);
+  adminBase = apiBase;
+  await runScenario({ name: 'verify, no calls', event: 'TokenVerified', options: { ...verify, url: `${apiBase}/verify-token` }, measured: apiService, target: 0.85 }, false);
+
   console.log('');
   console.log(`Durable webhook delivery, ${SLICES} slices of ${SLICE_SECONDS} s each way (shared 2-core machine: noisy, ±15%)`);
-  console.log('scenario        without/s   with/s   ratio  target   cpu µs/req without → with (of the instance answering)');
+  console.log('scenario          without/s   with/s   ratio  target   cpu µs/req without → with (of the instance answering)');
   for (const row of rows) {
     console.log(
-      `${row.name.padEnd(14)} ${row.without.toFixed(0).padStart(9)} ${row.with.toFixed(0).padStart(8)}   ${(row.with / row.without).toFixed(2)}   ≥ ${row.target.toFixed(2)}   ${row.cpuUsWithout.toFixed(0)} → ${row.cpuUsWith.toFixed(0)}`,
+      `${row.name.padEnd(16)} ${row.without.toFixed(0).padStart(9)} ${row.with.toFixed(0).padStart(8)}   ${(row.with / row.without).toFixed(2)}   ≥ ${row.target.toFixed(2)}   ${row.cpuUsWithout.toFixed(0)} → ${row.cpuUsWith.toFixed(0)}`,
     );
   }
   console.log('verify, split: the answering instance has WEBHOOK_DISPATCH=off; the other instance, woken by NOTIFY, makes the calls.');
+  console.log('verify, no calls: the same instance with the other one stopped: deliveries are recorded and wait; what the request path itself pays.');
   console.log(
     `delivery rate: ${delivered} of ${burst.requests.total} deliveries in ${deliverySeconds.toFixed(2)} s = ${deliveryRate.toFixed(0)}/s; ` +
       `plain POSTs from one process (${DISPATCH_CONCURRENCY} at a time): ${postRate.toFixed(0)}/s; ratio ${(deliveryRate / postRate).toFixed(2)}`,
   );
-  expectStatus(await api(base, 'GET', '/ping'), 200, 'ping');
+  expectStatus(await api(apiBase, 'GET', '/ping'), 200, 'ping');
 }
 
 await runMain(main);

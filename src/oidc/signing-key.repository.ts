@@ -15,20 +15,10 @@ export interface NewSigningKey {
 /** A key the JWKS lists: its id and public half only. */
 export type VerificationKey = Pick<SigningKeyRow, 'id' | 'algorithm' | 'publicJwk'>;
 
-/** The signing_keys table (docs/oidc.md, "Keys"). The private half is read by `current` only. */
+/** The signing_keys table (docs/oidc.md, "Keys"). Nothing reads the private half yet: the signer will, and only it. */
 @Injectable()
 export class SigningKeyRepository {
   constructor(@Inject(DATABASE) private readonly database: Database) {}
-
-  /** The membership's current key, private half included (for the signer). */
-  async current(membershipId: string): Promise<SigningKeyRow | undefined> {
-    const [row] = await this.database.db
-      .select()
-      .from(signingKeys)
-      .where(and(eq(signingKeys.membershipId, membershipId), isNull(signingKeys.retiredAt)))
-      .limit(1);
-    return row;
-  }
 
   /**
    * Stores `key` as the membership's current key unless it has one already (another instance may

@@ -13,9 +13,9 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/packages/client/src', '<rootDir>/examples'],
   testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
-  // Nest 12, jose and PGlite ship ES modules only; Jest must transform them too.
+  // Nest 12, jose, openid-client and PGlite ship ES modules only; Jest must transform them too.
   transform: { '^.+\\.(t|j|mj|cj)s$': swc },
-  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|jose|@electric-sql|file-type|strtok3|token-types|@tokenizer|uint8array-extras)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|jose|openid-client|oauth4webapi|@electric-sql|file-type|strtok3|token-types|@tokenizer|uint8array-extras)/)'],
   // The client package by its published name, from its sources (as tsconfig.json's "paths").
   moduleNameMapper: {
     '^@portcullis/client$': '<rootDir>/packages/client/src/index.ts',

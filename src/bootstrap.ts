@@ -8,13 +8,16 @@ import { AppModule } from './app.module';
 import { PreshapedExpressAdapter } from './common/express-adapter';
 import { createLogger, NestPinoLogger } from './common/logger';
 import { expressErrorHandler, noStore, requestLogging, requireJsonBody } from './common/http';
-import { rejectHostileUrl, rejectUnstorableBody, verifyJsonBytes } from './common/input-hygiene';
+import { rejectHostileUrl, rejectUnstorableBody, verifyFormBytes, verifyJsonBytes } from './common/input-hygiene';
 import { verifyJsonBudget } from './common/json-budget';
 import { httpMetrics, ServiceMetrics } from './metrics';
 import { serveApiDocs } from './openapi/openapi';
 
 /** Large enough that an oversized token reaches us and gets a 401, instead of Node's bare 431. */
 const MAX_HEADER_BYTES = 64 * 1024;
+/** An OAuth request or a page's form is a handful of short fields (a JWT assertion at most). */
+const OIDC_FORM_LIMIT_BYTES = 64 * 1024;
+const OIDC_FORM_MAX_FIELDS = 50;
 
 export interface CreatedApp {
   app: NestExpressApplication;
@@ -55,6 +58,12 @@ export async function createApp(config: AppConfig, logger: Logger = createLogger
         verifyJsonBudget(request, response, body, encoding);
       },
     }),
+  );
+  // The OpenID Provider's pages and back-channel routes take forms (RFC 6749 3.2); requireJsonBody
+  // lets form bodies through only under /oidc/. Flat fields only, few of them.
+  app.use(
+    '/oidc',
+    express.urlencoded({ extended: false, limit: OIDC_FORM_LIMIT_BYTES, parameterLimit: OIDC_FORM_MAX_FIELDS, verify: verifyFormBytes }),
   );
   app.use(rejectUnstorableBody);
   app.use(expressErrorHandler(logger));

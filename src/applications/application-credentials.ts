@@ -23,10 +23,19 @@ export class ApplicationCredentials {
    * (empty for an unreadable value) is not looked up, but its secret is still compared.
    */
   async verifyBasic(applicationId: string, secret: string): Promise<ApplicationRow> {
+    const application = await this.withSecret(applicationId, secret);
+    if (!application || !application.isActive) throw invalidBasicToken();
+    return application;
+  }
+
+  /**
+   * The application whose id and secret these are, active or not; undefined for an unknown id or a
+   * wrong secret, which take the same path (a digest is compared either way).
+   */
+  async withSecret(applicationId: string, secret: string): Promise<ApplicationRow | undefined> {
     const application = isPossibleId(applicationId) ? await this.applications.findAnyById(applicationId) : undefined;
     const matches = secretMatches(secret, application?.secretDigest ?? DECOY_DIGEST);
-    if (!application || !matches || !application.isActive) throw invalidBasicToken();
-    return application;
+    return application && matches ? application : undefined;
   }
 }
 

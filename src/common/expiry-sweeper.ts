@@ -38,6 +38,10 @@ const SWEPT_TABLES: readonly SweptTable[] = [
   { table: 'mfa_sign_ins', expiresColumn: 'expires_at' },
   // Retired signing keys past their overlap (a current key has no expiry).
   { table: 'signing_keys', expiresColumn: 'expires_at' },
+  // The OpenID Provider's interactions (600 s), authorization codes (60 s) and client tokens.
+  { table: 'oidc_interactions', expiresColumn: 'expires_at' },
+  { table: 'oidc_authorization_codes', expiresColumn: 'expires_at' },
+  { table: 'oidc_client_tokens', expiresColumn: 'expires_at' },
 ];
 
 const BATCH_SIZE = 1_000;

@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { DomainError, type ErrorBody, type ErrorCode, RetryLaterError } from './errors';
 import { mapError } from './error-mapping';
+import { isOAuthRoute, OAuthError, oauthErrorOf } from './oauth-error';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -54,6 +55,7 @@ function markAddressedRoute(request: Request): void {
 
 /** Writes the contract's error body; unexpected errors are logged with the request id. */
 export function sendError(request: Request, response: Response, error: unknown, logger: Logger): void {
+  if (error instanceof OAuthError) return sendOAuthError(response, error);
   const { status, body, unexpected } = mapError(error);
   if (unexpected !== undefined) {
     logger.error(
@@ -65,12 +67,24 @@ export function sendError(request: Request, response: Response, error: unknown, 
     response.end();
     return;
   }
-  if (status === 401) response.setHeader('WWW-Authenticate', wwwAuthenticate(error, body));
   if (error instanceof RetryLaterError) response.setHeader('Retry-After', String(error.retryAfterSeconds));
+  if (isOAuthRoute(request)) return sendOAuthError(response, oauthErrorOf(status, body));
+  if (status === 401) response.setHeader('WWW-Authenticate', wwwAuthenticate(error, body));
   if (error instanceof DomainError && error.challenge === 'insufficient_scope') {
     response.setHeader('WWW-Authenticate', `Bearer realm="portcullis", error="insufficient_scope", error_description="${challengeText(body.message)}"`);
   }
   response.status(status).json(body);
+}
+
+/** RFC 6749 5.2: the error object, never cached. */
+function sendOAuthError(response: Response, error: OAuthError): void {
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  if (error.challenge) response.setHeader('WWW-Authenticate', error.challenge);
+  response.setHeader('Cache-Control', 'no-store');
+  response.status(error.status).json(error.toBody());
 }
 
 /** 401 codes that say a presented token is bad: RFC 6750's `invalid_token`. */
@@ -141,14 +155,28 @@ export function requestLogging(logger: Logger) {
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/;
 
-/** A request that carries a body must say it is JSON; anything else is 415 before any parsing. */
+/** The OpenID Provider's routes: `/oidc/{m}/...` (docs/oidc.md). */
+export function isOpenIdProviderPath(path: string): boolean {
+  return path.startsWith('/oidc/');
+}
+
+/**
+ * A request that carries a body must say it is JSON; anything else is 415 before any parsing. The
+ * OpenID Provider's routes (`/oidc/...`) take HTML forms and OAuth's form-encoded bodies instead
+ * (RFC 6749 3.2), and JSON nowhere.
+ */
 export function requireJsonBody(request: Request, _response: Response, next: NextFunction): void {
   if (!BODY_METHODS.has(request.method)) return next();
   const length = request.headers['content-length'];
   const hasBody = (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
   if (!hasBody) return next();
   const type = (request.headers['content-type'] ?? '').toLowerCase();
+  if (isOpenIdProviderPath(request.path)) {
+    if (FORM_TYPE.test(type)) return next();
+    return next(new DomainError('UnsupportedMediaType', 'The request body must be form-encoded (Content-Type: application/x-www-form-urlencoded)'));
+  }
   if (/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/.test(type)) return next();
   next(new DomainError('UnsupportedMediaType', 'The request body must be JSON (Content-Type: application/json)'));
 }

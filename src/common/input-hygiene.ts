@@ -72,6 +72,22 @@ export function verifyJsonBytes(request: IncomingMessage, _response: ServerRespo
   if (body.includes('\\u')) (request as MarkedRequest)[HAS_UNICODE_ESCAPE] = true;
 }
 
+/**
+ * express.urlencoded's `verify` hook for the OpenID Provider's forms: the same rules as the query
+ * (printable ASCII, percent-encodings that decode to UTF-8 without a NUL), before parsing, since the
+ * parser would quietly turn bad bytes into U+FFFD.
+ */
+export function verifyFormBytes(_request: IncomingMessage, _response: ServerResponse, body: Buffer): void {
+  const text = body.toString('latin1');
+  if (NOT_PRINTABLE_ASCII.test(text.replace(/[\r\n]+$/, ''))) throw invalid('request.body', 'must be form-encoded ASCII');
+  if (!text.includes('%')) return;
+  for (const pair of text.split('&')) {
+    if (!pair.includes('%')) continue;
+    const decoded = decodeComponent(pair.replace(/\+/g, ' '));
+    if (decoded === null || isUnstorable(decoded)) throw invalid('request.body', 'must be UTF-8 text without NUL characters');
+  }
+}
+
 /** Where the first unstorable string of a parsed JSON value is (a key or a value), or null. */
 function findUnstorable(root: unknown): string | null {
   // An explicit stack, not recursion: the body may be nested thousands deep.

@@ -46,3 +46,19 @@ describe('WEBHOOK_DISPATCH and WEBHOOK_CLAIM_INTERVAL_MS', () => {
     expect(() => loadConfig({ ...server, WEBHOOK_CLAIM_INTERVAL_MS: '10' })).toThrow(/^Invalid configuration: WEBHOOK_CLAIM_INTERVAL_MS /);
   });
 });
+
+describe('PUBLIC_URL', () => {
+  const load = (env: Record<string, string>) => loadConfig({ DATABASE_URL: 'memory://', ...env });
+
+  it('defaults to the service on localhost and drops a trailing slash', () => {
+    expect(load({ PORT: '4100' }).publicUrl).toBe('http://localhost:4100');
+    expect(load({ PUBLIC_URL: 'https://id.example.com/auth/' }).publicUrl).toBe('https://id.example.com/auth');
+  });
+
+  it.each(['id.example.com', 'ftp://id.example.com', 'https://id.example.com/?x=1', 'https://id.example.com/#x', 'https://u:p@id.example.com'])(
+    'refuses %s',
+    (value) => {
+      expect(() => load({ PUBLIC_URL: value })).toThrow(/PUBLIC_URL/);
+    },
+  );
+});

@@ -85,6 +85,11 @@ export interface AppConfig {
   webauthnRpId: string;
   /** WEBAUTHN_ORIGINS: the origins a passkey ceremony may come from. */
   webauthnOrigins: string[];
+  /**
+   * PUBLIC_URL: the service's address as browsers and clients reach it, without a trailing slash;
+   * each membership's OpenID Provider issuer is `<PUBLIC_URL>/oidc/{m}`. Never taken from a request's Host.
+   */
+  publicUrl: string;
 }
 
 /**
@@ -265,6 +270,22 @@ function webauthnOrigins(env: Env, port: number): string[] {
   return originList(env, 'WEBAUTHN_ORIGINS') ?? [`http://localhost:${port}`];
 }
 
+/** PUBLIC_URL: an absolute http(s) origin, optionally with a path prefix; no query, fragment or credentials. */
+function publicUrl(env: Env, port: number): string {
+  const raw = env.PUBLIC_URL;
+  if (raw === undefined || raw === '') return `http://localhost:${port}`;
+  let parsed: URL | null;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    parsed = null;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.search || parsed.hash || parsed.username || parsed.password) {
+    throw new ConfigError('PUBLIC_URL', `must be an absolute http(s) URL without query, fragment or credentials, got "${raw}"`);
+  }
+  return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
+}
+
 /** Reads and validates the environment once, at start. A bad value stops the start. */
 export function loadConfig(env: Env = process.env): AppConfig {
   const setupToken = env.SETUP_TOKEN || null;
@@ -312,6 +333,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     activationTokenExpiresIn: integer(env, 'ACTIVATION_TOKEN_EXPIRES_IN', 259_200, 3600, 2_592_000),
     webauthnRpId: webauthnRpId(env),
     webauthnOrigins: webauthnOrigins(env, port),
+    publicUrl: publicUrl(env, port),
   };
 }
 

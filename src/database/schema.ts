@@ -5,6 +5,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -149,6 +150,8 @@ export const users = pgTable(
     ...grantLists(),
     isActive: boolean('is_active').notNull().default(true),
     sourceProvider: text('source_provider'),
+    /** When the address was last proven (activation or reset by mail, a provider's verified claim): the ID token's `email_verified`. */
+    emailVerifiedAt: ts('email_verified_at'),
     customFields: jsonb('custom_fields').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
     ...sysColumns(),
   },
@@ -207,6 +210,9 @@ export const sessions = pgTable(
  * primary-key lookup of this row joined with its session. Revocation sets `revoked_at` (here and,
  * for a whole session, on the session); the sweeper deletes rows a few minutes after `expires_at`.
  */
+/** What a token record stands for (see `token_sessions.kind`). */
+export type TokenRecordKind = 'pair' | 'scoped' | 'oidc' | 'browser';
+
 export const tokenSessions = pgTable(
   'token_sessions',
   {
@@ -222,7 +228,14 @@ export const tokenSessions = pgTable(
     sessionId: text('session_id')
       .notNull()
       .references(() => sessions.id, { onDelete: 'cascade' }),
-    kind: text('kind').$type<'pair' | 'scoped'>().notNull(),
+    /**
+     * `pair` and `scoped` as the specification's routes issue them; `oidc` an OpenID Provider grant's
+     * access (and refresh) token for `client_id`; `browser` the OpenID Provider's single sign-on
+     * cookie (its `access_jti` the cookie secret's digest), which keeps its session alive.
+     */
+    kind: text('kind').$type<TokenRecordKind>().notNull(),
+    /** The OpenID Provider client (application id) an `oidc` record was issued to; null otherwise. */
+    clientId: text('client_id'),
     /** The pair a scoped token was made from (informative: its session is what revocation follows). */
     parentId: text('parent_id'),
     scopes: jsonb('scopes').$type<string[] | null>(),
@@ -388,6 +401,12 @@ export const tokenCodes = pgTable(
     approvedUntil: ts('approved_until'),
     /** The approving session's authentication methods (RFC 8176): the device's pair keeps them. */
     amr: jsonb('amr').$type<string[] | null>(),
+    /**
+     * A code an OpenID Provider client asked for at `<issuer>/device/authorize` (RFC 8628): the
+     * client, and the OpenID scopes it asked (`openid`, `profile`...). Null for the specification's routes.
+     */
+    oidcClientId: text('oidc_client_id'),
+    oidcScopes: jsonb('oidc_scopes').$type<string[] | null>(),
     decidedAt: ts('decided_at'),
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
@@ -627,3 +646,121 @@ export const mfaSignIns = pgTable(
 );
 
 export type MfaSignInRow = typeof mfaSignIns.$inferSelect;
+
+/**
+ * An OpenID Provider authorization in progress (docs/oidc.md, "Authorization"): the validated
+ * request of `<issuer>/authorize`, then who signed in and which step is next. Its id names the
+ * pages' URLs; the interaction cookie holds a secret whose SHA-256 digest is `cookie_digest`, so
+ * a form posted without that cookie signs no one in. Lives at most 600 s; the sweeper deletes it.
+ */
+export const oidcInteractions = pgTable(
+  'oidc_interactions',
+  {
+    ...membershipOwned(),
+    cookieDigest: text('cookie_digest').notNull(),
+    clientId: text('client_id').notNull(),
+    redirectUri: text('redirect_uri').notNull(),
+    scopes: jsonb('scopes').$type<string[]>().notNull(),
+    state: text('state'),
+    nonce: text('nonce'),
+    codeChallenge: text('code_challenge').notNull(),
+    /** `prompt` and `max_age` as requested (`login`, `consent`; `none` never gets this far). */
+    prompt: text('prompt'),
+    maxAge: integer('max_age'),
+    /** The RFC 8707 resource the access token is for, when one was asked. */
+    resource: text('resource'),
+    /** What the user must do next. */
+    stage: text('stage').$type<'login' | 'second_factor' | 'consent'>().notNull().default('login'),
+    /** Set once the password (and, at `consent`, the second factor) was right. */
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    amr: jsonb('amr').$type<string[] | null>(),
+    authTime: ts('auth_time'),
+    /** The single sign-on session the interaction runs in, once there is one. */
+    sessionId: text('session_id').references(() => sessions.id, { onDelete: 'cascade' }),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('oidc_interactions_expires_at').on(t.expiresAt)],
+);
+
+export type OidcInteractionRow = typeof oidcInteractions.$inferSelect;
+
+/**
+ * An authorization code (docs/oidc.md, "Tokens"), known by the SHA-256 digest of the code: 60 s,
+ * single use, bound to its client, `redirect_uri`, S256 challenge and session. `issued_token_id`
+ * names the token record the exchange issued (the grant): a second use revokes it.
+ */
+export const oidcAuthorizationCodes = pgTable(
+  'oidc_authorization_codes',
+  {
+    /** SHA-256 (base64url) of the code. */
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull(),
+    ...ownedByUser(),
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    redirectUri: text('redirect_uri').notNull(),
+    codeChallenge: text('code_challenge').notNull(),
+    scopes: jsonb('scopes').$type<string[]>().notNull(),
+    nonce: text('nonce'),
+    resource: text('resource'),
+    authTime: ts('auth_time').notNull(),
+    amr: jsonb('amr').$type<string[] | null>(),
+    consumedAt: ts('consumed_at'),
+    issuedTokenId: text('issued_token_id'),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('oidc_authorization_codes_expires_at').on(t.expiresAt)],
+);
+
+export type OidcAuthorizationCodeRow = typeof oidcAuthorizationCodes.$inferSelect;
+
+/** Consent a user gave a client (contract: remembered per user and client), with the scopes it covers. */
+export const oidcConsents = pgTable(
+  'oidc_consents',
+  {
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    ...ownedByUser(),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    scopes: jsonb('scopes').$type<string[]>().notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.membershipId, t.userId, t.clientId] }), index('oidc_consents_client').on(t.clientId)],
+);
+
+export type OidcConsentRow = typeof oidcConsents.$inferSelect;
+
+/**
+ * An access token a client got for itself (`client_credentials`, `sub` the client): no user and
+ * no session, so its record is here; introspection and revocation read it by `jti`.
+ */
+export const oidcClientTokens = pgTable(
+  'oidc_client_tokens',
+  {
+    /** The token's `jti`. */
+    id: text('id').primaryKey(),
+    membershipId: text('membership_id')
+      .notNull()
+      .references(() => memberships.id, { onDelete: 'cascade' }),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    scopes: jsonb('scopes').$type<string[]>().notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    ...revocation(),
+  },
+  (t) => [index('oidc_client_tokens_expires_at').on(t.expiresAt)],
+);
+
+export type OidcClientTokenRow = typeof oidcClientTokens.$inferSelect;

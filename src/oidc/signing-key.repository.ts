@@ -15,7 +15,10 @@ export interface NewSigningKey {
 /** A key the JWKS lists: its id and public half only. */
 export type VerificationKey = Pick<SigningKeyRow, 'id' | 'algorithm' | 'publicJwk'>;
 
-/** The signing_keys table (docs/oidc.md, "Keys"). Nothing reads the private half yet: the signer will, and only it. */
+/** The current key with its private half: only SigningKeys.sign reads it. */
+export type PrivateSigningKey = Pick<SigningKeyRow, 'id' | 'algorithm' | 'privateJwk'>;
+
+/** The signing_keys table (docs/oidc.md, "Keys"). Only `currentPrivate` reads a private half, for the signer. */
 @Injectable()
 export class SigningKeyRepository {
   constructor(@Inject(DATABASE) private readonly database: Database) {}
@@ -31,6 +34,16 @@ export class SigningKeyRepository {
       .onConflictDoNothing({ target: signingKeys.membershipId, where: isNull(signingKeys.retiredAt) })
       .returning({ id: signingKeys.id });
     return rows.length > 0;
+  }
+
+  /** The membership's current key, private half included; undefined while it has none. */
+  async currentPrivate(membershipId: string): Promise<PrivateSigningKey | undefined> {
+    const [row] = await this.database.db
+      .select({ id: signingKeys.id, algorithm: signingKeys.algorithm, privateJwk: signingKeys.privateJwk })
+      .from(signingKeys)
+      .where(and(eq(signingKeys.membershipId, membershipId), isNull(signingKeys.retiredAt)))
+      .limit(1);
+    return row;
   }
 
   /** The keys tokens may still be verified with: the current one and the retired ones within their overlap, newest first. */

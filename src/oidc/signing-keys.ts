@@ -1,13 +1,24 @@
-import { generateKeyPairSync } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
-import { calculateJwkThumbprint, type JWK } from 'jose';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { calculateJwkThumbprint, type JWK, type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { BoundedCache } from '../common/bounded-cache';
 import { DomainError } from '../common/errors';
 import { isPossibleId } from '../common/ids';
+import { APP_CONFIG, type AppConfig } from '../config/config';
 import { EventRecorder } from '../events/event-recorder';
 import { type NewSigningKey, SigningKeyRepository } from './signing-key.repository';
 
 /** The one algorithm of the OpenID Provider's tokens (contract: `id_token_signing_alg_values_supported ["ES256"]`). */
 export const SIGNING_ALGORITHM = 'ES256';
+
+/** How long an imported key stays in memory unused; a kid names one key forever, so this only bounds memory. */
+const IMPORTED_KEY_TTL_MS = 3_600_000;
+
+/** The `typ` header of a token the OpenID Provider signs: RFC 9068 access tokens, or ID tokens (and others) as `JWT`. */
+export type SignedTokenType = 'at+jwt' | 'JWT';
+
+/** Why a presented token was not one of the issuer's: any of these makes it invalid, one answer for all. */
+export class UnverifiableToken extends Error {}
 
 /** A public key as the JWKS lists it (RFC 7517). */
 export interface PublicJwk {
@@ -40,22 +51,86 @@ function stringFields(jwk: JWK): Record<string, string> {
  */
 @Injectable()
 export class SigningKeys {
+  /** Imported keys by kid (`private:` and `public:` prefixes): importing a JWK costs about what a signature does. */
+  private readonly imported: BoundedCache<KeyObject>;
+
   constructor(
     private readonly keys: SigningKeyRepository,
     private readonly recorder: EventRecorder,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.imported = new BoundedCache({ maxEntries: config.cacheMaxEntries, ttlMs: IMPORTED_KEY_TTL_MS });
+  }
+
+  /**
+   * Signs `payload` with the membership's current key (made now if it has none), `kid` in the
+   * header. The current key is read at every signature, so a rotation on any instance takes
+   * effect at once; only the import is cached.
+   */
+  async sign(membershipId: string, payload: JWTPayload, typ: SignedTokenType): Promise<string> {
+    let current = await this.keys.currentPrivate(membershipId);
+    if (!current) {
+      await this.keys.addCurrentIfNone(await newKey(membershipId));
+      current = await this.keys.currentPrivate(membershipId);
+      if (!current) throw new Error(`no signing key for membership ${membershipId}`);
+    }
+    const cacheKey = `private:${current.id}`;
+    let key = this.imported.get(cacheKey);
+    if (!key) {
+      key = createPrivateKey({ key: current.privateJwk, format: 'jwk' });
+      this.imported.set(cacheKey, key);
+    }
+    return new SignJWT(payload).setProtectedHeader({ alg: current.algorithm, kid: current.id, typ }).sign(key);
+  }
+
+  /**
+   * The payload of a token this membership's issuer signed: ES256 with a key of its JWKS, the
+   * given `typ`, `iss` the issuer, not expired (`exp` required). Anything else throws UnverifiableToken.
+   */
+  async verify(membershipId: string, token: string, options: { issuer: string; typ: SignedTokenType; audience?: string }): Promise<JWTPayload> {
+    try {
+      const { payload } = await jwtVerify(token, (header) => this.verificationKey(membershipId, header.kid), {
+        algorithms: [SIGNING_ALGORITHM],
+        issuer: options.issuer,
+        typ: options.typ,
+        audience: options.audience,
+        requiredClaims: ['exp', 'iat'],
+      });
+      return payload;
+    } catch (error) {
+      throw error instanceof UnverifiableToken ? error : new UnverifiableToken(error instanceof Error ? error.message : 'invalid token');
+    }
+  }
+
+  /** The public key `kid` names among the membership's verification keys (an unknown kid reads the table again). */
+  private async verificationKey(membershipId: string, kid: string | undefined): Promise<KeyObject> {
+    if (!kid) throw new UnverifiableToken('the token names no key');
+    const cacheKey = `public:${membershipId}:${kid}`;
+    const cached = this.imported.get(cacheKey);
+    if (cached) return cached;
+    const listed = (await this.keys.verificationKeys(membershipId)).find((key) => key.id === kid);
+    if (!listed) throw new UnverifiableToken('the token names an unknown key');
+    const key = createPublicKey({ key: listed.publicJwk, format: 'jwk' });
+    this.imported.set(cacheKey, key);
+    return key;
+  }
 
   /** The public keys of the membership's JWKS: the current key (made now if none) and retired keys within their overlap. */
   async jwks(membershipId: string): Promise<{ keys: PublicJwk[] }> {
-    if (!isPossibleId(membershipId) || !(await this.keys.tokenLifetimes(membershipId))) {
-      throw new DomainError('MembershipNotFound', 'The membership does not exist');
-    }
+    await this.requireIssuer(membershipId);
     let listed = await this.keys.verificationKeys(membershipId);
     if (listed.length === 0) {
       await this.keys.addCurrentIfNone(await newKey(membershipId));
       listed = await this.keys.verificationKeys(membershipId);
     }
     return { keys: listed.map((key) => ({ ...(key.publicJwk as Omit<PublicJwk, 'kid' | 'alg' | 'use'>), kid: key.id, alg: key.algorithm, use: 'sig' })) };
+  }
+
+  /** An issuer exists for every membership and for nothing else: 404 MembershipNotFound. */
+  async requireIssuer(membershipId: string): Promise<void> {
+    if (!isPossibleId(membershipId) || !(await this.keys.tokenLifetimes(membershipId))) {
+      throw new DomainError('MembershipNotFound', 'The membership does not exist');
+    }
   }
 
   /**

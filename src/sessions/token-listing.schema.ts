@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/pg-core';
 import { querySchema, sortableFieldNames } from '../common/query';
-import { tokenSessions, users } from '../database/schema';
+import { tokenSessions, users, type TokenRecordKind } from '../database/schema';
 
 /**
  * Token sessions joined with their user's username: what the active- and revoked-token listings
@@ -40,7 +40,7 @@ export interface TokenListingRow {
   membershipId: string;
   userId: string;
   username: string | null;
-  kind: 'pair' | 'scoped';
+  kind: TokenRecordKind;
   parentId: string | null;
   scopes: string[] | null;
   createdAt: Date;

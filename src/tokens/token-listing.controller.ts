@@ -13,7 +13,11 @@ export class TokenSessionSchema {
   @ApiProperty({ description: 'Session id (the `sid` of its tokens)' }) _id!: string;
   @ApiProperty() user_id!: string;
   @ApiProperty({ nullable: true, type: String }) username!: string | null;
-  @ApiProperty({ enum: ['pair', 'scoped'], description: 'pair: access + refresh token; scoped: a scoped access token' }) kind!: string;
+  @ApiProperty({
+    enum: ['pair', 'scoped', 'oidc', 'browser'],
+    description: 'pair: access + refresh token; scoped: a scoped access token; oidc: a token an OpenID Provider client got (see client_id); browser: the OpenID Provider single sign-on cookie',
+  })
+  kind!: string;
   @ApiProperty({ nullable: true, type: String, description: 'For a scoped token: the session it was derived from' }) parent_id!: string | null;
   @ApiProperty({ nullable: true, type: [String] }) scopes!: string[] | null;
   @ApiProperty() created_at!: string;

@@ -1,3 +1,4 @@
+import type { TokenRecordKind } from '../database/schema';
 import type { TokenListingRow } from '../sessions/token-listing.schema';
 
 /** Metadata of a token session; built field by field, and there is no token string to leak. */
@@ -5,7 +6,7 @@ export interface TokenSessionResponse {
   _id: string;
   user_id: string;
   username: string | null;
-  kind: 'pair' | 'scoped';
+  kind: TokenRecordKind;
   parent_id: string | null;
   scopes: string[] | null;
   created_at: string;

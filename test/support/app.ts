@@ -7,6 +7,7 @@ import { createApp } from '../../src/bootstrap';
 import { type AppConfig, loadConfig } from '../../src/config/config';
 import { createServerDatabase, serverUrl } from './database';
 import { embeddedImage } from './migrated-template';
+import { closedPort } from './ports';
 
 export const TEST_SETUP_TOKEN = 'test-setup-token-0123456789abcdef0123456789';
 
@@ -31,6 +32,11 @@ export interface TestAppOptions {
   logger?: Logger;
   /** Test-only modules booted beside the service's own (routes that exist only for a test). */
   modules?: Type[];
+  /**
+   * Listen on a port chosen before the start and set PUBLIC_URL to it, as an operator of the
+   * OpenID Provider does (its issuers are `<PUBLIC_URL>/oidc/{m}`). Default: port 0, no PUBLIC_URL.
+   */
+  publicUrl?: boolean;
 }
 
 /** Boots the real AppModule on a fresh database and listens on 127.0.0.1. */
@@ -43,12 +49,14 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     databaseUrl = created.url;
     drop = created.drop;
   }
+  const chosenPort = options.publicUrl ? String(await closedPort()) : undefined;
   const loaded = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     SETUP_TOKEN: TEST_SETUP_TOKEN,
     HOST: '127.0.0.1',
-    PORT: '0',
+    PORT: chosenPort ?? '0',
+    ...(chosenPort ? { PUBLIC_URL: `http://127.0.0.1:${chosenPort}` } : {}),
     ...options.env,
     DATABASE_URL: databaseUrl,
   });
@@ -58,7 +66,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       ? { ...loaded, database: { ...loaded.database, image: await embeddedImage() } }
       : loaded;
   const { app } = await createApp(config, options.logger, options.modules);
-  await app.listen(0, '127.0.0.1');
+  await app.listen(config.port, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
   let closed = false;

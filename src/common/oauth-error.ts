@@ -1,0 +1,72 @@
+import type { Request } from 'express';
+import type { ErrorBody } from './errors';
+
+/**
+ * The error codes of OAuth 2.0 (RFC 6749 5.2, RFC 6750 3.1, RFC 7009 2.2.1, RFC 8628 3.5) that
+ * the OpenID Provider's back-channel routes answer with.
+ */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'invalid_token'
+  | 'unsupported_token_type'
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'access_denied'
+  | 'expired_token'
+  | 'server_error'
+  | 'temporarily_unavailable';
+
+/**
+ * An error of an OpenID Provider back-channel route, answered in OAuth's shape
+ * (`{"error", "error_description"}`, RFC 6749 5.2) instead of the service's error body.
+ * `challenge` is the WWW-Authenticate header value of a 401.
+ */
+export class OAuthError extends Error {
+  constructor(
+    readonly error: OAuthErrorCode,
+    readonly description?: string,
+    readonly status = 400,
+    readonly challenge?: string,
+  ) {
+    super(description ?? error);
+  }
+
+  /** `invalid_client` (RFC 6749 5.2): 401 with a Basic challenge, whatever the client tried. */
+  static invalidClient(description = 'Client authentication failed'): OAuthError {
+    return new OAuthError('invalid_client', description, 401, 'Basic realm="portcullis"');
+  }
+
+  /** RFC 6750 3.1's `invalid_token` of a protected resource (userinfo). */
+  static invalidToken(description = 'The access token is not valid'): OAuthError {
+    return new OAuthError('invalid_token', description, 401, `Bearer error="invalid_token", error_description="${description.replace(/["\\]/g, '')}"`);
+  }
+
+  toBody(): { error: OAuthErrorCode; error_description?: string } {
+    return this.description ? { error: this.error, error_description: this.description } : { error: this.error };
+  }
+}
+
+/**
+ * The OpenID Provider's back-channel routes (contract: "These routes use OAuth error bodies, not the
+ * service's"): their failures before or outside the route's own code (a body the parser refused, a
+ * 429, an unexpected error) are answered in OAuth's shape too. The pages (authorize, interaction)
+ * answer HTML and are not here.
+ */
+const OAUTH_ROUTE = /^\/oidc\/[^/]+\/(?:token|introspect|revoke|userinfo|device\/authorize)\/?$/;
+
+export function isOAuthRoute(request: Pick<Request, 'path'>): boolean {
+  return OAUTH_ROUTE.test(request.path);
+}
+
+/** The service's error, as an OAuth route answers it: the status kept, the code OAuth's nearest. */
+export function oauthErrorOf(status: number, body: ErrorBody): OAuthError {
+  if (status >= 500) return new OAuthError(status === 503 ? 'temporarily_unavailable' : 'server_error', body.message, status);
+  if (status === 401) return OAuthError.invalidClient(body.message);
+  if (status === 429) return new OAuthError('slow_down', body.message, 429);
+  return new OAuthError('invalid_request', body.message, status);
+}

@@ -1,0 +1,265 @@
+#!/usr/bin/env node
+/**
+ * The OpenID Provider beside npm oidc-provider (issue 37): the token endpoint's authorization code
+ * exchange and userinfo, each measured on the service and on the peer in the same run, in
+ * alternating slices. Not a test: it prints figures and never fails on a time.
+ *
+ *   npm run build && npm run bench:oidc      # about 2 minutes; needs PostgreSQL on 127.0.0.1:5432
+ *
+ * Both run as their own processes on one fresh database of the local PostgreSQL server, with the
+ * same pool size, ES256 ID tokens and one confidential client (Basic authentication, PKCE S256,
+ * scopes `openid profile email`) whose user has signed in once and consented. Codes are single
+ * use, so before each exchange slice each side mints the codes it will need (GET authorize with
+ * the single sign-on cookie answers with a code at once); minting is not timed. Userinfo reads
+ * one access token over and over. Printed: requests per second of each side, and the ratio
+ * (target: at least 1.0 on both).
+ *
+ * BENCH_SLICES (3) slices of BENCH_SLICE_SECONDS (4) each way; BENCH_CONNECTIONS (16).
+ * The two cores of this machine are shared: the figures move ±15% from minute to minute.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import {
+  api,
+  buildIfMissing,
+  createDatabase,
+  expectStatus,
+  freePort,
+  int,
+  logAs,
+  MAIN,
+  runMain,
+  SERVER_URL,
+  setUpAdmin,
+  start,
+  waitFor,
+} from './support.mjs';
+
+const log = logAs('oidc');
+const SLICES = int('BENCH_SLICES', 3);
+const SLICE_SECONDS = int('BENCH_SLICE_SECONDS', 4);
+const CONNECTIONS = int('BENCH_CONNECTIONS', 16);
+const PASSWORD = 'bench password 0123456789';
+const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+const SCOPE = 'openid profile email';
+const VERIFIER = randomBytes(32).toString('base64url');
+const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');
+/** Codes minted per second of an exchange slice: above either side's rate on this machine. */
+const CODES_PER_SECOND = int('BENCH_CODES_PER_SECOND', 900);
+
+/** A cookie jar and a redirect follower that fills the sign-in and consent forms it meets. */
+class Browser {
+  cookies = new Map();
+
+  header() {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  keep(res) {
+    for (const cookie of res.headers.getSetCookie()) {
+      const [pair] = cookie.split(';');
+      const eq = pair.indexOf('=');
+      this.cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1));
+    }
+  }
+
+  /** Follows redirects and forms from `url` until one leads to REDIRECT_URI: its `code`. */
+  async codeFrom(url, fields) {
+    let next = { url, method: 'GET', body: undefined };
+    for (let step = 0; step < 12; step++) {
+      const res = await fetch(next.url, {
+        method: next.method,
+        redirect: 'manual',
+        headers: { cookie: this.header(), ...(next.body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+        body: next.body,
+      });
+      this.keep(res);
+      const location = res.headers.get('location');
+      if (location) {
+        const target = new URL(location, next.url);
+        if (target.href.startsWith(REDIRECT_URI)) {
+          const code = target.searchParams.get('code');
+          if (!code) throw new Error(`no code: ${target.href}`);
+          return code;
+        }
+        next = { url: target.href, method: 'GET', body: undefined };
+        continue;
+      }
+      const html = await res.text();
+      const form = /<form[^>]*action="([^"]+)"/i.exec(html);
+      if (!form) throw new Error(`${res.status} without a redirect or a form: ${html.slice(0, 300)}`);
+      const body = new URLSearchParams();
+      for (const input of html.matchAll(/<input[^>]*name="([^"]+)"[^>]*?(?:value="([^"]*)")?[^>]*>/gi)) body.set(input[1], input[2] ?? '');
+      for (const [name, value] of Object.entries(fields)) if (body.has(name) || name === 'decision') body.set(name, value);
+      next = { url: new URL(form[1].replaceAll('&amp;', '&'), next.url).href, method: 'POST', body: body.toString() };
+    }
+    throw new Error(`no code after 12 steps from ${url}`);
+  }
+}
+
+function authorizeUrl(authorizationEndpoint, clientId) {
+  const url = new URL(authorizationEndpoint);
+  url.search = new URLSearchParams({
+    client_id: clientId,
+    response_type: 'code',
+    scope: SCOPE,
+    redirect_uri: REDIRECT_URI,
+    code_challenge: CHALLENGE,
+    code_challenge_method: 'S256',
+    state: randomBytes(8).toString('hex'),
+    nonce: randomBytes(8).toString('hex'),
+  }).toString();
+  return url.href;
+}
+
+/** `count` codes, 16 at a time. */
+async function mint(side, count) {
+  const codes = [];
+  const worker = async () => {
+    while (codes.length < count) codes.push(await side.browser.codeFrom(authorizeUrl(side.metadata.authorization_endpoint, side.clientId), side.fields));
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+  return codes.slice(0, count);
+}
+
+/** Autocannon for SLICE_SECONDS; requests per second of 2xx answers (a non-2xx fails the run). */
+async function measure(options) {
+  const result = await autocannon({ connections: CONNECTIONS, duration: SLICE_SECONDS, ...options });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${options.url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result.requests.average;
+}
+
+function exchangeSlice(side, codes) {
+  let next = 0;
+  return measure({
+    url: side.metadata.token_endpoint,
+    amount: codes.length,
+    requests: [
+      {
+        method: 'POST',
+        headers: { authorization: side.basic, 'content-type': 'application/x-www-form-urlencoded' },
+        setupRequest: (request) => ({
+          ...request,
+          body: new URLSearchParams({ grant_type: 'authorization_code', code: codes[next++], redirect_uri: REDIRECT_URI, code_verifier: VERIFIER }).toString(),
+        }),
+      },
+    ],
+  });
+}
+
+function userinfoSlice(side) {
+  return measure({ url: side.metadata.userinfo_endpoint, headers: { authorization: `Bearer ${side.accessToken}` } });
+}
+
+async function tokensOf(side) {
+  const [code] = await mint(side, 1);
+  const res = await fetch(side.metadata.token_endpoint, {
+    method: 'POST',
+    headers: { authorization: side.basic, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: VERIFIER }),
+  });
+  if (!res.ok) throw new Error(`${side.name} exchange: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+async function startService(databaseUrl) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const setupToken = randomBytes(24).toString('hex');
+  const entry = start('service', ['--max-semi-space-size=32', MAIN], {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'error',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    PUBLIC_URL: base,
+    DATABASE_URL: databaseUrl,
+    SETUP_TOKEN: setupToken,
+  });
+  await waitFor(`${base}/healthcheck`, {}, 60_000, entry);
+  const { membershipId, auth } = await setUpAdmin(base, setupToken, PASSWORD);
+  const username = `bench-${randomBytes(3).toString('hex')}`;
+  expectStatus(
+    await api(base, 'POST', `/memberships/${membershipId}/users`, {
+      auth,
+      body: { username, email_address: `${username}@example.com`, password: PASSWORD, firstname: 'Bench', lastname: 'User' },
+    }),
+    201,
+    'user',
+  );
+  const app = expectStatus(
+    await api(base, 'POST', `/memberships/${membershipId}/applications`, {
+      auth,
+      body: { name: 'bench client', oidc: { redirect_uris: [REDIRECT_URI], require_consent: false } },
+    }),
+    201,
+    'client',
+  );
+  const metadata = await (await fetch(`${base}/oidc/${membershipId}/.well-known/openid-configuration`)).json();
+  return {
+    name: 'service',
+    entry,
+    metadata,
+    clientId: app._id,
+    basic: `Basic ${Buffer.from(`${encodeURIComponent(app._id)}:${encodeURIComponent(app.secret)}`).toString('base64')}`,
+    browser: new Browser(),
+    fields: { username, password: PASSWORD, decision: 'allow' },
+  };
+}
+
+async function startPeer(databaseUrl) {
+  const port = await freePort();
+  const clientId = 'bench-client';
+  const clientSecret = randomBytes(24).toString('hex');
+  const entry = start('oidc-provider', [join('bench', 'peer-oidc-sso.mjs')], {
+    PEER_PORT: String(port),
+    PEER_DATABASE_URL: databaseUrl,
+    PEER_CLIENT_ID: clientId,
+    PEER_CLIENT_SECRET: clientSecret,
+    PEER_REDIRECT_URI: REDIRECT_URI,
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor(`${base}/.well-known/openid-configuration`, {}, 30_000, entry);
+  const metadata = await (await fetch(`${base}/.well-known/openid-configuration`)).json();
+  return {
+    name: 'oidc-provider',
+    entry,
+    metadata,
+    clientId,
+    basic: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+    browser: new Browser(),
+    fields: {},
+  };
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const fmt = (value) => (Number.isFinite(value) ? value.toFixed(value >= 100 ? 0 : 2) : '-');
+
+async function main() {
+  buildIfMissing();
+  const databaseUrl = await createDatabase(SERVER_URL, 'bench_oidc');
+  const service = await startService(databaseUrl);
+  const peer = await startPeer(databaseUrl);
+  for (const side of [service, peer]) side.accessToken = (await tokensOf(side)).access_token;
+  const rates = { exchange: { service: [], peer: [] }, userinfo: { service: [], peer: [] } };
+  for (let slice = 0; slice < SLICES; slice++) {
+    // Alternate which side goes first, so neither always runs on the warmer (or busier) machine.
+    const order = slice % 2 === 0 ? [service, peer] : [peer, service];
+    for (const side of order) {
+      const codes = await mint(side, CODES_PER_SECOND * SLICE_SECONDS);
+      const key = side === service ? 'service' : 'peer';
+      rates.exchange[key].push(await exchangeSlice(side, codes));
+      rates.userinfo[key].push(await userinfoSlice(side));
+      log(`slice ${slice + 1}/${SLICES} ${side.name}: exchange ${fmt(rates.exchange[key].at(-1))}/s, userinfo ${fmt(rates.userinfo[key].at(-1))}/s`);
+    }
+  }
+  const lines = ['', `route          service req/s   oidc-provider req/s   ratio   (medians of ${SLICES} slices of ${SLICE_SECONDS} s, ${CONNECTIONS} connections)`];
+  for (const [route, label] of [['exchange', 'code exchange'], ['userinfo', 'userinfo     ']]) {
+    const ours = median(rates[route].service);
+    const theirs = median(rates[route].peer);
+    lines.push(`${label}  ${fmt(ours).padStart(13)}   ${fmt(theirs).padStart(19)}   ${fmt(ours / theirs).padStart(5)}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+await runMain(main);

@@ -24,6 +24,8 @@ const BODY_PARSER_CODES: Record<string, { code: ErrorCode; message: string }> = 
   'charset.unsupported': { code: 'UnsupportedMediaType', message: 'The request body charset is not supported' },
   'request.aborted': { code: 'MalformedJson', message: 'The request body was not received in full' },
   'request.size.invalid': { code: 'MalformedJson', message: 'The request body size does not match its Content-Length' },
+  // express.urlencoded past its field limit (the OpenID Provider's forms).
+  'parameters.too.many': { code: 'PayloadTooLarge', message: 'The form has too many fields' },
 };
 
 export interface MappedError {

@@ -104,6 +104,23 @@ const HOSTILE_PATH_VALUES: [string, string][] = [
   ['quote', "'%22;--"],
 ];
 
+/** The OpenID Provider's routes take HTML forms and OAuth's form bodies (RFC 6749 3.2), never JSON. */
+const takesForm = (route: RouteEntry): boolean => route.path.startsWith('/oidc/');
+
+/**
+ * A body as a form: an object's fields as form fields (a value that is not a string as its JSON
+ * text), anything else as the raw text of the value. URLSearchParams writes a lone surrogate as
+ * U+FFFD, which a form can carry; a NUL stays a `%00`, which the service refuses.
+ */
+function formText(body: unknown): string {
+  if (body && typeof body === 'object' && !Array.isArray(body)) {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(body)) params.append(key, typeof value === 'string' ? value : JSON.stringify(value));
+    return params.toString();
+  }
+  return typeof body === 'string' ? body : JSON.stringify(body);
+}
+
 /** Express path `/a/:b` to the OpenAPI key `/a/{b}`. */
 const openApiPath = (path: string): string => path.replace(/:([A-Za-z]+)/g, '{$1}');
 
@@ -245,9 +262,16 @@ describe('hostile input on every route', () => {
         else await res.arrayBuffer();
       } else if (Buffer.isBuffer(rawBody)) {
         // supertest would send a Buffer as its JSON description; fetch sends the bytes (the path is plain here).
-        const res = await fetch(`${t.url}${path}`, { method: route.method, headers: { ...headers, 'Content-Type': 'application/json' }, body: rawBody });
+        const type = takesForm(route) ? 'application/x-www-form-urlencoded' : 'application/json';
+        const res = await fetch(`${t.url}${path}`, { method: route.method, headers: { ...headers, 'Content-Type': type }, body: rawBody });
         await res.arrayBuffer();
         status = res.status;
+      } else if (takesForm(route) && (body !== undefined || rawBody !== undefined)) {
+        const text = rawBody ?? formText(body);
+        // Only a NUL (or bytes that are not text) is refused in a form: a lone surrogate became U+FFFD on the way.
+        refused = refused && (/%00/i.test(text) || /[^\x21-\x7e]/.test(text));
+        const method = route.method.toLowerCase() as 'post' | 'put' | 'delete';
+        status = (await request(t.url)[method](path).set(headers).set('Content-Type', 'application/x-www-form-urlencoded').send(text)).status;
       } else {
         const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
         let call = request(t.url)[method](path).set(headers);
@@ -300,7 +324,8 @@ describe('hostile input on every route', () => {
       }
 
       if (!hasBody) continue;
-      const schema = operation?.requestBody?.content?.['application/json']?.schema;
+      const content = operation?.requestBody?.content;
+      const schema = content?.['application/json']?.schema ?? content?.['application/x-www-form-urlencoded']?.schema;
       const base = harmless(schema ? sample(document, schema) : { ids: [UNKNOWN_ID], where: {} }) as Record<string, unknown>;
       for (const field of fieldPaths(base)) {
         for (const [index, [name, value]] of HOSTILE_VALUES.entries()) {
@@ -365,7 +390,9 @@ describe('hostile input on every route', () => {
         const elapsed = performance.now() - started;
         slowest = Math.max(slowest, elapsed);
         largest = Math.max(largest, res.text.length);
-        if (res.status !== 400 || res.body.errorCode !== 'ModelValidationError') problems.push(`${route.method} ${route.path} [${what}]: ${res.status} ${res.body.errorCode}`);
+        // A form route refuses any JSON before reading it (415, in OAuth's shape on the back-channel routes).
+        const refusedAsItShould = takesForm(route) ? res.status === 415 : res.status === 400 && res.body.errorCode === 'ModelValidationError';
+        if (!refusedAsItShould) problems.push(`${route.method} ${route.path} [${what}]: ${res.status} ${res.body.errorCode ?? res.body.error}`);
         if (res.text.length >= 64 * 1024) problems.push(`${route.method} ${route.path} [${what}]: answer of ${res.text.length} bytes`);
         if (elapsed > 1000) problems.push(`${route.method} ${route.path} [${what}]: ${Math.round(elapsed)} ms`);
       }

@@ -44,7 +44,9 @@ describe('wire conventions', () => {
             // The hostile value in one parameter, real values in the others.
             const path = route.path.replace(/:[A-Za-z]+/g, (name) => (name === param ? hostile : name === ':membershipId' ? m : UNKNOWN_ID));
             const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
-            const res = await t.http()[method](path).set('Authorization', inst.admin.auth).send({});
+            // The OpenID Provider's routes take forms (RFC 6749 3.2); every other route JSON.
+            const call = t.http()[method](path).set('Authorization', inst.admin.auth);
+            const res = await (route.path.startsWith('/oidc/') ? call.type('form').send({}) : call.send({}));
             answers.push(`${route.method} ${route.path} ${param}=${hostile.slice(0, 12)} ${res.status} ${res.body?.errorCode}`);
             expect({ path: `${route.method} ${path.slice(0, 120)}`, ok: [400, 404].includes(res.status) }).toEqual({
               path: `${route.method} ${path.slice(0, 120)}`,

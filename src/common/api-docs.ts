@@ -85,7 +85,12 @@ export function ApiJsonBody(model: Type<unknown>, examples: Record<string, BodyE
   return applyDecorators(ApiExtraModels(model), ApiBody({ required, schema: { $ref: getSchemaPath(model) }, examples }));
 }
 
+/** The `_query` body's example, with this resource's own fields. */
+export function queryBodyExamples(example: { where?: object; select?: object }): Record<string, BodyExample> {
+  return { query: { summary: 'where and select', value: example } };
+}
+
 /** The `_query` body, with an example that uses this resource's own fields. */
 export function ApiQueryBody(example: { where?: object; select?: object }, required = true): MethodDecorator {
-  return ApiJsonBody(QueryBodyDto, { query: { summary: 'where and select', value: example } }, required);
+  return ApiJsonBody(QueryBodyDto, queryBodyExamples(example), required);
 }

@@ -1,10 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Authenticated, CurrentCaller, CurrentDecision, RequirePermission } from '../common/access-decorators';
-import { ApiJsonBody } from '../common/api-docs';
 import type { Caller } from '../common/caller';
-import { ApiAuth, ApiErrors } from '../common/openapi';
 import type { Decision } from '../permissions';
 import { clientAddressOf } from '../common/access-decorators';
 import {
@@ -18,6 +16,7 @@ import {
   type FactorState,
 } from './mfa.dto';
 import { MfaService } from './mfa.service';
+import { ApiRoute } from '../common/api-route';
 
 const SELF_ONLY = 'The user itself, with an unscoped token.';
 const PASSWORD_REQUIRED = `${SELF_ONLY} current_password is required (a wrong one: 400 InvalidCurrentPassword, counted as a sign-in failure).`;
@@ -36,10 +35,13 @@ export class MfaController {
 
   @Get()
   @RequirePermission('users.read', { object: 'id' })
-  @ApiOperation({ summary: "A user's second factors (no secret, code or challenge)", description: 'The user itself, or a caller holding users.read.{id}.' })
-  @ApiAuth()
-  @ApiResponse({ status: 200, type: FactorStateSchema })
-  @ApiErrors(403, 404)
+  @ApiRoute({
+    summary: "A user's second factors (no secret, code or challenge)",
+    description: 'The user itself, or a caller holding users.read.{id}.',
+    security: 'token',
+    answers: [{ status: 200, type: FactorStateSchema }],
+    errors: [403, 404],
+  })
   state(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<FactorState> {
     return this.mfa.state(membershipId, id);
   }
@@ -47,13 +49,13 @@ export class MfaController {
   @Delete()
   @HttpCode(204)
   @RequirePermission('users.update', { object: 'id' })
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Remove every second factor of a user and revoke all its sessions',
     description: 'A caller holding users.update.{id} (not the user on its own record). Revokes every session (reason mfa_reset); records UserMfaDisabled (method "all").',
+    security: 'token',
+    answers: [{ status: 204, description: 'Removed' }],
+    errors: [403, 404],
   })
-  @ApiAuth()
-  @ApiResponse({ status: 204, description: 'Removed' })
-  @ApiErrors(403, 404)
   async resetAll(
     @Param('membershipId') membershipId: string,
     @Param('id') id: string,
@@ -67,14 +69,14 @@ export class MfaController {
   @Post('totp')
   @HttpCode(201)
   @Authenticated()
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Start TOTP enrollment: a pending secret and its otpauth:// URI',
     description: `${PASSWORD_REQUIRED} The secret appears only in this answer; it replaces a pending one, and an enabled TOTP keeps working until the new one is confirmed.`,
+    security: 'token',
+    body: { model: CurrentPasswordDto, examples: PASSWORD_EXAMPLE },
+    answers: [{ status: 201, type: TotpSecretSchema }],
+    errors: [400, 403, 404],
   })
-  @ApiAuth()
-  @ApiJsonBody(CurrentPasswordDto, PASSWORD_EXAMPLE)
-  @ApiResponse({ status: 201, type: TotpSecretSchema })
-  @ApiErrors(400, 403, 404)
   startTotp(
     @Param('membershipId') membershipId: string,
     @Param('id') id: string,
@@ -88,14 +90,14 @@ export class MfaController {
   @Post('totp/confirm')
   @HttpCode(200)
   @Authenticated()
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Confirm TOTP with a code of the pending secret: TOTP enabled, 10 recovery codes',
     description: `${SELF_ONLY} Wrong code: 400 MfaCodeInvalid. The recovery codes appear only in this answer (earlier ones void). Records UserMfaEnabled (method "totp").`,
+    security: 'token',
+    body: { model: ConfirmTotpDto, examples: { code: { summary: 'The code the app shows', value: { code: '123456' } } } },
+    answers: [{ status: 200, type: RecoveryCodesSchema }],
+    errors: [400, 403, 404],
   })
-  @ApiAuth()
-  @ApiJsonBody(ConfirmTotpDto, { code: { summary: 'The code the app shows', value: { code: '123456' } } })
-  @ApiResponse({ status: 200, type: RecoveryCodesSchema })
-  @ApiErrors(400, 403, 404)
   confirmTotp(
     @Param('membershipId') membershipId: string,
     @Param('id') id: string,
@@ -109,11 +111,14 @@ export class MfaController {
   @Delete('totp')
   @HttpCode(204)
   @RequirePermission('users.update', { object: 'id' })
-  @ApiOperation({ summary: 'Remove TOTP', description: `${SELF_OR_ADMIN} Records UserMfaDisabled (method "totp").` })
-  @ApiAuth()
-  @ApiJsonBody(CurrentPasswordDto, ADMINISTRATOR_EXAMPLE, false)
-  @ApiResponse({ status: 204, description: 'Removed' })
-  @ApiErrors(400, 403, 404)
+  @ApiRoute({
+    summary: 'Remove TOTP',
+    description: `${SELF_OR_ADMIN} Records UserMfaDisabled (method "totp").`,
+    security: 'token',
+    body: { model: CurrentPasswordDto, examples: ADMINISTRATOR_EXAMPLE, required: false },
+    answers: [{ status: 204, description: 'Removed' }],
+    errors: [400, 403, 404],
+  })
   async deleteTotp(
     @Param('membershipId') membershipId: string,
     @Param('id') id: string,
@@ -127,14 +132,14 @@ export class MfaController {
   @Post('webauthn/options')
   @HttpCode(200)
   @Authenticated()
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Passkey registration options (PublicKeyCredentialCreationOptionsJSON)',
     description: `${PASSWORD_REQUIRED} The challenge (32 random bytes) is single use and lives 300 s; attestation "none".`,
+    security: 'token',
+    body: { model: CurrentPasswordDto, examples: PASSWORD_EXAMPLE },
+    answers: [{ status: 200, description: 'PublicKeyCredentialCreationOptionsJSON (WebAuthn Level 2)', schema: { type: 'object', additionalProperties: true } }],
+    errors: [400, 403, 404],
   })
-  @ApiAuth()
-  @ApiJsonBody(CurrentPasswordDto, PASSWORD_EXAMPLE)
-  @ApiResponse({ status: 200, description: 'PublicKeyCredentialCreationOptionsJSON (WebAuthn Level 2)', schema: { type: 'object', additionalProperties: true } })
-  @ApiErrors(400, 403, 404)
   passkeyOptions(
     @Param('membershipId') membershipId: string,
     @Param('id') id: string,
@@ -148,14 +153,14 @@ export class MfaController {
   @Post('webauthn')
   @HttpCode(201)
   @Authenticated()
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Register a passkey from the response to the registration options',
     description: `${SELF_ONLY} Failed verification: 400 MfaCodeInvalid. Records UserMfaEnabled (method "webauthn").`,
+    security: 'token',
+    body: { model: RegisterPasskeyDto, examples: { passkey: { summary: 'navigator.credentials.create() as JSON', value: { name: 'Laptop', response: { id: '…', rawId: '…', type: 'public-key', response: {} } } } } },
+    answers: [{ status: 201, type: PasskeySchema }],
+    errors: [400, 403, 404],
   })
-  @ApiAuth()
-  @ApiJsonBody(RegisterPasskeyDto, { passkey: { summary: 'navigator.credentials.create() as JSON', value: { name: 'Laptop', response: { id: '…', rawId: '…', type: 'public-key', response: {} } } } })
-  @ApiResponse({ status: 201, type: PasskeySchema })
-  @ApiErrors(400, 403, 404)
   registerPasskey(
     @Param('membershipId') membershipId: string,
     @Param('id') id: string,
@@ -169,12 +174,15 @@ export class MfaController {
   @Delete('webauthn/:credentialId')
   @HttpCode(204)
   @RequirePermission('users.update', { object: 'id' })
-  @ApiOperation({ summary: 'Remove a passkey', description: `${SELF_OR_ADMIN} Records UserMfaDisabled (method "webauthn").` })
-  @ApiAuth()
-  @ApiParam({ name: 'credentialId', description: 'The passkey _id from GET .../mfa' })
-  @ApiJsonBody(CurrentPasswordDto, ADMINISTRATOR_EXAMPLE, false)
-  @ApiResponse({ status: 204, description: 'Removed' })
-  @ApiErrors(400, 403, 404)
+  @ApiRoute({
+    summary: 'Remove a passkey',
+    description: `${SELF_OR_ADMIN} Records UserMfaDisabled (method "webauthn").`,
+    security: 'token',
+    params: [{ name: 'credentialId', description: 'The passkey _id from GET .../mfa' }],
+    body: { model: CurrentPasswordDto, examples: ADMINISTRATOR_EXAMPLE, required: false },
+    answers: [{ status: 204, description: 'Removed' }],
+    errors: [400, 403, 404],
+  })
   async deletePasskey(
     @Param('membershipId') membershipId: string,
     @Param('id') id: string,
@@ -189,14 +197,14 @@ export class MfaController {
   @Post('recovery-codes')
   @HttpCode(200)
   @Authenticated()
-  @ApiOperation({
+  @ApiRoute({
     summary: '10 new recovery codes; the old ones stop working',
     description: `${PASSWORD_REQUIRED} Needs an enabled factor. The codes appear only in this answer.`,
+    security: 'token',
+    body: { model: CurrentPasswordDto, examples: PASSWORD_EXAMPLE },
+    answers: [{ status: 200, type: RecoveryCodesSchema }],
+    errors: [400, 403, 404],
   })
-  @ApiAuth()
-  @ApiJsonBody(CurrentPasswordDto, PASSWORD_EXAMPLE)
-  @ApiResponse({ status: 200, type: RecoveryCodesSchema })
-  @ApiErrors(400, 403, 404)
   regenerateRecoveryCodes(
     @Param('membershipId') membershipId: string,
     @Param('id') id: string,

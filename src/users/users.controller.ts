@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Param, Put, Query } from '@nestjs/common';
 import type { Caller } from '../common/caller';
-import { ClientAddress, CurrentCaller, CurrentDecision, RequirePermission } from '../common/access-decorators';
+import { ClientAddress, CurrentActor, CurrentCaller, CurrentDecision, type RequestActor, RequirePermission } from '../common/access-decorators';
 import { ActionRoute, BulkDeleteRoute, CreateRoute, DeleteRoute, GetRoute, ReplaceRoute, SearchRoute } from '../common/crud/crud-routes';
 import { type Listing, ListingRoutes } from '../common/crud/listing-routes';
 import { UserResource } from '../openapi/resource-schemas';
@@ -129,23 +129,13 @@ export class UsersController implements Listing {
   }
 
   @SetActiveRoute('activate', 'Activate a user (is_active = true)')
-  activate(
-    @Param('membershipId') membershipId: string,
-    @Param('id') id: string,
-    @CurrentCaller() caller: Caller,
-    @CurrentDecision() decision: Decision | undefined,
-  ): Promise<UserResponse> {
-    return this.users.setActive(membershipId, id, caller, decision, true);
+  activate(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentActor() actor: RequestActor): Promise<UserResponse> {
+    return this.users.setActive(membershipId, id, actor.caller, actor.decision, true);
   }
 
   @SetActiveRoute('freeze', 'Freeze a user (is_active = false) and revoke all its tokens')
-  freeze(
-    @Param('membershipId') membershipId: string,
-    @Param('id') id: string,
-    @CurrentCaller() caller: Caller,
-    @CurrentDecision() decision: Decision | undefined,
-  ): Promise<UserResponse> {
-    return this.users.setActive(membershipId, id, caller, decision, false);
+  freeze(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentActor() actor: RequestActor): Promise<UserResponse> {
+    return this.users.setActive(membershipId, id, actor.caller, actor.decision, false);
   }
 
   @DeleteRoute({ permission: 'users.delete', summary: 'Delete a user and revoke its tokens' })

@@ -7,7 +7,8 @@ import type { UserRow, WebauthnCredentialRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
 import { TokenRevoker } from '../sessions/token-revoker';
-import { MAX_PASSWORD_LENGTH, PasswordHasher } from '../users/password-hasher';
+import { checkPasswordAttempt, invalidCurrentPassword } from '../users/password-attempt';
+import { PasswordHasher } from '../users/password-hasher';
 import { UserRepository } from '../users/user.repository';
 import { SIGN_IN_ATTEMPTS, type SignInAttempts } from '../sign-in/sign-in-attempts';
 import type { FactorState, PasskeyView } from './mfa.dto';
@@ -215,12 +216,6 @@ export class MfaService {
       return;
     }
     const attempt = this.attemptOf(user.membershipId, user.id, address);
-    await this.attempts.assertOpen(attempt);
-    const right = password.length <= MAX_PASSWORD_LENGTH && (await this.hasher.verify(user.passwordHash, password));
-    if (!right) {
-      await this.attempts.recordFailure(attempt);
-      throw new DomainError('InvalidCurrentPassword', 'The current password is not correct');
-    }
-    await this.attempts.recordSuccess(attempt);
+    if (!(await checkPasswordAttempt(this.attempts, this.hasher, attempt, user.passwordHash, password))) throw invalidCurrentPassword();
   }
 }

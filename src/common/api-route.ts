@@ -14,6 +14,7 @@ import {
   ApiResponse,
   type ApiResponseOptions,
   ApiSecurity,
+  type SchemaObject,
 } from '@nestjs/swagger';
 import { ApiJsonBody, ApiListParams, ApiListResponse, type BodyExample } from './api-docs';
 import { ApiAuth, ApiErrorResponse, ApiErrors, type ErrorExample } from './openapi';
@@ -49,8 +50,11 @@ export interface ApiRouteDocs extends Pick<ApiOperationOptions, 'description' | 
   headers?: ApiHeaderOptions[];
   query?: ApiQueryOptions[];
   body?: RouteBody;
-  /** A list answer `{items, count?}` with the list parameters (skip, limit, with_count, sort). */
-  list?: { items: Type<unknown>; sortable: string };
+  /**
+   * A list answer `{items, count?}` with the list parameters (skip, limit, with_count, sort): of a
+   * DTO's items, which the document names, or of an item schema object, shown inline (events).
+   */
+  list?: { items: Type<unknown> | SchemaObject; sortable: string };
   /** The answers that are not errors, each with its status. */
   answers?: ApiResponseOptions[];
   /** Schemas the answers refer to by `$ref` only (a `oneOf`). */
@@ -67,6 +71,12 @@ function securityDocs(security: ApiRouteDocs['security']): MethodDecorator[] {
   if (security === 'token') return [ApiAuth()];
   if (security === 'public') return [ApiSecurity({})];
   return security.map((scheme) => (scheme === 'none' ? ApiSecurity({}) : ApiSecurity(scheme)));
+}
+
+/** The list answer `{items, count?}`: of a DTO's items (ApiListResponse), or inline around an item schema object. */
+function pageDocs(items: Type<unknown> | SchemaObject): MethodDecorator {
+  if (typeof items === 'function') return ApiListResponse(items);
+  return ApiResponse({ status: 200, schema: { type: 'object', properties: { items: { type: 'array', items }, count: { type: 'integer' } } } });
 }
 
 function bodyDocs(body: RouteBody | undefined): MethodDecorator[] {
@@ -89,7 +99,7 @@ export function ApiRoute(docs: ApiRouteDocs): MethodDecorator {
     ...(docs.errors === undefined ? [] : [ApiErrors(...docs.errors)]),
     ...Object.entries(docs.errorExamples ?? {}).map(([status, example]) => ApiErrorResponse(Number(status), example)),
     ...(docs.answers ?? []).map((answer) => ApiResponse(answer)),
-    ...(docs.list === undefined ? [] : [ApiListResponse(docs.list.items), ApiListParams(docs.list.sortable)]),
+    ...(docs.list === undefined ? [] : [pageDocs(docs.list.items), ApiListParams(docs.list.sortable)]),
     ...(docs.extraModels === undefined ? [] : [ApiExtraModels(...docs.extraModels)]),
     ...bodyDocs(docs.body),
     ...(docs.headers ?? []).map((header) => ApiHeader(header)),

@@ -46,11 +46,6 @@ export class ApplicationRepository extends MembershipScopedRepository<Applicatio
     return row;
   }
 
-  /** Locks the row until the transaction ends, so concurrent updates and rotations of one application are serialized. */
-  lockById(membershipId: string, id: string): Promise<ApplicationRow | undefined> {
-    return this.findByIdForUpdate(membershipId, id);
-  }
-
   /** Replaces the content, stamped as modified now by `modifiedBy`. */
   update(membershipId: string, id: string, content: ApplicationContent, modifiedBy: string): Promise<ApplicationRow> {
     return this.replace(membershipId, id, { ...content, modifiedAt: new Date(), modifiedBy });

@@ -30,14 +30,14 @@ export class ApplicationsService extends MembershipResourceService<ApplicationRo
   constructor(
     private readonly applications: ApplicationRepository,
     private readonly roles: RoleRepository,
-    private readonly recorder: EventRecorder,
+    recorder: EventRecorder,
     private readonly permissions: CallerPermissions,
   ) {
     super({ resource: 'applications', entity: 'Application', noun: 'application', toResponse: toApplicationResponse }, applications, recorder, permissions);
   }
 
   async create(caller: Caller, membershipId: string, input: ApplicationBodyDto): Promise<ApplicationWithSecret> {
-    return this.recorder.transaction(async (record) => {
+    return this.changes.transaction(async (record) => {
       const lists = listsOf(input);
       const { secret, digest } = newApplicationSecret();
       const granter = await this.permissions.granterOf(caller);
@@ -63,11 +63,10 @@ export class ApplicationsService extends MembershipResourceService<ApplicationRo
 
   /** Replaces the mutable fields; an omitted slug is kept, other omitted fields return to their defaults. */
   async replace(caller: Caller, membershipId: string, id: string, input: ApplicationBodyDto): Promise<ApplicationResponse> {
-    return this.recorder.transaction(async (record) => {
+    return this.changes.transaction(async (record) => {
       const lists = listsOf(input);
       const granter = await this.permissions.granterOf(caller);
-      const current = await this.applications.lockById(membershipId, id);
-      if (!current) throw this.notFound();
+      const current = await this.lockCurrent(membershipId, id);
       const next: ApplicationContent = {
         name: input.name,
         slug: input.slug ?? current.slug,
@@ -89,10 +88,9 @@ export class ApplicationsService extends MembershipResourceService<ApplicationRo
 
   /** A new secret, shown once; the old one fails from the commit on (Basic checks read the digest every time). */
   async rotateSecret(caller: Caller, membershipId: string, id: string): Promise<ApplicationWithSecret> {
-    return this.recorder.transaction(async (record) => {
+    return this.changes.transaction(async (record) => {
       const { secret, digest } = newApplicationSecret();
-      const current = await this.applications.lockById(membershipId, id);
-      if (!current) throw this.notFound();
+      const current = await this.lockCurrent(membershipId, id);
       const row = await this.applications.replaceSecretDigest(membershipId, id, digest, caller.id);
       record(this.updatedEvent(membershipId, caller.id, row, current));
       return { ...toApplicationResponse(row), secret };

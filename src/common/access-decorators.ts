@@ -55,6 +55,25 @@ export const CurrentDecision = createParamDecorator((_data: unknown, context: Ex
 });
 
 /**
+ * Who makes the request and from where, for a service that acts for the caller: the caller, the
+ * decision that let it through (on routes with RequirePermission) and the client's address.
+ */
+export interface RequestActor {
+  caller: Caller;
+  decision?: Decision;
+  address: string;
+}
+
+/** The request's RequestActor, as a handler parameter. */
+export const CurrentActor = createParamDecorator((_data: unknown, context: ExecutionContext): RequestActor => {
+  const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+  if (!request.caller) throw new Error('CurrentActor used on a route without authentication');
+  const actor: RequestActor = { caller: request.caller, address: clientAddressOf(request) };
+  if (request.decision) actor.decision = request.decision;
+  return actor;
+});
+
+/**
  * The client's address for the sign-in defenses: Express's `request.ip`, which is the socket's
  * address, or X-Forwarded-For's as far as TRUST_PROXY allows (never X-IpAddress, which any caller
  * sets). IPv4-mapped IPv6 forms count as their IPv4 address, so one client has one count.

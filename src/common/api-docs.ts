@@ -1,7 +1,6 @@
 import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import { LIST_LIMITS } from './query/list-params';
-import { QueryBodyDto } from './query/query-body';
 
 /**
  * OpenAPI pieces shared by every resource's routes: the `sys`
@@ -85,7 +84,7 @@ export function ApiJsonBody(model: Type<unknown>, examples: Record<string, BodyE
   return applyDecorators(ApiExtraModels(model), ApiBody({ required, schema: { $ref: getSchemaPath(model) }, examples }));
 }
 
-/** The `_query` body, with an example that uses this resource's own fields. */
-export function ApiQueryBody(example: { where?: object; select?: object }, required = true): MethodDecorator {
-  return ApiJsonBody(QueryBodyDto, { query: { summary: 'where and select', value: example } }, required);
+/** The `_query` body's example, with this resource's own fields. */
+export function queryBodyExamples(example: { where?: object; select?: object }): Record<string, BodyExample> {
+  return { query: { summary: 'where and select', value: example } };
 }

@@ -13,7 +13,7 @@ export class ErrorBodySchema {
   errors?: { field: string; message: string }[];
 }
 
-interface ErrorExample {
+export interface ErrorExample {
   description: string;
   errorCode: string;
   message: string;

@@ -1,10 +1,9 @@
 import { applyDecorators, Body, Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiResponse, ApiSecurity, ApiTags, ApiHeader } from '@nestjs/swagger';
+import { ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { Caller } from '../common/caller';
 import { Authenticated, CurrentCaller, Public } from '../common/access-decorators';
-import { ApiJsonBody } from '../common/api-docs';
-import { ApiAuth, ApiErrors } from '../common/openapi';
+import { ApiRoute } from '../common/api-route';
 import { sessionMetadata } from '../tokens/token.controller';
 import { TokenResponseSchema, type TokenResponse } from '../tokens/token.dto';
 import { CreateTokenCodeDto, DeviceAuthorizationSchema, PollTokenCodeDto, TokenCodeViewSchema } from './token-code.dto';
@@ -27,11 +26,14 @@ function DecisionRoute(action: 'approve' | 'deny', summary: string): MethodDecor
     Post(`:userCode/${action}`),
     HttpCode(200),
     Authenticated({ profile: true }),
-    ApiOperation({ summary, description: DECIDE_DESCRIPTION }),
-    ApiAuth(),
-    ApiParam({ name: 'userCode' }),
-    ApiResponse({ status: 200, type: TokenCodeViewSchema }),
-    ApiErrors(403, 404, 409),
+    ApiRoute({
+      summary,
+      description: DECIDE_DESCRIPTION,
+      security: 'token',
+      params: [{ name: 'userCode' }],
+      answers: [{ status: 200, type: TokenCodeViewSchema }],
+      errors: [403, 404, 409],
+    }),
   );
 }
 
@@ -44,11 +46,14 @@ export class TokenCodesController {
   @Post()
   @Public()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Start a device sign-in (RFC 8628): a device code and a user code', description: 'Public; an Authorization header is ignored.' })
-  @ApiSecurity({})
-  @ApiJsonBody(CreateTokenCodeDto, { device: { summary: 'A TV', value: { client_info: { name: 'Living room TV' } } } }, false)
-  @ApiResponse({ status: 201, type: DeviceAuthorizationSchema })
-  @ApiErrors(400, 404, 413, 415)
+  @ApiRoute({
+    summary: 'Start a device sign-in (RFC 8628): a device code and a user code',
+    description: 'Public; an Authorization header is ignored.',
+    security: 'public',
+    body: { model: CreateTokenCodeDto, examples: { device: { summary: 'A TV', value: { client_info: { name: 'Living room TV' } } } }, required: false },
+    answers: [{ status: 201, type: DeviceAuthorizationSchema }],
+    errors: [400, 404, 413, 415],
+  })
   create(@Param('membershipId') membershipId: string, @Body() body: CreateTokenCodeDto): Promise<DeviceAuthorization> {
     return this.codes.create(membershipId, body.client_info);
   }
@@ -56,24 +61,32 @@ export class TokenCodesController {
   @Post('token')
   @Public()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Poll for the token pair with the device code', description: POLL_DESCRIPTION })
-  @ApiSecurity({})
-  @ApiHeader({ name: 'X-IpAddress', required: false, description: 'Device IP address, stored with the session' })
-  @ApiHeader({ name: 'X-UserAgent', required: false, description: 'Device user agent, stored with the session' })
-  @ApiJsonBody(PollTokenCodeDto, { poll: { summary: 'Poll', value: { device_code: 'kXo0ylgtk5HwXk0Xx0mkNs6QDvnkpOWhbp6H8MK8O8A' } } })
-  @ApiResponse({ status: 201, type: TokenResponseSchema })
-  @ApiErrors(400, 401, 404, 413, 415)
+  @ApiRoute({
+    summary: 'Poll for the token pair with the device code',
+    description: POLL_DESCRIPTION,
+    security: 'public',
+    headers: [
+      { name: 'X-UserAgent', required: false, description: 'Device user agent, stored with the session' },
+      { name: 'X-IpAddress', required: false, description: 'Device IP address, stored with the session' },
+    ],
+    body: { model: PollTokenCodeDto, examples: { poll: { summary: 'Poll', value: { device_code: 'kXo0ylgtk5HwXk0Xx0mkNs6QDvnkpOWhbp6H8MK8O8A' } } } },
+    answers: [{ status: 201, type: TokenResponseSchema }],
+    errors: [400, 401, 404, 413, 415],
+  })
   poll(@Param('membershipId') membershipId: string, @Body() body: PollTokenCodeDto, @Req() request: Request): Promise<TokenResponse> {
     return this.codes.poll(membershipId, body.device_code, sessionMetadata(request));
   }
 
   @Get(':userCode')
   @Authenticated({ profile: true })
-  @ApiOperation({ summary: 'View a pending device code by its user code', description: 'Any active user of the membership; Basic 403.' })
-  @ApiAuth()
-  @ApiParam({ name: 'userCode', description: 'Any case; spaces and dashes are ignored' })
-  @ApiResponse({ status: 200, type: TokenCodeViewSchema })
-  @ApiErrors(403, 404)
+  @ApiRoute({
+    summary: 'View a pending device code by its user code',
+    description: 'Any active user of the membership; Basic 403.',
+    security: 'token',
+    params: [{ name: 'userCode', description: 'Any case; spaces and dashes are ignored' }],
+    answers: [{ status: 200, type: TokenCodeViewSchema }],
+    errors: [403, 404],
+  })
   view(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('userCode') userCode: string): Promise<TokenCodeView> {
     return this.codes.view(caller, membershipId, userCode);
   }

@@ -1,10 +1,11 @@
 import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { CurrentCaller, RequirePermission } from '../common/access-decorators';
 import type { Caller } from '../common/caller';
-import { ApiAuth, ApiErrorResponse, ApiErrors } from '../common/openapi';
+import { ApiAuth } from '../common/openapi';
 import { EventStreams, type StreamSink } from './event-streams';
+import { ApiRoute } from '../common/api-route';
 
 /**
  * `GET /memberships/{m}/events/stream`: the live event stream (Server-Sent Events). Its own
@@ -18,7 +19,7 @@ export class EventStreamController {
 
   @Get('stream')
   @RequirePermission('events.read')
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Follow the event log live (Server-Sent Events)',
     description:
       'Each event committed in the membership, once, in commit order, from whichever instance recorded it: `id: <cursor>`, ' +
@@ -28,25 +29,31 @@ export class EventStreamController {
       'rotated (a Bearer token\'s session revoked or its token expired; the application updated or deleted) or the caller\'s ' +
       'access may have changed (the user or its role updated or deleted): reconnect with Last-Event-ID. At most ' +
       'EVENT_STREAMS_PER_MEMBERSHIP (100) open streams per membership on an instance.',
-  })
-  @ApiQuery({ name: 'types', required: false, type: String, description: 'Comma-separated event types to receive (an unknown type is a 400)', example: 'TokenRevoked,UserUpdated' })
-  @ApiQuery({ name: 'after', required: false, type: String, description: 'Resume after this cursor (an `id:` of this stream) or event id' })
-  @ApiHeader({ name: 'Last-Event-ID', required: false, schema: { type: 'string' }, description: 'Resume after this cursor; wins over `after`' })
-  @ApiResponse({
-    status: 200,
-    description: 'An endless text/event-stream',
-    content: {
-      'text/event-stream': {
-        schema: { type: 'string' },
-        example: 'id: 7391.0b7f1c2e-3d4a-4c8e-9f1a-2b3c4d5e6f70\nevent: UserUpdated\ndata: {"_id":"0b7f1c2e-3d4a-4c8e-9f1a-2b3c4d5e6f70","event_type":"UserUpdated",...}\n\n',
+    headers: [{ name: 'Last-Event-ID', required: false, schema: { type: 'string' }, description: 'Resume after this cursor; wins over `after`' }],
+    query: [
+      { name: 'after', required: false, type: String, description: 'Resume after this cursor (an `id:` of this stream) or event id' },
+      { name: 'types', required: false, type: String, description: 'Comma-separated event types to receive (an unknown type is a 400)', example: 'TokenRevoked,UserUpdated' },
+    ],
+    answers: [
+      {
+        status: 200,
+        description: 'An endless text/event-stream',
+        content: {
+          'text/event-stream': {
+            schema: { type: 'string' },
+            example: 'id: 7391.0b7f1c2e-3d4a-4c8e-9f1a-2b3c4d5e6f70\nevent: UserUpdated\ndata: {"_id":"0b7f1c2e-3d4a-4c8e-9f1a-2b3c4d5e6f70","event_type":"UserUpdated",...}\n\n',
+          },
+        },
+      },
+    ],
+    errors: [400, 403, 404],
+    errorExamples: {
+      429: {
+        description: 'TooManyStreams: the membership has EVENT_STREAMS_PER_MEMBERSHIP streams open (Retry-After, seconds)',
+        errorCode: 'TooManyStreams',
+        message: 'At most 100 event streams of a membership may be open at once',
       },
     },
-  })
-  @ApiErrors(400, 403, 404)
-  @ApiErrorResponse(429, {
-    description: 'TooManyStreams: the membership has EVENT_STREAMS_PER_MEMBERSHIP streams open (Retry-After, seconds)',
-    errorCode: 'TooManyStreams',
-    message: 'At most 100 event streams of a membership may be open at once',
   })
   async stream(
     @CurrentCaller() caller: Caller,

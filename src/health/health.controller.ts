@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
-import { ApiOperation, ApiProduces, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
@@ -7,6 +7,7 @@ import { Public } from '../common/access-decorators';
 import { LOGGER } from '../common/logger';
 import { DATABASE, type Database } from '../database/database';
 import { SetupService } from '../setup/setup.service';
+import { ApiRoute } from '../common/api-route';
 
 const DATABASE_CHECK_TIMEOUT_MS = 3_000;
 
@@ -39,9 +40,11 @@ export class HealthController {
   @Public()
   @Header('Content-Type', 'text/plain; charset=utf-8')
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Liveness probe: answers Pong without touching the database' })
-  @ApiProduces('text/plain')
-  @ApiResponse({ status: 200, description: 'Pong', schema: { type: 'string', example: 'Pong' } })
+  @ApiRoute({
+    summary: 'Liveness probe: answers Pong without touching the database',
+    produces: ['text/plain'],
+    answers: [{ status: 200, description: 'Pong', schema: { type: 'string', example: 'Pong' } }],
+  })
   ping(): string {
     return 'Pong';
   }
@@ -50,12 +53,14 @@ export class HealthController {
   @Get('healthcheck')
   @Public()
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Readiness probe: the database answers and the installation is set up',
     description: 'Healthy; or Unhealthy with a message (200 when not set up yet, 500 when the database is unreachable).',
+    answers: [
+      { status: 200, description: 'Healthy, or Unhealthy because the installation is not set up yet', type: HealthStatusSchema },
+      { status: 500, description: 'Unhealthy: the database is unreachable (details only in the log)', type: HealthStatusSchema },
+    ],
   })
-  @ApiResponse({ status: 200, description: 'Healthy, or Unhealthy because the installation is not set up yet', type: HealthStatusSchema })
-  @ApiResponse({ status: 500, description: 'Unhealthy: the database is unreachable (details only in the log)', type: HealthStatusSchema })
   async healthcheck(@Res({ passthrough: true }) response: Response): Promise<{ status: string; message?: string }> {
     const indicator = this.indicators.check('database');
     let setUp: boolean;

@@ -60,7 +60,7 @@ export class MailhooksService extends MembershipResourceService<MailhookRow, Mai
   constructor(
     private readonly mailhooks: MailhookRepository,
     private readonly memberships: MembershipRepository,
-    private readonly recorder: EventRecorder,
+    recorder: EventRecorder,
     permissions: CallerPermissions,
   ) {
     super({ resource: 'mailhooks', entity: 'Mailhook', noun: 'mail hook', toResponse: toMailhookResponse }, mailhooks, recorder, permissions);
@@ -70,7 +70,7 @@ export class MailhooksService extends MembershipResourceService<MailhookRow, Mai
     checkBody(body);
     const fields = toFields(body);
     const utilizerId = utilizerIdOf(caller);
-    return this.recorder.transaction(async (record) => {
+    return this.changes.transaction(async (record) => {
       await this.assertProviderExists(membershipId, fields.mailProvider);
       const row = await this.mailhooks.insert(membershipId, { id: newId(), ...fields, createdBy: utilizerId });
       record(this.createdEvent(membershipId, utilizerId, row));
@@ -82,7 +82,7 @@ export class MailhooksService extends MembershipResourceService<MailhookRow, Mai
     checkBody(body);
     const fields = toFields(body);
     const utilizerId = utilizerIdOf(caller);
-    return this.recorder.transaction(async (record) => {
+    return this.changes.transaction(async (record) => {
       await this.assertProviderExists(membershipId, fields.mailProvider);
       const current = await this.lockCurrent(membershipId, id);
       this.assertChanges(current, fields);

@@ -1,9 +1,10 @@
 import { Controller, Get, Header, Res } from '@nestjs/common';
-import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { PrometheusController } from '@willsoto/nestjs-prometheus';
 import type { Response } from 'express';
 import { Public } from '../common/access-decorators';
 import { ServiceMetrics } from './service-metrics';
+import { ApiRoute } from '../common/api-route';
 
 /**
  * GET /metrics from this app's own registry (the library's base controller reads prom-client's
@@ -19,15 +20,15 @@ export class MetricsController extends PrometheusController {
   @Get()
   @Public()
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Metrics in the Prometheus text format',
     description:
       'Incoming HTTP requests (count, duration, in progress) by method, route template and status; outgoing HTTP calls by ' +
       'kind and outcome; in-memory queues; Node.js memory, garbage collection, event loop and thread pool. ' +
       'No authentication: do not expose this route publicly.',
+    produces: ['text/plain'],
+    answers: [{ status: 200, description: 'Prometheus text exposition format 0.0.4', schema: { type: 'string' } }],
   })
-  @ApiProduces('text/plain')
-  @ApiResponse({ status: 200, description: 'Prometheus text exposition format 0.0.4', schema: { type: 'string' } })
   override async index(@Res({ passthrough: true }) response: Response): Promise<string> {
     response.setHeader('Content-Type', this.metrics.contentType);
     return this.metrics.render();

@@ -1,8 +1,8 @@
 import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiProperty, ApiTags } from '@nestjs/swagger';
 import { Public } from '../common/access-decorators';
-import { ApiErrors } from '../common/openapi';
 import { type PublicJwk, SigningKeys } from './signing-keys';
+import { ApiRoute } from '../common/api-route';
 import { Issuers, type ProviderMetadata } from './issuer';
 
 class PublicJwkDto {
@@ -58,12 +58,12 @@ export class OidcIssuerController {
 
   @Get('.well-known/openid-configuration')
   @Public()
-  @ApiOperation({
+  @ApiRoute({
     summary: "The issuer's OpenID Provider metadata (OpenID Connect Discovery 1.0)",
     description: 'What any certified OpenID Connect client library reads first: the endpoints, grants, scopes and algorithms of this membership as an OpenID Provider.',
+    answers: [{ status: 200, description: 'The provider metadata', type: ProviderMetadataDto }],
+    errors: [404],
   })
-  @ApiResponse({ status: 200, description: 'The provider metadata', type: ProviderMetadataDto })
-  @ApiErrors(404)
   async discovery(@Param('membershipId') membershipId: string): Promise<ProviderMetadata> {
     await this.keys.requireIssuer(membershipId);
     return this.issuers.metadata(membershipId);
@@ -71,12 +71,12 @@ export class OidcIssuerController {
 
   @Get('jwks')
   @Public()
-  @ApiOperation({
+  @ApiRoute({
     summary: "The issuer's public keys (JWKS, RFC 7517)",
     description: 'The current ES256 key and the keys replaced within their overlap, newest first. Verify the membership\'s OpenID Provider tokens with these.',
+    answers: [{ status: 200, description: 'The JWK Set', type: JwksDto }],
+    errors: [404],
   })
-  @ApiResponse({ status: 200, description: 'The JWK Set', type: JwksDto })
-  @ApiErrors(404)
   jwks(@Param('membershipId') membershipId: string): Promise<{ keys: PublicJwk[] }> {
     return this.keys.jwks(membershipId);
   }

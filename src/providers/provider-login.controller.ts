@@ -1,11 +1,11 @@
 import { Body, Controller, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Public } from '../common/access-decorators';
-import { ApiErrorResponse, ApiErrors } from '../common/openapi';
-import { ApiSessionHeaders, membershipHeader, sessionMetadata } from '../tokens/token.controller';
+import { SESSION_HEADERS, membershipHeader, sessionMetadata } from '../tokens/token.controller';
 import { TokenResponseSchema, type TokenResponse } from '../tokens/token.dto';
 import { ProviderSignIn } from './provider-sign-in';
+import { ApiRoute } from '../common/api-route';
 
 @ApiTags('providers')
 @Controller('oauth')
@@ -15,26 +15,31 @@ export class ProviderLoginController {
   @Post(':slug/login')
   @Public()
   @HttpCode(201)
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Sign in with an external OpenID Connect provider',
     description:
       'Body exactly one of {id_token, nonce?} or {code, redirect_uri, code_verifier?, nonce?} (the code is exchanged at the ' +
       "provider's token endpoint). The identity comes only from the verified id token: found by its link, linked by a " +
       'verified e-mail when the provider has trust_email, or signed up. Answers a token pair (a new session). No token is needed.',
-  })
-  @ApiSecurity({})
-  @ApiParam({ name: 'slug', description: 'The provider slug' })
-  @ApiQuery({ name: 'membership_id', required: false, type: String, description: 'The membership id (or header X-Service-Alias)' })
-  @ApiHeader({ name: 'X-Service-Alias', required: false, description: 'Membership id, when membership_id is not given' })
-  @ApiSessionHeaders()
-  @ApiResponse({ status: 201, description: 'Token pair', type: TokenResponseSchema })
-  @ApiErrors(400, 404, 409, 413, 415)
-  @ApiErrorResponse(401, { description: 'ProviderTokenInvalid (any id token check failed, or the token endpoint refused the code), UserInactive', errorCode: 'ProviderTokenInvalid', message: 'The identity provider token is not valid' })
-  @ApiErrorResponse(403, { description: 'ProviderDisabled', errorCode: 'ProviderDisabled', message: 'The provider is disabled' })
-  @ApiErrorResponse(502, {
-    description: 'ProviderUnavailable: discovery, keys or token endpoint unreachable, slow, refused or broken',
-    errorCode: 'ProviderUnavailable',
-    message: 'The identity provider could not be reached or gave an unusable answer',
+    security: 'public',
+    params: [{ name: 'slug', description: 'The provider slug' }],
+    headers: [...SESSION_HEADERS, { name: 'X-Service-Alias', required: false, description: 'Membership id, when membership_id is not given' }],
+    query: [{ name: 'membership_id', required: false, type: String, description: 'The membership id (or header X-Service-Alias)' }],
+    answers: [{ status: 201, description: 'Token pair', type: TokenResponseSchema }],
+    errors: [400, 404, 409, 413, 415],
+    errorExamples: {
+      401: {
+        description: 'ProviderTokenInvalid (any id token check failed, or the token endpoint refused the code), UserInactive',
+        errorCode: 'ProviderTokenInvalid',
+        message: 'The identity provider token is not valid',
+      },
+      403: { description: 'ProviderDisabled', errorCode: 'ProviderDisabled', message: 'The provider is disabled' },
+      502: {
+        description: 'ProviderUnavailable: discovery, keys or token endpoint unreachable, slow, refused or broken',
+        errorCode: 'ProviderUnavailable',
+        message: 'The identity provider could not be reached or gave an unusable answer',
+      },
+    },
   })
   login(
     @Req() request: Request,

@@ -54,7 +54,7 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     private readonly providers: ProviderRepository,
     private readonly roles: RoleRepository,
     private readonly userTypes: UserTypeRepository,
-    private readonly recorder: EventRecorder,
+    recorder: EventRecorder,
     private readonly destinations: DestinationPolicy,
     private readonly permissions: CallerPermissions,
     private readonly cache: ProviderCache,
@@ -68,7 +68,7 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     const utilizerId = utilizerIdOf(caller);
     // Read before the transaction: the role cache may query the database.
     const granter = await this.permissions.granterOf(caller);
-    const created = await this.recorder.transaction(async (record) => {
+    const created = await this.changes.transaction(async (record) => {
       await this.assertReferencesExist(membershipId, fields);
       assertHoldsGrants(granter, grantedByAssignment(null, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole))));
       if (fields.trustEmail) await this.assertMayTrust(granter, membershipId);
@@ -89,7 +89,7 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     this.checkIssuer(fields.issuer);
     const utilizerId = utilizerIdOf(caller);
     const granter = await this.permissions.granterOf(caller);
-    const replaced = await this.recorder.transaction(async (record) => {
+    const replaced = await this.changes.transaction(async (record) => {
       const current = await this.lockCurrent(membershipId, id);
       if (body.slug !== undefined && body.slug !== current.slug) throw validationError('slug', 'is immutable');
       const repointed = fields.issuer !== current.issuer || fields.clientId !== current.clientId;

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, type ApiQueryOptions, ApiTags } from '@nestjs/swagger';
 import { Allow, IsOptional } from 'class-validator';
 import { Authenticated, CurrentCaller } from '../common/access-decorators';
 import type { Caller } from '../common/caller';
@@ -7,6 +7,7 @@ import { CallerPermissions } from '../roles/caller-permissions';
 import { DomainError } from '../common/errors';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { escapePermissionSegment, PermissionExpression, type Decision } from '../permissions';
+import { ApiRoute } from '../common/api-route';
 
 export class CheckPermissionDto {
   @ApiPropertyOptional({ type: String, description: 'Permission expression; wins over the query parameter', example: 'users.read' })
@@ -20,14 +21,13 @@ export class PermissionDecisionSchema {
   reason!: Decision['reason'];
 }
 
-const ApiPermissionQuery = (required: boolean): MethodDecorator =>
-  ApiQuery({
-    name: 'permission',
-    required,
-    type: String,
-    description: 'Permission expression (subject.resource.action.object; with fewer segments the subject is the caller)',
-    example: 'users.read',
-  });
+const permissionQuery = (required: boolean): ApiQueryOptions => ({
+  name: 'permission',
+  required,
+  type: String,
+  description: 'Permission expression (subject.resource.action.object; with fewer segments the subject is the caller)',
+  example: 'users.read',
+});
 
 const CHECK_DESCRIPTION =
   'Applies the role, the caller\'s own permissions and forbidden list, and the token scopes. ' +
@@ -46,9 +46,12 @@ export class PermissionCheckController {
 
   @Get('check-permission')
   @Authenticated()
-  @ApiOperation({ summary: 'Check a permission for the caller (expression in the query)', description: CHECK_DESCRIPTION })
-  @ApiPermissionQuery(true)
-  @ApiResponse({ status: 200, description: 'The decision', type: PermissionDecisionSchema })
+  @ApiRoute({
+    summary: 'Check a permission for the caller (expression in the query)',
+    description: CHECK_DESCRIPTION,
+    query: [permissionQuery(true)],
+    answers: [{ status: 200, description: 'The decision', type: PermissionDecisionSchema }],
+  })
   checkFromQuery(@CurrentCaller() caller: Caller, @Query('permission') permission: unknown): Promise<Decision> {
     return this.check(caller, permission);
   }
@@ -56,11 +59,14 @@ export class PermissionCheckController {
   @Post('check-permission')
   @Authenticated()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Check a permission for the caller (expression in the body or the query)', description: CHECK_DESCRIPTION })
-  @ApiPermissionQuery(false)
-  @ApiBody({ type: CheckPermissionDto, required: false })
-  @ApiResponse({ status: 200, description: 'The decision', type: PermissionDecisionSchema })
-  @ApiErrors(413, 415)
+  @ApiRoute({
+    summary: 'Check a permission for the caller (expression in the body or the query)',
+    description: CHECK_DESCRIPTION,
+    query: [permissionQuery(false)],
+    body: { model: CheckPermissionDto, required: false },
+    answers: [{ status: 200, description: 'The decision', type: PermissionDecisionSchema }],
+    errors: [413, 415],
+  })
   checkFromBody(@CurrentCaller() caller: Caller, @Body() body: CheckPermissionDto, @Query('permission') permission: unknown): Promise<Decision> {
     return this.check(caller, body.permission ?? permission);
   }

@@ -26,11 +26,6 @@ export type RoleChanges = RoleContent & Pick<RoleRow, 'modifiedAt' | 'modifiedBy
 export class RoleRepository extends MembershipScopedRepository<RoleRow, NewRoleRow, RoleChanges> {
   protected override readonly resource = { table: roles, schema: ROLE_QUERY_SCHEMA, toResponse: toRoleResponse };
 
-  /** Locks the row until the transaction ends, so concurrent updates of one role are serialized. */
-  lockById(membershipId: string, id: string): Promise<RoleRow | undefined> {
-    return this.findByIdForUpdate(membershipId, id);
-  }
-
   async findByIds(membershipId: string, ids: readonly string[]): Promise<RoleRow[]> {
     if (!ids.length) return [];
     return this.findWhere(membershipId, [inArray(roles.id, [...ids])]);

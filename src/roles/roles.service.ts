@@ -32,7 +32,7 @@ export class RolesService extends MembershipResourceService<RoleRow, RoleBodyDto
   constructor(
     private readonly roles: RoleRepository,
     private readonly cache: RoleCache,
-    private readonly recorder: EventRecorder,
+    recorder: EventRecorder,
     private readonly permissions: CallerPermissions,
     private readonly transaction: RequestTransaction,
   ) {
@@ -40,7 +40,7 @@ export class RolesService extends MembershipResourceService<RoleRow, RoleBodyDto
   }
 
   async create(caller: Caller, membershipId: string, input: RoleBodyDto): Promise<RoleResponse> {
-    return this.recorder.transaction(async (record) => {
+    return this.changes.transaction(async (record) => {
       const slug = input.slug ?? slugify(input.name);
       if (slug === ADMIN_ROLE_SLUG) throw new DomainError('ReservedRole', `The slug "${ADMIN_ROLE_SLUG}" is reserved for the service's admin role`);
       const content = contentOf(input);
@@ -54,11 +54,10 @@ export class RolesService extends MembershipResourceService<RoleRow, RoleBodyDto
   }
 
   async replace(caller: Caller, membershipId: string, id: string, input: RoleBodyDto): Promise<RoleResponse> {
-    return this.recorder.transaction(async (record) => {
+    return this.changes.transaction(async (record) => {
       const content = contentOf(input);
       const granter = await this.permissions.granterOf(caller);
-      const current = await this.roles.lockById(membershipId, id);
-      if (!current) throw this.notFound();
+      const current = await this.lockCurrent(membershipId, id);
       if (current.slug === ADMIN_ROLE_SLUG) {
         throw new DomainError('ReservedRole', 'The admin role is managed by the service and cannot be changed');
       }

@@ -1,12 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
-import { Authenticated, CurrentCaller, CurrentDecision, RequirePermission } from '../common/access-decorators';
-import { ApiJsonBody } from '../common/api-docs';
-import type { Caller } from '../common/caller';
-import { ApiAuth, ApiErrors } from '../common/openapi';
-import type { Decision } from '../permissions';
-import { clientAddressOf } from '../common/access-decorators';
+import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiParam, type ApiParamOptions, ApiTags } from '@nestjs/swagger';
+import { Authenticated, CurrentActor, RequirePermission } from '../common/access-decorators';
+import { ApiRoute } from '../common/api-route';
+import { ApiAuth } from '../common/openapi';
 import {
   ConfirmTotpDto,
   CurrentPasswordDto,
@@ -17,7 +13,7 @@ import {
   TotpSecretSchema,
   type FactorState,
 } from './mfa.dto';
-import { MfaService } from './mfa.service';
+import { type FactorActor, MfaService } from './mfa.service';
 
 const SELF_ONLY = 'The user itself, with an unscoped token.';
 const PASSWORD_REQUIRED = `${SELF_ONLY} current_password is required (a wrong one: 400 InvalidCurrentPassword, counted as a sign-in failure).`;
@@ -27,7 +23,25 @@ const PASSWORD_EXAMPLE = { self: { summary: 'The user itself', value: { current_
 /** The removal routes' example is an administrator's (no body); the user itself sends {current_password}. */
 const ADMINISTRATOR_EXAMPLE = { administrator: { summary: 'A caller holding users.update.{id}: no current_password', value: {} } };
 
+/** DELETE of one factor: the user itself with current_password, or an administrator without; 204, and UserMfaDisabled. */
+function RemoveFactorRoute(path: string, docs: { summary: string; method: 'totp' | 'webauthn'; params?: ApiParamOptions[] }): MethodDecorator {
+  return applyDecorators(
+    Delete(path),
+    HttpCode(204),
+    RequirePermission('users.update', { object: 'id' }),
+    ApiRoute({
+      summary: docs.summary,
+      description: `${SELF_OR_ADMIN} Records UserMfaDisabled (method "${docs.method}").`,
+      ...(docs.params === undefined ? {} : { params: docs.params }),
+      body: { model: CurrentPasswordDto, examples: ADMINISTRATOR_EXAMPLE, required: false },
+      answers: [{ status: 204, description: 'Removed' }],
+      errors: [400, 403, 404],
+    }),
+  );
+}
+
 @ApiTags('second factors')
+@ApiAuth()
 @ApiParam({ name: 'membershipId' })
 @ApiParam({ name: 'id', description: 'The user id' })
 @Controller('memberships/:membershipId/users/:id/mfa')
@@ -36,10 +50,12 @@ export class MfaController {
 
   @Get()
   @RequirePermission('users.read', { object: 'id' })
-  @ApiOperation({ summary: "A user's second factors (no secret, code or challenge)", description: 'The user itself, or a caller holding users.read.{id}.' })
-  @ApiAuth()
-  @ApiResponse({ status: 200, type: FactorStateSchema })
-  @ApiErrors(403, 404)
+  @ApiRoute({
+    summary: "A user's second factors (no secret, code or challenge)",
+    description: 'The user itself, or a caller holding users.read.{id}.',
+    answers: [{ status: 200, type: FactorStateSchema }],
+    errors: [403, 404],
+  })
   state(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<FactorState> {
     return this.mfa.state(membershipId, id);
   }
@@ -47,163 +63,97 @@ export class MfaController {
   @Delete()
   @HttpCode(204)
   @RequirePermission('users.update', { object: 'id' })
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Remove every second factor of a user and revoke all its sessions',
     description: 'A caller holding users.update.{id} (not the user on its own record). Revokes every session (reason mfa_reset); records UserMfaDisabled (method "all").',
+    answers: [{ status: 204, description: 'Removed' }],
+    errors: [403, 404],
   })
-  @ApiAuth()
-  @ApiResponse({ status: 204, description: 'Removed' })
-  @ApiErrors(403, 404)
-  async resetAll(
-    @Param('membershipId') membershipId: string,
-    @Param('id') id: string,
-    @CurrentCaller() caller: Caller,
-    @CurrentDecision() decision: Decision | undefined,
-    @Req() request: Request,
-  ): Promise<void> {
-    await this.mfa.resetAll({ caller, decision, address: clientAddressOf(request) }, membershipId, id);
+  async resetAll(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentActor() actor: FactorActor): Promise<void> {
+    await this.mfa.resetAll(actor, membershipId, id);
   }
 
   @Post('totp')
   @HttpCode(201)
   @Authenticated()
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Start TOTP enrollment: a pending secret and its otpauth:// URI',
     description: `${PASSWORD_REQUIRED} The secret appears only in this answer; it replaces a pending one, and an enabled TOTP keeps working until the new one is confirmed.`,
+    body: { model: CurrentPasswordDto, examples: PASSWORD_EXAMPLE },
+    answers: [{ status: 201, type: TotpSecretSchema }],
+    errors: [400, 403, 404],
   })
-  @ApiAuth()
-  @ApiJsonBody(CurrentPasswordDto, PASSWORD_EXAMPLE)
-  @ApiResponse({ status: 201, type: TotpSecretSchema })
-  @ApiErrors(400, 403, 404)
-  startTotp(
-    @Param('membershipId') membershipId: string,
-    @Param('id') id: string,
-    @CurrentCaller() caller: Caller,
-    @Body() body: CurrentPasswordDto,
-    @Req() request: Request,
-  ): Promise<{ secret: string; otpauth_uri: string }> {
-    return this.mfa.startTotp({ caller, address: clientAddressOf(request) }, membershipId, id, body.current_password);
+  startTotp(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentActor() actor: FactorActor, @Body() body: CurrentPasswordDto): Promise<{ secret: string; otpauth_uri: string }> {
+    return this.mfa.startTotp(actor, membershipId, id, body.current_password);
   }
 
   @Post('totp/confirm')
   @HttpCode(200)
   @Authenticated()
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Confirm TOTP with a code of the pending secret: TOTP enabled, 10 recovery codes',
     description: `${SELF_ONLY} Wrong code: 400 MfaCodeInvalid. The recovery codes appear only in this answer (earlier ones void). Records UserMfaEnabled (method "totp").`,
+    body: { model: ConfirmTotpDto, examples: { code: { summary: 'The code the app shows', value: { code: '123456' } } } },
+    answers: [{ status: 200, type: RecoveryCodesSchema }],
+    errors: [400, 403, 404],
   })
-  @ApiAuth()
-  @ApiJsonBody(ConfirmTotpDto, { code: { summary: 'The code the app shows', value: { code: '123456' } } })
-  @ApiResponse({ status: 200, type: RecoveryCodesSchema })
-  @ApiErrors(400, 403, 404)
-  confirmTotp(
-    @Param('membershipId') membershipId: string,
-    @Param('id') id: string,
-    @CurrentCaller() caller: Caller,
-    @Body() body: ConfirmTotpDto,
-    @Req() request: Request,
-  ): Promise<{ recovery_codes: string[] }> {
-    return this.mfa.confirmTotp({ caller, address: clientAddressOf(request) }, membershipId, id, body.code, body.current_password);
+  confirmTotp(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentActor() actor: FactorActor, @Body() body: ConfirmTotpDto): Promise<{ recovery_codes: string[] }> {
+    return this.mfa.confirmTotp(actor, membershipId, id, body.code, body.current_password);
   }
 
-  @Delete('totp')
-  @HttpCode(204)
-  @RequirePermission('users.update', { object: 'id' })
-  @ApiOperation({ summary: 'Remove TOTP', description: `${SELF_OR_ADMIN} Records UserMfaDisabled (method "totp").` })
-  @ApiAuth()
-  @ApiJsonBody(CurrentPasswordDto, ADMINISTRATOR_EXAMPLE, false)
-  @ApiResponse({ status: 204, description: 'Removed' })
-  @ApiErrors(400, 403, 404)
-  async deleteTotp(
-    @Param('membershipId') membershipId: string,
-    @Param('id') id: string,
-    @CurrentCaller() caller: Caller,
-    @Body() body: CurrentPasswordDto,
-    @Req() request: Request,
-  ): Promise<void> {
-    await this.mfa.deleteTotp({ caller, address: clientAddressOf(request) }, membershipId, id, body.current_password);
+  @RemoveFactorRoute('totp', { summary: 'Remove TOTP', method: 'totp' })
+  async deleteTotp(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentActor() actor: FactorActor, @Body() body: CurrentPasswordDto): Promise<void> {
+    await this.mfa.deleteTotp(actor, membershipId, id, body.current_password);
   }
 
   @Post('webauthn/options')
   @HttpCode(200)
   @Authenticated()
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Passkey registration options (PublicKeyCredentialCreationOptionsJSON)',
     description: `${PASSWORD_REQUIRED} The challenge (32 random bytes) is single use and lives 300 s; attestation "none".`,
+    body: { model: CurrentPasswordDto, examples: PASSWORD_EXAMPLE },
+    answers: [{ status: 200, description: 'PublicKeyCredentialCreationOptionsJSON (WebAuthn Level 2)', schema: { type: 'object', additionalProperties: true } }],
+    errors: [400, 403, 404],
   })
-  @ApiAuth()
-  @ApiJsonBody(CurrentPasswordDto, PASSWORD_EXAMPLE)
-  @ApiResponse({ status: 200, description: 'PublicKeyCredentialCreationOptionsJSON (WebAuthn Level 2)', schema: { type: 'object', additionalProperties: true } })
-  @ApiErrors(400, 403, 404)
-  passkeyOptions(
-    @Param('membershipId') membershipId: string,
-    @Param('id') id: string,
-    @CurrentCaller() caller: Caller,
-    @Body() body: CurrentPasswordDto,
-    @Req() request: Request,
-  ): Promise<object> {
-    return this.mfa.passkeyOptions({ caller, address: clientAddressOf(request) }, membershipId, id, body.current_password);
+  passkeyOptions(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentActor() actor: FactorActor, @Body() body: CurrentPasswordDto): Promise<object> {
+    return this.mfa.passkeyOptions(actor, membershipId, id, body.current_password);
   }
 
   @Post('webauthn')
   @HttpCode(201)
   @Authenticated()
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Register a passkey from the response to the registration options',
     description: `${SELF_ONLY} Failed verification: 400 MfaCodeInvalid. Records UserMfaEnabled (method "webauthn").`,
+    body: { model: RegisterPasskeyDto, examples: { passkey: { summary: 'navigator.credentials.create() as JSON', value: { name: 'Laptop', response: { id: '…', rawId: '…', type: 'public-key', response: {} } } } } },
+    answers: [{ status: 201, type: PasskeySchema }],
+    errors: [400, 403, 404],
   })
-  @ApiAuth()
-  @ApiJsonBody(RegisterPasskeyDto, { passkey: { summary: 'navigator.credentials.create() as JSON', value: { name: 'Laptop', response: { id: '…', rawId: '…', type: 'public-key', response: {} } } } })
-  @ApiResponse({ status: 201, type: PasskeySchema })
-  @ApiErrors(400, 403, 404)
-  registerPasskey(
-    @Param('membershipId') membershipId: string,
-    @Param('id') id: string,
-    @CurrentCaller() caller: Caller,
-    @Body() body: RegisterPasskeyDto,
-    @Req() request: Request,
-  ): Promise<{ _id: string; name: string; created_at: string }> {
-    return this.mfa.registerPasskey({ caller, address: clientAddressOf(request) }, membershipId, id, body);
+  registerPasskey(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentActor() actor: FactorActor, @Body() body: RegisterPasskeyDto): Promise<{ _id: string; name: string; created_at: string }> {
+    return this.mfa.registerPasskey(actor, membershipId, id, body);
   }
 
-  @Delete('webauthn/:credentialId')
-  @HttpCode(204)
-  @RequirePermission('users.update', { object: 'id' })
-  @ApiOperation({ summary: 'Remove a passkey', description: `${SELF_OR_ADMIN} Records UserMfaDisabled (method "webauthn").` })
-  @ApiAuth()
-  @ApiParam({ name: 'credentialId', description: 'The passkey _id from GET .../mfa' })
-  @ApiJsonBody(CurrentPasswordDto, ADMINISTRATOR_EXAMPLE, false)
-  @ApiResponse({ status: 204, description: 'Removed' })
-  @ApiErrors(400, 403, 404)
-  async deletePasskey(
-    @Param('membershipId') membershipId: string,
-    @Param('id') id: string,
-    @Param('credentialId') credentialId: string,
-    @CurrentCaller() caller: Caller,
-    @Body() body: CurrentPasswordDto,
-    @Req() request: Request,
-  ): Promise<void> {
-    await this.mfa.deletePasskey({ caller, address: clientAddressOf(request) }, membershipId, id, credentialId, body.current_password);
+  @RemoveFactorRoute('webauthn/:credentialId', {
+    summary: 'Remove a passkey',
+    method: 'webauthn',
+    params: [{ name: 'credentialId', description: 'The passkey _id from GET .../mfa' }],
+  })
+  async deletePasskey(@Param('membershipId') membershipId: string, @Param('id') id: string, @Param('credentialId') credentialId: string, @CurrentActor() actor: FactorActor, @Body() body: CurrentPasswordDto): Promise<void> {
+    await this.mfa.deletePasskey(actor, membershipId, id, credentialId, body.current_password);
   }
 
   @Post('recovery-codes')
   @HttpCode(200)
   @Authenticated()
-  @ApiOperation({
+  @ApiRoute({
     summary: '10 new recovery codes; the old ones stop working',
     description: `${PASSWORD_REQUIRED} Needs an enabled factor. The codes appear only in this answer.`,
+    body: { model: CurrentPasswordDto, examples: PASSWORD_EXAMPLE },
+    answers: [{ status: 200, type: RecoveryCodesSchema }],
+    errors: [400, 403, 404],
   })
-  @ApiAuth()
-  @ApiJsonBody(CurrentPasswordDto, PASSWORD_EXAMPLE)
-  @ApiResponse({ status: 200, type: RecoveryCodesSchema })
-  @ApiErrors(400, 403, 404)
-  regenerateRecoveryCodes(
-    @Param('membershipId') membershipId: string,
-    @Param('id') id: string,
-    @CurrentCaller() caller: Caller,
-    @Body() body: CurrentPasswordDto,
-    @Req() request: Request,
-  ): Promise<{ recovery_codes: string[] }> {
-    return this.mfa.regenerateRecoveryCodes({ caller, address: clientAddressOf(request) }, membershipId, id, body.current_password);
+  regenerateRecoveryCodes(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentActor() actor: FactorActor, @Body() body: CurrentPasswordDto): Promise<{ recovery_codes: string[] }> {
+    return this.mfa.regenerateRecoveryCodes(actor, membershipId, id, body.current_password);
   }
 }

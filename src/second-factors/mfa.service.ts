@@ -1,14 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
-import type { Caller } from '../common/caller';
+import type { RequestActor } from '../common/access-decorators';
 import { DomainError } from '../common/errors';
 import { validationFailure } from '../common/validation';
 import type { UserRow, WebauthnCredentialRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
-import type { Decision } from '../permissions';
 import { TokenRevoker } from '../sessions/token-revoker';
-import { MAX_PASSWORD_LENGTH, PasswordHasher } from '../users/password-hasher';
+import { checkPasswordAttempt, invalidCurrentPassword } from '../users/password-attempt';
+import { PasswordHasher } from '../users/password-hasher';
 import { UserRepository } from '../users/user.repository';
 import { SIGN_IN_ATTEMPTS, type SignInAttempts } from '../sign-in/sign-in-attempts';
 import type { FactorState, PasskeyView } from './mfa.dto';
@@ -31,13 +31,11 @@ const toPasskeyView = (row: WebauthnCredentialRow): PasskeyView => ({
   last_used_at: row.lastUsedAt ? row.lastUsedAt.toISOString() : null,
 });
 
-/** Who acts on a user's factors, and from where (the address counts failures of `current_password`). */
-export interface FactorActor {
-  caller: Caller;
-  /** The guard's decision for the routes that admit an administrator (`users.update.{id}` or `users.read.{id}`). */
-  decision?: Decision;
-  address: string;
-}
+/**
+ * Who acts on a user's factors, and from where (the address counts failures of `current_password`);
+ * the decision is the guard's on the routes that admit an administrator (`users.update.{id}`).
+ */
+export type FactorActor = RequestActor;
 
 /**
  * The user's own factor routes (contract, "Second factors"): the user itself with an unscoped token,
@@ -218,12 +216,6 @@ export class MfaService {
       return;
     }
     const attempt = this.attemptOf(user.membershipId, user.id, address);
-    await this.attempts.assertOpen(attempt);
-    const right = password.length <= MAX_PASSWORD_LENGTH && (await this.hasher.verify(user.passwordHash, password));
-    if (!right) {
-      await this.attempts.recordFailure(attempt);
-      throw new DomainError('InvalidCurrentPassword', 'The current password is not correct');
-    }
-    await this.attempts.recordSuccess(attempt);
+    if (!(await checkPasswordAttempt(this.attempts, this.hasher, attempt, user.passwordHash, password))) throw invalidCurrentPassword();
   }
 }

@@ -48,6 +48,20 @@ const transportsOf = (credential: Pick<WebauthnCredentialRow, 'transports'>): Au
 export class Passkeys {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
+  /**
+   * What a registration or an assertion response must match: the challenge issued (taken, single
+   * use), this service's origins and RP id. User verification is not required (the password or
+   * the first factor came first).
+   */
+  private expected(challenge: ChallengeCheck) {
+    return {
+      expectedChallenge: challenge,
+      expectedOrigin: this.config.webauthnOrigins,
+      expectedRPID: this.config.webauthnRpId,
+      requireUserVerification: false,
+    };
+  }
+
   newChallenge(): string {
     return randomBytes(CHALLENGE_BYTES).toString('base64url');
   }
@@ -73,13 +87,7 @@ export class Passkeys {
 
   async verifyRegistration(response: RegistrationResponseJSON, challenge: ChallengeCheck): Promise<RegisteredPasskey | undefined> {
     try {
-      const verified = await verifyRegistrationResponse({
-        response,
-        expectedChallenge: challenge,
-        expectedOrigin: this.config.webauthnOrigins,
-        expectedRPID: this.config.webauthnRpId,
-        requireUserVerification: false,
-      });
+      const verified = await verifyRegistrationResponse({ response, ...this.expected(challenge) });
       if (!verified.verified) return undefined;
       const { credential } = verified.registrationInfo;
       return {
@@ -115,16 +123,13 @@ export class Passkeys {
     try {
       const verified = await verifyAuthenticationResponse({
         response,
-        expectedChallenge: challenge,
-        expectedOrigin: this.config.webauthnOrigins,
-        expectedRPID: this.config.webauthnRpId,
+        ...this.expected(challenge),
         credential: {
           id: credential.credentialId,
           publicKey: Buffer.from(credential.publicKey, 'base64url'),
           counter: credential.counter,
           transports: transportsOf(credential),
         },
-        requireUserVerification: false,
       });
       return verified.verified ? verified.authenticationInfo.newCounter : undefined;
     } catch {

@@ -1,12 +1,12 @@
 import { Body, type CanActivate, Controller, type ExecutionContext, HttpCode, Injectable, Post, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Public } from '../common/access-decorators';
-import { ApiErrorResponse, ApiErrors } from '../common/openapi';
 import { ProvisionedMembershipSchema } from '../memberships/membership.schemas';
 import { ProvisionMembershipDto } from '../memberships/membership.dto';
 import type { ProvisionedMembership } from '../membership-admin/membership-provisioner';
 import { SETUP_REJECTED_MESSAGE, SetupService } from './setup.service';
+import { ApiRoute } from '../common/api-route';
 
 @Injectable()
 export class SetupTokenGuard implements CanActivate {
@@ -28,22 +28,20 @@ export class SetupController {
   @Public()
   @UseGuards(SetupTokenGuard)
   @HttpCode(201)
-  @ApiOperation({
+  @ApiRoute({
     summary: 'First run: create the system membership, its admin role and user, and optionally an application',
     description:
       'Only while no membership exists. The token is SETUP_TOKEN, or the one the service wrote to its log at its ' +
       'latest start when SETUP_TOKEN is unset (each start writes a new one; the earlier ones stop working). ' +
       'Two concurrent calls: one wins.',
+    security: ['setup_token'],
+    answers: [{ status: 201, description: 'The installation is set up', type: ProvisionedMembershipSchema }],
+    errors: [400, 413, 415],
+    errorExamples: {
+      401: { description: 'SetupRejected: the X-Setup-Token header is missing or wrong', errorCode: 'SetupRejected', message: SETUP_REJECTED_MESSAGE },
+      409: { description: 'AlreadySetUp', errorCode: 'AlreadySetUp', message: 'The installation is already set up' },
+    },
   })
-  @ApiSecurity('setup_token')
-  @ApiResponse({ status: 201, description: 'The installation is set up', type: ProvisionedMembershipSchema })
-  @ApiErrorResponse(401, {
-    description: 'SetupRejected: the X-Setup-Token header is missing or wrong',
-    errorCode: 'SetupRejected',
-    message: SETUP_REJECTED_MESSAGE,
-  })
-  @ApiErrorResponse(409, { description: 'AlreadySetUp', errorCode: 'AlreadySetUp', message: 'The installation is already set up' })
-  @ApiErrors(400, 413, 415)
   setup(@Body() body: ProvisionMembershipDto): Promise<ProvisionedMembership> {
     return this.setupService.setup(body);
   }

@@ -1,8 +1,9 @@
 import { Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../common/access-decorators';
-import { ApiAuth, ApiErrors } from '../common/openapi';
+import { ApiAuth } from '../common/openapi';
 import { SignInService } from './sign-in.service';
+import { ApiRoute } from '../common/api-route';
 
 /** What an administrator does about a user's sign-in defenses. */
 @ApiTags('users')
@@ -14,14 +15,14 @@ export class SignInController {
   @Post(':id/unlock')
   @HttpCode(204)
   @RequirePermission('users.update', { object: 'id' })
-  @ApiOperation({
+  @ApiRoute({
     summary: "Unlock a user's sign-in",
     description:
       "Clears the user's count of failed sign-ins and any lock (429 TooManySignInAttempts) with it; the next lock starts at " +
       "the policy's lock_seconds again. A lock of the client address is not touched.",
+    answers: [{ status: 204, description: 'Unlocked (also when nothing was locked)' }],
+    errors: [403, 404],
   })
-  @ApiResponse({ status: 204, description: 'Unlocked (also when nothing was locked)' })
-  @ApiErrors(403, 404)
   async unlock(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<void> {
     await this.signIn.unlock(membershipId, id);
   }

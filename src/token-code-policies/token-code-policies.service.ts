@@ -42,14 +42,14 @@ const inUse = (): DomainError => new DomainError('TokenCodePolicyInUse', "The me
 export class TokenCodePoliciesService extends MembershipResourceService<TokenCodePolicyRow, TokenCodePolicyBodyDto, TokenCodePolicyResponse, EventType> {
   constructor(
     private readonly policies: TokenCodePolicyRepository,
-    private readonly recorder: EventRecorder,
+    recorder: EventRecorder,
     permissions: CallerPermissions,
   ) {
     super({ resource: 'token-code-policies', entity: 'TokenCodePolicy', noun: 'token code policy', toResponse: toTokenCodePolicyResponse }, policies, recorder, permissions);
   }
 
   async create(caller: Caller, membershipId: string, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
-    return this.recorder.transaction(async (record) => {
+    return this.changes.transaction(async (record) => {
       const fields = toFields(body);
       const utilizerId = utilizerIdOf(caller);
       // Uniqueness is the database's (token_code_policies_slug_unique -> 409 TokenCodePolicyAlreadyExists).
@@ -60,7 +60,7 @@ export class TokenCodePoliciesService extends MembershipResourceService<TokenCod
   }
 
   async replace(caller: Caller, membershipId: string, id: string, body: TokenCodePolicyBodyDto): Promise<TokenCodePolicyResponse> {
-    return this.recorder.transaction(async (record) => {
+    return this.changes.transaction(async (record) => {
       const fields = toFields(body);
       const utilizerId = utilizerIdOf(caller);
       const current = await this.lockCurrent(membershipId, id);

@@ -1,22 +1,10 @@
-import { applyDecorators, Body, Controller, Get, Headers, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
-import {
-  ApiBearerAuth,
-  ApiExtraModels,
-  ApiHeader,
-  ApiOperation,
-  ApiQuery,
-  ApiResponse,
-  ApiSecurity,
-  ApiTags,
-  getSchemaPath,
-} from '@nestjs/swagger';
+import { Body, Controller, Get, Headers, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
+import { type ApiHeaderOptions, type ApiQueryOptions, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Authenticated, clientAddressOf, CurrentCaller, Public } from '../common/access-decorators';
 import type { Caller } from '../common/caller';
 import { parseAuthorization, withoutBearerPrefix } from '../common/authorization-header';
 import { DomainError } from '../common/errors';
-import { ApiJsonBody } from '../common/api-docs';
-import { ApiAuth, ApiErrors } from '../common/openapi';
 import { ApplicationSchema } from '../applications/applications.controller';
 import { UserResource } from '../openapi/resource-schemas';
 import { parseBooleanParam } from '../common/params';
@@ -32,6 +20,7 @@ import {
   type VerificationResponse,
 } from './token.dto';
 import { TokenService } from './token.service';
+import { ApiRoute } from '../common/api-route';
 
 const MEMBERSHIP_HEADERS = ['x-service-alias', 'membership', 'membershipid'] as const;
 
@@ -58,27 +47,24 @@ export function sessionMetadata(request: Request): SessionMetadata {
 }
 
 /** End-user metadata stored with the session, sent by the application that signs its user in. */
-export const ApiSessionHeaders = (): MethodDecorator =>
-  applyDecorators(
-    ApiHeader({ name: 'X-IpAddress', required: false, description: 'End user IP address, stored with the session' }),
-    ApiHeader({ name: 'X-UserAgent', required: false, description: 'End user user agent, stored with the session' }),
-  );
+export const SESSION_HEADERS: ApiHeaderOptions[] = [
+  { name: 'X-IpAddress', required: false, description: 'End user IP address, stored with the session' },
+  { name: 'X-UserAgent', required: false, description: 'End user user agent, stored with the session' },
+];
 
-const ApiRevokeQuery = (): MethodDecorator =>
-  ApiQuery({
-    name: 'revoke',
-    required: false,
-    type: Boolean,
-    description: 'Default true: the used refresh token works once. false keeps it usable',
-  });
+const REVOKE_QUERY: ApiQueryOptions = {
+  name: 'revoke',
+  required: false,
+  type: Boolean,
+  description: 'Default true: the used refresh token works once. false keeps it usable',
+};
 
-const ApiLogoutAllQuery = (): MethodDecorator =>
-  ApiQuery({
-    name: 'logout-all',
-    required: false,
-    type: Boolean,
-    description: 'Default false. true revokes every session of the user; a scoped token may not (403 AccessDenied)',
-  });
+const LOGOUT_ALL_QUERY: ApiQueryOptions = {
+  name: 'logout-all',
+  required: false,
+  type: Boolean,
+  description: 'Default false. true revokes every session of the user; a scoped token may not (403 AccessDenied)',
+};
 
 const REFRESH_DESCRIPTION =
   'The new pair belongs to the same sign-in session. A refresh token already rotated (used with revoke=true) answers ' +
@@ -104,9 +90,6 @@ function tokenFromBodyOrHeader(body: TokenBodyDto | undefined, authorization: st
   return inBody ? inBody : authorization?.trim() || undefined;
 }
 
-/** The POST routes document both places: the body's `token`, or the header (optional, hence `{}`). */
-const ApiTokenInBodyOrHeader = (...schemes: ('bearer' | 'basic')[]): MethodDecorator =>
-  applyDecorators(ApiSecurity({}), ...schemes.map((scheme) => ApiSecurity(scheme)));
 
 @ApiTags('tokens')
 @Controller()
@@ -116,7 +99,7 @@ export class TokenController {
   @Post('generate-token')
   @Public()
   @HttpCode(201)
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Sign in, or get a scoped token',
     description:
       'Sign-in: no Authorization, header X-Service-Alias (or Membership, MembershipId) and body {username, password}; ' +
@@ -124,17 +107,18 @@ export class TokenController {
       'token limited to the scopes (no refresh token). An unknown user and a wrong password answer alike. ' +
       "Wrong passwords count per login (an unknown name like a user) and per client address: past the membership's " +
       'sign_in_policy the login is locked, 429 TooManySignInAttempts with Retry-After, whatever the password.',
+    security: ['bearer', 'none'],
+    headers: [...SESSION_HEADERS, { name: 'X-Service-Alias', required: false, description: 'Membership id; required for sign-in' }],
+    body: {
+      model: GenerateTokenDto,
+      examples: {
+        signIn: { summary: 'Sign-in (no Authorization; X-Service-Alias: the membership id)', value: { username: 'admin', password: 'correct horse battery' } },
+        scoped: { summary: 'Scoped token (Authorization: Bearer <access token>)', value: { scopes: ['users.read'] } },
+      },
+    },
+    answers: [{ status: 201, description: 'Token pair (sign-in) or scoped token', type: TokenResponseSchema }],
+    errors: [400, 401, 404, 413, 415, 429],
   })
-  @ApiSecurity({})
-  @ApiBearerAuth('bearer')
-  @ApiHeader({ name: 'X-Service-Alias', required: false, description: 'Membership id; required for sign-in' })
-  @ApiSessionHeaders()
-  @ApiResponse({ status: 201, description: 'Token pair (sign-in) or scoped token', type: TokenResponseSchema })
-  @ApiJsonBody(GenerateTokenDto, {
-    signIn: { summary: 'Sign-in (no Authorization; X-Service-Alias: the membership id)', value: { username: 'admin', password: 'correct horse battery' } },
-    scoped: { summary: 'Scoped token (Authorization: Bearer <access token>)', value: { scopes: ['users.read'] } },
-  })
-  @ApiErrors(400, 401, 404, 413, 415, 429)
   generate(@Req() request: Request, @Body() body: GenerateTokenDto): Promise<TokenResponse> {
     const authorization = request.headers.authorization;
     if (authorization) {
@@ -148,12 +132,15 @@ export class TokenController {
   @Get('refresh-token')
   @Public()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Refresh: a new token pair for the refresh token in Authorization: Bearer', description: REFRESH_DESCRIPTION })
-  @ApiBearerAuth('bearer')
-  @ApiRevokeQuery()
-  @ApiSessionHeaders()
-  @ApiResponse({ status: 201, description: 'A new token pair; scopes are kept', type: TokenResponseSchema })
-  @ApiErrors(400, 401)
+  @ApiRoute({
+    summary: 'Refresh: a new token pair for the refresh token in Authorization: Bearer',
+    description: REFRESH_DESCRIPTION,
+    security: ['bearer'],
+    headers: [...SESSION_HEADERS],
+    query: [REVOKE_QUERY],
+    answers: [{ status: 201, description: 'A new token pair; scopes are kept', type: TokenResponseSchema }],
+    errors: [400, 401],
+  })
   refreshFromHeader(@Headers('authorization') authorization: string | undefined, @Query('revoke') revoke: unknown, @Req() request: Request): Promise<TokenResponse> {
     return this.tokens.refresh(bearerFrom(authorization), parseBooleanParam('revoke', revoke, true), sessionMetadata(request));
   }
@@ -161,15 +148,15 @@ export class TokenController {
   @Post('refresh-token')
   @Public()
   @HttpCode(201)
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Refresh: a new token pair for the refresh token in the body (or, without one, in Authorization: Bearer)',
     description: REFRESH_DESCRIPTION,
+    security: ['none', 'bearer'],
+    headers: [...SESSION_HEADERS],
+    query: [REVOKE_QUERY],
+    answers: [{ status: 201, description: 'A new token pair; scopes are kept', type: TokenResponseSchema }],
+    errors: [400, 401, 413, 415],
   })
-  @ApiTokenInBodyOrHeader('bearer')
-  @ApiRevokeQuery()
-  @ApiSessionHeaders()
-  @ApiResponse({ status: 201, description: 'A new token pair; scopes are kept', type: TokenResponseSchema })
-  @ApiErrors(400, 401, 413, 415)
   refreshFromBody(@Body() body: TokenBodyDto, @Query('revoke') revoke: unknown, @Req() request: Request): Promise<TokenResponse> {
     const presented = tokenFromBodyOrHeader(body, request.headers.authorization);
     const token = presented ? withoutBearerPrefix(presented) : undefined;
@@ -178,9 +165,12 @@ export class TokenController {
 
   @Get('verify-token')
   @Public()
-  @ApiOperation({ summary: 'Verify the Bearer or Basic token in Authorization', description: VERIFY_RECORDS })
-  @ApiAuth()
-  @ApiResponse({ status: 200, description: 'The token is valid', type: VerificationResponseSchema })
+  @ApiRoute({
+    summary: 'Verify the Bearer or Basic token in Authorization',
+    description: VERIFY_RECORDS,
+    security: 'token',
+    answers: [{ status: 200, description: 'The token is valid', type: VerificationResponseSchema }],
+  })
   verifyFromHeader(@Headers('authorization') authorization: string | undefined): Promise<VerificationResponse> {
     return this.verify(authorization);
   }
@@ -188,13 +178,13 @@ export class TokenController {
   @Post('verify-token')
   @Public()
   @HttpCode(200)
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Verify the token in the body ("Bearer <jwt>", "Basic <id>:<secret>" or a bare JWT), or, without one, in Authorization',
     description: VERIFY_RECORDS,
+    security: ['none', 'bearer', 'basic'],
+    answers: [{ status: 200, description: 'The token is valid', type: VerificationResponseSchema }],
+    errors: [400, 401, 413, 415],
   })
-  @ApiTokenInBodyOrHeader('bearer', 'basic')
-  @ApiResponse({ status: 200, description: 'The token is valid', type: VerificationResponseSchema })
-  @ApiErrors(400, 401, 413, 415)
   verifyFromBody(@Body() body: TokenBodyDto, @Headers('authorization') authorization: string | undefined): Promise<VerificationResponse> {
     // A bare JWT is read as a Bearer token.
     const token = tokenFromBodyOrHeader(body, authorization);
@@ -211,11 +201,14 @@ export class TokenController {
 
   @Get('revoke-token')
   @Public()
-  @ApiOperation({ summary: 'Revoke the access or refresh token in Authorization: Bearer (with its session)', description: REVOKE_DESCRIPTION })
-  @ApiBearerAuth('bearer')
-  @ApiLogoutAllQuery()
-  @ApiResponse({ status: 204, description: 'Revoked' })
-  @ApiErrors(400, 401, 403)
+  @ApiRoute({
+    summary: 'Revoke the access or refresh token in Authorization: Bearer (with its session)',
+    description: REVOKE_DESCRIPTION,
+    security: ['bearer'],
+    query: [LOGOUT_ALL_QUERY],
+    answers: [{ status: 204, description: 'Revoked' }],
+    errors: [400, 401, 403],
+  })
   async revokeFromHeader(@Headers('authorization') authorization: string | undefined, @Query('logout-all') logoutAll: unknown, @Res() response: Response): Promise<void> {
     await this.tokens.revoke(bearerFrom(authorization), parseBooleanParam('logout-all', logoutAll, false));
     response.status(204).end();
@@ -223,14 +216,14 @@ export class TokenController {
 
   @Post('revoke-token')
   @Public()
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Revoke the access or refresh token in the body (or, without one, in Authorization: Bearer), with its session',
     description: REVOKE_DESCRIPTION,
+    security: ['none', 'bearer'],
+    query: [LOGOUT_ALL_QUERY],
+    answers: [{ status: 204, description: 'Revoked' }],
+    errors: [400, 401, 403, 413, 415],
   })
-  @ApiTokenInBodyOrHeader('bearer')
-  @ApiLogoutAllQuery()
-  @ApiResponse({ status: 204, description: 'Revoked' })
-  @ApiErrors(400, 401, 403, 413, 415)
   async revokeFromBody(
     @Body() body: TokenBodyDto,
     @Headers('authorization') authorization: string | undefined,
@@ -245,16 +238,18 @@ export class TokenController {
 
   @Get(['me', 'whoami'])
   @Authenticated({ profile: true })
-  @ApiOperation({
+  @ApiRoute({
     summary: 'The caller: the user (Bearer) or the application without its secret (Basic)',
     description: '/me and /whoami are the same endpoint.',
-  })
-  @ApiAuth()
-  @ApiExtraModels(UserResource, ApplicationSchema)
-  @ApiResponse({
-    status: 200,
-    description: 'The user for a Bearer token, the application for a Basic token',
-    schema: { oneOf: [{ $ref: getSchemaPath(UserResource) }, { $ref: getSchemaPath(ApplicationSchema) }] },
+    security: 'token',
+    extraModels: [UserResource, ApplicationSchema],
+    answers: [
+      {
+        status: 200,
+        description: 'The user for a Bearer token, the application for a Basic token',
+        schema: { oneOf: [{ $ref: getSchemaPath(UserResource) }, { $ref: getSchemaPath(ApplicationSchema) }] },
+      },
+    ],
   })
   me(@CurrentCaller() caller: Caller): UserResponse | ApplicationResponse {
     if (!caller.profile) throw new Error('/me must be declared with @Authenticated({ profile: true })');

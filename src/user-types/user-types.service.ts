@@ -26,7 +26,7 @@ export class UserTypesService extends MembershipResourceService<UserTypeRow, Use
   constructor(
     private readonly repository: UserTypeRepository,
     private readonly cache: UserTypeCache,
-    private readonly events: EventRecorder,
+    events: EventRecorder,
     permissions: CallerPermissions,
     private readonly transaction: RequestTransaction,
   ) {
@@ -34,7 +34,7 @@ export class UserTypesService extends MembershipResourceService<UserTypeRow, Use
   }
 
   async create(caller: Caller, membershipId: string, input: UserTypeInput): Promise<UserTypeResponse> {
-    return this.events.transaction(async (record) => {
+    return this.changes.transaction(async (record) => {
       const slug = input.fields.slug ?? slugify(input.fields.name);
       const row = await this.repository.insert(membershipId, {
         id: newId(),
@@ -53,7 +53,7 @@ export class UserTypesService extends MembershipResourceService<UserTypeRow, Use
   }
 
   async replace(caller: Caller, membershipId: string, id: string, input: UserTypeInput): Promise<UserTypeResponse> {
-    return this.events.transaction(async (record) => {
+    return this.changes.transaction(async (record) => {
       const current = await this.repository.findById(membershipId, id);
       if (!current) throw this.notFound();
       if (input.fields.slug !== undefined && input.fields.slug !== current.slug) {

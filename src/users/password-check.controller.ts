@@ -1,11 +1,11 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { Authenticated, ClientAddress, CurrentCaller } from '../common/access-decorators';
-import { ApiJsonBody } from '../common/api-docs';
-import { ApiAuth, ApiErrors } from '../common/openapi';
+import { ApiAuth } from '../common/openapi';
 import { CheckPasswordAnswerSchema, CheckPasswordDto } from './user.dto';
 import { UsersService } from './users.service';
+import { ApiRoute } from '../common/api-route';
 
 const DESCRIPTION =
   "Checks the caller's own password (Bearer, user; Basic 403). Body {password}; the query form ?password= is deprecated " +
@@ -22,21 +22,28 @@ export class PasswordCheckController {
   @Post()
   @HttpCode(200)
   @Authenticated()
-  @ApiOperation({ summary: "Check the caller's own password", description: DESCRIPTION })
-  @ApiQuery({ name: 'password', type: String, required: false, deprecated: true, description: 'Deprecated: send the body instead' })
-  @ApiJsonBody(CheckPasswordDto, { check: { summary: 'A password', value: { password: 'correct horse battery' } } }, false)
-  @ApiResponse({ status: 200, type: CheckPasswordAnswerSchema, example: { valid: true } })
-  @ApiErrors(400, 401, 403, 429)
+  @ApiRoute({
+    summary: "Check the caller's own password",
+    description: DESCRIPTION,
+    query: [{ name: 'password', type: String, required: false, deprecated: true, description: 'Deprecated: send the body instead' }],
+    body: { model: CheckPasswordDto, examples: { check: { summary: 'A password', value: { password: 'correct horse battery' } } }, required: false },
+    answers: [{ status: 200, type: CheckPasswordAnswerSchema, example: { valid: true } }],
+    errors: [400, 401, 403, 429],
+  })
   checkByPost(@CurrentCaller() caller: Caller, @Body() body: CheckPasswordDto, @Query('password') query: unknown, @ClientAddress() address: string): Promise<{ valid: boolean }> {
     return this.users.checkPassword(caller, body.password ?? query, address);
   }
 
   @Get()
   @Authenticated()
-  @ApiOperation({ summary: "Check the caller's own password (query form, deprecated)", description: DESCRIPTION, deprecated: true })
-  @ApiQuery({ name: 'password', type: String, required: true, deprecated: true, example: 'correct horse battery' })
-  @ApiResponse({ status: 200, type: CheckPasswordAnswerSchema, example: { valid: false } })
-  @ApiErrors(400, 401, 403, 429)
+  @ApiRoute({
+    summary: "Check the caller's own password (query form, deprecated)",
+    description: DESCRIPTION,
+    deprecated: true,
+    query: [{ name: 'password', type: String, required: true, deprecated: true, example: 'correct horse battery' }],
+    answers: [{ status: 200, type: CheckPasswordAnswerSchema, example: { valid: false } }],
+    errors: [400, 401, 403, 429],
+  })
   checkByGet(@CurrentCaller() caller: Caller, @Body() body: CheckPasswordDto, @Query('password') query: unknown, @ClientAddress() address: string): Promise<{ valid: boolean }> {
     return this.users.checkPassword(caller, body?.password ?? query, address);
   }

@@ -1,8 +1,6 @@
 import { Body, Controller, HttpCode, Param, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiResponse } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
-import { ClientAddress, CurrentCaller, CurrentDecision, RequirePermission } from '../common/access-decorators';
-import { ApiErrors } from '../common/openapi';
+import { ClientAddress, CurrentActor, CurrentCaller, CurrentDecision, type RequestActor, RequirePermission } from '../common/access-decorators';
 import { ActionRoute, BulkDeleteRoute, CreateRoute, DeleteRoute, GetRoute, ReplaceRoute, SearchRoute } from '../common/crud/crud-routes';
 import { type Listing, ListingRoutes } from '../common/crud/listing-routes';
 import { UserResource } from '../openapi/resource-schemas';
@@ -20,6 +18,7 @@ import {
 } from './user.dto';
 import type { UserResponse } from './user.mapper';
 import { UsersService } from './users.service';
+import { ApiRoute } from '../common/api-route';
 
 const SORTABLE = '_id, email_address, role, sys.created_at';
 
@@ -110,15 +109,15 @@ export class UsersController implements Listing {
   @Put(':id/change-password')
   @HttpCode(204)
   @RequirePermission('users.update', { object: 'id' })
-  @ApiOperation({
+  @ApiRoute({
     summary: "Change a user's password",
     description:
       'The user itself sends {current_password, password} (a wrong current password is 400 InvalidCurrentPassword and a failed sign-in; a locked user answers 429); ' +
       'another caller holding users.update.{id} sends {password} alone. The new password may not equal the current one. ' +
       "Revokes the user's sessions: all of them, or all but the caller's own when users change their own password.",
+    answers: [{ status: 204, description: 'Changed' }],
+    errors: [400, 403, 404, 429],
   })
-  @ApiResponse({ status: 204, description: 'Changed' })
-  @ApiErrors(400, 403, 404, 429)
   async changePassword(
     @Param('membershipId') membershipId: string,
     @Param('id') id: string,
@@ -130,23 +129,13 @@ export class UsersController implements Listing {
   }
 
   @SetActiveRoute('activate', 'Activate a user (is_active = true)')
-  activate(
-    @Param('membershipId') membershipId: string,
-    @Param('id') id: string,
-    @CurrentCaller() caller: Caller,
-    @CurrentDecision() decision: Decision | undefined,
-  ): Promise<UserResponse> {
-    return this.users.setActive(membershipId, id, caller, decision, true);
+  activate(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentActor() actor: RequestActor): Promise<UserResponse> {
+    return this.users.setActive(membershipId, id, actor.caller, actor.decision, true);
   }
 
   @SetActiveRoute('freeze', 'Freeze a user (is_active = false) and revoke all its tokens')
-  freeze(
-    @Param('membershipId') membershipId: string,
-    @Param('id') id: string,
-    @CurrentCaller() caller: Caller,
-    @CurrentDecision() decision: Decision | undefined,
-  ): Promise<UserResponse> {
-    return this.users.setActive(membershipId, id, caller, decision, false);
+  freeze(@Param('membershipId') membershipId: string, @Param('id') id: string, @CurrentActor() actor: RequestActor): Promise<UserResponse> {
+    return this.users.setActive(membershipId, id, actor.caller, actor.decision, false);
   }
 
   @DeleteRoute({ permission: 'users.delete', summary: 'Delete a user and revoke its tokens' })

@@ -13,7 +13,8 @@ import { RoleRepository } from '../roles/role.repository';
 import { TokenRevoker } from '../sessions/token-revoker';
 import { storedDefinitions, validateCustomFields, type CustomFieldSchema, type ValidatedCustomFields } from '../user-types/custom-fields';
 import { UserTypeCache } from '../user-types/user-type-cache';
-import { MAX_PASSWORD_LENGTH, PasswordHasher } from './password-hasher';
+import { checkPasswordAttempt, invalidCurrentPassword } from './password-attempt';
+import { PasswordHasher } from './password-hasher';
 import { PasswordChange } from './password-change';
 import { USER_CHALLENGES, type UserChallenges } from './user-challenges';
 import type { MailOnlyValues } from '../events/event-recorder';
@@ -252,12 +253,7 @@ export class UsersService {
       if (body.current_password === body.password) throw samePassword();
       // A wrong current password is a failed sign-in of the user (contract "Sign-in defenses").
       const attempt: SignInAttempt = { membershipId, login: { userId: id }, address: clientAddress };
-      await this.attempts.assertOpen(attempt);
-      if (!(await this.hasher.verify(user.passwordHash, body.current_password ?? ''))) {
-        await this.attempts.recordFailure(attempt);
-        throw new DomainError('InvalidCurrentPassword', 'The current password is not correct');
-      }
-      await this.attempts.recordSuccess(attempt);
+      if (!(await checkPasswordAttempt(this.attempts, this.hasher, attempt, user.passwordHash, body.current_password ?? ''))) throw invalidCurrentPassword();
     } else if (await this.hasher.verify(user.passwordHash, body.password)) {
       throw samePassword();
     }
@@ -316,11 +312,7 @@ export class UsersService {
     const user = await this.repository.findById(caller.membershipId, caller.id);
     if (!user) throw notFound();
     const attempt: SignInAttempt = { membershipId: caller.membershipId, login: { userId: user.id }, address: clientAddress };
-    await this.attempts.assertOpen(attempt);
-    // Longer than any password the service accepts: cannot match, and costs no hashing.
-    const valid = password.length <= MAX_PASSWORD_LENGTH && (await this.hasher.verify(user.passwordHash, password));
-    await (valid ? this.attempts.recordSuccess(attempt) : this.attempts.recordFailure(attempt));
-    return { valid };
+    return { valid: await checkPasswordAttempt(this.attempts, this.hasher, attempt, user.passwordHash, password) };
   }
 
   async remove(membershipId: string, id: string, caller: Caller): Promise<void> {

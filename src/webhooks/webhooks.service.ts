@@ -55,7 +55,7 @@ function nextSecret(current: string | null, requested: string | null | undefined
 export class WebhooksService extends MembershipResourceService<WebhookRow, WebhookBodyDto, WebhookResponse, EventType> {
   constructor(
     private readonly webhooks: WebhookRepository,
-    private readonly recorder: EventRecorder,
+    recorder: EventRecorder,
     private readonly destinations: DestinationPolicy,
     private readonly deliveries: DeliveryRepository,
     permissions: CallerPermissions,
@@ -79,7 +79,7 @@ export class WebhooksService extends MembershipResourceService<WebhookRow, Webho
   }
 
   async create(caller: Caller, membershipId: string, body: WebhookBodyDto): Promise<WebhookResponse> {
-    return this.recorder.transaction(async (record) => {
+    return this.changes.transaction(async (record) => {
       const fields = toFields(body);
       this.checkDestination(fields);
       const utilizerId = utilizerIdOf(caller);
@@ -90,7 +90,7 @@ export class WebhooksService extends MembershipResourceService<WebhookRow, Webho
   }
 
   async replace(caller: Caller, membershipId: string, id: string, body: WebhookBodyDto): Promise<WebhookResponse> {
-    return this.recorder.transaction(async (record) => {
+    return this.changes.transaction(async (record) => {
       const fields = toFields(body);
       this.checkDestination(fields);
       const utilizerId = utilizerIdOf(caller);

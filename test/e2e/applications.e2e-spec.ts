@@ -1,4 +1,4 @@
-import { as, createApplication, createApplicationWithPermissions, createRole, expectErrorBody, hostileQueries, queryEventsAbout, unique, useTenants } from '../support/api';
+import { as, createApplication, createApplicationWithPermissions, createRole, expectErrorBody, hostileQueries, queryEventsAbout, slugOfName, unique, useTenants } from '../support/api';
 
 describe('applications API', () => {
   const suite = useTenants();
@@ -71,7 +71,7 @@ describe('applications API', () => {
       expect(res.body).toEqual({
         _id: expect.any(String),
         name,
-        slug: name.toLowerCase().replace(/ /g, '-'),
+        slug: slugOfName(name),
         description: 'bills',
         role: role.slug,
         permissions: ['events.read'],

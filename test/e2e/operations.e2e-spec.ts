@@ -345,6 +345,19 @@ function stalledRequest(url: string): { socket: Socket; finish: () => void; resp
 }
 
 /** Until the service's own metrics show the stalled request in flight (so a signal surely finds it). */
+/** POST /setup on a started service, and its admin signed in: the membership id and the admin's Authorization. */
+async function setUpSignedIn(url: string, membershipName: string, username: string): Promise<{ membershipId: string; auth: string }> {
+  const password = 'long enough pw';
+  const setup = await request(url)
+    .post('/setup')
+    .set('X-Setup-Token', TEST_SETUP_TOKEN)
+    .send({ membership: { name: membershipName }, user: { username, email_address: `${username}@example.com`, password } });
+  expect(setup.status).toBe(201);
+  const membershipId = setup.body.membership._id as string;
+  const signIn = await request(url).post('/generate-token').set('X-Service-Alias', membershipId).send({ username, password }).expect(201);
+  return { membershipId, auth: `Bearer ${signIn.body.access_token}` };
+}
+
 async function untilInFlight(service: RunningService): Promise<void> {
   await eventually(async () => {
     const { metrics } = await scrape(service);
@@ -411,14 +424,8 @@ describe('graceful shutdown of the built service (node dist/main.js)', () => {
 
   it('on SIGTERM ends open event streams at once: they hold neither the drain nor the exit up', async () => {
     const service = await start({ SHUTDOWN_DRAIN_MS: '20000' });
-    const setup = await request(service.url)
-      .post('/setup')
-      .set('X-Setup-Token', TEST_SETUP_TOKEN)
-      .send({ membership: { name: 'Streams' }, user: { username: 'streamer', email_address: 'streamer@example.com', password: 'long enough pw' } });
-    expect(setup.status).toBe(201);
-    const membershipId = setup.body.membership._id as string;
-    const signIn = await request(service.url).post('/generate-token').set('X-Service-Alias', membershipId).send({ username: 'streamer', password: 'long enough pw' }).expect(201);
-    const answer = await openEventStream(service.url, streamPath(membershipId), `Bearer ${signIn.body.access_token}`);
+    const { membershipId, auth } = await setUpSignedIn(service.url, 'Streams', 'streamer');
+    const answer = await openEventStream(service.url, streamPath(membershipId), auth);
     const stream = answer.stream!;
 
     const signalled = Date.now();
@@ -433,18 +440,7 @@ describe('graceful shutdown of the built service (node dist/main.js)', () => {
     const receiver = await startReceiver({ hold: true });
     try {
       const service = await start({ SHUTDOWN_DRAIN_MS: '500' });
-      const setup = await request(service.url)
-        .post('/setup')
-        .set('X-Setup-Token', TEST_SETUP_TOKEN)
-        .send({ membership: { name: 'Drain' }, user: { username: 'drainer', email_address: 'drainer@example.com', password: 'long enough pw' } });
-      expect(setup.status).toBe(201);
-      const membershipId = setup.body.membership._id as string;
-      const signIn = await request(service.url)
-        .post('/generate-token')
-        .set('X-Service-Alias', membershipId)
-        .send({ username: 'drainer', password: 'long enough pw' })
-        .expect(201);
-      const auth = `Bearer ${signIn.body.access_token}`;
+      const { membershipId, auth } = await setUpSignedIn(service.url, 'Drain', 'drainer');
       const install = { admin: { membershipId, auth } } as Installation;
       await createWebhook(service, install, 'TokenVerified', receiver.url);
       for (let i = 0; i < 3; i++) await request(service.url).get('/verify-token').set('Authorization', auth).expect(200);

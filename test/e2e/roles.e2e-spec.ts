@@ -1,4 +1,4 @@
-import { as, createApplication, createApplicationWithPermissions, createRole, expectErrorBody, hostileQueries, queryEventsAbout, signIn, unique, useTenants } from '../support/api';
+import { as, createApplication, createApplicationWithPermissions, createRole, expectErrorBody, hostileQueries, queryEventsAbout, signIn, slugOfName, unique, useTenants } from '../support/api';
 
 describe('roles API', () => {
   const suite = useTenants();
@@ -17,7 +17,7 @@ describe('roles API', () => {
       expect(res.body).toEqual({
         _id: expect.any(String),
         name,
-        slug: name.toLowerCase().replace(/ /g, '-'),
+        slug: slugOfName(name),
         description: 'Front line',
         // Stored trimmed, otherwise as written.
         permissions: ['users.read', 'events.read.*', 'x.webhooks.read.y'],

@@ -48,6 +48,11 @@ describe('second factors', () => {
   const firstStep = (username: string, password: string, membershipId = m()) =>
     t().http().post('/generate-token').set('X-Service-Alias', membershipId).send({ username, password });
   const secondStep = (body: Record<string, unknown>) => t().http().post('/generate-token/mfa').send(body);
+  /** The first step's 401 MfaRequired, exactly: the error body, an mfa_token living 300 s, and what the second step takes. */
+  const expectMfaRequired = (res: { status: number; body: unknown }, next: { mfa_methods: string[]; enroll?: string[] }): void => {
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ statusCode: 401, errorCode: 'MfaRequired', message: expect.any(String), mfa_token: expect.any(String), ...next, expires_in: 300 });
+  };
 
   /**
    * A user with TOTP enabled: its secret, recovery codes and a session from before it was enabled.
@@ -135,15 +140,7 @@ describe('second factors', () => {
       const { user } = await userWithTotp();
       const before = await queryEvents(t(), suite.tenant.admin, { event_type: 'TokenGenerated', 'document.user._id': user._id });
       const res = await firstStep(user.username, user.password);
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual({
-        statusCode: 401,
-        errorCode: 'MfaRequired',
-        message: expect.any(String),
-        mfa_token: expect.any(String),
-        mfa_methods: ['totp', 'recovery_code'],
-        expires_in: 300,
-      });
+      expectMfaRequired(res, { mfa_methods: ['totp', 'recovery_code'] });
       expect(res.headers['www-authenticate']).toBe('Bearer realm="portcullis"');
       secrets.push(res.body.mfa_token);
       expect(await queryEvents(t(), suite.tenant.admin, { event_type: 'TokenGenerated', 'document.user._id': user._id })).toHaveLength(before.length);
@@ -314,16 +311,7 @@ describe('second factors', () => {
 
       const user = await createUser(t(), tenantAdmin);
       const res = await firstStep(user.username, user.password, tenantAdmin.membershipId);
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual({
-        statusCode: 401,
-        errorCode: 'MfaRequired',
-        message: expect.any(String),
-        mfa_token: expect.any(String),
-        mfa_methods: [],
-        enroll: ['totp'],
-        expires_in: 300,
-      });
+      expectMfaRequired(res, { mfa_methods: [], enroll: ['totp'] });
       const token = res.body.mfa_token as string;
       secrets.push(token);
       // No factor yet: a code cannot pass before enrollment.

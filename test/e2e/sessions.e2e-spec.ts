@@ -232,15 +232,15 @@ describe('sessions, revocation triggers and token families', () => {
     return { user, scoped, next, other };
   }
 
+  /** PUT .../change-password as `auth`: 204. */
+  const changePassword = async (userId: string, auth: string, body: { current_password?: string; password: string }): Promise<void> => {
+    await suite.t.http().put(`${usersPath(suite.admin.membershipId)}/${userId}/change-password`).set('Authorization', auth).send(body).expect(204);
+  };
+
   describe('password change by another caller', () => {
     it('revokes every session of the user, refreshed pairs and scoped tokens included', async () => {
       const { user, scoped, next, other } = await userOnTwoDevices();
-      await suite.t
-        .http()
-        .put(`${usersPath(suite.admin.membershipId)}/${user._id}/change-password`)
-        .set('Authorization', suite.admin.auth)
-        .send({ password: 'another long enough password' })
-        .expect(204);
+      await changePassword(user._id, suite.admin.auth, { password: 'another long enough password' });
       for (const token of [next.accessToken, scoped, other.accessToken]) await expectRevoked(token);
       await expectWorking(suite.admin.accessToken);
     });
@@ -249,12 +249,7 @@ describe('sessions, revocation triggers and token families', () => {
   describe('password change by the user itself', () => {
     it("spares the caller's own session across refreshes, its scoped tokens included, and ends every other", async () => {
       const { user, scoped, next, other } = await userOnTwoDevices();
-      await suite.t
-        .http()
-        .put(`${usersPath(suite.admin.membershipId)}/${user._id}/change-password`)
-        .set('Authorization', bearer(next.accessToken))
-        .send({ current_password: user.password, password: 'my own new long password' })
-        .expect(204);
+      await changePassword(user._id, bearer(next.accessToken), { current_password: user.password, password: 'my own new long password' });
       await expectWorking(next.accessToken);
       await expectWorking(scoped);
       await expectRevoked(other.accessToken);

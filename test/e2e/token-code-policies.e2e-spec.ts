@@ -2,7 +2,7 @@ import { and, asc, eq } from 'drizzle-orm';
 import { DATABASE, type Database } from '../../src/database/database';
 import { events } from '../../src/database/schema';
 import type { TestApp } from '../support/app';
-import { bootInstallation, type Installation, unique } from '../support/api';
+import { bootInstallation, type Installation, slugOfName, unique } from '../support/api';
 
 /** Token code policies: CRUD, `_query`, bulk delete, their events. */
 describe('token code policies', () => {
@@ -29,7 +29,7 @@ describe('token code policies', () => {
     expect(created.body).toEqual({
       _id: expect.any(String),
       name,
-      slug: name.toLowerCase().replace(/ /g, '-'),
+      slug: slugOfName(name),
       description: null,
       length: 8,
       contains_letters: true,

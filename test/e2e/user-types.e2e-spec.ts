@@ -1,4 +1,4 @@
-import { as, authHeader, createSignedInUser, createUser, createUserType, eventsAbout, expectFieldRefused, putBodyOf, unique, useInstallation, userBody, usersPath, userTypesPath } from '../support/api';
+import { as, authHeader, createSignedInUser, createUser, createUserType, eventsAbout, expectFieldRefused, putBodyOf, slugOfName, unique, useInstallation, userBody, usersPath, userTypesPath } from '../support/api';
 
 describe('user types API', () => {
   const suite = useInstallation();
@@ -29,7 +29,7 @@ describe('user types API', () => {
       expect(res.body).toEqual({
         _id: expect.any(String),
         name,
-        slug: name.toLowerCase().replace(/ /g, '-'),
+        slug: slugOfName(name),
         description: 'people in the field',
         properties: {
           department: { type: 'enum', values: ['north', 'south'], required: true, unique: false },

@@ -93,6 +93,9 @@ function expectStatus(res: Response, status: number, what: string): void {
 
 export const unique = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
 
+/** The slug the service derives from a name of words and `unique` suffixes when none is given: lower case, spaces as dashes. */
+export const slugOfName = (name: string): string => name.toLowerCase().replace(/ /g, '-');
+
 export interface SignedIn {
   membershipId: string;
   userId: string;

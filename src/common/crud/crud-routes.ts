@@ -1,8 +1,8 @@
 import { applyDecorators, Delete, Get, HttpCode, Post, Put, type Type } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiQuery, ApiResponse, type SchemaObject } from '@nestjs/swagger';
+import type { ApiQueryOptions, ApiResponseOptions, SchemaObject } from '@nestjs/swagger';
 import { RequirePermission } from '../access-decorators';
-import { ApiJsonBody, ApiListParams, ApiListResponse, ApiQueryBody, type BodyExample, BulkDeleteAnswerSchema } from '../api-docs';
-import { ApiErrors } from '../openapi';
+import { type BodyExample, BulkDeleteAnswerSchema, queryBodyExamples } from '../api-docs';
+import { ApiRoute, type ApiRouteDocs, type RouteBody } from '../api-route';
 import { BulkDeleteBodyDto, QueryBodyDto } from '../query/query-body';
 
 /**
@@ -35,7 +35,7 @@ export interface RouteDocs {
  */
 export type RouteSchema = Type<unknown> | SchemaObject;
 
-/** What a list answers: `{items: [schema], count?}`, from the item schema (see ApiListResponse). */
+/** What a list answers: `{items: [schema], count?}`, from the item schema (ApiRoute's `list`). */
 export interface ListRouteDocs extends RouteDocs {
   /** The fields `sort` accepts, as the `sort` parameter describes them. */
   sortable: string;
@@ -90,44 +90,37 @@ export interface BulkDeleteRouteDocs extends RouteDocs {
   examples?: Record<string, BodyExample>;
 }
 
-function documented(docs: RouteDocs, defaultErrors: number[], permissionObject?: string): MethodDecorator[] {
-  const operation = {
-    summary: docs.summary,
-    ...(docs.description === undefined ? {} : { description: docs.description }),
-    ...(docs.operationId === undefined ? {} : { operationId: docs.operationId }),
-  };
-  return [
-    RequirePermission(docs.permission, permissionObject === undefined ? {} : { object: permissionObject }),
-    ApiOperation(operation),
-    ApiErrors(...(docs.errors ?? defaultErrors)),
-  ];
+/**
+ * The route's permission and its ApiRoute: the summary, description and operation id it states,
+ * its error statuses (the kind's defaults unless it names its own) and what the kind adds.
+ */
+function documented(docs: RouteDocs, defaultErrors: number[], permissionObject: string | undefined, more: Omit<ApiRouteDocs, 'summary'>): MethodDecorator[] {
+  const route: ApiRouteDocs = { summary: docs.summary, errors: docs.errors ?? defaultErrors, ...more };
+  if (docs.description !== undefined) route.description = docs.description;
+  if (docs.operationId !== undefined) route.operationId = docs.operationId;
+  return [RequirePermission(docs.permission, permissionObject === undefined ? {} : { object: permissionObject }), ApiRoute(route)];
 }
 
-function bodyDocs(body: WriteRouteDocs['body']): MethodDecorator[] {
-  if (body === undefined) return [];
-  if (typeof body === 'function') return [ApiBody({ type: body })];
-  return [ApiJsonBody(body.model, body.examples)];
+/** The request body as the document shows it: the DTO named, or a DTO with examples of its own. */
+function bodyDocs(body: WriteRouteDocs['body']): Pick<ApiRouteDocs, 'body'> {
+  if (body === undefined) return {};
+  return { body: typeof body === 'function' ? { model: body } : body };
 }
 
-function answerDocs(status: number, docs: ItemRouteDocs): MethodDecorator {
+function answerDocs(status: number, docs: ItemRouteDocs): ApiResponseOptions {
   const answer = typeof docs.answer === 'function' ? { status, type: docs.answer } : { status, schema: docs.answer };
-  return ApiResponse(docs.answerDescription === undefined ? answer : { ...answer, description: docs.answerDescription });
+  return docs.answerDescription === undefined ? answer : { ...answer, description: docs.answerDescription };
 }
 
-/** The list answer `{items, count?}`: of a DTO's items (ApiListResponse), or inline around an item schema object. */
-function pageDocs(items: RouteSchema): MethodDecorator {
-  if (typeof items === 'function') return ApiListResponse(items);
-  return ApiResponse({ status: 200, schema: { type: 'object', properties: { items: { type: 'array', items }, count: { type: 'integer' } } } });
-}
-
-function queryBodyDocs(docs: QueryRouteDocs): MethodDecorator {
+/** The `_query` body: the DTO, with an example of this resource's own fields where it gives one. */
+function queryBodyDocs(docs: QueryRouteDocs): RouteBody {
   const required = docs.bodyRequired ?? true;
-  return docs.example === undefined ? ApiBody({ type: QueryBodyDto, required }) : ApiQueryBody(docs.example, required);
+  return docs.example === undefined ? { model: QueryBodyDto, required } : { model: QueryBodyDto, examples: queryBodyExamples(docs.example), required };
 }
 
 /** `GET /` : one page of the resource (skip, limit, with_count, sort). */
 export function ListRoute(docs: ListRouteDocs): MethodDecorator {
-  return applyDecorators(Get(), ...documented(docs, [400, 403, 404]), ApiListParams(docs.sortable), pageDocs(docs.items));
+  return applyDecorators(Get(), ...documented(docs, [400, 403, 404], undefined, { list: { items: docs.items, sortable: docs.sortable } }));
 }
 
 /** `POST /_query` : a page filtered by `where` and shaped by `select` in the body. */
@@ -135,54 +128,46 @@ export function QueryRoute(docs: QueryRouteDocs): MethodDecorator {
   return applyDecorators(
     Post('_query'),
     HttpCode(200),
-    ...documented(docs, [400, 403, 404]),
-    queryBodyDocs(docs),
-    ApiListParams(docs.sortable),
-    pageDocs(docs.items),
+    ...documented(docs, [400, 403, 404], undefined, { body: queryBodyDocs(docs), list: { items: docs.items, sortable: docs.sortable } }),
   );
 }
 
 /** `GET /search?keyword=` : a page of those matching the keyword. Declare it before GetRoute, so that "search" is not taken for an id. */
 export function SearchRoute(docs: SearchRouteDocs): MethodDecorator {
-  const keyword = { name: 'keyword', required: true, type: String };
+  const keyword: ApiQueryOptions = { name: 'keyword', required: true, type: String };
   return applyDecorators(
     Get('search'),
-    ...documented(docs, [400, 403, 404]),
-    ApiListParams(docs.sortable),
-    // After the list parameters: the document has always listed `keyword` last.
-    ApiQuery(docs.keywordExample === undefined ? keyword : { ...keyword, example: docs.keywordExample }),
-    pageDocs(docs.items),
+    // The list parameters come first: the document has always listed `keyword` last.
+    ...documented(docs, [400, 403, 404], undefined, {
+      list: { items: docs.items, sortable: docs.sortable },
+      query: [docs.keywordExample === undefined ? keyword : { ...keyword, example: docs.keywordExample }],
+    }),
   );
 }
 
 /** `GET /:id` */
 export function GetRoute(docs: ItemRouteDocs): MethodDecorator {
-  return applyDecorators(Get(':id'), ...documented(docs, [403, 404], 'id'), answerDocs(200, docs));
+  return applyDecorators(Get(':id'), ...documented(docs, [403, 404], 'id', { answers: [answerDocs(200, docs)] }));
 }
 
 /** `POST /` : 201 with the new resource. */
 export function CreateRoute(docs: WriteRouteDocs): MethodDecorator {
-  return applyDecorators(Post(), HttpCode(201), ...documented(docs, [400, 403, 404, 409]), ...bodyDocs(docs.body), answerDocs(201, docs));
+  return applyDecorators(Post(), HttpCode(201), ...documented(docs, [400, 403, 404, 409], undefined, { ...bodyDocs(docs.body), answers: [answerDocs(201, docs)] }));
 }
 
 /** `PUT /:id` : replaces the resource (409 IdenticalDocumentError when nothing changes). */
 export function ReplaceRoute(docs: WriteRouteDocs): MethodDecorator {
-  return applyDecorators(Put(':id'), ...documented(docs, [400, 403, 404, 409], 'id'), ...bodyDocs(docs.body), answerDocs(200, docs));
+  return applyDecorators(Put(':id'), ...documented(docs, [400, 403, 404, 409], 'id', { ...bodyDocs(docs.body), answers: [answerDocs(200, docs)] }));
 }
 
 /** `DELETE /:id` : 204. */
 export function DeleteRoute(docs: DeleteRouteDocs): MethodDecorator {
-  return applyDecorators(
-    Delete(':id'),
-    HttpCode(204),
-    ...documented(docs, [403, 404], 'id'),
-    ApiResponse({ status: 204, description: docs.answerDescription ?? 'Deleted' }),
-  );
+  return applyDecorators(Delete(':id'), HttpCode(204), ...documented(docs, [403, 404], 'id', { answers: [{ status: 204, description: docs.answerDescription ?? 'Deleted' }] }));
 }
 
 /** `POST /:id/<action>` : 200 with the answer; an action on one object (rotate a secret, freeze a user, test a mail provider). */
 export function ActionRoute(docs: ActionRouteDocs): MethodDecorator {
-  return applyDecorators(Post(docs.path), HttpCode(200), ...documented(docs, [403, 404], docs.object ?? 'id'), answerDocs(200, docs));
+  return applyDecorators(Post(docs.path), HttpCode(200), ...documented(docs, [403, 404], docs.object ?? 'id', { answers: [answerDocs(200, docs)] }));
 }
 
 /**
@@ -191,12 +176,6 @@ export function ActionRoute(docs: ActionRouteDocs): MethodDecorator {
  * answers the contract's error; the document shows the `{ids}` DTO.
  */
 export function BulkDeleteRoute(docs: BulkDeleteRouteDocs): MethodDecorator {
-  const body = docs.examples === undefined ? ApiBody({ type: BulkDeleteBodyDto }) : ApiJsonBody(BulkDeleteBodyDto, docs.examples);
-  return applyDecorators(
-    Delete(),
-    HttpCode(200),
-    ...documented(docs, [400, 403, 404]),
-    body,
-    ApiResponse({ status: 200, type: BulkDeleteAnswerSchema }),
-  );
+  const body: RouteBody = docs.examples === undefined ? { model: BulkDeleteBodyDto } : { model: BulkDeleteBodyDto, examples: docs.examples };
+  return applyDecorators(Delete(), HttpCode(200), ...documented(docs, [400, 403, 404], undefined, { body, answers: [{ status: 200, type: BulkDeleteAnswerSchema }] }));
 }

@@ -99,7 +99,8 @@ export abstract class MembershipResourceService<TRow extends { id: string }, TBo
   protected constructor(
     private readonly definition: MembershipResourceDefinition<TRow, TResponse, TEventType>,
     private readonly rows: MembershipResourceRows<TRow>,
-    private readonly changes: ResourceChangeRecorder<TEventType>,
+    /** The subclass's create and replace record their events through it too, in one transaction with the change. */
+    protected readonly changes: ResourceChangeRecorder<TEventType>,
     private readonly access: ResourcePermissions,
   ) {}
 

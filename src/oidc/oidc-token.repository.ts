@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, eq } from 'drizzle-orm';
 import { DATABASE, type Database } from '../database/database';
-import { sessions, tokenSessions, users, type TokenSessionRow, type UserRecord } from '../database/schema';
+import { sessions, tokenSessions, users, type TokenRecordKind, type TokenSessionRow, type UserRecord } from '../database/schema';
 import { userRecordColumns } from '../sessions/token-session.repository';
 
 /** An OpenID Provider grant's token record as the token checks read it. */
@@ -56,14 +56,14 @@ const recordColumns = {
 export class OidcTokenRepository {
   constructor(@Inject(DATABASE) private readonly database: Database) {}
 
-  /** An `oidc` record of the membership by id, with its session and user, in one round trip. */
-  async find(membershipId: string, recordId: string): Promise<OidcTokenLookup | undefined> {
+  /** An `oidc` (or single sign-on `browser`) record of the membership by id, with its session and user, in one round trip. */
+  async find(membershipId: string, recordId: string, kind: Extract<TokenRecordKind, 'oidc' | 'browser'> = 'oidc'): Promise<OidcTokenLookup | undefined> {
     const [row] = await this.database.db
       .select({ record: recordColumns, session: { id: sessions.id, revokedAt: sessions.revokedAt }, user: userRecordColumns })
       .from(tokenSessions)
       .leftJoin(sessions, eq(sessions.id, tokenSessions.sessionId))
       .leftJoin(users, and(eq(users.id, tokenSessions.userId), eq(users.membershipId, tokenSessions.membershipId)))
-      .where(and(eq(tokenSessions.id, recordId), eq(tokenSessions.membershipId, membershipId), eq(tokenSessions.kind, 'oidc')))
+      .where(and(eq(tokenSessions.id, recordId), eq(tokenSessions.membershipId, membershipId), eq(tokenSessions.kind, kind)))
       .limit(1);
     return row;
   }

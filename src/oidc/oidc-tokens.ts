@@ -42,6 +42,8 @@ export interface UserTokenRequest {
   grant: OidcUserGrant;
   /** The grant's first record; absent for a grant's first issuance, whose record becomes it. */
   grantId?: string;
+  /** The new record's id when the caller had to name it before (an authorization code records it as it is used). */
+  recordId?: string;
   metadata: OidcRequestMetadata;
 }
 
@@ -102,7 +104,10 @@ export class OidcTokens {
    * A refresh (RFC 6749 6): new tokens in the grant, the presented record marked used in the same
    * statement. When it was used meanwhile (a concurrent reuse) nothing is issued and the grant ends.
    */
-  async rotate(found: RefreshTokenLookup, request: Omit<UserTokenRequest, 'grant' | 'grantId' | 'session' | 'authTime' | 'amr' | 'nonce'>) {
+  async rotate(
+    found: RefreshTokenLookup,
+    request: Omit<UserTokenRequest, 'grant' | 'grantId' | 'recordId' | 'session' | 'authTime' | 'amr' | 'nonce'>,
+  ): Promise<{ response: TokenEndpointResponse; tokenId: string }> {
     const full: UserTokenRequest = {
       ...request,
       grant: 'refresh_token',
@@ -185,7 +190,7 @@ export class OidcTokens {
     const { client, user, scopes, membershipId } = request;
     const issuer = this.issuers.of(membershipId);
     const issuedAt = Math.floor(Date.now() / 1000);
-    const id = randomUUID();
+    const id = request.recordId ?? randomUUID();
     const sessionId = request.session === 'new' ? id : request.session.id;
     const accessExpiresAt = new Date((issuedAt + lifetimes.expiresIn) * 1000);
     const refreshable = scopes.includes('offline_access') && client.oidc.grant_types.includes('refresh_token');

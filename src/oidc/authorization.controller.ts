@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Headers, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiConsumes, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ClientAddress, Public } from '../common/access-decorators';
 import { AuthorizationEndpoint } from './authorization-endpoint';
@@ -18,6 +18,7 @@ const REDIRECT_RESPONSE = { status: 303, description: 'To the next page, or to t
  * never the service's JSON error body; the rules live in the services.
  */
 @ApiTags('openid-provider')
+@ApiParam({ name: 'membershipId' })
 @Controller('oidc/:membershipId')
 export class AuthorizationController {
   constructor(

@@ -37,6 +37,8 @@ export const EVENT_TYPES = [
   'UserMfaDisabled',
   'UserMfaRecoveryCodeUsed',
   'SigningKeyRotated',
+  'OidcConsentGranted',
+  'OidcConsentRevoked',
   'WebhookRequestSent',
   'WebhookRequestFailed',
   'MailhookMailSent',

@@ -135,7 +135,10 @@ export class ProviderSignIn {
         if (!provider.trustEmail) throw new DomainError('ProviderEmailNotTrusted', 'A user with this e-mail address exists and the provider is not trusted to link it');
         if (!verified) throw new DomainError('ProviderEmailNotVerified', 'The provider has not verified the e-mail address');
         await this.identities.link(membershipId, provider.id, claims.sub, existing.id);
-        return withoutHash(existing);
+        // The provider verified this very address.
+        const provenAt = new Date();
+        await this.users.setEmailVerified(membershipId, existing.id, existing.emailAddress, provenAt);
+        return withoutHash({ ...existing, emailVerifiedAt: provenAt });
       }
       if (!email || !verified || !isPlainEmailAddress(email)) throw new DomainError('ProviderEmailNotVerified', 'Signing up needs an e-mail address the provider has verified');
       const username = USERNAME_PATTERN.test(email) ? email : `${provider.slug}-${createHash('sha256').update(claims.sub).digest('hex').slice(0, 16)}`;
@@ -159,6 +162,8 @@ export class ProviderSignIn {
         customFields: signUpCustomFields(),
         isActive: activeOnSignUp,
         sourceProvider: provider.slug,
+        // Signing up needs the provider's verified claim (checked above).
+        emailVerifiedAt: new Date(),
         createdBy: SYSTEM_UTILIZER,
       });
       await this.identities.link(membershipId, provider.id, claims.sub, row.id);

@@ -121,6 +121,8 @@ export class RecoveryService implements BeforeApplicationShutdown {
       if (!(await this.challenges.consume(membership.id, user.id, 'reset', claims.jti))) throw invalidChallengeToken();
       const change = { membershipId: membership.id, userId: user.id, passwordHash, utilizerId: user.id, revokeReason: PASSWORD_RESET_REASON };
       if (!(await this.passwords.apply(record, change))) throw invalidChallengeToken();
+      // The reset token came by mail (itself, or as the OTP it was exchanged for): the address is proven.
+      await this.users.setEmailVerified(membership.id, user.id, locked.emailAddress, new Date());
     });
     // After the commit: the new password is the user's, so its failed sign-ins and any lock end.
     await this.defenses.clearUser(membership.id, user.id);
@@ -133,6 +135,8 @@ export class RecoveryService implements BeforeApplicationShutdown {
     await this.events.transaction(async (record) => {
       const locked = await this.users.findByIdForUpdate(membership.id, claims.sub);
       if (!locked || !(await this.challenges.consume(membership.id, locked.id, 'activation', claims.jti))) throw invalidChallengeToken();
+      // The activation token came by mail: the address is proven.
+      await this.users.setEmailVerified(membership.id, locked.id, locked.emailAddress, new Date());
       if (locked.isActive) return;
       const row = await this.users.update(membership.id, locked.id, { isActive: true, modifiedAt: new Date(), modifiedBy: locked.id });
       if (!row) throw invalidChallengeToken();

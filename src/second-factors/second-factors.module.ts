@@ -5,6 +5,7 @@ import { SECOND_STEP_GATE } from '../tokens/second-step';
 import { TokensModule } from '../tokens/tokens.module';
 import { PasswordHasherModule } from '../users/password-hasher.module';
 import { UsersModule } from '../users/users.module';
+import { CodeFactor } from './code-factor';
 import { MfaController } from './mfa.controller';
 import { MfaGate } from './mfa-gate';
 import { MfaSignInRepository } from './mfa-sign-in.repository';
@@ -31,8 +32,9 @@ import { SignInModule } from '../sign-in/sign-in.module';
     MfaService,
     MfaGate,
     SecondStepService,
+    CodeFactor,
     { provide: SECOND_STEP_GATE, useExisting: MfaGate },
   ],
-  exports: [SECOND_STEP_GATE],
+  exports: [SECOND_STEP_GATE, CodeFactor],
 })
 export class SecondFactorsModule {}

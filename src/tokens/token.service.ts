@@ -73,6 +73,44 @@ export class TokenService {
     password: string | undefined,
     metadata: SessionMetadata,
   ): Promise<TokenResponse> {
+    const { membership, user } = await this.checkPassword(membershipId, login, password, metadata);
+    // Only after the right password: a guesser learns nothing from the second step.
+    await this.secondStep?.requireSecondStep({ membership, user, metadata, grant: { grant: 'password' }, amr: PASSWORD_AMR });
+
+    const issued = this.issuer.pair(membership, user, metadata, { scopes: null, amr: PASSWORD_AMR });
+    await this.store(issued, [tokenGeneratedEvent(user, issued.response)]);
+    return issued.response;
+  }
+
+  /**
+   * The password step alone, for a sign-in that issues its own kind of session (the OpenID
+   * Provider's login page): the same defenses, failures logged and counted as `/generate-token`'s.
+   * Answers the membership and the active user whose password was right.
+   */
+  async authenticatePassword(
+    membershipId: string,
+    login: string | undefined,
+    password: string | undefined,
+    metadata: SessionMetadata,
+  ): Promise<{ membership: SigningMembership; user: UserRecord }> {
+    try {
+      return await this.checkPassword(membershipId, login, password, metadata);
+    } catch (error) {
+      const reason = error instanceof DomainError ? signInFailureReasonOf(error.code) : undefined;
+      if (error instanceof DomainError && reason) {
+        this.logger.info({ errorCode: error.code, membershipId: membershipId.slice(0, MAX_LOGGED_MEMBERSHIP_ID) }, 'sign-in failed');
+        this.failures?.signInFailed(reason);
+      }
+      throw error;
+    }
+  }
+
+  private async checkPassword(
+    membershipId: string | undefined,
+    login: string | undefined,
+    password: string | undefined,
+    metadata: SessionMetadata,
+  ): Promise<{ membership: SigningMembership; user: UserRecord }> {
     if (!membershipId) throw new DomainError('MembershipIdRequired', 'The X-Service-Alias header (membership id) is required');
     if (!login || !password) throw new DomainError('ModelValidationError', 'username and password are required', [
       ...(!login ? [{ field: 'username', message: 'is required' }] : []),
@@ -102,12 +140,9 @@ export class TokenService {
     // The password was right: the guessing is over, whether or not the account may sign in.
     await this.attempts.recordSuccess(attempt);
     if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
-    // Only after the right password: a guesser learns nothing from the second step.
-    await this.secondStep?.requireSecondStep({ membership, user, metadata, grant: { grant: 'password' }, amr: PASSWORD_AMR });
-
-    const issued = this.issuer.pair(membership, user, metadata, { scopes: null, amr: PASSWORD_AMR });
-    await this.store(issued, [tokenGeneratedEvent(user, issued.response)]);
-    return issued.response;
+    const { passwordHash: _hash, ...userRecord } = user;
+    void _hash;
+    return { membership, user: userRecord };
   }
 
   /**

@@ -193,6 +193,18 @@ export class UserRepository {
     return created;
   }
 
+  /**
+   * When the user's address was last proven (a mailed token used, a provider's verified claim), or
+   * null when it changed: the OpenID Provider's `email_verified`. Only while the address is still
+   * `emailAddress`, so a proof of an old address never marks a new one.
+   */
+  async setEmailVerified(membershipId: string, id: string, emailAddress: string, verifiedAt: Date | null): Promise<void> {
+    await this.database.db
+      .update(users)
+      .set({ emailVerifiedAt: verifiedAt })
+      .where(and(this.scope(membershipId), eq(users.id, id), eq(users.emailAddress, emailAddress)));
+  }
+
   async update(membershipId: string, id: string, changes: UserChanges): Promise<UserRow | undefined> {
     const [updated] = await this.database.db
       .update(users)

@@ -222,6 +222,8 @@ export class UsersService {
       if (input.fields.is_active !== undefined) await this.challenges.endPending(membershipId, id, 'activation');
       // A token mailed to the old address must not act for the new one (contract, "Decisions of the third review").
       if (row.emailAddress !== locked.emailAddress) {
+        // A new address is unproven until a mailed token or a provider proves it (the ID token's email_verified).
+        await this.repository.setEmailVerified(membershipId, id, row.emailAddress, null);
         await this.challenges.endPending(membershipId, id, 'reset');
         await this.challenges.endPending(membershipId, id, 'activation');
       }

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { OAuthError } from '../common/oauth-error';
+import { UserRepository } from '../users/user.repository';
+import { AuthorizationCodeRepository } from './authorization-code.repository';
+import type { GrantHandler, GrantRequest, TokenEndpointResponse } from './grants';
+import { requiredFormField, formField } from './oauth-form';
+import { OidcTokens } from './oidc-tokens';
+import { verifiesS256 } from './pkce';
+import { digestOf } from './secrets';
+
+const invalidGrant = (description = 'The authorization code is not valid'): OAuthError => new OAuthError('invalid_grant', description);
+
+/**
+ * `grant_type=authorization_code` (RFC 6749 4.1.3, RFC 7636): the code of this client, for the
+ * same redirect_uri, with the verifier of its S256 challenge, within 60 s, once. A second use
+ * answers `invalid_grant` and revokes the grant the first use issued (RFC 6749 4.1.2).
+ */
+@Injectable()
+export class AuthorizationCodeGrant implements GrantHandler {
+  readonly grantType = 'authorization_code';
+
+  constructor(
+    private readonly codes: AuthorizationCodeRepository,
+    private readonly tokens: OidcTokens,
+    private readonly users: UserRepository,
+  ) {}
+
+  async exchange(request: GrantRequest): Promise<TokenEndpointResponse> {
+    const { membershipId, client, form } = request;
+    const code = requiredFormField(form, 'code');
+    const redirectUri = formField(form, 'redirect_uri');
+    const verifier = formField(form, 'code_verifier');
+    const digest = digestOf(code);
+    const found = await this.codes.find(membershipId, digest);
+    // Another client's code is not this client's to use up, nor to revoke.
+    if (!found || found.clientId !== client.id) throw invalidGrant();
+    if (found.consumedAt) {
+      if (found.issuedTokenId) await this.tokens.revokeGrant(membershipId, found.issuedTokenId, found.userId, 'authorization_code_reuse');
+      throw invalidGrant();
+    }
+    if (found.expiresAt.getTime() <= Date.now()) throw invalidGrant('The authorization code has expired');
+    if (redirectUri !== found.redirectUri) throw invalidGrant('redirect_uri does not match the authorization request');
+    if (!verifiesS256(verifier, found.codeChallenge)) throw invalidGrant('code_verifier does not match the code_challenge');
+
+    const user = await this.users.findById(membershipId, found.userId);
+    if (!user?.isActive) throw invalidGrant();
+    // The record's id is written on the code as it is used up, so a reuse knows which grant to revoke.
+    const recordId = randomUUID();
+    if (!(await this.codes.consume(membershipId, digest, recordId))) {
+      // A concurrent exchange used it first: revoke what that one issues.
+      const used = await this.codes.find(membershipId, digest);
+      if (used?.issuedTokenId) await this.tokens.revokeGrant(membershipId, used.issuedTokenId, found.userId, 'authorization_code_reuse');
+      throw invalidGrant();
+    }
+    const { response } = await this.tokens.issueForUser({
+      membershipId,
+      client,
+      user,
+      session: { id: found.sessionId },
+      scopes: found.scopes,
+      nonce: found.nonce ?? undefined,
+      authTime: found.authTime,
+      amr: found.amr,
+      resource: found.resource ?? undefined,
+      grant: 'authorization_code',
+      recordId,
+      metadata: { userAgent: request.userAgent },
+    });
+    return response;
+  }
+}

@@ -1,0 +1,138 @@
+import { Body, Controller, Get, Headers, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiConsumes, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { ClientAddress, Public } from '../common/access-decorators';
+import { AuthorizationEndpoint } from './authorization-endpoint';
+import { EndSession } from './end-session';
+import { INTERACTION_COOKIE, SSO_COOKIE } from './front-channel';
+import { Interactions } from './interactions';
+import { cookieOf, sendPageResult } from './page-result';
+import { PAGES_STYLESHEET } from './pages';
+
+const PAGE_RESPONSE = { status: 200, description: 'An HTML page (strict CSP, no script, frame-ancestors none, no-store)' };
+const REDIRECT_RESPONSE = { status: 303, description: 'To the next page, or to the client\'s redirect_uri' };
+
+/**
+ * The OpenID Provider's front channel (docs/oidc.md, "Authorization"): the authorization
+ * endpoint, the interaction pages, their stylesheet and RP-initiated logout. HTML and redirects,
+ * never the service's JSON error body; the rules live in the services.
+ */
+@ApiTags('openid-provider')
+@ApiParam({ name: 'membershipId' })
+@Controller('oidc/:membershipId')
+export class AuthorizationController {
+  constructor(
+    private readonly endpoint: AuthorizationEndpoint,
+    private readonly interactions: Interactions,
+    private readonly endSession: EndSession,
+  ) {}
+
+  @Get('authorize')
+  @Public()
+  @ApiOperation({
+    summary: 'Authorization endpoint (OAuth 2.0 code flow with PKCE S256, OpenID Connect)',
+    description: 'An unknown client or redirect_uri: a 400 page, never a redirect. Other errors go back to redirect_uri with error, state and iss.',
+  })
+  @ApiResponse(REDIRECT_RESPONSE)
+  @ApiResponse({ status: 400, description: 'An HTML page: the client or redirect_uri cannot be trusted' })
+  async authorize(
+    @Param('membershipId') membershipId: string,
+    @Query() query: Record<string, unknown>,
+    @Headers('cookie') cookies: string | undefined,
+    @Res() response: Response,
+  ): Promise<void> {
+    sendPageResult(response, await this.endpoint.authorize(membershipId, query, cookieOf(cookies, SSO_COOKIE)));
+  }
+
+  @Get('interaction/:interactionId')
+  @Public()
+  @ApiOperation({ summary: "The page of an authorization's current step (login, second factor, consent)", description: 'Needs the interaction cookie.' })
+  @ApiResponse(PAGE_RESPONSE)
+  async show(
+    @Param('membershipId') membershipId: string,
+    @Param('interactionId') interactionId: string,
+    @Headers('cookie') cookies: string | undefined,
+    @Res() response: Response,
+  ): Promise<void> {
+    sendPageResult(response, await this.interactions.show(membershipId, interactionId, cookieOf(cookies, INTERACTION_COOKIE)));
+  }
+
+  @Post('interaction/:interactionId/login')
+  @Public()
+  @ApiOperation({ summary: 'The login form (username, password)', description: 'Sign-in defenses apply; a wrong password shows the form again (400).' })
+  @ApiConsumes('application/x-www-form-urlencoded')
+  @ApiResponse(REDIRECT_RESPONSE)
+  async login(
+    @Param('membershipId') membershipId: string,
+    @Param('interactionId') interactionId: string,
+    @Body() form: Record<string, unknown> | undefined,
+    @Headers('cookie') cookies: string | undefined,
+    @Headers('user-agent') userAgent: string | undefined,
+    @ClientAddress() clientAddress: string,
+    @Res() response: Response,
+  ): Promise<void> {
+    const result = await this.interactions.login(membershipId, interactionId, cookieOf(cookies, INTERACTION_COOKIE), form ?? {}, { clientAddress, userAgent });
+    sendPageResult(response, result);
+  }
+
+  @Post('interaction/:interactionId/second-factor')
+  @Public()
+  @ApiOperation({ summary: 'The second factor form (code: a TOTP or recovery code)', description: 'A wrong code counts as a sign-in failure.' })
+  @ApiConsumes('application/x-www-form-urlencoded')
+  @ApiResponse(REDIRECT_RESPONSE)
+  async secondFactor(
+    @Param('membershipId') membershipId: string,
+    @Param('interactionId') interactionId: string,
+    @Body() form: Record<string, unknown> | undefined,
+    @Headers('cookie') cookies: string | undefined,
+    @Headers('user-agent') userAgent: string | undefined,
+    @ClientAddress() clientAddress: string,
+    @Res() response: Response,
+  ): Promise<void> {
+    const result = await this.interactions.secondFactor(membershipId, interactionId, cookieOf(cookies, INTERACTION_COOKIE), form ?? {}, { clientAddress, userAgent });
+    sendPageResult(response, result);
+  }
+
+  @Post('interaction/:interactionId/consent')
+  @Public()
+  @ApiOperation({ summary: 'The consent form (decision=allow|deny)', description: 'deny: back to redirect_uri with error=access_denied.' })
+  @ApiConsumes('application/x-www-form-urlencoded')
+  @ApiResponse(REDIRECT_RESPONSE)
+  async consent(
+    @Param('membershipId') membershipId: string,
+    @Param('interactionId') interactionId: string,
+    @Body() form: Record<string, unknown> | undefined,
+    @Headers('cookie') cookies: string | undefined,
+    @Res() response: Response,
+  ): Promise<void> {
+    sendPageResult(response, await this.interactions.consent(membershipId, interactionId, cookieOf(cookies, INTERACTION_COOKIE), form ?? {}));
+  }
+
+  @Get('pages.css')
+  @Public()
+  @ApiOperation({ summary: "The pages' stylesheet" })
+  @ApiResponse({ status: 200, description: 'text/css' })
+  stylesheet(@Res() response: Response): void {
+    response.setHeader('Content-Type', 'text/css; charset=utf-8');
+    response.setHeader('Cache-Control', 'public, max-age=3600');
+    response.setHeader('X-Content-Type-Options', 'nosniff');
+    response.status(200).send(PAGES_STYLESHEET);
+  }
+
+  @Get('logout')
+  @Public()
+  @ApiOperation({
+    summary: 'End session endpoint (OpenID Connect RP-Initiated Logout 1.0)',
+    description: 'Ends the single sign-on session; redirects to a registered post_logout_redirect_uri (exact match) with state, else a signed-out page.',
+  })
+  @ApiResponse(PAGE_RESPONSE)
+  @ApiResponse(REDIRECT_RESPONSE)
+  async logout(
+    @Param('membershipId') membershipId: string,
+    @Query() query: Record<string, unknown>,
+    @Headers('cookie') cookies: string | undefined,
+    @Res() response: Response,
+  ): Promise<void> {
+    sendPageResult(response, await this.endSession.logout(membershipId, query, cookieOf(cookies, SSO_COOKIE)));
+  }
+}

@@ -1,0 +1,88 @@
+import { Injectable } from '@nestjs/common';
+import { DomainError } from '../common/errors';
+import { isPossibleId } from '../common/ids';
+import type { OidcConsentRow } from '../database/schema';
+import { EventRecorder } from '../events/event-recorder';
+import { UserRepository } from '../users/user.repository';
+import { ConsentRepository } from './consent.repository';
+import type { OidcClient } from './oidc-clients';
+
+/** A remembered consent as the API answers it. */
+export interface ConsentView {
+  client_id: string;
+  scopes: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+const toView = (row: OidcConsentRow): ConsentView => ({
+  client_id: row.clientId,
+  scopes: [...row.scopes],
+  created_at: row.createdAt.toISOString(),
+  updated_at: row.updatedAt.toISOString(),
+});
+
+/**
+ * Consent remembered per user and client (contract "Single sign-on"): the consent page is skipped
+ * when what the user gave covers the scopes asked, or when the client does not require consent
+ * (first-party applications). `OidcConsentGranted` / `OidcConsentRevoked` record the changes.
+ */
+@Injectable()
+export class Consents {
+  constructor(
+    private readonly consents: ConsentRepository,
+    private readonly users: UserRepository,
+    private readonly recorder: EventRecorder,
+  ) {}
+
+  /** Whether the user must be asked: `prompt=consent`, or a client that requires consent and no consent covering `scopes`. */
+  async needed(membershipId: string, userId: string, client: OidcClient, scopes: readonly string[], forced: boolean): Promise<boolean> {
+    if (forced) return true;
+    if (!client.oidc.require_consent) return false;
+    const given = await this.consents.find(membershipId, userId, client.id);
+    return !given || !scopes.every((scope) => given.scopes.includes(scope));
+  }
+
+  /** Remembers consent to `scopes` (added to what the user gave the client before). */
+  async grant(membershipId: string, userId: string, clientId: string, scopes: readonly string[]): Promise<void> {
+    await this.recorder.transaction(async (record) => {
+      const before = await this.consents.find(membershipId, userId, clientId);
+      const all = [...new Set([...(before?.scopes ?? []), ...scopes])];
+      await this.consents.upsert(membershipId, userId, clientId, all);
+      record({ membershipId, eventType: 'OidcConsentGranted', utilizerId: userId, document: { user_id: userId, client_id: clientId, scopes: all } });
+    });
+  }
+
+  async list(membershipId: string, userId: string): Promise<ConsentView[]> {
+    await this.requireUser(membershipId, userId);
+    return (await this.consents.listOfUser(membershipId, userId)).map(toView);
+  }
+
+  async get(membershipId: string, userId: string, clientId: string): Promise<ConsentView> {
+    await this.requireUser(membershipId, userId);
+    const row = isPossibleId(clientId) ? await this.consents.find(membershipId, userId, clientId) : undefined;
+    if (!row) throw new DomainError('NotFound', 'The user has given that client no consent');
+    return toView(row);
+  }
+
+  /**
+   * Forgets one client's consent (404 when there is none) or all of them; the next authorization
+   * asks again. Tokens already issued stay valid until they expire or are revoked.
+   */
+  async revoke(membershipId: string, userId: string, utilizerId: string, clientId?: string): Promise<void> {
+    await this.requireUser(membershipId, userId);
+    if (clientId !== undefined && !isPossibleId(clientId)) throw new DomainError('NotFound', 'The user has given that client no consent');
+    const deleted = await this.recorder.transaction(async (record) => {
+      const rows = await this.consents.delete(membershipId, userId, clientId);
+      for (const row of rows) {
+        record({ membershipId, eventType: 'OidcConsentRevoked', utilizerId, document: { user_id: userId, client_id: row.clientId, scopes: row.scopes } });
+      }
+      return rows.length;
+    });
+    if (clientId !== undefined && deleted === 0) throw new DomainError('NotFound', 'The user has given that client no consent');
+  }
+
+  private async requireUser(membershipId: string, userId: string): Promise<void> {
+    if (!isPossibleId(userId) || !(await this.users.findById(membershipId, userId))) throw new DomainError('UserNotFound', 'The user does not exist');
+  }
+}

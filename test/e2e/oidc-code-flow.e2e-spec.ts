@@ -1,0 +1,194 @@
+import * as client from 'openid-client';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { as, createApplication, createMembership, createUser, expectErrorBody, eventsAbout, useInstallation } from '../support/api';
+import { PageBrowser } from '../support/oidc-browser';
+
+/*
+ * The authorization code flow with PKCE driven by openid-client, the certified relying party
+ * (contract "Single sign-on"): discovery, the authorization URL, the pages followed over HTTP by
+ * their forms' actions, the code exchange with openid-client's own state, nonce, iss and ID token
+ * checks, refresh with rotation and reuse detection, userinfo, end session; access tokens
+ * verified with jose's remote JWKS as a resource server would.
+ */
+describe('OpenID Provider: authorization code flow', () => {
+  const suite = useInstallation({ publicUrl: true });
+  const CALLBACK = 'http://127.0.0.1:9/callback';
+  const SIGNED_OUT = 'http://127.0.0.1:9/signed-out';
+
+  async function setup(oidc: Record<string, unknown> = {}, appName?: string) {
+    const tenant = await createMembership(suite.t, suite.admin);
+    const app = await createApplication(suite.t, tenant.admin, {
+      ...(appName ? { name: appName } : {}),
+      oidc: { redirect_uris: [CALLBACK], post_logout_redirect_uris: [SIGNED_OUT], ...oidc },
+    } as Record<string, unknown>);
+    const user = await createUser(suite.t, tenant.admin, { firstname: 'Grace', lastname: 'Hopper' });
+    const issuer = `${suite.t.url}/oidc/${tenant.membershipId}`;
+    const config = await client.discovery(new URL(issuer), app.id, app.secret, undefined, { execute: [client.allowInsecureRequests] });
+    return { tenant, app, user, issuer, config, browser: new PageBrowser(), jwks: createRemoteJWKSet(new URL(`${issuer}/jwks`)) };
+  }
+  type Setup = Awaited<ReturnType<typeof setup>>;
+
+  async function authorizationRequest(s: Setup, scope = 'openid profile email offline_access', extra: Record<string, string> = {}) {
+    const verifier = client.randomPKCECodeVerifier();
+    const state = client.randomState();
+    const nonce = client.randomNonce();
+    const url = client.buildAuthorizationUrl(s.config, {
+      redirect_uri: CALLBACK,
+      scope,
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+      ...extra,
+    });
+    return { url, verifier, state, nonce };
+  }
+
+  /** Runs the pages as a user would: login, then consent when asked; answers the redirect to the client. */
+  async function signInThroughPages(s: Setup, request: { url: URL }, options: { password?: string; consent?: 'allow' | 'deny' } = {}) {
+    let page = await s.browser.follow(request.url.href, suite.t.url);
+    if (page.html.includes('name="password"')) {
+      page = await s.browser.submit(page, { username: s.user.username, password: options.password ?? s.user.password }, suite.t.url);
+    }
+    if (page.html.includes('name="decision"')) page = await s.browser.submit(page, { decision: options.consent ?? 'allow' }, suite.t.url);
+    return page;
+  }
+
+  async function codeFlow(s: Setup, scope?: string) {
+    const request = await authorizationRequest(s, scope);
+    const landed = await signInThroughPages(s, request);
+    expect(landed.status).toBe(303);
+    expect(landed.location).toMatch(new RegExp(`^${CALLBACK}\\?`));
+    const tokens = await client.authorizationCodeGrant(s.config, new URL(landed.location!), {
+      pkceCodeVerifier: request.verifier,
+      expectedState: request.state,
+      expectedNonce: request.nonce,
+      idTokenExpected: true,
+    });
+    return { tokens, request, landed };
+  }
+
+  it('signs in, consents, exchanges the code; ID token, access token (RFC 9068), userinfo, refresh, end session', async () => {
+    const s = await setup();
+    const { tokens, landed } = await codeFlow(s);
+    expect(new URL(landed.location!).searchParams.get('iss')).toBe(s.issuer);
+    const claims = tokens.claims()!;
+    expect(claims).toMatchObject({ iss: s.issuer, sub: s.user._id, aud: s.app.id, amr: ['pwd'], preferred_username: s.user.username, email: s.user.email_address, email_verified: false, name: 'Grace Hopper' });
+    expect(tokens.scope).toBe('openid profile email offline_access');
+    const access = await jwtVerify(tokens.access_token, s.jwks, { issuer: s.issuer, audience: s.app.id, typ: 'at+jwt', algorithms: ['ES256'] });
+    expect(access.payload).toMatchObject({ sub: s.user._id, client_id: s.app.id, scope: 'openid profile email offline_access', sid: claims.sid });
+
+    const info = await client.fetchUserInfo(s.config, tokens.access_token, s.user._id);
+    expect(info).toMatchObject({ sub: s.user._id, email: s.user.email_address, preferred_username: s.user.username });
+
+    const refreshed = await client.refreshTokenGrant(s.config, tokens.refresh_token!);
+    expect(refreshed.refresh_token).toBeDefined();
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+    expect(refreshed.claims()?.sub).toBe(s.user._id);
+    await client.fetchUserInfo(s.config, refreshed.access_token, s.user._id);
+
+    const generated = await eventsAbout(suite.t, s.tenant.membershipId, 'TokenGenerated', s.user._id);
+    expect(generated.map((e) => (e.document).grant)).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token']));
+    expect((await eventsAbout(suite.t, s.tenant.membershipId, 'OidcConsentGranted', s.user._id)).length).toBe(1);
+
+    // A second authorization in the same browser: single sign-on and remembered consent, straight to the client.
+    const again = await authorizationRequest(s);
+    const direct = await s.browser.follow(again.url.href, suite.t.url);
+    expect(direct.status).toBe(303);
+    expect(direct.location).toMatch(/[?&]code=/);
+
+    const end = client.buildEndSessionUrl(s.config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: SIGNED_OUT, state: 'bye' });
+    const out = await s.browser.request(end.href);
+    expect(out.status).toBe(303);
+    expect(out.location).toBe(`${SIGNED_OUT}?state=bye`);
+    // The session ended: its tokens with it, and the next authorization asks to sign in.
+    await expect(client.fetchUserInfo(s.config, refreshed.access_token, s.user._id)).rejects.toThrow();
+    const afterLogout = await s.browser.follow((await authorizationRequest(s)).url.href, suite.t.url);
+    expect(afterLogout.html).toContain('name="password"');
+  });
+
+  it('a code is single use: the second exchange is invalid_grant and revokes what the first issued', async () => {
+    const s = await setup();
+    const request = await authorizationRequest(s);
+    const landed = await signInThroughPages(s, request);
+    const callback = new URL(landed.location!);
+    const checks = { pkceCodeVerifier: request.verifier, expectedState: request.state, expectedNonce: request.nonce };
+    const tokens = await client.authorizationCodeGrant(s.config, callback, checks);
+    await expect(client.authorizationCodeGrant(s.config, callback, checks)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(client.fetchUserInfo(s.config, tokens.access_token, s.user._id)).rejects.toThrow();
+    await expect(client.refreshTokenGrant(s.config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('a wrong verifier, another redirect_uri, another client: invalid_grant', async () => {
+    const s = await setup();
+    const request = await authorizationRequest(s);
+    const landed = await signInThroughPages(s, request);
+    const code = new URL(landed.location!).searchParams.get('code')!;
+    const token = (form: Record<string, string>, auth: [string, string] = [s.app.id, s.app.secret]) =>
+      suite.t.http().post(`/oidc/${s.tenant.membershipId}/token`).auth(...auth).type('form').send({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: request.verifier, ...form });
+    expect((await token({ code_verifier: client.randomPKCECodeVerifier() })).body.error).toBe('invalid_grant');
+    expect((await token({ redirect_uri: 'http://127.0.0.1:9/other' })).body.error).toBe('invalid_grant');
+    const other = await createApplication(suite.t, s.tenant.admin, { oidc: { redirect_uris: [CALLBACK] } } as Record<string, unknown>);
+    expect((await token({}, [other.id, other.secret])).body.error).toBe('invalid_grant');
+    // None of those used the code up: the right exchange still works.
+    const ok = await token({});
+    expect(ok.status).toBe(200);
+    expect(ok.headers['cache-control']).toBe('no-store');
+  });
+
+  it('a reused refresh token is invalid_grant and ends the grant', async () => {
+    const s = await setup();
+    const { tokens } = await codeFlow(s);
+    const rotated = await client.refreshTokenGrant(s.config, tokens.refresh_token!);
+    await expect(client.refreshTokenGrant(s.config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(client.refreshTokenGrant(s.config, rotated.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(client.fetchUserInfo(s.config, rotated.access_token, s.user._id)).rejects.toThrow();
+  });
+
+  it('without offline_access no refresh token; the refresh grant is refused', async () => {
+    const s = await setup({ require_consent: false });
+    const { tokens } = await codeFlow(s, 'openid email');
+    expect(tokens.refresh_token).toBeUndefined();
+    expect(tokens.claims()?.preferred_username).toBeUndefined();
+  });
+
+  it('OIDC access tokens are refused by the management API; userinfo answers invalid_token with a Bearer challenge', async () => {
+    const s = await setup();
+    const { tokens } = await codeFlow(s);
+    expectErrorBody(await as(suite.t, `Bearer ${tokens.access_token}`).get(`/memberships/${s.tenant.membershipId}/users/${s.user._id}`), 401, 'InvalidToken');
+    const res = await suite.t.http().get(`/oidc/${s.tenant.membershipId}/userinfo`).set('Authorization', 'Bearer not-a-token');
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
+  });
+
+  it("logout-all and freezing the user end single sign-on and the tokens issued in it", async () => {
+    const s = await setup();
+    const { tokens } = await codeFlow(s);
+    const signedIn = await suite.t.http().post('/generate-token').set('X-Service-Alias', s.tenant.membershipId).send({ username: s.user.username, password: s.user.password });
+    await suite.t.http().get('/revoke-token?logout-all=true').set('Authorization', `Bearer ${signedIn.body.access_token}`).expect(204);
+    await expect(client.fetchUserInfo(s.config, tokens.access_token, s.user._id)).rejects.toThrow();
+    const again = await s.browser.follow((await authorizationRequest(s)).url.href, suite.t.url);
+    expect(again.html).toContain('name="password"');
+
+    // Signed in again, then frozen by an administrator.
+    const second = await codeFlow(s);
+    await as(suite.t, s.tenant.admin).post(`/memberships/${s.tenant.membershipId}/users/${s.user._id}/freeze`).expect(200);
+    await expect(client.fetchUserInfo(s.config, second.tokens.access_token, s.user._id)).rejects.toThrow();
+    const afterFreeze = await s.browser.follow((await authorizationRequest(s)).url.href, suite.t.url);
+    expect(afterFreeze.html).toContain('name="password"');
+  });
+
+  it('key rotation: tokens signed before still verify; new tokens carry the new kid', async () => {
+    const s = await setup({ require_consent: false });
+    const before = await codeFlow(s);
+    const rotated = await as(suite.t, s.tenant.admin).post(`/memberships/${s.tenant.membershipId}/signing-keys/rotate`, {});
+    expect(rotated.status).toBeLessThan(300);
+    const jwks = createRemoteJWKSet(new URL(`${s.issuer}/jwks`));
+    const old = await jwtVerify(before.tokens.access_token, jwks, { issuer: s.issuer, typ: 'at+jwt' });
+    expect(old.protectedHeader.kid).toBe(rotated.body.retired_kid);
+    await client.fetchUserInfo(s.config, before.tokens.access_token, s.user._id);
+    const after = await codeFlow(s);
+    const fresh = await jwtVerify(after.tokens.access_token, jwks, { issuer: s.issuer, typ: 'at+jwt' });
+    expect(fresh.protectedHeader.kid).toBe(rotated.body.kid);
+  });
+});

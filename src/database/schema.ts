@@ -236,8 +236,18 @@ export const tokenSessions = pgTable(
     kind: text('kind').$type<TokenRecordKind>().notNull(),
     /** The OpenID Provider client (application id) an `oidc` record was issued to; null otherwise. */
     clientId: text('client_id'),
-    /** The pair a scoped token was made from (informative: its session is what revocation follows). */
+    /**
+     * The pair a scoped token was made from (informative: its session is what revocation follows);
+     * for an `oidc` record, the grant's first record (its own id for that one): revoking a grant
+     * (code reuse, refresh reuse, RFC 7009) revokes every record naming it.
+     */
     parentId: text('parent_id'),
+    /**
+     * `oidc` records: when and how the user authenticated (OpenID Connect `auth_time`, RFC 8176
+     * `amr`), kept for the ID tokens of later refreshes; the opaque refresh token carries neither.
+     */
+    authTime: ts('auth_time'),
+    amr: jsonb('amr').$type<string[] | null>(),
     scopes: jsonb('scopes').$type<string[] | null>(),
     accessJti: text('access_jti').notNull(),
     refreshJti: text('refresh_jti'),

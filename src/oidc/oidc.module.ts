@@ -2,12 +2,15 @@ import { Module } from '@nestjs/common';
 import { ApplicationsModule } from '../applications/applications.module';
 import { DeviceCodesModule } from '../device-codes/device-codes.module';
 import { EventsModule } from '../events/events.module';
+import { SessionsModule } from '../sessions/sessions.module';
 import { BackChannelController } from './back-channel.controller';
 import { ClientCredentialsGrant } from './client-credentials.grant';
 import { OidcDeviceAuthorization } from './device-authorization';
 import { Issuers } from './issuer';
 import { OidcClientTokenRepository } from './oidc-client-token.repository';
 import { OidcClients } from './oidc-clients';
+import { OidcTokenRepository } from './oidc-token.repository';
+import { OidcTokens } from './oidc-tokens';
 import { OidcIssuerController } from './oidc-issuer.controller';
 import { SigningKeyRepository } from './signing-key.repository';
 import { SigningKeys } from './signing-keys';
@@ -18,12 +21,14 @@ import { TokenIntrospection } from './token-introspection';
 
 /** Each membership as an OpenID Provider (docs/oidc.md). */
 @Module({
-  imports: [ApplicationsModule, DeviceCodesModule, EventsModule],
+  imports: [ApplicationsModule, DeviceCodesModule, EventsModule, SessionsModule],
   controllers: [OidcIssuerController, SigningKeysController, TokenEndpointController, BackChannelController],
   providers: [
     Issuers,
     OidcClients,
     OidcTokenEndpoint,
+    OidcTokenRepository,
+    OidcTokens,
     SigningKeyRepository,
     SigningKeys,
     OidcClientTokenRepository,
@@ -31,5 +36,6 @@ import { TokenIntrospection } from './token-introspection';
     OidcDeviceAuthorization,
     TokenIntrospection,
   ],
+  exports: [Issuers, OidcClients, OidcTokenEndpoint, OidcTokens, SigningKeys],
 })
 export class OidcModule {}

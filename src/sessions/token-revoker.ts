@@ -47,6 +47,13 @@ export class TokenRevoker {
     return revoked.length;
   }
 
+  /** An OpenID Provider grant (every record rotated from its first); the session and the client's other grants go on. */
+  async revokeGrant(record: RecordEvent, membershipId: string, grantId: string, utilizerId: string, reason: string): Promise<number> {
+    const revoked = await this.sessions.revokeGrant(membershipId, grantId, utilizerId, reason);
+    this.recordRevocations(record, revoked, utilizerId, reason);
+    return revoked.length;
+  }
+
   private recordRevocations(record: RecordEvent, revoked: readonly TokenSessionRow[], utilizerId: string, reason: string): void {
     for (const token of revoked) {
       record({
@@ -59,6 +66,7 @@ export class TokenRevoker {
           session_id: token.sessionId,
           token_id: token.id,
           user_id: token.userId,
+          ...(token.clientId ? { client_id: token.clientId } : {}),
           reason,
         },
       });

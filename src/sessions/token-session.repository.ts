@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, eq, getTableColumns, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { DATABASE, type Database } from '../database/database';
 import { userHasLogin } from '../database/user-login';
 import { deliveriesOf, eventRecords, eventsFromJson } from '../events/event.repository';
@@ -213,10 +213,10 @@ function prepareIssue(db: Database['db']) {
       for share`,
   );
   const created = db.$with('created', { id: sql<string>`id` }).as(
-    sql`insert into ${tokenSessions} (id, session_id, membership_id, user_id, kind, parent_id, scopes, access_jti, refresh_jti,
-        access_expires_at, refresh_expires_at, expires_at, ip_address, user_agent, created_at)
+    sql`insert into ${tokenSessions} (id, session_id, membership_id, user_id, kind, client_id, parent_id, auth_time, amr, scopes,
+        access_jti, refresh_jti, access_expires_at, refresh_expires_at, expires_at, ip_address, user_agent, created_at)
       select ${p('id')}::text, ${p('sessionId')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('kind')}::text,
-        ${p('parentId')}::text,
+        ${p('clientId')}::text, ${p('parentId')}::text, ${p('authTime')}::timestamptz, ${p('amr')}::jsonb,
         ${p('scopes')}::jsonb, ${p('accessJti')}::text, ${p('refreshJti')}::text, ${p('accessExpiresAt')}::timestamptz,
         ${p('refreshExpiresAt')}::timestamptz, ${p('expiresAt')}::timestamptz, ${p('ipAddress')}::text, ${p('userAgent')}::text,
         ${p('createdAt')}::timestamptz
@@ -303,6 +303,9 @@ export class TokenSessionRepository {
       userId: session.userId,
       kind: session.kind,
       parentId: session.parentId ?? null,
+      clientId: session.clientId ?? null,
+      authTime: iso(session.authTime),
+      amr: session.amr ? JSON.stringify(session.amr) : null,
       scopes: session.scopes ? JSON.stringify(session.scopes) : null,
       accessJti: session.accessJti,
       refreshJti: session.refreshJti ?? null,
@@ -340,6 +343,24 @@ export class TokenSessionRepository {
       .update(tokenSessions)
       .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
       .where(and(eq(tokenSessions.membershipId, membershipId), eq(tokenSessions.id, tokenId), isNull(tokenSessions.revokedAt)))
+      .returning();
+  }
+
+  /**
+   * An OpenID Provider grant: its first record (`grantId`) and every record rotated from it (they
+   * name it as `parent_id`), still active. The session goes on: a grant is one client's share of it.
+   */
+  async revokeGrant(membershipId: string, grantId: string, revokedBy: string, reason: string): Promise<TokenSessionRow[]> {
+    return this.database.db
+      .update(tokenSessions)
+      .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
+      .where(
+        and(
+          eq(tokenSessions.membershipId, membershipId),
+          or(eq(tokenSessions.id, grantId), eq(tokenSessions.parentId, grantId)),
+          isNull(tokenSessions.revokedAt),
+        ),
+      )
       .returning();
   }
 

@@ -7,7 +7,7 @@ import { formField } from './oauth-form';
 import { clientMayUse, type ClientAuthRequest, OidcClients } from './oidc-clients';
 import { parseScopeParameter } from './request-parameters';
 
-export const DEVICE_CODE_GRANT: OidcGrantType = 'urn:ietf:params:oauth:grant-type:device_code';
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code' satisfies OidcGrantType;
 
 /**
  * `POST <issuer>/device/authorize` (RFC 8628 3.1): a device code and user code for a client that may

@@ -6,6 +6,7 @@ import { SessionsModule } from '../sessions/sessions.module';
 import { BackChannelController } from './back-channel.controller';
 import { ClientCredentialsGrant } from './client-credentials.grant';
 import { OidcDeviceAuthorization } from './device-authorization';
+import { DeviceCodeGrant } from './device-code.grant';
 import { Issuers } from './issuer';
 import { OidcClientTokenRepository } from './oidc-client-token.repository';
 import { OidcClients } from './oidc-clients';
@@ -34,6 +35,7 @@ import { TokenIntrospection } from './token-introspection';
     OidcClientTokenRepository,
     ClientCredentialsGrant,
     OidcDeviceAuthorization,
+    DeviceCodeGrant,
     TokenIntrospection,
   ],
   exports: [Issuers, OidcClients, OidcTokenEndpoint, OidcTokens, SigningKeys],

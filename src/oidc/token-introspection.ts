@@ -1,10 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
+import { isPossibleId } from '../common/ids';
+import { OAuthError } from '../common/oauth-error';
 import { EventRecorder } from '../events/event-recorder';
 import { Issuers } from './issuer';
 import { formField, requiredFormField } from './oauth-form';
 import { OidcClientTokenRepository } from './oidc-client-token.repository';
 import { type ClientAuthMethod, type ClientAuthRequest, type OidcClient, OidcClients } from './oidc-clients';
+import { OidcTokens } from './oidc-tokens';
 import { SigningKeys, UnverifiableToken } from './signing-keys';
 
 /** RFC 7662 2.2's answer: `{active: false}` alone, or the token's facts. */
@@ -59,6 +62,7 @@ export class TokenIntrospection {
     private readonly issuers: Issuers,
     private readonly keys: SigningKeys,
     private readonly clientTokens: OidcClientTokenRepository,
+    private readonly userTokens: OidcTokens,
     private readonly recorder: EventRecorder,
   ) {}
 
@@ -79,7 +83,10 @@ export class TokenIntrospection {
 
   /** The token among the issuer's: the hint decides which kind is tried first, both are tried. */
   private async find(membershipId: string, token: string, hint: TokenTypeHint | undefined): Promise<FoundToken | undefined> {
-    const finders = [(): Promise<FoundToken | undefined> => this.findAccessToken(membershipId, token)];
+    const finders = [
+      (): Promise<FoundToken | undefined> => this.findAccessToken(membershipId, token),
+      (): Promise<FoundToken | undefined> => this.findRefreshToken(membershipId, token),
+    ];
     if (hint === 'refresh_token') finders.reverse();
     for (const finder of finders) {
       const found = await finder();
@@ -98,9 +105,10 @@ export class TokenIntrospection {
       if (error instanceof UnverifiableToken) return undefined;
       throw error;
     }
-    if (typeof claims.jti !== 'string' || typeof claims.client_id !== 'string') return undefined;
+    if (!isPossibleId(claims.jti) || typeof claims.client_id !== 'string') return undefined;
     const row = await this.clientTokens.find(membershipId, claims.jti);
-    if (!row || row.clientId !== claims.client_id) return undefined;
+    if (!row) return this.userAccessToken(membershipId, token, claims);
+    if (row.clientId !== claims.client_id) return undefined;
     return {
       clientId: row.clientId,
       kind: 'access_token',
@@ -118,7 +126,7 @@ export class TokenIntrospection {
       },
       revoke: async (client) => {
         await this.recorder.transaction(async (record) => {
-          const revoked = await this.clientTokens.revoke(membershipId, row.id, client.id, 'revoked_by_client');
+          const revoked = await this.clientTokens.revoke(membershipId, row.id, client.id, REVOKED_BY_CLIENT);
           if (!revoked) return;
           record({
             membershipId,
@@ -130,14 +138,84 @@ export class TokenIntrospection {
               token_id: revoked.id,
               token_type: 'Bearer',
               expire_time: revoked.expiresAt.toISOString(),
-              reason: 'revoked_by_client',
+              reason: REVOKED_BY_CLIENT,
             },
           });
         });
       },
     };
   }
+
+  /**
+   * A user's access token (an OpenID Provider grant's record): valid as OidcTokens checks it (record,
+   * session, user); found but invalid is inactive with nothing to revoke (its grant has ended already,
+   * or its session, or its user is inactive: every one of those ends the grant's tokens by itself).
+   */
+  private async userAccessToken(membershipId: string, token: string, claims: JWTPayload): Promise<FoundToken | undefined> {
+    if (typeof claims.client_id !== 'string') return undefined;
+    let verified: Awaited<ReturnType<OidcTokens['verifyAccessToken']>>;
+    try {
+      verified = await this.userTokens.verifyAccessToken(membershipId, token);
+    } catch (error) {
+      if (error instanceof OAuthError) return { clientId: claims.client_id, kind: 'access_token', active: false, answer: {}, revoke: async () => undefined };
+      throw error;
+    }
+    const { record } = verified;
+    if (!record.clientId) return undefined;
+    return {
+      clientId: record.clientId,
+      kind: 'access_token',
+      active: true,
+      answer: {
+        sub: record.userId,
+        client_id: record.clientId,
+        scope: (record.scopes ?? []).join(' '),
+        exp: verified.claims.exp,
+        iat: verified.claims.iat,
+        iss: this.issuers.of(membershipId),
+        aud: verified.claims.aud,
+        jti: record.accessJti,
+        token_type: 'Bearer',
+      },
+      revoke: (client) => this.endUserGrant(membershipId, record.parentId ?? record.id, client),
+    };
+  }
+
+  /** A user grant's opaque refresh token (`<record id>.<secret>`), active only in state `active`. */
+  private async findRefreshToken(membershipId: string, token: string): Promise<FoundToken | undefined> {
+    const found = await this.userTokens.lookupRefreshToken(membershipId, token);
+    const clientId = found?.record.clientId;
+    if (!found || !clientId) return undefined;
+    const { record } = found;
+    return {
+      clientId,
+      kind: 'refresh_token',
+      active: found.state === 'active',
+      answer: {
+        sub: record.userId,
+        client_id: clientId,
+        scope: (record.scopes ?? []).join(' '),
+        exp: record.refreshExpiresAt ? epochOf(record.refreshExpiresAt) : undefined,
+        iat: epochOf(record.createdAt),
+        iss: this.issuers.of(membershipId),
+        token_type: 'Bearer',
+      },
+      revoke: (client) => this.endUserGrant(membershipId, found.grantId, client),
+    };
+  }
+
+  /**
+   * RFC 7009 2.1: revoking either token of a user's grant ends the grant (every record rotated from
+   * its first: access and refresh tokens alike), through the revocation machinery every trigger
+   * uses, one TokenRevoked per record with the client. The user's session and other grants go on.
+   */
+  private async endUserGrant(membershipId: string, grantId: string, client: OidcClient): Promise<void> {
+    await this.userTokens.revokeGrant(membershipId, grantId, client.id, REVOKED_BY_CLIENT);
+  }
 }
+
+const REVOKED_BY_CLIENT = 'revoked_by_client';
+const epochOf = (date: Date): number => Math.floor(date.getTime() / 1000);
 
 function tokenParameters(form: Readonly<Record<string, unknown>>): { token: string; hint: TokenTypeHint | undefined } {
   const token = requiredFormField(form, 'token');

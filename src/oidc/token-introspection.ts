@@ -109,10 +109,12 @@ export class TokenIntrospection {
     const row = await this.clientTokens.find(membershipId, claims.jti);
     if (!row) return this.userAccessToken(membershipId, token, claims);
     if (row.clientId !== claims.client_id) return undefined;
+    // A client made inactive, or no longer a client, holds no live token (a deleted one's rows are gone with it).
+    const holder = row.revokedAt ? undefined : await this.clients.find(membershipId, row.clientId);
     return {
       clientId: row.clientId,
       kind: 'access_token',
-      active: !row.revokedAt && row.expiresAt.getTime() > Date.now(),
+      active: holder !== undefined && !row.revokedAt && row.expiresAt.getTime() > Date.now(),
       answer: {
         sub: row.clientId,
         client_id: row.clientId,

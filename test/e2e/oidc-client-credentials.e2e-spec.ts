@@ -130,6 +130,34 @@ describe('OpenID Provider: client_credentials, introspection and revocation of c
     expect(revoked[0]).toMatchObject({ utilizerId: app.id, document: { grant: 'client_credentials', client_id: app.id, token_id: payload.jti } });
   });
 
+  it("rotating the application's secret ends its client tokens (TokenRevoked); deactivating or deleting it makes them inactive", async () => {
+    const { tenant, app, issuer } = await tenantWithClient();
+    const resource = await createApplication(suite.t, tenant.admin, { oidc: { redirect_uris: ['http://127.0.0.1:9/cb'], grant_types: ['client_credentials'] } } as Record<string, unknown>);
+    const resourceConfig = await configurationOf(issuer, resource.id, resource.secret);
+    const { access_token: before } = await client.clientCredentialsGrant(await configurationOf(issuer, app.id, app.secret));
+    const rotated = await suite.t.http().post(`/memberships/${tenant.membershipId}/applications/${app.id}/secret`).set('Authorization', tenant.admin.auth);
+    expect(rotated.status).toBeLessThan(300);
+    expect(await client.tokenIntrospection(resourceConfig, before)).toEqual({ active: false });
+    const revoked = await eventsOfClient(suite.t, tenant.membershipId, 'TokenRevoked', app.id);
+    expect(revoked).toHaveLength(1);
+    expect(revoked[0].document).toMatchObject({ grant: 'client_credentials', client_id: app.id, reason: 'secret_rotated' });
+
+    const config = await configurationOf(issuer, app.id, rotated.body.secret as string);
+    const { access_token: after } = await client.clientCredentialsGrant(config);
+    expect(await client.tokenIntrospection(resourceConfig, after)).toMatchObject({ active: true });
+    const application = (await suite.t.http().get(`/memberships/${tenant.membershipId}/applications/${app.id}`).set('Authorization', tenant.admin.auth)).body;
+    const deactivated = await suite.t
+      .http()
+      .put(`/memberships/${tenant.membershipId}/applications/${app.id}`)
+      .set('Authorization', tenant.admin.auth)
+      .send({ name: application.name, oidc: application.oidc, is_active: false });
+    expect(deactivated.status).toBe(200);
+    expect(await client.tokenIntrospection(resourceConfig, after)).toEqual({ active: false });
+    const deleted = await suite.t.http().delete(`/memberships/${tenant.membershipId}/applications/${app.id}`).set('Authorization', tenant.admin.auth);
+    expect(deleted.status).toBeLessThan(300);
+    expect(await client.tokenIntrospection(resourceConfig, after)).toEqual({ active: false });
+  });
+
   it("another client's token: revocation does nothing (200); a confidential client may introspect it, a public one may not", async () => {
     const { tenant, app, issuer } = await tenantWithClient();
     const other = await createApplication(suite.t, tenant.admin, { oidc: { redirect_uris: ['http://127.0.0.1:9/cb'], grant_types: ['client_credentials'] } } as Record<string, unknown>);

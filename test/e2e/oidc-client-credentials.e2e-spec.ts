@@ -210,8 +210,20 @@ describe('OpenID Provider: client_credentials, introspection and revocation of c
     expect({ status: longScope.status, error: longScope.body.error }).toEqual({ status: 400, error: 'invalid_request' });
     const repeatedScope = await suite.t.http().post(path('token')).auth(app.id, app.secret).type('form').send('grant_type=client_credentials&scope=a&scope=b');
     expect({ status: repeatedScope.status, error: repeatedScope.body.error }).toEqual({ status: 400, error: 'invalid_request' });
-    const bogusMembership = await suite.t.http().post('/oidc/%00/introspect').auth(app.id, app.secret).type('form').send({ token: 'x' });
-    expect(bogusMembership.status).toBeGreaterThanOrEqual(400);
-    expect(bogusMembership.status).toBeLessThan(500);
+    for (const membership of ['%00', 'a'.repeat(300), '%ZZ', '..']) {
+      for (const route of ['introspect', 'revoke', 'device/authorize', 'token']) {
+        const res = await suite.t.http().post(`/oidc/${membership}/${route}`).auth(app.id, app.secret).type('form').send({ token: 'x', grant_type: 'client_credentials' });
+        expect({ membership: membership.slice(0, 8), route, server: res.status >= 500, client: res.status >= 400 }).toEqual({ membership: membership.slice(0, 8), route, server: false, client: true });
+      }
+    }
+    const headers = ['Basic !!!', `Basic ${Buffer.from('no-colon').toString('base64')}`, `Basic ${Buffer.from(`${app.id}:`).toString('base64')}`, 'Bearer x', `Basic ${Buffer.from(`%ZZ:${app.secret}`).toString('base64')}`];
+    for (const authorization of headers) {
+      for (const route of ['introspect', 'revoke', 'device/authorize']) {
+        const res = await suite.t.http().post(path(route)).set('Authorization', authorization).type('form').send({ token: 'x' });
+        expect({ authorization, route, status: res.status, error: res.body.error }).toEqual({ authorization, route, status: 401, error: 'invalid_client' });
+      }
+    }
+    const answer = await suite.t.http().post(path('introspect')).auth(app.id, app.secret).type('form').send({ token: 'x' });
+    expect(answer.headers['cache-control']).toBe('no-store');
   });
 });

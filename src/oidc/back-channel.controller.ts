@@ -4,6 +4,7 @@ import { Public } from '../common/access-decorators';
 import type { DeviceAuthorization } from '../device-codes/token-codes.service';
 import { OidcDeviceAuthorization } from './device-authorization';
 import { type IntrospectionResponse, TokenIntrospection } from './token-introspection';
+import { OAuthErrorDto } from './token-endpoint.controller';
 
 class ClientAuthenticationFields {
   @ApiPropertyOptional({ description: 'client_secret_post, and public clients (authentication none)' }) client_id?: string;
@@ -41,10 +42,8 @@ class IntrospectionDto {
   @ApiPropertyOptional({ example: 'Bearer' }) token_type?: string;
 }
 
-class OAuthErrorDto {
-  @ApiProperty({ example: 'invalid_client' }) error!: string;
-  @ApiPropertyOptional({ example: 'Client authentication failed' }) error_description?: string;
-}
+/** RFC 7009 2.2: the body of a revocation answer carries nothing (clients ignore it). */
+class RevocationDto {}
 
 /**
  * The issuer's back-channel routes besides the token endpoint: RFC 8628 device authorization,
@@ -111,14 +110,15 @@ export class BackChannelController {
   })
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiBody({ type: TokenForm })
-  @ApiResponse({ status: 200, description: 'Done (or nothing to do)' })
+  @ApiResponse({ status: 200, description: 'Done, or nothing to do: an empty object either way', type: RevocationDto })
   @ApiResponse({ status: 400, description: 'invalid_request (no token)', type: OAuthErrorDto })
   @ApiResponse({ status: 401, description: 'invalid_client', type: OAuthErrorDto })
   async revoke(
     @Param('membershipId') membershipId: string,
     @Body() form: Record<string, unknown>,
     @Headers('authorization') authorization: string | undefined,
-  ): Promise<void> {
+  ): Promise<Record<string, never>> {
     await this.introspection.revoke(membershipId, { authorization, form: form ?? {} });
+    return {};
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import { DATABASE, type Database } from '../database/database';
-import { applications, type ApplicationRow } from '../database/schema';
+import { applications, oidcClientTokens, type ApplicationRow, type OidcClientTokenRow } from '../database/schema';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { membershipSysFields, namedResourceFields, querySchema, sortableFieldNames } from '../common/query';
 import { toApplicationResponse } from './application.mapper';
@@ -54,5 +54,19 @@ export class ApplicationRepository extends MembershipScopedRepository<Applicatio
   /** The Basic authenticator reads the digest on every request, so the old secret fails from the commit on. */
   replaceSecretDigest(membershipId: string, id: string, secretDigest: string, modifiedBy: string): Promise<ApplicationRow> {
     return this.replace(membershipId, id, { secretDigest, modifiedAt: new Date(), modifiedBy });
+  }
+
+  /**
+   * Revokes the application's still-active client_credentials tokens of the OpenID Provider: a new
+   * secret ends what the old one obtained, as it does for Basic (contract, "Revocation triggers").
+   * The table belongs to the provider, which sits above; this one statement lives here as sessions'
+   * `denyApprovedDeviceCodes` does, so that the rotation needs no port upwards.
+   */
+  revokeClientTokens(membershipId: string, id: string, revokedBy: string, reason: string): Promise<OidcClientTokenRow[]> {
+    return this.database.db
+      .update(oidcClientTokens)
+      .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
+      .where(and(eq(oidcClientTokens.membershipId, membershipId), eq(oidcClientTokens.clientId, id), isNull(oidcClientTokens.revokedAt)))
+      .returning();
   }
 }

@@ -93,6 +93,21 @@ export class ApplicationsService extends MembershipResourceService<ApplicationRo
       const current = await this.lockCurrent(membershipId, id);
       const row = await this.applications.replaceSecretDigest(membershipId, id, digest, caller.id);
       record(this.updatedEvent(membershipId, caller.id, row, current));
+      for (const token of await this.applications.revokeClientTokens(membershipId, id, caller.id, 'secret_rotated')) {
+        record({
+          membershipId,
+          eventType: 'TokenRevoked',
+          utilizerId: caller.id,
+          document: {
+            grant: 'client_credentials',
+            client_id: token.clientId,
+            token_id: token.id,
+            token_type: 'Bearer',
+            expire_time: token.expiresAt.toISOString(),
+            reason: 'secret_rotated',
+          },
+        });
+      }
       return { ...toApplicationResponse(row), secret };
     });
   }

@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import type { ErrorBody } from './errors';
 
 /**
- * The error codes of OAuth 2.0 (RFC 6749 5.2, RFC 6750 3.1, RFC 7009 2.2.1, RFC 8628 3.5) that
+ * The error codes of OAuth 2.0 (RFC 6749 5.2, RFC 6750 3.1, RFC 7009 2.2.1, RFC 8628 3.5, RFC 8707 2) that
  * the OpenID Provider's back-channel routes answer with.
  */
 export type OAuthErrorCode =
@@ -12,6 +12,7 @@ export type OAuthErrorCode =
   | 'unauthorized_client'
   | 'unsupported_grant_type'
   | 'invalid_scope'
+  | 'invalid_target'
   | 'invalid_token'
   | 'unsupported_token_type'
   | 'authorization_pending'

@@ -228,9 +228,10 @@ function corsOrigins(env: Env): string[] | null {
  * Never derived from a request's Host header: a forged Host must not send users elsewhere. The
  * default carries the membership (contract), so that the user on a phone types only the user code.
  */
-function deviceVerificationUri(env: Env, port: number): string {
+function deviceVerificationUri(env: Env, publicUrlValue: string): string {
   const raw = env.DEVICE_VERIFICATION_URI;
-  if (raw === undefined || raw === '') return `http://localhost:${port}/device?membership_id={membership_id}`;
+  // The contract's default is `<PUBLIC_URL>/device?...`: the page lives where the service is reached.
+  if (raw === undefined || raw === '') return `${publicUrlValue}/device?membership_id={membership_id}`;
   let parsed: URL | null;
   try {
     parsed = new URL(raw.replaceAll('{membership_id}', 'membership'));
@@ -326,7 +327,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     outboundAllow: outboundAllow(env),
     cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
     corsOrigins: corsOrigins(env),
-    deviceVerificationUri: deviceVerificationUri(env, port),
+    deviceVerificationUri: deviceVerificationUri(env, publicUrl(env, port)),
     devicePollIntervalSeconds: integer(env, 'DEVICE_POLL_INTERVAL_SECONDS', 5, 1, 60),
     resetTokenExpiresIn: integer(env, 'RESET_TOKEN_EXPIRES_IN', 3600, 60, 86_400),
     resetMinIntervalSeconds: integer(env, 'RESET_MIN_INTERVAL_SECONDS', 60, 0, 3600),

@@ -13,5 +13,7 @@ import { TokenCodesService } from './token-codes.service';
   imports: [TokenCodePoliciesModule, TokensModule, MembershipStoreModule, EventsModule],
   controllers: [TokenCodesController, DevicePageController],
   providers: [TokenCodeRepository, TokenCodesService],
+  // The OpenID Provider's RFC 8628 endpoints make and redeem the same codes.
+  exports: [TokenCodesService],
 })
 export class DeviceCodesModule {}

@@ -8,7 +8,8 @@ import { signingColumns, userRecordColumns, type SigningMembership } from '../se
 export type NewTokenCode = Pick<
   TokenCodeRow,
   'id' | 'membershipId' | 'userCode' | 'deviceCodeDigest' | 'clientInfo' | 'pollInterval' | 'expiresAt'
->;
+> &
+  Partial<Pick<TokenCodeRow, 'oidcClientId' | 'oidcScopes'>>;
 
 /** What a device's poll needs: the code, the approver and the key that signs the pair. */
 export interface PolledCode {

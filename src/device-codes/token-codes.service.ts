@@ -5,7 +5,7 @@ import { DomainError } from '../common/errors';
 import { newId, newSecret } from '../common/ids';
 import { validationFailure } from '../common/validation';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import type { TokenCodeRow } from '../database/schema';
+import type { TokenCodeRow, UserRecord } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
 import type { ScopedApproval } from '../tokens/token-issuer';
@@ -37,6 +37,8 @@ export interface TokenCodeView {
 /** Drawing a user code again on collision; with 28^8 codes, running out means something is wrong. */
 const MAX_USER_CODE_DRAWS = 10;
 const DEVICE_CODE_BYTES = 32;
+/** The longest `client_info` value (contract: 256 characters), which the service's own values keep to as well. */
+const MAX_CLIENT_INFO_VALUE = 256;
 
 const digestOf = (deviceCode: string): string => createHash('sha256').update(deviceCode).digest('hex');
 
@@ -62,9 +64,28 @@ export class TokenCodesService {
   ) {}
 
   async create(membershipId: string, clientInfo: unknown): Promise<DeviceAuthorization> {
+    return this.createCode(membershipId, parseClientInfo(clientInfo), null);
+  }
+
+  /**
+   * A code an OpenID Provider client asked for at `<issuer>/device/authorize` (RFC 8628 3.1): the same
+   * code as the specification's route makes (the membership's policy, the same approval routes and
+   * `/device` page), tied to the client and the scopes it asked. Its `client_info` is the client's
+   * name and what it asks, written by the service, so the approving user sees which application it admits.
+   */
+  async createForClient(membershipId: string, client: { id: string; name: string }, scopes: readonly string[]): Promise<DeviceAuthorization> {
+    const info: Record<string, string> = { name: client.name.slice(0, MAX_CLIENT_INFO_VALUE), client_id: client.id };
+    if (scopes.length) info.scope = scopes.join(' ').slice(0, MAX_CLIENT_INFO_VALUE);
+    return this.createCode(membershipId, info, { clientId: client.id, scopes: [...scopes] });
+  }
+
+  private async createCode(
+    membershipId: string,
+    info: Record<string, string>,
+    oidc: { clientId: string; scopes: string[] } | null,
+  ): Promise<DeviceAuthorization> {
     const membership = await this.memberships.get(membershipId);
     if (!membership) throw new DomainError('MembershipNotFound', 'The membership does not exist');
-    const info = parseClientInfo(clientInfo);
     const shape = await this.shapeOf(membershipId, membership.codePolicy);
     const deviceCode = newSecret(DEVICE_CODE_BYTES);
     const interval = this.config.devicePollIntervalSeconds;
@@ -78,6 +99,8 @@ export class TokenCodesService {
         clientInfo: info,
         pollInterval: interval,
         expiresAt: new Date(Date.now() + shape.expiresIn * 1000),
+        oidcClientId: oidc?.clientId ?? null,
+        oidcScopes: oidc?.scopes ?? null,
       });
       if (!stored) continue;
       const verificationUri = this.config.deviceVerificationUri.replaceAll('{membership_id}', encodeURIComponent(membershipId));
@@ -123,6 +146,12 @@ export class TokenCodesService {
       state === 'approved' && caller.kind === 'user' && caller.scopes?.length
         ? { scopes: caller.scopes, sessionId: caller.sessionId, tokenId: caller.tokenId, until: new Date(caller.tokenExpiresAt * 1000) }
         : null;
+    // An application's sign-in (an OpenID Provider code) may hand out a refreshable grant and ID
+    // tokens: a scoped token, which can never become a refreshable session (third review), does not
+    // approve one. Its oidc_client_id never changes, so reading it first is no race.
+    if (scoped && (await this.codes.findLive(membershipId, userCode))?.oidcClientId) {
+      throw new DomainError('AccessDenied', "A scoped token cannot approve an application's sign-in; approve it with a full session");
+    }
     const decided = await this.recorder.transaction(async (record) => {
       const row = await this.codes.decide(membershipId, userCode, {
         state,
@@ -155,7 +184,9 @@ export class TokenCodesService {
     if (!(await this.memberships.get(membershipId))) throw new DomainError('MembershipNotFound', 'The membership does not exist');
     const digest = digestOf(deviceCode);
     const found = await this.codes.findForPoll(membershipId, digest);
-    if (!found || !sameDigest(found.code.deviceCodeDigest, digest) || found.code.state === 'consumed') {
+    // A code an OpenID Provider client asked for is redeemed at its issuer's token endpoint only:
+    // here it would become a token pair of the management API, which the client never asked for.
+    if (!found || !sameDigest(found.code.deviceCodeDigest, digest) || found.code.state === 'consumed' || found.code.oidcClientId !== null) {
       throw new DomainError('InvalidDeviceCode', 'The device code is not valid');
     }
     const { code, membership, approver } = found;
@@ -181,6 +212,61 @@ export class TokenCodesService {
     if (!issued) throw new DomainError('InvalidDeviceCode', 'The device code is not valid');
     return issued;
   }
+
+  /**
+   * The poll of an OpenID Provider client at its issuer's token endpoint (RFC 8628 3.4): the checks
+   * of `poll` in the same order, for the client's own codes only (another client's code, or one of
+   * the specification's routes, is as unknown), then `issue` with the approved code, consumed
+   * first so that a parallel poll gets InvalidDeviceCode; a failing `issue` gives it back.
+   */
+  async pollForClient<T>(
+    membershipId: string,
+    clientId: string,
+    deviceCode: string,
+    issue: (approved: ApprovedClientCode) => Promise<T>,
+  ): Promise<T> {
+    const digest = digestOf(deviceCode);
+    const found = await this.codes.findForPoll(membershipId, digest);
+    if (!found || !sameDigest(found.code.deviceCodeDigest, digest) || found.code.state === 'consumed' || found.code.oidcClientId !== clientId) {
+      throw new DomainError('InvalidDeviceCode', 'The device code is not valid');
+    }
+    const { code, approver } = found;
+    if (code.expiresAt.getTime() <= Date.now()) throw new DomainError('ExpiredToken', 'The device code has expired');
+    if (code.state === 'pending') {
+      const outcome = await this.codes.recordPendingPoll(code.id);
+      if (outcome === 'slow_down') throw new DomainError('SlowDown', 'Polled too soon: wait longer between polls');
+      throw new DomainError('AuthorizationPending', 'The user has not approved the code yet');
+    }
+    if (code.state === 'denied') throw new DomainError('AuthorizationDenied', 'The user denied the code');
+    // A user made inactive denies its approved codes first (third review); one deactivated in between is denied here too.
+    if (!approver?.isActive) throw new DomainError('AuthorizationDenied', 'The user account is not active');
+    // Never approved with a scoped token (decide refuses it); a row that says otherwise hands out nothing.
+    if (code.scopes?.length) throw new DomainError('AuthorizationDenied', 'The approval cannot be used; approve the code again');
+    if (!(await this.codes.consume(code.id))) throw new DomainError('InvalidDeviceCode', 'The device code is not valid');
+    try {
+      return await issue({
+        approver,
+        scopes: code.oidcScopes ?? [],
+        amr: code.amr,
+        decidedAt: code.decidedAt ?? new Date(),
+        userCode: code.userCode,
+      });
+    } catch (error) {
+      await this.codes.release(code.id);
+      throw error;
+    }
+  }
+}
+
+/** An approved OpenID Provider code, as the issuer's device grant turns it into tokens. */
+export interface ApprovedClientCode {
+  approver: UserRecord;
+  /** The OpenID scopes the client asked at device/authorize. */
+  scopes: string[];
+  amr: string[] | null;
+  /** When the user approved: the moment it authenticated the device's sign-in. */
+  decidedAt: Date;
+  userCode: string;
 }
 
 /** The scoped token an approval stands for, when a scoped token approved the code. */

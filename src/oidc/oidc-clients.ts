@@ -3,6 +3,7 @@ import { ApplicationCredentials } from '../applications/application-credentials'
 import { ApplicationRepository } from '../applications/application.repository';
 import type { OidcGrantType } from '../applications/application-oidc';
 import { parseAuthorization } from '../common/authorization-header';
+import { DomainError } from '../common/errors';
 import { isPossibleId } from '../common/ids';
 import { OAuthError } from '../common/oauth-error';
 import type { ApplicationOidcRecord } from '../database/schema';
@@ -60,6 +61,8 @@ export class OidcClients {
    * `invalid_client`, one answer for all.
    */
   async authenticate(membershipId: string, request: ClientAuthRequest): Promise<{ client: OidcClient; method: ClientAuthMethod }> {
+    // An issuer id that cannot exist is 404 before anything else (contract "Hostile input"), as discovery answers it.
+    if (!isPossibleId(membershipId)) throw new DomainError('MembershipNotFound', 'The membership does not exist');
     const { form } = request;
     const basic = parseAuthorization(request.authorization);
     if (basic?.scheme === 'bearer') throw OAuthError.invalidClient('Client authentication must use Basic or the form');

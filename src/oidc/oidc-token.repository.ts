@@ -23,6 +23,7 @@ export type OidcTokenRecord = Pick<
   | 'revokeReason'
   | 'ipAddress'
   | 'userAgent'
+  | 'createdAt'
 >;
 
 /** A record with its sign-in session and its user, as one lookup loads them. */
@@ -49,6 +50,7 @@ const recordColumns = {
   revokeReason: tokenSessions.revokeReason,
   ipAddress: tokenSessions.ipAddress,
   userAgent: tokenSessions.userAgent,
+  createdAt: tokenSessions.createdAt,
 };
 
 /** The OpenID Provider's reads of `token_sessions` (its records are written by TokenSessionRepository.issue). */

@@ -1,5 +1,6 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { ApplicationsModule } from '../applications/applications.module';
+import { DeviceCodesModule } from '../device-codes/device-codes.module';
 import { EventsModule } from '../events/events.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { TokensModule } from '../tokens/tokens.module';
@@ -16,7 +17,12 @@ import { EndSession } from './end-session';
 import { FrontChannel } from './front-channel';
 import { InteractionRepository } from './interaction.repository';
 import { Interactions } from './interactions';
+import { BackChannelController } from './back-channel.controller';
+import { ClientCredentialsGrant } from './client-credentials.grant';
+import { OidcDeviceAuthorization } from './device-authorization';
+import { DeviceCodeGrant } from './device-code.grant';
 import { Issuers } from './issuer';
+import { OidcClientTokenRepository } from './oidc-client-token.repository';
 import { OidcClients } from './oidc-clients';
 import { OidcIssuerController } from './oidc-issuer.controller';
 import { OidcTokenRepository } from './oidc-token.repository';
@@ -30,11 +36,12 @@ import { OidcTokenEndpoint } from './token-endpoint';
 import { TokenEndpointController } from './token-endpoint.controller';
 import { UserInfo } from './userinfo';
 import { UserInfoController } from './userinfo.controller';
+import { TokenIntrospection } from './token-introspection';
 
 /** Each membership as an OpenID Provider (docs/oidc.md). CodeFactor comes from the global SecondFactorsModule. */
 @Module({
-  imports: [ApplicationsModule, EventsModule, SessionsModule, TokensModule, UsersModule],
-  controllers: [OidcIssuerController, SigningKeysController, TokenEndpointController, AuthorizationController, UserInfoController, ConsentsController],
+  imports: [ApplicationsModule, DeviceCodesModule, EventsModule, SessionsModule, TokensModule, UsersModule],
+  controllers: [OidcIssuerController, SigningKeysController, TokenEndpointController, BackChannelController, AuthorizationController, UserInfoController, ConsentsController],
   providers: [
     Issuers,
     OidcClients,
@@ -56,6 +63,11 @@ import { UserInfoController } from './userinfo.controller';
     UserInfo,
     AuthorizationCodeGrant,
     RefreshTokenGrant,
+    OidcClientTokenRepository,
+    ClientCredentialsGrant,
+    OidcDeviceAuthorization,
+    DeviceCodeGrant,
+    TokenIntrospection,
   ],
   exports: [Issuers, OidcClients, OidcTokenEndpoint, OidcTokens, SigningKeys],
 })

@@ -26,7 +26,8 @@ class TokenResponseDto {
   @ApiPropertyOptional({ description: 'With offline_access (rotated at each use)' }) refresh_token?: string;
 }
 
-class OAuthErrorDto {
+/** OAuth's error object (RFC 6749 5.2), the error answer of every back-channel route of the issuer. */
+export class OAuthErrorDto {
   @ApiProperty({ example: 'invalid_grant' }) error!: string;
   @ApiPropertyOptional({ example: 'The authorization code is not valid' }) error_description?: string;
 }

@@ -76,6 +76,20 @@ const HOSTILE_VALUES: [string, unknown][] = [
 /** The hostile values above that no database can store (a NUL or a lone surrogate somewhere in them). */
 const UNSTORABLE_VALUES = new Set(['NUL', 'NUL inside', 'lone surrogate', 'array of NUL', 'object']);
 
+/** Hostile values of a form-encoded field, as sent (already percent-encoded where they must be). */
+const HOSTILE_FORM_VALUES: [string, string][] = [
+  ['NUL', '%00'],
+  ['NUL inside', 'ab%00cd'],
+  ['invalid UTF-8', '%FF%FE'],
+  ['lone surrogate', '%ED%A0%80'],
+  ['bad escape', '%ZZ'],
+  ['over-long string', 'x'.repeat(20_000)],
+  ['empty', ''],
+  ['spaces', '%20%20%20'],
+  ['quotes and angle brackets', '%22%3Cscript%3E'],
+];
+const UNSTORABLE_FORM_VALUES = new Set(['NUL', 'NUL inside', 'invalid UTF-8', 'lone surrogate']);
+
 const HOSTILE_QUERY_VALUES: [string, string][] = [
   ['NUL', '%00'],
   ['NUL inside', 'a%00b'],
@@ -103,23 +117,6 @@ const HOSTILE_PATH_VALUES: [string, string][] = [
   ['dot dot', '%2E%2E'],
   ['quote', "'%22;--"],
 ];
-
-/** The OpenID Provider's routes take HTML forms and OAuth's form bodies (RFC 6749 3.2), never JSON. */
-const takesForm = (route: RouteEntry): boolean => route.path.startsWith('/oidc/');
-
-/**
- * A body as a form: an object's fields as form fields (a value that is not a string as its JSON
- * text), anything else as the raw text of the value. URLSearchParams writes a lone surrogate as
- * U+FFFD, which a form can carry; a NUL stays a `%00`, which the service refuses.
- */
-function formText(body: unknown): string {
-  if (body && typeof body === 'object' && !Array.isArray(body)) {
-    const params = new URLSearchParams();
-    for (const [key, value] of Object.entries(body)) params.append(key, typeof value === 'string' ? value : JSON.stringify(value));
-    return params.toString();
-  }
-  return typeof body === 'string' ? body : JSON.stringify(body);
-}
 
 /** Express path `/a/:b` to the OpenAPI key `/a/{b}`. */
 const openApiPath = (path: string): string => path.replace(/:([A-Za-z]+)/g, '{$1}');
@@ -242,6 +239,14 @@ describe('hostile input on every route', () => {
     return document?.paths?.[openApiPath(route.path)]?.[route.method.toLowerCase()];
   }
 
+  /** The documented form fields of a route that takes OAuth's form bodies (the OpenID Provider's), or undefined. */
+  function formFieldsOf(route: RouteEntry): string[] | undefined {
+    const schema = operationOf(route)?.requestBody?.content?.['application/x-www-form-urlencoded']?.schema;
+    if (!schema) return undefined;
+    const resolved = schema.$ref ? document.components.schemas[String(schema.$ref).split('/').pop() as string] : schema;
+    return Object.keys(resolved?.properties ?? {});
+  }
+
   /**
    * Sends one request and notes a 5xx or a missing answer. `refused`: text no database can store
    * (a NUL, invalid UTF-8, a lone surrogate) or an id that cannot exist, which must be answered 400
@@ -262,16 +267,9 @@ describe('hostile input on every route', () => {
         else await res.arrayBuffer();
       } else if (Buffer.isBuffer(rawBody)) {
         // supertest would send a Buffer as its JSON description; fetch sends the bytes (the path is plain here).
-        const type = takesForm(route) ? 'application/x-www-form-urlencoded' : 'application/json';
-        const res = await fetch(`${t.url}${path}`, { method: route.method, headers: { ...headers, 'Content-Type': type }, body: rawBody });
+        const res = await fetch(`${t.url}${path}`, { method: route.method, headers: { ...headers, 'Content-Type': 'application/json' }, body: rawBody });
         await res.arrayBuffer();
         status = res.status;
-      } else if (takesForm(route) && (body !== undefined || rawBody !== undefined)) {
-        const text = rawBody ?? formText(body);
-        // Only a NUL (or bytes that are not text) is refused in a form: a lone surrogate became U+FFFD on the way.
-        refused = refused && (/%00/i.test(text) || /[^\x21-\x7e]/.test(text));
-        const method = route.method.toLowerCase() as 'post' | 'put' | 'delete';
-        status = (await request(t.url)[method](path).set(headers).set('Content-Type', 'application/x-www-form-urlencoded').send(text)).status;
       } else {
         const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
         let call = request(t.url)[method](path).set(headers);
@@ -283,7 +281,18 @@ describe('hostile input on every route', () => {
       failures.push(`${route.method} ${route.path} [${what}]: no answer (${(error as Error).message})`);
       return;
     }
-    if (status >= 500 || (refused && status !== 400 && status !== 404)) failures.push(`${route.method} ${route.path} [${what}]: ${status}`);
+    // A route of form bodies refuses any JSON body with 415 before it runs (RFC 6749 3.2; contract "Single sign-on").
+    const jsonToForm = formFieldsOf(route) !== undefined && (body !== undefined || rawBody !== undefined);
+    const refusals = jsonToForm ? [400, 404, 415] : [400, 404];
+    if (status >= 500 || (refused && !refusals.includes(status))) failures.push(`${route.method} ${route.path} [${what}]: ${status}`);
+  }
+
+  /** A form-encoded body (`text` as sent), with a client's Basic credentials: a 5xx, or a refused value not answered 400/404, fails. */
+  async function sendForm(route: RouteEntry, what: string, text: string, refused = false): Promise<void> {
+    sent++;
+    const method = route.method.toLowerCase() as 'post' | 'put' | 'delete';
+    const res = await request(t.url)[method](pathOf(route)).set('Authorization', inst.application.basic).type('form').send(text);
+    if (res.status >= 500 || (refused && res.status !== 400 && res.status !== 404)) failures.push(`${route.method} ${route.path} [${what}]: ${res.status}`);
   }
 
   it('answers no 5xx to hostile paths, queries and bodies on any route', async () => {
@@ -324,8 +333,18 @@ describe('hostile input on every route', () => {
       }
 
       if (!hasBody) continue;
-      const content = operation?.requestBody?.content;
-      const schema = content?.['application/json']?.schema ?? content?.['application/x-www-form-urlencoded']?.schema;
+      const formFields = formFieldsOf(route);
+      if (formFields) {
+        // Its own walk, form-encoded: each documented field hostile, repeated, and as a bracketed name.
+        for (const field of formFields) {
+          for (const [index, [name, value]] of HOSTILE_FORM_VALUES.entries()) {
+            if (walks(at(`form ${field}`), index)) await sendForm(route, `form ${field} ${name}`, `${field}=${value}`, UNSTORABLE_FORM_VALUES.has(name));
+          }
+          await sendForm(route, `form ${field} repeated`, `${field}=a&${field}=b`);
+          await sendForm(route, `form ${field}[x]`, `${field}[x]=a&${field}[]=b`);
+        }
+      }
+      const schema = operation?.requestBody?.content?.['application/json']?.schema;
       const base = harmless(schema ? sample(document, schema) : { ids: [UNKNOWN_ID], where: {} }) as Record<string, unknown>;
       for (const field of fieldPaths(base)) {
         for (const [index, [name, value]] of HOSTILE_VALUES.entries()) {
@@ -390,9 +409,11 @@ describe('hostile input on every route', () => {
         const elapsed = performance.now() - started;
         slowest = Math.max(slowest, elapsed);
         largest = Math.max(largest, res.text.length);
-        // A form route refuses any JSON before reading it (415, in OAuth's shape on the back-channel routes).
-        const refusedAsItShould = takesForm(route) ? res.status === 415 : res.status === 400 && res.body.errorCode === 'ModelValidationError';
-        if (!refusedAsItShould) problems.push(`${route.method} ${route.path} [${what}]: ${res.status} ${res.body.errorCode ?? res.body.error}`);
+        // A route of form bodies answers any JSON body 415 in OAuth's shape (the OpenID Provider's), at once.
+        const refusedAsIt = formFieldsOf(route)
+          ? res.status === 415 && res.body.error === 'invalid_request'
+          : res.status === 400 && res.body.errorCode === 'ModelValidationError';
+        if (!refusedAsIt) problems.push(`${route.method} ${route.path} [${what}]: ${res.status} ${res.body.errorCode ?? res.body.error}`);
         if (res.text.length >= 64 * 1024) problems.push(`${route.method} ${route.path} [${what}]: answer of ${res.text.length} bytes`);
         if (elapsed > 1000) problems.push(`${route.method} ${route.path} [${what}]: ${Math.round(elapsed)} ms`);
       }

@@ -10,6 +10,7 @@ import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 import { buildServiceIntoTemp, findExecutable, parseMetrics, type RunningService, startReceiver, startService } from '../support/operations';
 import { routeTable } from '../support/route-table';
 import { openEventStream, streamPath } from '../support/event-stream';
+import { isOAuthRoute } from '../../src/common/oauth-error';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -258,9 +259,11 @@ describe('API documentation', () => {
       if (route.access.startsWith('permission') && !statuses.includes('403')) problems.push(`${where}: 403 not documented`);
       const bodyless = route.path === '/ping' || route.path === '/metrics' || route.path === '/healthcheck';
       if (!bodyless && !statuses.some((status) => /^4/.test(status))) problems.push(`${where}: no error answer documented (ApiErrors)`);
+      // The OpenID Provider's back-channel routes answer OAuth's error object (RFC 6749 5.2), as the contract says.
+      const errorSchema = isOAuthRoute({ path: route.path.replace(/:[A-Za-z]+/g, 'x') }) ? 'OAuthErrorDto' : 'ErrorBodySchema';
       for (const status of statuses.filter((s) => /^[45]/.test(s) && s !== '500')) {
         const schema = operation.responses[status].content?.['application/json']?.schema;
-        if (schema?.$ref !== '#/components/schemas/ErrorBodySchema') problems.push(`${where}: ${status} is not the error body (ErrorBodySchema)`);
+        if (schema?.$ref !== `#/components/schemas/${errorSchema}`) problems.push(`${where}: ${status} is not the error body (${errorSchema})`);
       }
     }
     if (problems.length) throw new Error(`Incomplete API documentation:\n${problems.join('\n')}`);

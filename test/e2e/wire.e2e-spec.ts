@@ -3,6 +3,7 @@ import { loadConfig } from '../../src/config/config';
 import { startTestApp, type TestApp } from '../support/app';
 import { bootInstallation, createApplication, type Installation, signIn } from '../support/api';
 import { routeTable } from '../support/route-table';
+import { isOpenIdProviderPath } from '../../src/common/http';
 
 /**
  * Wire conventions of the contract: input hygiene before the database, one answer for every Basic
@@ -44,9 +45,9 @@ describe('wire conventions', () => {
             // The hostile value in one parameter, real values in the others.
             const path = route.path.replace(/:[A-Za-z]+/g, (name) => (name === param ? hostile : name === ':membershipId' ? m : UNKNOWN_ID));
             const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
-            // The OpenID Provider's routes take forms (RFC 6749 3.2); every other route JSON.
+            // The OpenID Provider's routes take form bodies (JSON there is 415 before any route runs).
             const call = t.http()[method](path).set('Authorization', inst.admin.auth);
-            const res = await (route.path.startsWith('/oidc/') ? call.type('form').send({}) : call.send({}));
+            const res = isOpenIdProviderPath(route.path) && method === 'post' ? await call.type('form').send({}) : await call.send({});
             answers.push(`${route.method} ${route.path} ${param}=${hostile.slice(0, 12)} ${res.status} ${res.body?.errorCode}`);
             expect({ path: `${route.method} ${path.slice(0, 120)}`, ok: [400, 404].includes(res.status) }).toEqual({
               path: `${route.method} ${path.slice(0, 120)}`,

@@ -240,9 +240,14 @@ describe('hostile input on every route', () => {
   }
 
   /** The documented form fields of a route that takes OAuth's form bodies (the OpenID Provider's), or undefined. */
+  /**
+   * The fields of a route that takes forms: the documented ones, none for an OpenID Provider route
+   * that documents no form (a page's post: the service takes forms, never JSON, under /oidc/).
+   * Undefined for a JSON route.
+   */
   function formFieldsOf(route: RouteEntry): string[] | undefined {
     const schema = operationOf(route)?.requestBody?.content?.['application/x-www-form-urlencoded']?.schema;
-    if (!schema) return undefined;
+    if (!schema) return route.path.startsWith('/oidc/') ? [] : undefined;
     const resolved = schema.$ref ? document.components.schemas[String(schema.$ref).split('/').pop() as string] : schema;
     return Object.keys(resolved?.properties ?? {});
   }
@@ -409,9 +414,9 @@ describe('hostile input on every route', () => {
         const elapsed = performance.now() - started;
         slowest = Math.max(slowest, elapsed);
         largest = Math.max(largest, res.text.length);
-        // A route of form bodies answers any JSON body 415 in OAuth's shape (the OpenID Provider's), at once.
+        // A route of form bodies answers any JSON body 415 at once: in OAuth's shape on the back-channel routes, the service's on the pages.
         const refusedAsIt = formFieldsOf(route)
-          ? res.status === 415 && res.body.error === 'invalid_request'
+          ? res.status === 415 && (res.body.error === 'invalid_request' || res.body.errorCode === 'UnsupportedMediaType')
           : res.status === 400 && res.body.errorCode === 'ModelValidationError';
         if (!refusedAsIt) problems.push(`${route.method} ${route.path} [${what}]: ${res.status} ${res.body.errorCode ?? res.body.error}`);
         if (res.text.length >= 64 * 1024) problems.push(`${route.method} ${route.path} [${what}]: answer of ${res.text.length} bytes`);

@@ -5,6 +5,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { createApplication, createMembership, createUser, useInstallation } from '../support/api';
+import { PageBrowser } from '../support/oidc-browser';
+import { closedPort } from '../support/ports';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -14,8 +17,11 @@ interface Started {
   port: number;
 }
 
-/** Runs `npm run <script>` in its own process group and waits for its "on http://<address>:<port>" line. */
-function startExample(script: string): Promise<Started> {
+/**
+ * Runs `npm run <script>` in its own process group and waits for its "on http://<address>:<port>"
+ * line. `env` replaces the protected APIs' settings.
+ */
+function startExample(script: string, env?: Record<string, string>): Promise<Started> {
   const child = spawn('npm', ['run', '--silent', script], {
     cwd: ROOT,
     detached: true,
@@ -23,9 +29,11 @@ function startExample(script: string): Promise<Started> {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
       PORT: '0',
-      // Validated at start but never called: /health is public. A closed loopback port.
-      PORTCULLIS_URL: 'http://127.0.0.1:9/',
-      PORTCULLIS_MEMBERSHIP_ID: 'm-example',
+      ...(env ?? {
+        // Validated at start but never called: /health is public. A closed loopback port.
+        PORTCULLIS_URL: 'http://127.0.0.1:9/',
+        PORTCULLIS_MEMBERSHIP_ID: 'm-example',
+      }),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -83,4 +91,60 @@ describe.each(['example:nest', 'example:express'])('npm run %s', (script) => {
     expect(groupAlive(pgid)).toBe(false);
     await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
   }, 30_000);
+});
+
+/*
+ * `npm run example:sign-in` as the README runs it: an Express app that signs its users in with
+ * openid-client against the service's OpenID Provider. A browser-like client (cookies, redirects,
+ * the pages' forms) goes from the app's sign-in link through the login and consent pages back to
+ * the app, which then shows who signed in; sign-out ends the single sign-on session too.
+ */
+describe('npm run example:sign-in', () => {
+  const suite = useInstallation({ publicUrl: true });
+  let started: Started | undefined;
+  afterAll(() => stop(started));
+
+  it('signs a user in end to end, and out again', async () => {
+    const port = await closedPort();
+    const appUrl = `http://127.0.0.1:${port}`;
+    const tenant = await createMembership(suite.t, suite.admin);
+    const client = await createApplication(suite.t, tenant.admin, {
+      name: 'Example web app',
+      oidc: { redirect_uris: [`${appUrl}/callback`], post_logout_redirect_uris: [`${appUrl}/`] },
+    } as Record<string, unknown>);
+    const user = await createUser(suite.t, tenant.admin, { firstname: 'Grace', lastname: 'Hopper' });
+    started = await startExample('example:sign-in', {
+      PORT: String(port),
+      PORTCULLIS_ISSUER: `${suite.t.url}/oidc/${tenant.membershipId}`,
+      CLIENT_ID: client.id,
+      CLIENT_SECRET: client.secret,
+    });
+    const browser = new PageBrowser();
+    expect((await browser.request(`${appUrl}/`)).html).toContain('Not signed in');
+
+    // The app's sign-in link leads to the provider's login page, then consent, then back.
+    const toProvider = await browser.request(`${appUrl}/login`);
+    expect(toProvider.location).toMatch(new RegExp(`^${suite.t.url}/oidc/${tenant.membershipId}/authorize\\?`));
+    let page = await browser.follow(toProvider.location as string, suite.t.url);
+    expect(page.html).toContain('name="password"');
+    page = await browser.submit(page, { username: user.username, password: user.password }, suite.t.url);
+    expect(page.html).toContain('Example web app');
+    page = await browser.submit(page, { decision: 'allow' }, suite.t.url);
+    expect(page.location).toMatch(new RegExp(`^${appUrl}/callback\\?code=`));
+    const back = await browser.request(page.location as string);
+    expect(back.status).toBe(302);
+    const home = await browser.request(`${appUrl}/`);
+    expect(home.html).toContain('Signed in as <span id="user">Grace Hopper</span>');
+    expect(home.html).toContain(user.email_address);
+
+    // Sign-out: the app sends the browser to the provider's end-session endpoint, which comes back.
+    const out = await browser.request(`${appUrl}/logout`);
+    expect(out.location).toMatch(new RegExp(`^${suite.t.url}/oidc/${tenant.membershipId}/logout\\?`));
+    const ended = await browser.request(out.location as string);
+    expect(ended.location).toBe(`${appUrl}/`);
+    expect((await browser.request(`${appUrl}/`)).html).toContain('Not signed in');
+    // The single sign-on session is over: signing in again asks for the password.
+    const again = await browser.follow((await browser.request(`${appUrl}/login`)).location as string, suite.t.url);
+    expect(again.html).toContain('name="password"');
+  }, 120_000);
 });

@@ -113,9 +113,16 @@ function authorizeUrl(authorizationEndpoint, clientId) {
   return url.href;
 }
 
-/** `count` codes, 16 at a time. */
+/**
+ * `count` codes, 16 at a time. The first sign-in goes alone: the pages' interaction cookie is one
+ * per browser, and after it the single sign-on cookie answers every authorization at once.
+ */
 async function mint(side, count) {
   const codes = [];
+  if (!side.signedIn) {
+    codes.push(await side.browser.codeFrom(authorizeUrl(side.metadata.authorization_endpoint, side.clientId), side.fields));
+    side.signedIn = true;
+  }
   const worker = async () => {
     while (codes.length < count) codes.push(await side.browser.codeFrom(authorizeUrl(side.metadata.authorization_endpoint, side.clientId), side.fields));
   };

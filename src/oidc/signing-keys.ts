@@ -14,6 +14,20 @@ export const SIGNING_ALGORITHM = 'ES256';
 /** How long an imported key stays in memory unused; a kid names one key forever, so this only bounds memory. */
 const IMPORTED_KEY_TTL_MS = 3_600_000;
 
+/**
+ * How long an instance signs with the current key it read: a code exchange signs two tokens, and
+ * reading the key each time was two of its database round trips. Another instance's rotation is
+ * seen within this time; tokens signed with the replaced key verify through its overlap anyway.
+ */
+const CURRENT_KEY_TTL_MS = 5_000;
+
+/** The current key of a membership as the signer holds it. */
+interface CurrentKey {
+  id: string;
+  algorithm: string;
+  key: KeyObject;
+}
+
 /** The `typ` header of a token the OpenID Provider signs: RFC 9068 access tokens, or ID tokens (and others) as `JWT`. */
 export type SignedTokenType = 'at+jwt' | 'JWT';
 
@@ -51,8 +65,10 @@ function stringFields(jwk: JWK): Record<string, string> {
  */
 @Injectable()
 export class SigningKeys {
-  /** Imported keys by kid (`private:` and `public:` prefixes): importing a JWK costs about what a signature does. */
+  /** Imported public keys by membership and kid: importing a JWK costs about what a verification does. */
   private readonly imported: BoundedCache<KeyObject>;
+  /** Each membership's current key, imported, for a few seconds (see CURRENT_KEY_TTL_MS). */
+  private readonly current: BoundedCache<CurrentKey>;
 
   constructor(
     private readonly keys: SigningKeyRepository,
@@ -60,27 +76,30 @@ export class SigningKeys {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.imported = new BoundedCache({ maxEntries: config.cacheMaxEntries, ttlMs: IMPORTED_KEY_TTL_MS });
+    this.current = new BoundedCache({ maxEntries: config.cacheMaxEntries, ttlMs: CURRENT_KEY_TTL_MS });
   }
 
   /**
    * Signs `payload` with the membership's current key (made now if it has none), `kid` in the
-   * header. The current key is read at every signature, so a rotation on any instance takes
-   * effect at once; only the import is cached.
+   * header. A rotation takes effect at once on the instance that made it, and within
+   * CURRENT_KEY_TTL_MS on the others (the replaced key stays in the JWKS far longer than that).
    */
   async sign(membershipId: string, payload: JWTPayload, typ: SignedTokenType): Promise<string> {
-    let current = await this.keys.currentPrivate(membershipId);
-    if (!current) {
+    const current = this.current.get(membershipId) ?? (await this.loadCurrent(membershipId));
+    return new SignJWT(payload).setProtectedHeader({ alg: current.algorithm, kid: current.id, typ }).sign(current.key);
+  }
+
+  /** The membership's current key, imported (made first when it has none), kept for CURRENT_KEY_TTL_MS. */
+  private async loadCurrent(membershipId: string): Promise<CurrentKey> {
+    let row = await this.keys.currentPrivate(membershipId);
+    if (!row) {
       await this.keys.addCurrentIfNone(await newKey(membershipId));
-      current = await this.keys.currentPrivate(membershipId);
-      if (!current) throw new Error(`no signing key for membership ${membershipId}`);
+      row = await this.keys.currentPrivate(membershipId);
+      if (!row) throw new Error(`no signing key for membership ${membershipId}`);
     }
-    const cacheKey = `private:${current.id}`;
-    let key = this.imported.get(cacheKey);
-    if (!key) {
-      key = createPrivateKey({ key: current.privateJwk, format: 'jwk' });
-      this.imported.set(cacheKey, key);
-    }
-    return new SignJWT(payload).setProtectedHeader({ alg: current.algorithm, kid: current.id, typ }).sign(key);
+    const current = { id: row.id, algorithm: row.algorithm, key: createPrivateKey({ key: row.privateJwk, format: 'jwk' }) };
+    this.current.set(membershipId, current);
+    return current;
   }
 
   /**
@@ -148,6 +167,8 @@ export class SigningKeys {
       record({ membershipId, eventType: 'SigningKeyRotated', utilizerId, document: { kid: key.id, alg: key.algorithm, retired_kid: retired ?? null } });
       return retired;
     });
+    // This instance signs with the new key from now on.
+    this.current.delete(membershipId);
     return {
       kid: key.id,
       alg: key.algorithm,

@@ -54,11 +54,6 @@ export class BoundedCache<V extends NonNullable<unknown>> {
     return this.entries.size;
   }
 
-  /** The most entries it may hold. */
-  get maxEntries(): number {
-    return this.entries.max;
-  }
-
   /** Stops the sweep timer and empties the cache (application shutdown). */
   close(): void {
     clearInterval(this.purgeTimer);

@@ -29,24 +29,12 @@ const ERROR_EXAMPLES: Record<number, ErrorExample> = {
     errors: [{ field: 'request.url', message: 'must be an absolute http(s) URL' }],
   },
   401: { description: 'Missing, invalid, expired or revoked token', errorCode: 'InvalidToken', message: 'The token is not valid' },
-  403: {
-    description: 'AccessDenied: the caller lacks the permission, or the membership is not the caller’s',
-    errorCode: 'AccessDenied',
-    message: 'Permission webhooks.create is required',
-  },
+  403: { description: 'AccessDenied: the caller lacks the permission, or the membership is not the caller’s', errorCode: 'AccessDenied', message: 'Permission webhooks.create is required' },
   404: { description: 'Not found', errorCode: 'NotFound', message: 'Not found' },
-  409: {
-    description: 'Conflict (already exists, identical document, ...)',
-    errorCode: 'IdenticalDocumentError',
-    message: 'The update changes nothing',
-  },
+  409: { description: 'Conflict (already exists, identical document, ...)', errorCode: 'IdenticalDocumentError', message: 'The update changes nothing' },
   413: { description: 'PayloadTooLarge', errorCode: 'PayloadTooLarge', message: 'The request body is too large' },
-  429: {
-    description: 'TooManySignInAttempts: the login or the client address is locked for a while (Retry-After, seconds)',
-    errorCode: 'TooManySignInAttempts',
-    message: 'Too many failed sign-in attempts; try again later',
-  },
   415: { description: 'UnsupportedMediaType', errorCode: 'UnsupportedMediaType', message: 'The request body must be JSON (Content-Type: application/json)' },
+  429: { description: 'TooManySignInAttempts: the login or the client address is locked for a while (Retry-After, seconds)', errorCode: 'TooManySignInAttempts', message: 'Too many failed sign-in attempts; try again later' },
 };
 
 /** One error answer of a route, with its own example body (not the schema's generic one). */

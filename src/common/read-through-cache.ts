@@ -55,10 +55,6 @@ export abstract class ReadThroughCache<V extends NonNullable<unknown>> {
     return this.entries.size;
   }
 
-  get maxEntries(): number {
-    return this.entries.maxEntries;
-  }
-
   /** Stops the sweep timer (application shutdown). */
   onModuleDestroy(): void {
     this.entries.close();

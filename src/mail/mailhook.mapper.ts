@@ -1,12 +1,8 @@
 import { toSys, type Sys } from '../common/sys';
 import type { MailhookRow, MailRecipient } from '../database/schema';
+import { eventHookHead, type EventHookHead } from '../webhooks/webhook.mapper';
 
-export interface MailhookResponse {
-  _id: string;
-  name: string;
-  slug: string;
-  description: string | null;
-  event: string;
+export interface MailhookResponse extends EventHookHead {
   is_active: boolean;
   mail_provider: string;
   from_address: string;
@@ -23,11 +19,7 @@ export interface MailhookResponse {
 /** The answer, and the document of MailhookCreated/Updated/Deleted: a mail hook holds no secret. */
 export function toMailhookResponse(row: MailhookRow): MailhookResponse {
   return {
-    _id: row.id,
-    name: row.name,
-    slug: row.slug,
-    description: row.description,
-    event: row.event,
+    ...eventHookHead(row),
     is_active: row.isActive,
     mail_provider: row.mailProvider,
     from_address: row.fromAddress,

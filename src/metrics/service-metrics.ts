@@ -48,6 +48,9 @@ const QUEUE_FAMILIES: readonly { type: 'gauge' | 'counter'; name: string; help: 
   { type: 'counter', name: 'portcullis_queue_processed_total', help: 'Items whose worker finished (success or failure)', read: (queue) => queue.processed },
 ];
 
+/** One series of a family read at scrape time: its labels and its value. */
+type ScrapeSample<L extends string> = readonly [labels: Partial<Record<L, string>>, value: number];
+
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** Bounds label cardinality: Node accepts dozens of methods, a scanner could try each. */
@@ -122,17 +125,15 @@ export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserv
    * queue there once. Optional so that the metrics work in an app without queues.
    */
   constructor(@Optional() private readonly queueRegistry?: QueueRegistry) {
-    const liveRequests = this.liveRequests;
-    new Gauge({
-      name: 'portcullis_http_requests_in_progress',
-      help: 'Incoming HTTP requests being served now, by method and route template ("unmatched" until routed)',
-      labelNames: ['method', 'route'] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const request of liveRequests) this.inc({ method: request.method, route: request.route });
+    this.registerReadAtScrape(
+      'gauge',
+      {
+        name: 'portcullis_http_requests_in_progress',
+        help: 'Incoming HTTP requests being served now, by method and route template ("unmatched" until routed)',
+        labelNames: ['method', 'route'] as const,
       },
-    });
+      () => [...this.liveRequests].map((request) => [{ method: request.method, route: request.route }, 1] as const),
+    );
 
     // Every reason shows from the start (at 0), so a rate over it has a series to work on.
     for (const reason of SIGN_IN_FAILURE_REASONS) this.signInFailures.inc({ reason }, 0);
@@ -206,21 +207,35 @@ export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserv
     return this.liveRequests.size;
   }
 
+  /**
+   * A family whose series are all read at scrape time: each scrape empties it and adds the samples
+   * `read` answers (a label set named twice adds up). The one way the in-progress requests and the
+   * queues are counted, so that nothing is paid per request or per item between scrapes.
+   */
+  private registerReadAtScrape<L extends string>(
+    type: 'gauge' | 'counter',
+    family: { name: string; help: string; labelNames: readonly L[] },
+    read: () => Iterable<ScrapeSample<L>> | Promise<Iterable<ScrapeSample<L>>>,
+  ): void {
+    const options = {
+      name: family.name,
+      help: family.help,
+      labelNames: family.labelNames,
+      registers: [this.registry],
+      async collect(this: Gauge<L> | Counter<L>) {
+        this.reset();
+        for (const [labels, value] of await read()) this.inc(labels, value);
+      },
+    };
+    if (type === 'gauge') new Gauge(options);
+    else new Counter(options);
+  }
+
   private registerQueueFamilies(): void {
-    const queues = () => this.queues();
     for (const family of QUEUE_FAMILIES) {
-      const options = {
-        name: family.name,
-        help: family.help,
-        labelNames: ['queue'] as const,
-        registers: [this.registry],
-        collect(this: Gauge<'queue'> | Counter<'queue'>) {
-          this.reset();
-          for (const queue of queues()) this.inc({ queue: queue.name }, family.read(queue));
-        },
-      };
-      if (family.type === 'gauge') new Gauge(options);
-      else new Counter(options);
+      this.registerReadAtScrape(family.type, { name: family.name, help: family.help, labelNames: ['queue'] as const }, () =>
+        this.queues().map((queue) => [{ queue: queue.name }, family.read(queue)] as const),
+      );
     }
   }
 
@@ -236,29 +251,19 @@ export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserv
       { name: 'portcullis_durable_queue_oldest_pending_seconds', help: 'Age of the oldest item waiting in a database-backed queue (0 when none)', read: 'oldestAgeSeconds' },
     ] as const;
     for (const gauge of backlogGauges) {
-      new Gauge({
-        name: gauge.name,
-        help: gauge.help,
-        labelNames: ['queue'] as const,
-        registers: [this.registry],
-        async collect() {
-          this.reset();
-          for (const backlog of await backlogs()) this.set({ queue: backlog.name }, backlog[gauge.read]);
-        },
-      });
+      this.registerReadAtScrape('gauge', { name: gauge.name, help: gauge.help, labelNames: ['queue'] as const }, async () =>
+        (await backlogs()).map((backlog) => [{ queue: backlog.name }, backlog[gauge.read]] as const),
+      );
     }
-    new Counter({
-      name: 'portcullis_durable_queue_attempts_total',
-      help: 'Attempts this instance made on items of a database-backed queue, by outcome',
-      labelNames: ['queue', 'outcome'] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const queue of durable()) {
-          for (const [outcome, count] of Object.entries(queue.attempts())) this.inc({ queue: queue.name, outcome }, count);
-        }
+    this.registerReadAtScrape(
+      'counter',
+      {
+        name: 'portcullis_durable_queue_attempts_total',
+        help: 'Attempts this instance made on items of a database-backed queue, by outcome',
+        labelNames: ['queue', 'outcome'] as const,
       },
-    });
+      () => durable().flatMap((queue) => Object.entries(queue.attempts()).map(([outcome, count]) => [{ queue: queue.name, outcome }, count] as const)),
+    );
   }
 
   private registerRuntimeFamilies(): void {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, asc, count, eq, gt, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gt, isNotNull, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import { newId } from '../common/ids';
 import { DATABASE, type Database } from '../database/database';
 import { recoveryCodes, userMfa, webauthnCredentials, type UserMfaRow, type WebauthnCredentialRow } from '../database/schema';
@@ -11,6 +11,9 @@ export interface FactorState {
   recoveryCodesLeft: number;
 }
 
+/** The tables of a user's second factors; each row carries its membership and its user. */
+type UserOwnedTable = typeof userMfa | typeof webauthnCredentials | typeof recoveryCodes;
+
 export type NewWebauthnCredential = Pick<
   WebauthnCredentialRow,
   'membershipId' | 'userId' | 'name' | 'credentialId' | 'publicKey' | 'counter' | 'transports'
@@ -21,23 +24,33 @@ export type NewWebauthnCredential = Pick<
 export class MfaRepository {
   constructor(@Inject(DATABASE) private readonly database: Database) {}
 
-  private ofUser(membershipId: string, userId: string) {
-    return and(eq(userMfa.membershipId, membershipId), eq(userMfa.userId, userId));
+  /** The user's rows of one of the three tables, found by membership id and user id. */
+  private ofUser(table: UserOwnedTable, membershipId: string, userId: string) {
+    return and(eq(table.membershipId, membershipId), eq(table.userId, userId));
+  }
+
+  /**
+   * Deletes the user's rows of `table` (those that also match `where`, when given) and answers how
+   * many went: the one way this repository removes passkeys and recovery codes.
+   */
+  private async deleteOfUser(table: typeof webauthnCredentials | typeof recoveryCodes, membershipId: string, userId: string, where?: SQL): Promise<number> {
+    const rows = await this.database.db.delete(table).where(and(this.ofUser(table, membershipId, userId), where)).returning({ id: table.id });
+    return rows.length;
   }
 
   async findState(membershipId: string, userId: string): Promise<FactorState> {
     const db = this.database.db;
     const [[mfa], credentials, [left]] = await Promise.all([
-      db.select().from(userMfa).where(this.ofUser(membershipId, userId)).limit(1),
+      db.select().from(userMfa).where(this.ofUser(userMfa, membershipId, userId)).limit(1),
       db
         .select()
         .from(webauthnCredentials)
-        .where(and(eq(webauthnCredentials.membershipId, membershipId), eq(webauthnCredentials.userId, userId)))
+        .where(this.ofUser(webauthnCredentials, membershipId, userId))
         .orderBy(asc(webauthnCredentials.createdAt), asc(webauthnCredentials.id)),
       db
         .select({ n: count() })
         .from(recoveryCodes)
-        .where(and(eq(recoveryCodes.membershipId, membershipId), eq(recoveryCodes.userId, userId))),
+        .where(this.ofUser(recoveryCodes, membershipId, userId)),
     ]);
     return { mfa, credentials, recoveryCodesLeft: left?.n ?? 0 };
   }
@@ -46,11 +59,11 @@ export class MfaRepository {
   async hasEnabledFactor(membershipId: string, userId: string): Promise<boolean> {
     const db = this.database.db;
     const [[totp], [passkey]] = await Promise.all([
-      db.select({ id: userMfa.id }).from(userMfa).where(and(this.ofUser(membershipId, userId), isNotNull(userMfa.totpSecret))).limit(1),
+      db.select({ id: userMfa.id }).from(userMfa).where(and(this.ofUser(userMfa, membershipId, userId), isNotNull(userMfa.totpSecret))).limit(1),
       db
         .select({ id: webauthnCredentials.id })
         .from(webauthnCredentials)
-        .where(and(eq(webauthnCredentials.membershipId, membershipId), eq(webauthnCredentials.userId, userId)))
+        .where(this.ofUser(webauthnCredentials, membershipId, userId))
         .limit(1),
     ]);
     return totp !== undefined || passkey !== undefined;
@@ -64,7 +77,7 @@ export class MfaRepository {
   /** A new pending TOTP secret; it replaces a pending one and leaves an enabled one working until confirmed. */
   async setPendingTotp(membershipId: string, userId: string, secret: string): Promise<void> {
     await this.ensureRow(membershipId, userId);
-    await this.database.db.update(userMfa).set({ totpPendingSecret: secret }).where(this.ofUser(membershipId, userId));
+    await this.database.db.update(userMfa).set({ totpPendingSecret: secret }).where(this.ofUser(userMfa, membershipId, userId));
   }
 
   /**
@@ -75,7 +88,7 @@ export class MfaRepository {
     const rows = await this.database.db
       .update(userMfa)
       .set({ totpSecret: secret, totpEnabledAt: new Date(), totpPendingSecret: null, totpLastStep: step })
-      .where(and(this.ofUser(membershipId, userId), eq(userMfa.totpPendingSecret, secret)))
+      .where(and(this.ofUser(userMfa, membershipId, userId), eq(userMfa.totpPendingSecret, secret)))
       .returning({ id: userMfa.id });
     return rows.length > 0;
   }
@@ -86,7 +99,7 @@ export class MfaRepository {
     await this.database.db
       .update(userMfa)
       .set({ totpSecret: secret, totpEnabledAt: new Date(), totpPendingSecret: null, totpLastStep: step })
-      .where(this.ofUser(membershipId, userId));
+      .where(this.ofUser(userMfa, membershipId, userId));
   }
 
   /**
@@ -99,7 +112,7 @@ export class MfaRepository {
       .set({ totpLastStep: step })
       .where(
         and(
-          this.ofUser(membershipId, userId),
+          this.ofUser(userMfa, membershipId, userId),
           eq(userMfa.totpSecret, secret),
           or(isNull(userMfa.totpLastStep), lt(userMfa.totpLastStep, step)),
         ),
@@ -114,9 +127,9 @@ export class MfaRepository {
     const enabled = await this.database.db
       .update(userMfa)
       .set(cleared)
-      .where(and(this.ofUser(membershipId, userId), isNotNull(userMfa.totpSecret)))
+      .where(and(this.ofUser(userMfa, membershipId, userId), isNotNull(userMfa.totpSecret)))
       .returning({ id: userMfa.id });
-    if (!enabled.length) await this.database.db.update(userMfa).set(cleared).where(this.ofUser(membershipId, userId));
+    if (!enabled.length) await this.database.db.update(userMfa).set(cleared).where(this.ofUser(userMfa, membershipId, userId));
     return enabled.length > 0;
   }
 
@@ -125,7 +138,7 @@ export class MfaRepository {
     await this.database.db
       .update(userMfa)
       .set({ webauthnChallenge: challenge, webauthnChallengeExpiresAt: expiresAt })
-      .where(this.ofUser(membershipId, userId));
+      .where(this.ofUser(userMfa, membershipId, userId));
   }
 
   /**
@@ -137,7 +150,7 @@ export class MfaRepository {
     const rows = await this.database.db
       .update(userMfa)
       .set({ webauthnChallenge: null, webauthnChallengeExpiresAt: null })
-      .where(and(this.ofUser(membershipId, userId), eq(userMfa.webauthnChallenge, challenge), gt(userMfa.webauthnChallengeExpiresAt, sql`now()`)))
+      .where(and(this.ofUser(userMfa, membershipId, userId), eq(userMfa.webauthnChallenge, challenge), gt(userMfa.webauthnChallengeExpiresAt, sql`now()`)))
       .returning({ id: userMfa.id });
     return rows.length > 0;
   }
@@ -151,11 +164,7 @@ export class MfaRepository {
   }
 
   async deleteCredential(membershipId: string, userId: string, id: string): Promise<boolean> {
-    const rows = await this.database.db
-      .delete(webauthnCredentials)
-      .where(and(eq(webauthnCredentials.membershipId, membershipId), eq(webauthnCredentials.userId, userId), eq(webauthnCredentials.id, id)))
-      .returning({ id: webauthnCredentials.id });
-    return rows.length > 0;
+    return (await this.deleteOfUser(webauthnCredentials, membershipId, userId, eq(webauthnCredentials.id, id))) > 0;
   }
 
   /**
@@ -178,30 +187,19 @@ export class MfaRepository {
   }
 
   async deleteRecoveryCodes(membershipId: string, userId: string): Promise<number> {
-    const rows = await this.database.db
-      .delete(recoveryCodes)
-      .where(and(eq(recoveryCodes.membershipId, membershipId), eq(recoveryCodes.userId, userId)))
-      .returning({ id: recoveryCodes.id });
-    return rows.length;
+    return this.deleteOfUser(recoveryCodes, membershipId, userId);
   }
 
   /** Uses a code: deleted in the same statement that finds it, so it passes once. */
   async useRecoveryCode(membershipId: string, userId: string, digest: string): Promise<boolean> {
-    const rows = await this.database.db
-      .delete(recoveryCodes)
-      .where(and(eq(recoveryCodes.membershipId, membershipId), eq(recoveryCodes.userId, userId), eq(recoveryCodes.codeDigest, digest)))
-      .returning({ id: recoveryCodes.id });
-    return rows.length > 0;
+    return (await this.deleteOfUser(recoveryCodes, membershipId, userId, eq(recoveryCodes.codeDigest, digest))) > 0;
   }
 
   /** Every factor of the user (the admin reset). True when there was anything to remove. */
   async deleteAllFactors(membershipId: string, userId: string): Promise<boolean> {
-    const mfa = await this.database.db.delete(userMfa).where(this.ofUser(membershipId, userId)).returning({ secret: userMfa.totpSecret, pending: userMfa.totpPendingSecret });
-    const credentials = await this.database.db
-      .delete(webauthnCredentials)
-      .where(and(eq(webauthnCredentials.membershipId, membershipId), eq(webauthnCredentials.userId, userId)))
-      .returning({ id: webauthnCredentials.id });
+    const mfa = await this.database.db.delete(userMfa).where(this.ofUser(userMfa, membershipId, userId)).returning({ secret: userMfa.totpSecret, pending: userMfa.totpPendingSecret });
+    const credentials = await this.deleteOfUser(webauthnCredentials, membershipId, userId);
     const codes = await this.deleteRecoveryCodes(membershipId, userId);
-    return mfa.some((row) => row.secret !== null || row.pending !== null) || credentials.length > 0 || codes > 0;
+    return mfa.some((row) => row.secret !== null || row.pending !== null) || credentials > 0 || codes > 0;
   }
 }

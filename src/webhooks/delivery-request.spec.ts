@@ -1,5 +1,6 @@
 import { MASKED_VALUE } from '../events/sanitize';
-import { type DeliveryEvent, type DeliveryWebhook, maskHeaders, maskUrl, prepareDeliveryRequest, USER_AGENT } from './delivery-request';
+import { deliveryEvent } from '../../test/support/unit/delivery-event';
+import { type DeliveryWebhook, maskHeaders, maskUrl, prepareDeliveryRequest, USER_AGENT } from './delivery-request';
 import { verifyWebhookSignature } from './signature';
 import { TemplateError } from './template';
 
@@ -16,46 +17,33 @@ function webhook(overrides: Partial<DeliveryWebhook> = {}, request: Partial<Deli
   };
 }
 
-function event(overrides: Partial<DeliveryEvent> = {}): DeliveryEvent {
-  return {
-    id: 'ev-1',
-    membershipId: 'm-1',
-    eventType: 'UserUpdated',
-    utilizerId: 'u-9',
-    document: { _id: 'u-1', username: 'ada', firstname: 'Ada', sys: { created_by: 'u-9' } },
-    prior: { _id: 'u-1', username: 'ada', firstname: 'A' },
-    eventTime: new Date('2026-03-04T05:06:07.089Z'),
-    ...overrides,
-  };
-}
-
 describe('prepareDeliveryRequest', () => {
   it('wraps the rendered body as {document, prior, payload} by default', () => {
-    const prepared = prepareDeliveryRequest(webhook({}, { body: { who: '{{document.firstname}}', was: '{{prior.firstname}}', n: 1 } }), event(), NOW);
+    const prepared = prepareDeliveryRequest(webhook({}, { body: { who: '{{document.firstname}}', was: '{{prior.firstname}}', n: 1 } }), deliveryEvent(), NOW);
     expect(prepared.method).toBe('POST');
     expect(JSON.parse(prepared.body!)).toEqual({
-      document: event().document,
-      prior: event().prior,
+      document: deliveryEvent().document,
+      prior: deliveryEvent().prior,
       payload: { who: 'Ada', was: 'A', n: 1 },
     });
     expect(prepared.headers).toEqual({ 'Content-Type': 'application/json', 'User-Agent': USER_AGENT });
   });
 
   it('sends prior and payload as null when there are none', () => {
-    const prepared = prepareDeliveryRequest(webhook(), event({ prior: null }), NOW);
-    expect(JSON.parse(prepared.body!)).toEqual({ document: event().document, prior: null, payload: null });
+    const prepared = prepareDeliveryRequest(webhook(), deliveryEvent({ prior: null }), NOW);
+    expect(JSON.parse(prepared.body!)).toEqual({ document: deliveryEvent().document, prior: null, payload: null });
   });
 
   it('sends the configured body alone when uncoveredBody is true, and nothing without a body', () => {
-    const alone = prepareDeliveryRequest(webhook({}, { uncoveredBody: true, body: { id: '{{document._id}}' } }), event(), NOW);
+    const alone = prepareDeliveryRequest(webhook({}, { uncoveredBody: true, body: { id: '{{document._id}}' } }), deliveryEvent(), NOW);
     expect(alone.body).toBe('{"id":"u-1"}');
-    const none = prepareDeliveryRequest(webhook({}, { uncoveredBody: true }), event(), NOW);
+    const none = prepareDeliveryRequest(webhook({}, { uncoveredBody: true }), deliveryEvent(), NOW);
     expect(none.body).toBeUndefined();
     expect(none.headers['Content-Type']).toBeUndefined();
   });
 
   it.each(['GET', 'HEAD', 'get'])('sends no body with %s', (method) => {
-    const prepared = prepareDeliveryRequest(webhook({}, { method, body: { a: 1 } }), event(), NOW);
+    const prepared = prepareDeliveryRequest(webhook({}, { method, body: { a: 1 } }), deliveryEvent(), NOW);
     expect(prepared.method).toBe(method.toUpperCase());
     expect(prepared.body).toBeUndefined();
   });
@@ -63,7 +51,7 @@ describe('prepareDeliveryRequest', () => {
   it('renders URL and headers with the event values, URL-encoded in the URL only', () => {
     const prepared = prepareDeliveryRequest(
       webhook({}, { url: 'https://example.com/{{event_type}}?t={{event_time}}&by={{utilizer_id}}&n={{document.note}}', headers: { 'X-Note': '{{document.note}}', 'X-M': '{{membership_id}}' } }),
-      event({ document: { note: 'a b&c=d/é' } }),
+      deliveryEvent({ document: { note: 'a b&c=d/é' } }),
       NOW,
     );
     expect(prepared.url).toBe('https://example.com/UserUpdated?t=2026-03-04T05%3A06%3A07.089Z&by=u-9&n=a%20b%26c%3Dd%2F%C3%A9');
@@ -74,7 +62,7 @@ describe('prepareDeliveryRequest', () => {
   it('leaves out a header whose value would contain a line break and says so', () => {
     const prepared = prepareDeliveryRequest(
       webhook({}, { headers: { 'X-Name': '{{document.name}}', 'X-Ok': 'fine' } }),
-      event({ document: { name: 'evil\r\nX-Injected: 1' } }),
+      deliveryEvent({ document: { name: 'evil\r\nX-Injected: 1' } }),
       NOW,
     );
     expect(prepared.headers['X-Name']).toBeUndefined();
@@ -85,7 +73,7 @@ describe('prepareDeliveryRequest', () => {
 
   it('keeps a hostile value inside its JSON string', () => {
     const hostile = '"},"admin":true,"x":{"';
-    const prepared = prepareDeliveryRequest(webhook({}, { body: { name: '{{document.firstname}}' } }), event({ document: { firstname: hostile } }), NOW);
+    const prepared = prepareDeliveryRequest(webhook({}, { body: { name: '{{document.firstname}}' } }), deliveryEvent({ document: { firstname: hostile } }), NOW);
     const parsed = JSON.parse(prepared.body!);
     expect(parsed.payload).toEqual({ name: hostile });
     expect(Object.keys(parsed).sort()).toEqual(['document', 'payload', 'prior']);
@@ -94,7 +82,7 @@ describe('prepareDeliveryRequest', () => {
   it('signs the exact body with the secret; the service header replaces a configured one', () => {
     const prepared = prepareDeliveryRequest(
       webhook({ secret: 'whsec-0123456789abcdef' }, { headers: { 'user-agent': 'mine/1', 'content-type': 'application/vnd.x+json' } }),
-      event(),
+      deliveryEvent(),
       NOW,
     );
     const header = prepared.headers['X-Webhook-Signature'];
@@ -106,29 +94,29 @@ describe('prepareDeliveryRequest', () => {
   });
 
   it('signs an empty body for GET', () => {
-    const prepared = prepareDeliveryRequest(webhook({ secret: 'whsec-0123456789abcdef' }, { method: 'GET' }), event(), NOW);
+    const prepared = prepareDeliveryRequest(webhook({ secret: 'whsec-0123456789abcdef' }, { method: 'GET' }), deliveryEvent(), NOW);
     expect(verifyWebhookSignature('whsec-0123456789abcdef', '', prepared.headers['X-Webhook-Signature'], 0, NOW)).toBe(true);
   });
 
   it('bounds URL and headers together, and the rendered body, failing with TemplateOutputTooLarge before anything is sent', () => {
     const half = 'h'.repeat(40_000);
     const both = webhook({}, { url: 'https://example.com/?a={{document.half}}', headers: { 'X-Half': '{{document.half}}' } });
-    expect(() => prepareDeliveryRequest(both, event({ document: { half } }), NOW)).toThrow(
+    expect(() => prepareDeliveryRequest(both, deliveryEvent({ document: { half } }), NOW)).toThrow(
       expect.objectContaining({ code: 'TemplateOutputTooLarge', message: expect.stringContaining('URL and headers') }),
     );
     const urlOnly = webhook({}, { url: 'https://example.com/?a={{document.half}}' });
-    expect(prepareDeliveryRequest(urlOnly, event({ document: { half } }), NOW).url).toContain(half);
+    expect(prepareDeliveryRequest(urlOnly, deliveryEvent({ document: { half } }), NOW).url).toContain(half);
 
     const big = 'b'.repeat(60_000);
     const amplified = webhook({}, { body: { blob: '{{document.big}}'.repeat(1000) } });
-    expect(() => prepareDeliveryRequest(amplified, event({ document: { big } }), NOW)).toThrow(
+    expect(() => prepareDeliveryRequest(amplified, deliveryEvent({ document: { big } }), NOW)).toThrow(
       expect.objectContaining({ code: 'TemplateOutputTooLarge', message: expect.stringContaining('Body') }),
     );
   });
 
   it('throws TemplateError when the URL does not render to an absolute http(s) URL', () => {
-    expect(() => prepareDeliveryRequest(webhook({}, { url: 'http://{{document.host}}.localhost/' }), event({ document: { host: 'a b' } }), NOW)).toThrow(TemplateError);
-    expect(() => prepareDeliveryRequest(webhook({}, { url: 'http://127.0.0.1:{{document.port}}/' }), event({ document: { port: 'x' } }), NOW)).toThrow(TemplateError);
+    expect(() => prepareDeliveryRequest(webhook({}, { url: 'http://{{document.host}}.localhost/' }), deliveryEvent({ document: { host: 'a b' } }), NOW)).toThrow(TemplateError);
+    expect(() => prepareDeliveryRequest(webhook({}, { url: 'http://127.0.0.1:{{document.port}}/' }), deliveryEvent({ document: { port: 'x' } }), NOW)).toThrow(TemplateError);
   });
 });
 

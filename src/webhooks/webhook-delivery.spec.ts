@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebhookReceiver } from '../../test/support/webhook-receiver';
+import { deliveryEvent } from '../../test/support/unit/delivery-event';
 import { waitUntil } from '../../test/support/unit/wait-until';
 import { parseOutboundAllow } from '../config/outbound-allow';
 import { DestinationPolicy } from '../outbound/destination-policy';
 import { createOutboundAgent, sendOutbound } from '../outbound/outbound-http';
-import type { DeliveryEvent, DeliveryWebhook } from './delivery-request';
+import type { DeliveryWebhook } from './delivery-request';
 import type { OutgoingCall } from '../outbound/outgoing-calls';
 import { type AttemptResult, attemptOnce, type DeliveryContext, RESPONSE_BODY_LIMIT_BYTES } from './webhook-delivery';
 
@@ -63,15 +64,7 @@ describe('attemptOnce', () => {
     return result;
   }
 
-  const event: DeliveryEvent = {
-    id: 'ev-1',
-    membershipId: 'm-1',
-    eventType: 'UserCreated',
-    utilizerId: 'u-1',
-    document: { _id: 'x', firstname: 'Ada' },
-    prior: null,
-    eventTime: new Date('2026-01-01T00:00:00.000Z'),
-  };
+  const event = deliveryEvent();
 
   it('records one Sent attempt for a 2xx answer, with status and body', async () => {
     receiver.answer(201).answerWith('created');

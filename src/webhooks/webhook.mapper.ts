@@ -10,12 +10,16 @@ export interface WebhookRequestResponse {
   uncoveredBody: boolean;
 }
 
-export interface WebhookResponse {
+/** The fields a hook on an event answers first, webhook or mail hook: who it is and the event type it fires on. */
+export interface EventHookHead {
   _id: string;
   name: string;
   slug: string;
   description: string | null;
   event: string;
+}
+
+export interface WebhookResponse extends EventHookHead {
   status: 'active' | 'passive';
   try_count: number;
   request: WebhookRequestResponse;
@@ -25,14 +29,18 @@ export interface WebhookResponse {
   sys: Sys;
 }
 
+/**
+ * The head of every event hook's answer and configuration event, in this order: mail hooks fire on
+ * the webhooks' trigger events (TRIGGER_EVENT_TYPES) and answer their head as webhooks do.
+ */
+export function eventHookHead(row: Pick<WebhookRow, 'id' | 'name' | 'slug' | 'description' | 'event'>): EventHookHead {
+  return { _id: row.id, name: row.name, slug: row.slug, description: row.description, event: row.event };
+}
+
 /** Built field by field: the signing secret has no path into a response or an event. */
 export function toWebhookResponse(row: WebhookRow): WebhookResponse {
   return {
-    _id: row.id,
-    name: row.name,
-    slug: row.slug,
-    description: row.description,
-    event: row.event,
+    ...eventHookHead(row),
     status: row.status,
     try_count: row.tryCount,
     request: {

@@ -47,3 +47,17 @@ export function itAnswersHolding(holds: (holder: PermissionHolder, expression: P
     expect(holds(holder(spec), PermissionExpression.parse(expression))).toBe(held);
   });
 }
+
+/**
+ * Where holding a grant (holdsGrant) and holding a scope (holdsScope) answer alike: both specs run
+ * these rows, so the rules the two share are written once.
+ */
+export const HELD_ALIKE_AS_GRANT_AND_SCOPE: HoldingRow[] = [
+  ['the same permission', { role: ['users.read'] }, 'users.read', true],
+  ['a wider action (the contract example)', { role: ['users.read'] }, 'users.*', false],
+  ['nothing held', {}, 'users.read', false],
+  ['held for the holder by name', { own: [`${HOLDER_ID}.users.read.*`] }, 'users.read', true],
+  ['held only for another subject', { own: [`${OTHER_ID}.users.read.*`] }, 'users.read', false],
+  ['outside the scopes', { role: ['*'], scopes: ['users.read'] }, 'roles.read', false],
+  ['wider than the scopes', { role: ['*'], scopes: ['users.read'] }, 'users.*', false],
+];

@@ -14,7 +14,8 @@
  * one access token over and over. Printed: requests per second of each side, and the ratio
  * (target: at least 1.0 on both).
  *
- * BENCH_SLICES (3) slices of BENCH_SLICE_SECONDS (4) each way; BENCH_CONNECTIONS (16).
+ * BENCH_SLICES (3) slices of BENCH_SLICE_SECONDS (4) each way; BENCH_CONNECTIONS (16);
+ * BENCH_PROFILE_DIR: where the service writes a CPU profile (`--cpu-prof`) as it stops.
  * The two cores of this machine are shared: the figures move ±15% from minute to minute.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -174,7 +175,9 @@ async function startService(databaseUrl) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const setupToken = randomBytes(24).toString('hex');
-  const entry = start('service', ['--max-semi-space-size=32', MAIN], {
+  // BENCH_PROFILE_DIR: the service writes a V8 CPU profile there when it stops (for `node --cpu-prof` readers).
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  const entry = start('service', ['--max-semi-space-size=32', ...profile, MAIN], {
     NODE_ENV: 'production',
     LOG_LEVEL: 'error',
     HOST: '127.0.0.1',

@@ -15,13 +15,27 @@ export interface NewSigningKey {
 /** A key the JWKS lists: its id and public half only. */
 export type VerificationKey = Pick<SigningKeyRow, 'id' | 'algorithm' | 'publicJwk'>;
 
+function prepareTokenLifetimes(db: Database['db']) {
+  return db
+    .select({ expiresIn: memberships.expiresIn, refreshTokenExpiresIn: memberships.refreshTokenExpiresIn })
+    .from(memberships)
+    .where(eq(memberships.id, sql.placeholder('membershipId')))
+    .limit(1)
+    .prepare('oidc_token_lifetimes');
+}
+
 /** The current key with its private half: only SigningKeys.sign reads it. */
 export type PrivateSigningKey = Pick<SigningKeyRow, 'id' | 'algorithm' | 'privateJwk'>;
 
 /** The signing_keys table (docs/oidc.md, "Keys"). Only `currentPrivate` reads a private half, for the signer. */
 @Injectable()
 export class SigningKeyRepository {
-  constructor(@Inject(DATABASE) private readonly database: Database) {}
+  /** Prepared once: every issuance of the OpenID Provider reads it (PostgreSQL plans it once per connection). */
+  private readonly lifetimesQuery: ReturnType<typeof prepareTokenLifetimes>;
+
+  constructor(@Inject(DATABASE) private readonly database: Database) {
+    this.lifetimesQuery = prepareTokenLifetimes(database.db);
+  }
 
   /**
    * Stores `key` as the membership's current key unless it has one already (another instance may
@@ -72,11 +86,9 @@ export class SigningKeyRepository {
 
   /** The lifetimes whose longest decides how long a retired key stays in the JWKS; undefined for no membership. */
   async tokenLifetimes(membershipId: string): Promise<{ expiresIn: number; refreshTokenExpiresIn: number } | undefined> {
-    const [row] = await this.database.db
-      .select({ expiresIn: memberships.expiresIn, refreshTokenExpiresIn: memberships.refreshTokenExpiresIn })
-      .from(memberships)
-      .where(eq(memberships.id, membershipId))
-      .limit(1);
+    const [row] = await this.lifetimesQuery.execute({ membershipId });
     return row;
   }
+
+
 }

@@ -11,6 +11,7 @@ import {
   unique,
 } from '../support/api';
 import { type RouteEntry, routeTable } from '../support/route-table';
+import { isOpenIdProviderPath } from '../../src/common/http';
 
 /**
  * Every route of the running app (the route table reads the live router, so a route added later is
@@ -239,15 +240,15 @@ describe('hostile input on every route', () => {
     return document?.paths?.[openApiPath(route.path)]?.[route.method.toLowerCase()];
   }
 
+  /** Whether a route takes form bodies only: every body route of the OpenID Provider (src/common/http.ts, requireJsonBody). */
+  function takesForm(route: RouteEntry): boolean {
+    return route.method !== 'GET' && isOpenIdProviderPath(route.path);
+  }
+
   /** The documented form fields of a route that takes OAuth's form bodies (the OpenID Provider's), or undefined. */
-  /**
-   * The fields of a route that takes forms: the documented ones, none for an OpenID Provider route
-   * that documents no form (a page's post: the service takes forms, never JSON, under /oidc/).
-   * Undefined for a JSON route.
-   */
   function formFieldsOf(route: RouteEntry): string[] | undefined {
     const schema = operationOf(route)?.requestBody?.content?.['application/x-www-form-urlencoded']?.schema;
-    if (!schema) return route.path.startsWith('/oidc/') ? [] : undefined;
+    if (!schema) return undefined;
     const resolved = schema.$ref ? document.components.schemas[String(schema.$ref).split('/').pop() as string] : schema;
     return Object.keys(resolved?.properties ?? {});
   }
@@ -287,7 +288,7 @@ describe('hostile input on every route', () => {
       return;
     }
     // A route of form bodies refuses any JSON body with 415 before it runs (RFC 6749 3.2; contract "Single sign-on").
-    const jsonToForm = formFieldsOf(route) !== undefined && (body !== undefined || rawBody !== undefined);
+    const jsonToForm = takesForm(route) && (body !== undefined || rawBody !== undefined);
     const refusals = jsonToForm ? [400, 404, 415] : [400, 404];
     if (status >= 500 || (refused && !refusals.includes(status))) failures.push(`${route.method} ${route.path} [${what}]: ${status}`);
   }
@@ -414,8 +415,8 @@ describe('hostile input on every route', () => {
         const elapsed = performance.now() - started;
         slowest = Math.max(slowest, elapsed);
         largest = Math.max(largest, res.text.length);
-        // A route of form bodies answers any JSON body 415 at once: in OAuth's shape on the back-channel routes, the service's on the pages.
-        const refusedAsIt = formFieldsOf(route)
+        // A route of form bodies answers any JSON body 415 at once: in OAuth's shape on the back-channel routes, the service's elsewhere.
+        const refusedAsIt = takesForm(route)
           ? res.status === 415 && (res.body.error === 'invalid_request' || res.body.errorCode === 'UnsupportedMediaType')
           : res.status === 400 && res.body.errorCode === 'ModelValidationError';
         if (!refusedAsIt) problems.push(`${route.method} ${route.path} [${what}]: ${res.status} ${res.body.errorCode ?? res.body.error}`);

@@ -233,6 +233,7 @@ describe('hostile input on every route', () => {
   async function send(route: RouteEntry, path: string, what: string, body?: unknown, rawBody?: Buffer | string, refused = false): Promise<void> {
     // Public routes get no token: GET /revoke-token would revoke the admin's.
     const headers: Record<string, string> = route.access.startsWith('public') ? {} : { Authorization: inst.admin.auth };
+    const hasJsonBody = body !== undefined || rawBody !== undefined;
     sent++;
     let status: number;
     try {
@@ -259,7 +260,9 @@ describe('hostile input on every route', () => {
       failures.push(`${route.method} ${route.path} [${what}]: no answer (${(error as Error).message})`);
       return;
     }
-    if (status >= 500 || (refused && status !== 400 && status !== 404)) failures.push(`${route.method} ${route.path} [${what}]: ${status}`);
+    // The OpenID Provider's routes take form bodies only (contract "Single sign-on"): a JSON body is 415 there, by design.
+    const formOnly = route.path.startsWith('/oidc/') && status === 415 && hasJsonBody;
+    if (status >= 500 || (refused && status !== 400 && status !== 404 && !formOnly)) failures.push(`${route.method} ${route.path} [${what}]: ${status}`);
   }
 
   it('answers no 5xx to hostile paths, queries and bodies on any route', async () => {
@@ -365,7 +368,9 @@ describe('hostile input on every route', () => {
         const elapsed = performance.now() - started;
         slowest = Math.max(slowest, elapsed);
         largest = Math.max(largest, res.text.length);
-        if (res.status !== 400 || res.body.errorCode !== 'ModelValidationError') problems.push(`${route.method} ${route.path} [${what}]: ${res.status} ${res.body.errorCode}`);
+        // The OpenID Provider's routes refuse any JSON body before reading it (415): they take forms.
+        const refusedAsItShould = route.path.startsWith('/oidc/') ? res.status === 415 : res.status === 400 && res.body.errorCode === 'ModelValidationError';
+        if (!refusedAsItShould) problems.push(`${route.method} ${route.path} [${what}]: ${res.status} ${res.body.errorCode}`);
         if (res.text.length >= 64 * 1024) problems.push(`${route.method} ${route.path} [${what}]: answer of ${res.text.length} bytes`);
         if (elapsed > 1000) problems.push(`${route.method} ${route.path} [${what}]: ${Math.round(elapsed)} ms`);
       }

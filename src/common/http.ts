@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { DomainError, type ErrorBody, type ErrorCode, RetryLaterError } from './errors';
 import { mapError } from './error-mapping';
+import { isPossibleId } from './ids';
 import { isOAuthRoute, OAuthError, oauthErrorOf } from './oauth-error';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -175,6 +176,11 @@ export function requireJsonBody(request: Request, _response: Response, next: Nex
   const type = (request.headers['content-type'] ?? '').toLowerCase();
   if (isOpenIdProviderPath(request.path)) {
     if (FORM_TYPE.test(type)) return next();
+    // A path with a segment no id can be (issuer, interaction) names nothing: 404 whatever the body
+    // (contract "Hostile input": a hostile path id answers 400 or 404).
+    if (request.path.split('/').slice(2).some((segment) => segment !== '' && !isPossibleId(segment))) {
+      return next(new DomainError('NotFound', 'Nothing is at this address'));
+    }
     return next(new DomainError('UnsupportedMediaType', 'The request body must be form-encoded (Content-Type: application/x-www-form-urlencoded)'));
   }
   if (/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/.test(type)) return next();

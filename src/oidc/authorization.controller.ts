@@ -3,6 +3,7 @@ import { ApiConsumes, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nest
 import type { Response } from 'express';
 import { ClientAddress, Public } from '../common/access-decorators';
 import { AuthorizationEndpoint } from './authorization-endpoint';
+import { IssuerIdPipe } from './issuer-id.pipe';
 import { EndSession } from './end-session';
 import { INTERACTION_COOKIE, SSO_COOKIE } from './front-channel';
 import { Interactions } from './interactions';
@@ -36,7 +37,7 @@ export class AuthorizationController {
   @ApiResponse(REDIRECT_RESPONSE)
   @ApiResponse({ status: 400, description: 'An HTML page: the client or redirect_uri cannot be trusted' })
   async authorize(
-    @Param('membershipId') membershipId: string,
+    @Param('membershipId', IssuerIdPipe) membershipId: string,
     @Query() query: Record<string, unknown>,
     @Headers('cookie') cookies: string | undefined,
     @Res() response: Response,
@@ -49,7 +50,7 @@ export class AuthorizationController {
   @ApiOperation({ summary: "The page of an authorization's current step (login, second factor, consent)", description: 'Needs the interaction cookie.' })
   @ApiResponse(PAGE_RESPONSE)
   async show(
-    @Param('membershipId') membershipId: string,
+    @Param('membershipId', IssuerIdPipe) membershipId: string,
     @Param('interactionId') interactionId: string,
     @Headers('cookie') cookies: string | undefined,
     @Res() response: Response,
@@ -63,7 +64,7 @@ export class AuthorizationController {
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiResponse(REDIRECT_RESPONSE)
   async login(
-    @Param('membershipId') membershipId: string,
+    @Param('membershipId', IssuerIdPipe) membershipId: string,
     @Param('interactionId') interactionId: string,
     @Body() form: Record<string, unknown> | undefined,
     @Headers('cookie') cookies: string | undefined,
@@ -81,7 +82,7 @@ export class AuthorizationController {
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiResponse(REDIRECT_RESPONSE)
   async secondFactor(
-    @Param('membershipId') membershipId: string,
+    @Param('membershipId', IssuerIdPipe) membershipId: string,
     @Param('interactionId') interactionId: string,
     @Body() form: Record<string, unknown> | undefined,
     @Headers('cookie') cookies: string | undefined,
@@ -99,7 +100,7 @@ export class AuthorizationController {
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiResponse(REDIRECT_RESPONSE)
   async consent(
-    @Param('membershipId') membershipId: string,
+    @Param('membershipId', IssuerIdPipe) membershipId: string,
     @Param('interactionId') interactionId: string,
     @Body() form: Record<string, unknown> | undefined,
     @Headers('cookie') cookies: string | undefined,
@@ -112,7 +113,7 @@ export class AuthorizationController {
   @Public()
   @ApiOperation({ summary: "The pages' stylesheet" })
   @ApiResponse({ status: 200, description: 'text/css' })
-  stylesheet(@Res() response: Response): void {
+  stylesheet(@Param('membershipId', IssuerIdPipe) _membershipId: string, @Res() response: Response): void {
     response.setHeader('Content-Type', 'text/css; charset=utf-8');
     response.setHeader('Cache-Control', 'public, max-age=3600');
     response.setHeader('X-Content-Type-Options', 'nosniff');
@@ -128,7 +129,7 @@ export class AuthorizationController {
   @ApiResponse(PAGE_RESPONSE)
   @ApiResponse(REDIRECT_RESPONSE)
   async logout(
-    @Param('membershipId') membershipId: string,
+    @Param('membershipId', IssuerIdPipe) membershipId: string,
     @Query() query: Record<string, unknown>,
     @Headers('cookie') cookies: string | undefined,
     @Res() response: Response,

@@ -4,7 +4,7 @@ import { Public } from '../common/access-decorators';
 import type { DeviceAuthorization } from '../device-codes/token-codes.service';
 import { OidcDeviceAuthorization } from './device-authorization';
 import { type IntrospectionResponse, TokenIntrospection } from './token-introspection';
-import { OAuthErrorDto } from './token-endpoint.controller';
+import { OAuthErrorDto } from './oauth-docs';
 
 class ClientAuthenticationFields {
   @ApiPropertyOptional({ description: 'client_secret_post, and public clients (authentication none)' }) client_id?: string;

@@ -195,16 +195,19 @@ export class Interactions {
     const { row, client } = owned;
     const stylesheet = this.frontChannel.stylesheet(membershipId);
     const common = { stylesheet, clientName: client.name, error: view.error };
+    // Each step's form may end at the client (its 303 to redirect_uri): that origin, and no other.
+    const formTargets = [new URL(row.redirectUri).origin];
     if (row.stage === 'login') {
-      return { kind: 'page', status, html: loginPage({ ...common, action: this.frontChannel.interactionUrl(membershipId, row.id, 'login'), username: view.username }) };
+      const html = loginPage({ ...common, action: this.frontChannel.interactionUrl(membershipId, row.id, 'login'), username: view.username });
+      return { kind: 'page', status, html, formTargets };
     }
     if (row.stage === 'second_factor') {
-      return { kind: 'page', status, html: secondFactorPage({ ...common, action: this.frontChannel.interactionUrl(membershipId, row.id, 'second-factor') }) };
+      return { kind: 'page', status, html: secondFactorPage({ ...common, action: this.frontChannel.interactionUrl(membershipId, row.id, 'second-factor') }), formTargets };
     }
-    return this.consentView(membershipId, owned, status);
+    return this.consentView(membershipId, owned, status, formTargets);
   }
 
-  private async consentView(membershipId: string, owned: OwnedInteraction, status: number): Promise<PageResult> {
+  private async consentView(membershipId: string, owned: OwnedInteraction, status: number, formTargets: string[]): Promise<PageResult> {
     // The username is shown so that a user on a shared computer sees whose consent this is.
     const user = owned.row.userId ? await this.users.findById(membershipId, owned.row.userId) : undefined;
     if (!user) return this.gone(membershipId);
@@ -219,6 +222,7 @@ export class Interactions {
         username,
         scopes: owned.row.scopes,
       }),
+      formTargets,
     };
   }
 

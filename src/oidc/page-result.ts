@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { PAGE_HEADERS } from './pages';
+import { contentSecurityPolicy, PAGE_HEADERS } from './pages';
 
 /** A cookie the front channel sets (value) or clears (null). */
 export interface PageCookie {
@@ -12,7 +12,15 @@ export interface PageCookie {
 
 /** What a front-channel step answers: a page, or a redirect (303: a POST's answer must become a GET). */
 export type PageResult =
-  | { kind: 'page'; status: number; html: string; cookies?: PageCookie[]; retryAfterSeconds?: number }
+  | {
+      kind: 'page';
+      status: number;
+      html: string;
+      cookies?: PageCookie[];
+      retryAfterSeconds?: number;
+      /** Origins the page's form may end up at through redirects (the client's redirect_uri). */
+      formTargets?: string[];
+    }
   | { kind: 'redirect'; location: string; cookies?: PageCookie[] };
 
 /** Writes a step's answer: its cookies (HttpOnly, SameSite=Lax), then the page or the 303, never cached. */
@@ -29,6 +37,7 @@ export function sendPageResult(response: Response, result: PageResult): void {
     return;
   }
   for (const [name, value] of Object.entries(PAGE_HEADERS)) response.setHeader(name, value);
+  if (result.formTargets?.length) response.setHeader('Content-Security-Policy', contentSecurityPolicy(result.formTargets));
   if (result.retryAfterSeconds !== undefined) response.setHeader('Retry-After', String(result.retryAfterSeconds));
   response.status(result.status).send(result.html);
 }

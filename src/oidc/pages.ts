@@ -10,10 +10,20 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (character) => HTML_ESCAPES[character] ?? character);
 }
 
+/**
+ * The pages' Content-Security-Policy. `form-action` governs a form's whole navigation, redirects
+ * included (CSP 3), so a step whose 303 goes on to the client's redirect_uri needs that one origin
+ * beside 'self': browsers block the landing otherwise. Nothing else is ever allowed.
+ */
+export function contentSecurityPolicy(formTargets: readonly string[] = []): string {
+  const targets = formTargets.map((origin) => ` ${origin}`).join('');
+  return `default-src 'none'; style-src 'self'; form-action 'self'${targets}; frame-ancestors 'none'`;
+}
+
 /** The headers of every page: nothing runs, nothing frames it, nothing leaks the URL, nothing caches it. */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'text/html; charset=utf-8',
-  'Content-Security-Policy': "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'",
+  'Content-Security-Policy': contentSecurityPolicy(),
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'no-referrer',
   'Cache-Control': 'no-store',

@@ -3,6 +3,8 @@ import { ApiBody, ApiConsumes, ApiOperation, ApiProperty, ApiPropertyOptional, A
 import type { Response } from 'express';
 import { ClientAddress, Public } from '../common/access-decorators';
 import type { TokenEndpointResponse } from './grants';
+import { IssuerIdPipe } from './issuer-id.pipe';
+import { OAuthErrorDto } from './oauth-docs';
 import { OidcTokenEndpoint } from './token-endpoint';
 
 class TokenRequestForm {
@@ -26,12 +28,6 @@ class TokenResponseDto {
   @ApiPropertyOptional({ description: 'With offline_access (rotated at each use)' }) refresh_token?: string;
 }
 
-/** OAuth's error object (RFC 6749 5.2), the error answer of every back-channel route of the issuer. */
-export class OAuthErrorDto {
-  @ApiProperty({ example: 'invalid_grant' }) error!: string;
-  @ApiPropertyOptional({ example: 'The authorization code is not valid' }) error_description?: string;
-}
-
 /** The issuer's token endpoint (RFC 6749 3.2): OAuth's form body and error shape, not the service's. */
 @ApiTags('openid-provider')
 @Controller('oidc/:membershipId')
@@ -52,7 +48,7 @@ export class TokenEndpointController {
   @ApiResponse({ status: 400, description: 'An OAuth error (invalid_request, invalid_grant, unsupported_grant_type, ...)', type: OAuthErrorDto })
   @ApiResponse({ status: 401, description: 'invalid_client', type: OAuthErrorDto })
   async token(
-    @Param('membershipId') membershipId: string,
+    @Param('membershipId', IssuerIdPipe) membershipId: string,
     @Body() form: Record<string, unknown>,
     @Headers('authorization') authorization: string | undefined,
     @Headers('user-agent') userAgent: string | undefined,

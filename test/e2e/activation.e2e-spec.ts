@@ -1,4 +1,7 @@
 import { type ApiObject, createMailhook, eventually, expectErrorBody, loopbackSmtpProvider, putBodyOf, queryEvents, signIn, unique, updateMembership, useTenants } from '../support/api';
+import { eq } from 'drizzle-orm';
+import { DATABASE, type Database } from '../../src/database/database';
+import { users } from '../../src/database/schema';
 import { captureLog } from '../support/log-capture';
 import { type CaughtMail, useMailCatcher } from '../support/mail-catcher';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
@@ -60,6 +63,26 @@ describe('self-activation under user_activation: passive (a real SMTP server on 
     expect(updated.document.is_active).toBe(true);
     // Single use.
     expectErrorBody(await activate(token), 401, 'InvalidToken');
+  });
+
+  it("the activation proves the address (the OpenID Provider's email_verified); a new address is unproven again", async () => {
+    const verifiedAt = async (id: unknown) => {
+      const { db } = suite.t.app.get<Database>(DATABASE);
+      const [row] = await db.select({ at: users.emailVerifiedAt }).from(users).where(eq(users.id, id as string));
+      return row.at;
+    };
+    const { user, token } = await createAndReadMail();
+    expect(await verifiedAt(user._id)).toBeNull();
+    expect((await activate(token)).status).toBe(204);
+    expect(await verifiedAt(user._id)).toBeInstanceOf(Date);
+    const current = await suite.t.http().get(`${usersPath()}/${user._id as string}`).set('Authorization', suite.tenant.admin.auth);
+    const changed = await suite.t
+      .http()
+      .put(`${usersPath()}/${user._id as string}`)
+      .set('Authorization', suite.tenant.admin.auth)
+      .send(putBodyOf(current.body, { email_address: `${unique('moved')}@example.com` }));
+    expect(changed.status).toBe(200);
+    expect(await verifiedAt(user._id)).toBeNull();
   });
 
   it('refuses the activation token of a user an admin froze (401 InvalidToken), and of one an admin activated', async () => {

@@ -178,6 +178,15 @@ describe('OpenID Provider: authorization code flow', () => {
     expect(afterFreeze.html).toContain('name="password"');
   });
 
+  it('a public client (token_endpoint_auth_method none) runs the flow with PKCE alone', async () => {
+    const s = await setup({ public: true, require_consent: false });
+    const config = await client.discovery(new URL(s.issuer), s.app.id, undefined, client.None(), { execute: [client.allowInsecureRequests] });
+    const { tokens } = await codeFlow({ ...s, config });
+    expect(tokens.claims()?.sub).toBe(s.user._id);
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.access_token).toBeDefined();
+  });
+
   it('key rotation: tokens signed before still verify; new tokens carry the new kid', async () => {
     const s = await setup({ require_consent: false });
     const before = await codeFlow(s);

@@ -42,8 +42,9 @@ describe('OpenID Provider: authorization endpoint and pages', () => {
     });
   }
 
-  function expectPageHeaders(page: PageAnswer): void {
-    expect(page.headers.get('content-security-policy')).toBe(CSP);
+  /** A step's page also lets its form land at the client's redirect_uri origin (CSP 3 form-action covers redirects). */
+  function expectPageHeaders(page: PageAnswer, formTarget?: string): void {
+    expect(page.headers.get('content-security-policy')).toBe(formTarget ? CSP.replace("form-action 'self'", `form-action 'self' ${formTarget}`) : CSP);
     expect(page.headers.get('x-frame-options')).toBe('DENY');
     expect(page.headers.get('referrer-policy')).toBe('no-referrer');
     expect(page.headers.get('cache-control')).toBe('no-store');
@@ -126,7 +127,7 @@ describe('OpenID Provider: authorization endpoint and pages', () => {
     expect(Number(/Max-Age=(\d+)/.exec(cookieLine)![1])).toBeLessThanOrEqual(600);
     expect(/Path=([^;]+)/.exec(cookieLine)![1]).toMatch(new RegExp(`^/oidc/${s.tenant.membershipId}/interaction/`));
     const page = await s.browser.request(first.location!);
-    expectPageHeaders(page);
+    expectPageHeaders(page, 'http://127.0.0.1:9');
     expect(page.html).not.toContain(name);
     expect(page.html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(formAction(page.html).startsWith(`${s.issuer}/interaction/`)).toBe(true);
@@ -134,7 +135,7 @@ describe('OpenID Provider: authorization endpoint and pages', () => {
     expect(css.headers.get('content-type')).toMatch(/^text\/css/);
 
     const consent = await s.browser.submit(page, { username: s.user.username, password: s.user.password }, suite.t.url);
-    expectPageHeaders(consent);
+    expectPageHeaders(consent, 'http://127.0.0.1:9');
     expect(consent.html).toContain('&lt;script&gt;');
     expect(consent.html).not.toContain(name);
     const sso = [...s.browser.cookies.entries()].find(([key]) => key.startsWith('portcullis_sso\n'));
@@ -170,7 +171,7 @@ describe('OpenID Provider: authorization endpoint and pages', () => {
     expect(wrong.status).toBe(400);
     expect(wrong.location).toBeUndefined();
     expect(wrong.html).toContain('name="password"');
-    expectPageHeaders(wrong);
+    expectPageHeaders(wrong, 'http://127.0.0.1:9');
     await s.browser.submit(wrong, { username: s.user.username, password: 'still wrong' }, suite.t.url);
     const locked = await s.browser.submit(wrong, { username: s.user.username, password: s.user.password }, suite.t.url);
     expect(locked.status).toBe(429);

@@ -227,8 +227,14 @@ describe('API documentation', () => {
 
   it('documents every route: summary, tag, success answer with its schema, path parameters, errors and auth', () => {
     const problems: string[] = [];
-    // The device approval page is HTML for people (with its stylesheet and script), not API.
-    const routes = routeTable(dev.app).filter((route) => route.access !== 'NOT A NEST ROUTE' && route.path !== '/device' && !route.path.startsWith('/device/'));
+    // The device approval page is HTML for people (with its stylesheet and script), not API; so are
+    // the OpenID Provider's authorization pages, its logout and their stylesheet (redirects and HTML).
+    const oidcPage = /^\/oidc\/:membershipId\/(authorize|interaction\/|logout|pages\.css)/;
+    // Its back-channel routes answer OAuth's error objects (contract "Single sign-on"), not the error body.
+    const oauthRoute = /^\/oidc\/:membershipId\/(token|userinfo|introspect|revoke|device\/authorize)$/;
+    const routes = routeTable(dev.app).filter(
+      (route) => route.access !== 'NOT A NEST ROUTE' && route.path !== '/device' && !route.path.startsWith('/device/') && !oidcPage.test(route.path),
+    );
     expect(routes.length).toBeGreaterThan(20);
     for (const route of routes) {
       const path = route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');

@@ -230,8 +230,6 @@ describe('API documentation', () => {
     // The device approval page is HTML for people (with its stylesheet and script), not API; so are
     // the OpenID Provider's authorization pages, its logout and their stylesheet (redirects and HTML).
     const oidcPage = /^\/oidc\/:membershipId\/(authorize|interaction\/|logout|pages\.css)/;
-    // Its back-channel routes answer OAuth's error objects (contract "Single sign-on"), not the error body.
-    const oauthRoute = /^\/oidc\/:membershipId\/(token|userinfo|introspect|revoke|device\/authorize)$/;
     const routes = routeTable(dev.app).filter(
       (route) => route.access !== 'NOT A NEST ROUTE' && route.path !== '/device' && !route.path.startsWith('/device/') && !oidcPage.test(route.path),
     );

@@ -1,11 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { decodeJwt } from 'jose';
 import { Client } from 'pg';
 import { ExpirySweeper } from '../../src/common/expiry-sweeper';
 import { ROLE_CACHE_TTL_MS } from '../../src/roles/role-cache';
 import { startTestApp, type TestApp } from '../support/app';
-import { createApplication, createUser as createUserAs, type Installation, setupInstallation, signIn, unique } from '../support/api';
-import { formAction, PageBrowser } from '../support/oidc-browser';
+import { type Installation, setupInstallation, signIn, unique } from '../support/api';
 
 /*
  * Two instances of the service on ONE PostgreSQL database, as behind a load balancer: what one
@@ -220,72 +217,5 @@ describeWithServer(`two instances on one database${serverConfigured ? '' : ' (sk
       expect(results.reduce((sum, result) => sum + result.deleted, 0)).toBe(0);
       await withDatabase(async (client) => expect(await countWithPrefix(client, recent)).toBe(5));
     });
-  });
-});
-
-/*
- * The OpenID Provider behind a load balancer: both instances share PUBLIC_URL (the issuer) and the
- * database, and an authorization started on one completes on the other (contract "Single sign-on";
- * the interaction, the code and the keys live in the database, nothing in one instance's memory).
- */
-describeWithServer(`the OpenID Provider on two instances${serverConfigured ? '' : ' (skipped: TEST_DATABASE_URL is not set)'}`, () => {
-  let a: TestApp;
-  let b: TestApp;
-  let install: Installation;
-
-  beforeAll(async () => {
-    a = await startTestApp({ publicUrl: true });
-    b = await startTestApp({ databaseUrl: a.databaseUrl, env: { PUBLIC_URL: a.config.publicUrl } });
-    install = await setupInstallation(a);
-  });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
-
-  it('an authorization started on one instance completes on the other; the code is exchanged there and the tokens verify on both', async () => {
-    const m = install.admin.membershipId;
-    const callback = 'http://127.0.0.1:9/callback';
-    const client = await createApplication(a, install.admin, { oidc: { redirect_uris: [callback], require_consent: false } } as Record<string, unknown>);
-    const user = await createUserAs(a, install.admin);
-    const verifier = randomBytes(32).toString('base64url');
-    const authorize = new URL(`${a.url}/oidc/${m}/authorize`);
-    authorize.search = new URLSearchParams({
-      client_id: client.id,
-      response_type: 'code',
-      scope: 'openid email',
-      redirect_uri: callback,
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-      code_challenge_method: 'S256',
-      state: 'from-a',
-      nonce: 'n-1',
-    }).toString();
-
-    // The login page comes from A; its form is posted to B (the balancer's other pick).
-    const browser = new PageBrowser();
-    const login = await browser.follow(authorize.href, a.url);
-    expect(login.html).toContain('name="password"');
-    const onB = formAction(login.html).replace(a.url, b.url);
-    expect(onB.startsWith(b.url)).toBe(true);
-    let answer = await browser.request(onB, { form: { username: user.username, password: user.password } });
-    for (let hops = 0; answer.location?.startsWith(a.url) && hops < 5; hops++) answer = await browser.request(answer.location.replace(a.url, b.url));
-    expect(answer.location).toMatch(/^http:\/\/127\.0\.0\.1:9\/callback\?/);
-    const redirect = new URL(answer.location as string);
-    expect(redirect.searchParams.get('state')).toBe('from-a');
-    expect(redirect.searchParams.get('iss')).toBe(`${a.config.publicUrl}/oidc/${m}`);
-
-    // B exchanges the code; A answers userinfo for its access token.
-    const token = await b
-      .http()
-      .post(`/oidc/${m}/token`)
-      .auth(client.id, client.secret)
-      .type('form')
-      .send({ grant_type: 'authorization_code', code: redirect.searchParams.get('code') as string, redirect_uri: callback, code_verifier: verifier });
-    expect(token.status).toBe(200);
-    const claims = decodeJwt(token.body.id_token as string);
-    expect(claims).toMatchObject({ iss: `${a.config.publicUrl}/oidc/${m}`, sub: user._id, aud: client.id, nonce: 'n-1' });
-    const info = await a.http().get(`/oidc/${m}/userinfo`).set('Authorization', `Bearer ${token.body.access_token}`);
-    expect(info.status).toBe(200);
-    expect(info.body).toMatchObject({ sub: user._id, email: user.email_address });
   });
 });

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { OAuthError } from '../common/oauth-error';
-import { UserRepository } from '../users/user.repository';
 import { AuthorizationCodeRepository } from './authorization-code.repository';
 import type { GrantHandler, GrantRequest, TokenEndpointResponse } from './grants';
 import { requiredFormField, formField } from './oauth-form';
@@ -23,7 +22,6 @@ export class AuthorizationCodeGrant implements GrantHandler {
   constructor(
     private readonly codes: AuthorizationCodeRepository,
     private readonly tokens: OidcTokens,
-    private readonly users: UserRepository,
   ) {}
 
   async exchange(request: GrantRequest): Promise<TokenEndpointResponse> {
@@ -32,7 +30,7 @@ export class AuthorizationCodeGrant implements GrantHandler {
     const redirectUri = formField(form, 'redirect_uri');
     const verifier = formField(form, 'code_verifier');
     const digest = digestOf(code);
-    const found = await this.codes.find(membershipId, digest);
+    const { code: found, user } = (await this.codes.find(membershipId, digest)) ?? {};
     // Another client's code is not this client's to use up, nor to revoke.
     if (!found || found.clientId !== client.id) throw invalidGrant();
     if (found.consumedAt) {
@@ -43,13 +41,12 @@ export class AuthorizationCodeGrant implements GrantHandler {
     if (redirectUri !== found.redirectUri) throw invalidGrant('redirect_uri does not match the authorization request');
     if (!verifiesS256(verifier, found.codeChallenge)) throw invalidGrant('code_verifier does not match the code_challenge');
 
-    const user = await this.users.findById(membershipId, found.userId);
     if (!user?.isActive) throw invalidGrant();
     // The record's id is written on the code as it is used up, so a reuse knows which grant to revoke.
     const recordId = randomUUID();
     if (!(await this.codes.consume(membershipId, digest, recordId))) {
       // A concurrent exchange used it first: revoke what that one issues.
-      const used = await this.codes.find(membershipId, digest);
+      const used = (await this.codes.find(membershipId, digest))?.code;
       if (used?.issuedTokenId) await this.tokens.revokeGrant(membershipId, used.issuedTokenId, found.userId, 'authorization_code_reuse');
       throw invalidGrant();
     }

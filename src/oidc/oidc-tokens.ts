@@ -150,6 +150,7 @@ export class OidcTokens {
     const found = isPossibleId(claims.jti) ? await this.records.find(membershipId, claims.jti) : undefined;
     const valid =
       found?.user?.isActive &&
+      found.clientActive !== false &&
       found.session &&
       !found.session.revokedAt &&
       !found.record.revokedAt &&
@@ -176,7 +177,7 @@ export class OidcTokens {
     const state: RefreshTokenLookup['state'] =
       record.revokedAt && record.revokeReason === ROTATED && !found.session?.revokedAt
         ? 'rotated'
-        : record.revokedAt || found.session?.revokedAt || !found.user?.isActive
+        : record.revokedAt || found.session?.revokedAt || !found.user?.isActive || found.clientActive === false
           ? 'revoked'
           : !record.refreshExpiresAt || record.refreshExpiresAt.getTime() <= Date.now()
             ? 'expired'

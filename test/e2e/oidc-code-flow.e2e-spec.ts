@@ -136,6 +136,19 @@ describe('OpenID Provider: authorization code flow', () => {
     expect(ok.headers['cache-control']).toBe('no-store');
   });
 
+  it("a client's user tokens follow its application: deactivated, its access token is refused at userinfo and introspects inactive", async () => {
+    const s = await setup();
+    const { tokens } = await codeFlow(s);
+    await client.fetchUserInfo(s.config, tokens.access_token, s.user._id);
+    const path = `/memberships/${s.tenant.membershipId}/applications/${s.app.id}`;
+    const current = (await as(suite.t, s.tenant.admin).get(path)).body;
+    expect((await as(suite.t, s.tenant.admin).put(path, { name: current.name, oidc: current.oidc, is_active: false })).status).toBe(200);
+    await expect(client.fetchUserInfo(s.config, tokens.access_token, s.user._id)).rejects.toThrow();
+    const resourceServer = await createApplication(suite.t, s.tenant.admin, { oidc: { redirect_uris: [CALLBACK] } } as Record<string, unknown>);
+    const introspected = await suite.t.http().post(`/oidc/${s.tenant.membershipId}/introspect`).auth(resourceServer.id, resourceServer.secret).type('form').send({ token: tokens.access_token });
+    expect(introspected.body).toEqual({ active: false });
+  });
+
   it('a reused refresh token is invalid_grant and ends the grant', async () => {
     const s = await setup();
     const { tokens } = await codeFlow(s);

@@ -236,6 +236,8 @@ export const tokenSessions = pgTable(
     kind: text('kind').$type<TokenRecordKind>().notNull(),
     /** The OpenID Provider client (application id) an `oidc` record was issued to; null otherwise. */
     clientId: text('client_id'),
+    /** The grant that issued an `oidc` record (`authorization_code`, `refresh_token`, the device grant): TokenRevoked names it. */
+    grantType: text('grant_type'),
     /**
      * The pair a scoped token was made from (informative: its session is what revocation follows);
      * for an `oidc` record, the grant's first record (its own id for that one): revoking a grant

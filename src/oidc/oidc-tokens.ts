@@ -217,6 +217,7 @@ export class OidcTokens {
       userId: user.id,
       kind: 'oidc',
       clientId: client.id,
+      grantType: request.grant,
       parentId: request.grantId ?? id,
       authTime: request.authTime,
       amr: request.amr ? [...request.amr] : null,

@@ -66,7 +66,9 @@ export class TokenRevoker {
           session_id: token.sessionId,
           token_id: token.id,
           user_id: token.userId,
+          // An OpenID Provider grant's record names its client and the grant that issued it.
           ...(token.clientId ? { client_id: token.clientId } : {}),
+          ...(token.grantType ? { grant: token.grantType } : {}),
           reason,
         },
       });

@@ -1,6 +1,6 @@
 import * as client from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { as, createApplication, createMembership, createUser, expectErrorBody, eventsAbout, useInstallation } from '../support/api';
+import { as, createApplication, createMembership, createUser, expectErrorBody, eventsAbout, queryEvents, useInstallation } from '../support/api';
 import { PageBrowser } from '../support/oidc-browser';
 
 /*
@@ -117,6 +117,11 @@ describe('OpenID Provider: authorization code flow', () => {
     await expect(client.authorizationCodeGrant(s.config, callback, checks)).rejects.toMatchObject({ error: 'invalid_grant' });
     await expect(client.fetchUserInfo(s.config, tokens.access_token, s.user._id)).rejects.toThrow();
     await expect(client.refreshTokenGrant(s.config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    // TokenRevoked names the client and the grant that issued the revoked tokens.
+    const revoked = await queryEvents(suite.t, s.tenant.admin, { event_type: 'TokenRevoked', 'document.client_id': s.app.id });
+    expect(revoked.map((event) => event.document)).toContainEqual(
+      expect.objectContaining({ client_id: s.app.id, grant: 'authorization_code', reason: 'authorization_code_reuse', user_id: s.user._id }),
+    );
   });
 
   it('a wrong verifier, another redirect_uri, another client: invalid_grant', async () => {

@@ -2,6 +2,7 @@ import { Module, type OnModuleInit } from '@nestjs/common';
 import { ApplicationsModule } from '../applications/applications.module';
 import { DeviceCodesModule } from '../device-codes/device-codes.module';
 import { EventsModule } from '../events/events.module';
+import { MembershipStoreModule } from '../memberships/membership-store.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { TokensModule } from '../tokens/tokens.module';
 import { UsersModule } from '../users/users.module';
@@ -40,7 +41,7 @@ import { TokenIntrospection } from './token-introspection';
 
 /** Each membership as an OpenID Provider (docs/oidc.md). CodeFactor comes from the global SecondFactorsModule. */
 @Module({
-  imports: [ApplicationsModule, DeviceCodesModule, EventsModule, SessionsModule, TokensModule, UsersModule],
+  imports: [ApplicationsModule, DeviceCodesModule, EventsModule, MembershipStoreModule, SessionsModule, TokensModule, UsersModule],
   controllers: [OidcIssuerController, SigningKeysController, TokenEndpointController, BackChannelController, AuthorizationController, UserInfoController, ConsentsController],
   providers: [
     Issuers,

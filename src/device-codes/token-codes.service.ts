@@ -182,21 +182,9 @@ export class TokenCodesService {
   async poll(membershipId: string, deviceCode: unknown, metadata: SessionMetadata): Promise<TokenResponse> {
     if (typeof deviceCode !== 'string' || !deviceCode) throw validationFailure([{ field: 'device_code', message: 'is required' }]);
     if (!(await this.memberships.get(membershipId))) throw new DomainError('MembershipNotFound', 'The membership does not exist');
-    const digest = digestOf(deviceCode);
-    const found = await this.codes.findForPoll(membershipId, digest);
     // A code an OpenID Provider client asked for is redeemed at its issuer's token endpoint only:
     // here it would become a token pair of the management API, which the client never asked for.
-    if (!found || !sameDigest(found.code.deviceCodeDigest, digest) || found.code.state === 'consumed' || found.code.oidcClientId !== null) {
-      throw new DomainError('InvalidDeviceCode', 'The device code is not valid');
-    }
-    const { code, membership, approver } = found;
-    if (code.expiresAt.getTime() <= Date.now()) throw new DomainError('ExpiredToken', 'The device code has expired');
-    if (code.state === 'pending') {
-      const outcome = await this.codes.recordPendingPoll(code.id);
-      if (outcome === 'slow_down') throw new DomainError('SlowDown', 'Polled too soon: wait longer between polls');
-      throw new DomainError('AuthorizationPending', 'The user has not approved the code yet');
-    }
-    if (code.state === 'denied') throw new DomainError('AuthorizationDenied', 'The user denied the code');
+    const { code, membership, approver } = await this.approvedCode(membershipId, deviceCode, null);
     // Approved. A deleted approver deletes its codes with it, so the approver is there.
     if (!approver?.isActive) throw new DomainError('UserInactive', 'The user account is not active');
     const scoped = scopedApprovalOf(code);
@@ -214,6 +202,28 @@ export class TokenCodesService {
   }
 
   /**
+   * The checks every poll makes, in RFC 8628's order, up to an approved code: the code of `owner`
+   * (an OpenID Provider client's id, or null for the specification's own routes; any other code is
+   * as unknown), not expired, not pending (a poll too soon slows the device down), not denied.
+   */
+  private async approvedCode(membershipId: string, deviceCode: string, owner: string | null) {
+    const digest = digestOf(deviceCode);
+    const found = await this.codes.findForPoll(membershipId, digest);
+    if (!found || !sameDigest(found.code.deviceCodeDigest, digest) || found.code.state === 'consumed' || found.code.oidcClientId !== owner) {
+      throw new DomainError('InvalidDeviceCode', 'The device code is not valid');
+    }
+    const { code } = found;
+    if (code.expiresAt.getTime() <= Date.now()) throw new DomainError('ExpiredToken', 'The device code has expired');
+    if (code.state === 'pending') {
+      const outcome = await this.codes.recordPendingPoll(code.id);
+      if (outcome === 'slow_down') throw new DomainError('SlowDown', 'Polled too soon: wait longer between polls');
+      throw new DomainError('AuthorizationPending', 'The user has not approved the code yet');
+    }
+    if (code.state === 'denied') throw new DomainError('AuthorizationDenied', 'The user denied the code');
+    return found;
+  }
+
+  /**
    * The poll of an OpenID Provider client at its issuer's token endpoint (RFC 8628 3.4): the checks
    * of `poll` in the same order, for the client's own codes only (another client's code, or one of
    * the specification's routes, is as unknown), then `issue` with the approved code, consumed
@@ -225,19 +235,7 @@ export class TokenCodesService {
     deviceCode: string,
     issue: (approved: ApprovedClientCode) => Promise<T>,
   ): Promise<T> {
-    const digest = digestOf(deviceCode);
-    const found = await this.codes.findForPoll(membershipId, digest);
-    if (!found || !sameDigest(found.code.deviceCodeDigest, digest) || found.code.state === 'consumed' || found.code.oidcClientId !== clientId) {
-      throw new DomainError('InvalidDeviceCode', 'The device code is not valid');
-    }
-    const { code, approver } = found;
-    if (code.expiresAt.getTime() <= Date.now()) throw new DomainError('ExpiredToken', 'The device code has expired');
-    if (code.state === 'pending') {
-      const outcome = await this.codes.recordPendingPoll(code.id);
-      if (outcome === 'slow_down') throw new DomainError('SlowDown', 'Polled too soon: wait longer between polls');
-      throw new DomainError('AuthorizationPending', 'The user has not approved the code yet');
-    }
-    if (code.state === 'denied') throw new DomainError('AuthorizationDenied', 'The user denied the code');
+    const { code, approver } = await this.approvedCode(membershipId, deviceCode, clientId);
     // A user made inactive denies its approved codes first (third review); one deactivated in between is denied here too.
     if (!approver?.isActive) throw new DomainError('AuthorizationDenied', 'The user account is not active');
     // Never approved with a scoped token (decide refuses it); a row that says otherwise hands out nothing.

@@ -1,17 +1,49 @@
-import { Body, Controller, Get, Headers, Param, Post, Query, Res } from '@nestjs/common';
+import { applyDecorators, Controller, createParamDecorator, type ExecutionContext, Get, Headers, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiConsumes, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
-import { ClientAddress, Public } from '../common/access-decorators';
+import type { Request, Response } from 'express';
+import { clientAddressOf, Public } from '../common/access-decorators';
 import { AuthorizationEndpoint } from './authorization-endpoint';
 import { IssuerIdPipe } from './issuer-id.pipe';
 import { EndSession } from './end-session';
 import { INTERACTION_COOKIE, SSO_COOKIE } from './front-channel';
-import { Interactions } from './interactions';
+import { Interactions, type PageVisitor } from './interactions';
 import { cookieOf, sendPageResult } from './page-result';
 import { PAGES_STYLESHEET } from './pages';
 
 const PAGE_RESPONSE = { status: 200, description: 'An HTML page (strict CSP, no script, frame-ancestors none, no-store)' };
 const REDIRECT_RESPONSE = { status: 303, description: 'To the next page, or to the client\'s redirect_uri' };
+
+/** What a step's form post hands the interactions: which interaction, its cookie, the form, who posted it. */
+interface PostedStep {
+  interactionId: string;
+  cookie: string | undefined;
+  form: Readonly<Record<string, unknown>>;
+  visitor: PageVisitor;
+}
+
+/** A step's form post as one handler parameter (each of the three steps reads the same things). */
+const InteractionPost = createParamDecorator((_data: unknown, context: ExecutionContext): PostedStep => {
+  const request = context.switchToHttp().getRequest<Request>();
+  const form: unknown = request.body;
+  return {
+    interactionId: String(request.params.interactionId),
+    cookie: cookieOf(request.headers.cookie, INTERACTION_COOKIE),
+    form: form && typeof form === 'object' ? (form as Record<string, unknown>) : {},
+    visitor: { clientAddress: clientAddressOf(request), userAgent: request.headers['user-agent'] },
+  };
+});
+
+/** A step's form: a public POST under the interaction, answered by a redirect (or the page again), as the document says. */
+function InteractionStep(step: string, docs: { summary: string; description: string }): MethodDecorator {
+  return applyDecorators(
+    Post(`interaction/:interactionId/${step}`),
+    Public(),
+    ApiOperation(docs),
+    ApiParam({ name: 'interactionId', type: String }),
+    ApiConsumes('application/x-www-form-urlencoded'),
+    ApiResponse(REDIRECT_RESPONSE),
+  );
+}
 
 /**
  * The OpenID Provider's front channel (docs/oidc.md, "Authorization"): the authorization
@@ -58,55 +90,19 @@ export class AuthorizationController {
     sendPageResult(response, await this.interactions.show(membershipId, interactionId, cookieOf(cookies, INTERACTION_COOKIE)));
   }
 
-  @Post('interaction/:interactionId/login')
-  @Public()
-  @ApiOperation({ summary: 'The login form (username, password)', description: 'Sign-in defenses apply; a wrong password shows the form again (400).' })
-  @ApiConsumes('application/x-www-form-urlencoded')
-  @ApiResponse(REDIRECT_RESPONSE)
-  async login(
-    @Param('membershipId', IssuerIdPipe) membershipId: string,
-    @Param('interactionId') interactionId: string,
-    @Body() form: Record<string, unknown> | undefined,
-    @Headers('cookie') cookies: string | undefined,
-    @Headers('user-agent') userAgent: string | undefined,
-    @ClientAddress() clientAddress: string,
-    @Res() response: Response,
-  ): Promise<void> {
-    const result = await this.interactions.login(membershipId, interactionId, cookieOf(cookies, INTERACTION_COOKIE), form ?? {}, { clientAddress, userAgent });
-    sendPageResult(response, result);
+  @InteractionStep('login', { summary: 'The login form (username, password)', description: 'Sign-in defenses apply; a wrong password shows the form again (400).' })
+  async login(@Param('membershipId', IssuerIdPipe) membershipId: string, @InteractionPost() post: PostedStep, @Res() response: Response): Promise<void> {
+    sendPageResult(response, await this.interactions.login(membershipId, post.interactionId, post.cookie, post.form, post.visitor));
   }
 
-  @Post('interaction/:interactionId/second-factor')
-  @Public()
-  @ApiOperation({ summary: 'The second factor form (code: a TOTP or recovery code)', description: 'A wrong code counts as a sign-in failure.' })
-  @ApiConsumes('application/x-www-form-urlencoded')
-  @ApiResponse(REDIRECT_RESPONSE)
-  async secondFactor(
-    @Param('membershipId', IssuerIdPipe) membershipId: string,
-    @Param('interactionId') interactionId: string,
-    @Body() form: Record<string, unknown> | undefined,
-    @Headers('cookie') cookies: string | undefined,
-    @Headers('user-agent') userAgent: string | undefined,
-    @ClientAddress() clientAddress: string,
-    @Res() response: Response,
-  ): Promise<void> {
-    const result = await this.interactions.secondFactor(membershipId, interactionId, cookieOf(cookies, INTERACTION_COOKIE), form ?? {}, { clientAddress, userAgent });
-    sendPageResult(response, result);
+  @InteractionStep('second-factor', { summary: 'The second factor form (code: a TOTP or recovery code)', description: 'A wrong code counts as a sign-in failure.' })
+  async secondFactor(@Param('membershipId', IssuerIdPipe) membershipId: string, @InteractionPost() post: PostedStep, @Res() response: Response): Promise<void> {
+    sendPageResult(response, await this.interactions.secondFactor(membershipId, post.interactionId, post.cookie, post.form, post.visitor));
   }
 
-  @Post('interaction/:interactionId/consent')
-  @Public()
-  @ApiOperation({ summary: 'The consent form (decision=allow|deny)', description: 'deny: back to redirect_uri with error=access_denied.' })
-  @ApiConsumes('application/x-www-form-urlencoded')
-  @ApiResponse(REDIRECT_RESPONSE)
-  async consent(
-    @Param('membershipId', IssuerIdPipe) membershipId: string,
-    @Param('interactionId') interactionId: string,
-    @Body() form: Record<string, unknown> | undefined,
-    @Headers('cookie') cookies: string | undefined,
-    @Res() response: Response,
-  ): Promise<void> {
-    sendPageResult(response, await this.interactions.consent(membershipId, interactionId, cookieOf(cookies, INTERACTION_COOKIE), form ?? {}));
+  @InteractionStep('consent', { summary: 'The consent form (decision=allow|deny)', description: 'deny: back to redirect_uri with error=access_denied.' })
+  async consent(@Param('membershipId', IssuerIdPipe) membershipId: string, @InteractionPost() post: PostedStep, @Res() response: Response): Promise<void> {
+    sendPageResult(response, await this.interactions.consent(membershipId, post.interactionId, post.cookie, post.form));
   }
 
   @Get('pages.css')

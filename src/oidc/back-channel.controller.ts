@@ -1,10 +1,9 @@
-import { Body, Controller, Headers, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { Public } from '../common/access-decorators';
+import { Controller, Param } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { type BackChannelRequest, BackChannelRoute, ClientRequest } from './back-channel-route';
 import type { DeviceAuthorization } from '../device-codes/token-codes.service';
 import { OidcDeviceAuthorization } from './device-authorization';
 import { type IntrospectionResponse, TokenIntrospection } from './token-introspection';
-import { OAuthErrorDto } from './oauth-docs';
 
 class ClientAuthenticationFields {
   @ApiPropertyOptional({ description: 'client_secret_post, and public clients (authentication none)' }) client_id?: string;
@@ -58,67 +57,43 @@ export class BackChannelController {
     private readonly introspection: TokenIntrospection,
   ) {}
 
-  @Post('device/authorize')
-  @Public()
-  @HttpCode(200)
-  @ApiOperation({
+  @BackChannelRoute({
+    path: 'device/authorize',
     summary: 'Device authorization endpoint (RFC 8628 3.1)',
     description:
       "Form-encoded. For clients whose grant_types hold urn:ietf:params:oauth:grant-type:device_code (public clients too, with their client_id). The codes are the membership's device codes: its code policy, the /device page and the approve/deny routes apply. Poll the token endpoint with grant_type=urn:ietf:params:oauth:grant-type:device_code.",
+    form: DeviceAuthorizationForm,
+    answer: { description: 'The codes (RFC 8628 3.2)', type: DeviceAuthorizationDto },
+    errors: 'invalid_request, invalid_scope, unauthorized_client',
   })
-  @ApiConsumes('application/x-www-form-urlencoded')
-  @ApiBody({ type: DeviceAuthorizationForm })
-  @ApiResponse({ status: 200, description: 'The codes (RFC 8628 3.2)', type: DeviceAuthorizationDto })
-  @ApiResponse({ status: 400, description: 'invalid_request, invalid_scope, unauthorized_client', type: OAuthErrorDto })
-  @ApiResponse({ status: 401, description: 'invalid_client', type: OAuthErrorDto })
-  deviceAuthorization(
-    @Param('membershipId') membershipId: string,
-    @Body() form: Record<string, unknown>,
-    @Headers('authorization') authorization: string | undefined,
-  ): Promise<DeviceAuthorization> {
-    return this.devices.authorize(membershipId, { authorization, form: form ?? {} });
+  deviceAuthorization(@Param('membershipId') membershipId: string, @ClientRequest() request: BackChannelRequest): Promise<DeviceAuthorization> {
+    return this.devices.authorize(membershipId, request);
   }
 
-  @Post('introspect')
-  @Public()
-  @HttpCode(200)
-  @ApiOperation({
+  @BackChannelRoute({
+    path: 'introspect',
     summary: 'Token introspection (RFC 7662)',
     description:
       "Form-encoded, client authentication required. {active: false} for unknown, expired, revoked or another membership's tokens. A confidential client may introspect any access token of the issuer (a resource server); refresh tokens, and for a public client every token, only its own.",
+    form: TokenForm,
+    answer: { description: 'The token state (Cache-Control: no-store)', type: IntrospectionDto },
+    errors: 'invalid_request (no token)',
   })
-  @ApiConsumes('application/x-www-form-urlencoded')
-  @ApiBody({ type: TokenForm })
-  @ApiResponse({ status: 200, description: 'The token state (Cache-Control: no-store)', type: IntrospectionDto })
-  @ApiResponse({ status: 400, description: 'invalid_request (no token)', type: OAuthErrorDto })
-  @ApiResponse({ status: 401, description: 'invalid_client', type: OAuthErrorDto })
-  introspect(
-    @Param('membershipId') membershipId: string,
-    @Body() form: Record<string, unknown>,
-    @Headers('authorization') authorization: string | undefined,
-  ): Promise<IntrospectionResponse> {
-    return this.introspection.introspect(membershipId, { authorization, form: form ?? {} });
+  introspect(@Param('membershipId') membershipId: string, @ClientRequest() request: BackChannelRequest): Promise<IntrospectionResponse> {
+    return this.introspection.introspect(membershipId, request);
   }
 
-  @Post('revoke')
-  @Public()
-  @HttpCode(200)
-  @ApiOperation({
+  @BackChannelRoute({
+    path: 'revoke',
     summary: 'Token revocation (RFC 7009)',
     description:
       "Form-encoded, client authentication required. 200 whatever the token; a token of the calling client ends its grant (an access or refresh token of a user's grant: every token of that grant; a client_credentials token: itself). Another client's token is left alone.",
+    form: TokenForm,
+    answer: { description: 'Done, or nothing to do: an empty object either way', type: RevocationDto },
+    errors: 'invalid_request (no token)',
   })
-  @ApiConsumes('application/x-www-form-urlencoded')
-  @ApiBody({ type: TokenForm })
-  @ApiResponse({ status: 200, description: 'Done, or nothing to do: an empty object either way', type: RevocationDto })
-  @ApiResponse({ status: 400, description: 'invalid_request (no token)', type: OAuthErrorDto })
-  @ApiResponse({ status: 401, description: 'invalid_client', type: OAuthErrorDto })
-  async revoke(
-    @Param('membershipId') membershipId: string,
-    @Body() form: Record<string, unknown>,
-    @Headers('authorization') authorization: string | undefined,
-  ): Promise<Record<string, never>> {
-    await this.introspection.revoke(membershipId, { authorization, form: form ?? {} });
+  async revoke(@Param('membershipId') membershipId: string, @ClientRequest() request: BackChannelRequest): Promise<Record<string, never>> {
+    await this.introspection.revoke(membershipId, request);
     return {};
   }
 }

@@ -1,10 +1,9 @@
-import { Body, Controller, Headers, HttpCode, Param, Post, Res } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Param, Res } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { ClientAddress, Public } from '../common/access-decorators';
+import { type BackChannelRequest, BackChannelRoute, ClientRequest } from './back-channel-route';
 import type { TokenEndpointResponse } from './grants';
 import { IssuerIdPipe } from './issuer-id.pipe';
-import { OAuthErrorDto } from './oauth-docs';
 import { OidcTokenEndpoint } from './token-endpoint';
 
 class TokenRequestForm {
@@ -34,28 +33,21 @@ class TokenResponseDto {
 export class TokenEndpointController {
   constructor(private readonly endpoint: OidcTokenEndpoint) {}
 
-  @Post('token')
-  @Public()
-  @HttpCode(200)
-  @ApiOperation({
+  @BackChannelRoute({
+    path: 'token',
     summary: 'Token endpoint (OAuth 2.0, OpenID Connect)',
     description:
       'Form-encoded. Client authentication: client_secret_basic, client_secret_post, or none for public clients. Errors are OAuth error objects (RFC 6749 5.2); a failed client authentication is 401 invalid_client.',
+    form: TokenRequestForm,
+    answer: { description: 'Tokens (Cache-Control: no-store)', type: TokenResponseDto },
+    errors: 'An OAuth error (invalid_request, invalid_grant, unsupported_grant_type, ...)',
   })
-  @ApiConsumes('application/x-www-form-urlencoded')
-  @ApiBody({ type: TokenRequestForm })
-  @ApiResponse({ status: 200, description: 'Tokens (Cache-Control: no-store)', type: TokenResponseDto })
-  @ApiResponse({ status: 400, description: 'An OAuth error (invalid_request, invalid_grant, unsupported_grant_type, ...)', type: OAuthErrorDto })
-  @ApiResponse({ status: 401, description: 'invalid_client', type: OAuthErrorDto })
   async token(
     @Param('membershipId', IssuerIdPipe) membershipId: string,
-    @Body() form: Record<string, unknown>,
-    @Headers('authorization') authorization: string | undefined,
-    @Headers('user-agent') userAgent: string | undefined,
-    @ClientAddress() clientAddress: string,
+    @ClientRequest() request: BackChannelRequest,
     @Res({ passthrough: true }) response: Response,
   ): Promise<TokenEndpointResponse> {
     response.setHeader('Pragma', 'no-cache');
-    return this.endpoint.exchange(membershipId, { authorization, form: form ?? {}, clientAddress, userAgent });
+    return this.endpoint.exchange(membershipId, request);
   }
 }

@@ -54,8 +54,16 @@ export class TokenService {
    * password) and counted by reason.
    */
   async signIn(membershipId: string | undefined, login: string | undefined, password: string | undefined, metadata: SessionMetadata): Promise<TokenResponse> {
+    return this.countingFailures(membershipId, () => this.checkCredentials(membershipId, login, password, metadata));
+  }
+
+  /**
+   * Runs a sign-in step; a failure of it is logged at info with its code and the membership named
+   * (never the login or the password) and counted by reason, then thrown on.
+   */
+  private async countingFailures<T>(membershipId: string | undefined, step: () => Promise<T>): Promise<T> {
     try {
-      return await this.checkCredentials(membershipId, login, password, metadata);
+      return await step();
     } catch (error) {
       const reason = error instanceof DomainError ? signInFailureReasonOf(error.code) : undefined;
       if (error instanceof DomainError && reason) {
@@ -93,16 +101,7 @@ export class TokenService {
     password: string | undefined,
     metadata: SessionMetadata,
   ): Promise<{ membership: SigningMembership; user: UserRecord }> {
-    try {
-      return await this.checkPassword(membershipId, login, password, metadata);
-    } catch (error) {
-      const reason = error instanceof DomainError ? signInFailureReasonOf(error.code) : undefined;
-      if (error instanceof DomainError && reason) {
-        this.logger.info({ errorCode: error.code, membershipId: membershipId.slice(0, MAX_LOGGED_MEMBERSHIP_ID) }, 'sign-in failed');
-        this.failures?.signInFailed(reason);
-      }
-      throw error;
-    }
+    return this.countingFailures(membershipId, () => this.checkPassword(membershipId, login, password, metadata));
   }
 
   private async checkPassword(

@@ -86,8 +86,13 @@ export function serveApiDocs(app: INestApplication, config: AppConfig): boolean 
       // An administrator authorizes once and keeps it across reloads while managing webhooks.
       persistAuthorization: true,
       displayRequestDuration: true,
-      // The document's own tag order (setup and tokens first: where one starts), not alphabetical.
-      // Otherwise the page sends the document's URL to validator.swagger.io for a badge.
+      // Past 150 rows (tags and operations) Swagger UI renders only what is on screen, so an
+      // operation far down the page is reached by its link (#/webhooks/Webhooks_create) or by
+      // filtering the tags, not by the browser's find.
+      deepLinking: true,
+      filter: true,
+      // Tags stay in the document's own order (setup and tokens first: where one starts).
+      // Without this the page sends the document's URL to validator.swagger.io for a badge.
       validatorUrl: 'none',
     },
   });

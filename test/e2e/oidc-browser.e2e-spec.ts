@@ -22,7 +22,8 @@ async function startReceiver(): Promise<{ server: Server; url: string; landed: U
  * openid-client exchanges. The application's name is hostile: no script may run.
  */
 describeWithBrowser('OpenID Provider pages in headless Chromium', () => {
-  const suite = useInstallation({ publicUrl: true });
+  // One second between device polls, so that openid-client's loop is quick.
+  const suite = useInstallation({ publicUrl: true, env: { DEVICE_POLL_INTERVAL_SECONDS: '1' } });
   const browser = useBrowser();
   const receiver = useStarted('the callback receiver', startReceiver, ({ server }) => new Promise<void>((resolve) => server.close(() => resolve())));
 
@@ -73,5 +74,41 @@ describeWithBrowser('OpenID Provider pages in headless Chromium', () => {
       idTokenExpected: true,
     });
     expect(tokens.claims()?.sub).toBe(user._id);
+  });
+
+  it("openid-client's device flow (RFC 8628), approved by the user on the /device page in Chromium", async () => {
+    const tenant = await createMembership(suite.t, suite.admin);
+    const app = await createApplication(suite.t, tenant.admin, {
+      name: '<img src=x onerror=alert(1)>',
+      oidc: { redirect_uris: ['http://127.0.0.1:9/callback'], grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] },
+    } as Record<string, unknown>);
+    const user = await createUser(suite.t, tenant.admin);
+    const issuer = `${suite.t.url}/oidc/${tenant.membershipId}`;
+    const config = await client.discovery(new URL(issuer), app.id, app.secret, undefined, { execute: [client.allowInsecureRequests] });
+    const authorization = await client.initiateDeviceAuthorization(config, { scope: 'openid profile' });
+    const polling = client.pollDeviceAuthorizationGrant(config, authorization);
+
+    // The user opens verification_uri_complete, signs in, confirms the code and approves.
+    const { page, offLoopback, dialogs } = await loopbackPage(browser, { width: 800, height: 760 });
+    await page.goto(authorization.verification_uri_complete as string);
+    await page.fill('#username', user.username);
+    await page.fill('#password', user.password);
+    await page.click('#sign-in button[type=submit]');
+    await page.locator('#enter-code').waitFor({ state: 'visible' });
+    expect(await page.inputValue('#user-code')).toBe(authorization.user_code);
+    await page.click('#enter-code button[type=submit]');
+    await page.locator('#decide').waitFor({ state: 'visible' });
+    // The application's hostile name is shown as its text, beside the client and the scope asked.
+    expect(await page.locator('#client-info dd').allTextContents()).toEqual(expect.arrayContaining(['<img src=x onerror=alert(1)>', app.id]));
+    expect(await page.locator('#client-info img').count()).toBe(0);
+    await page.click('#approve');
+    await page.locator('#status', { hasText: 'Approved' }).waitFor();
+    await page.close();
+    expect(dialogs).toEqual([]);
+    expect(offLoopback).toEqual([]);
+
+    const tokens = await polling;
+    expect(tokens.claims()).toMatchObject({ sub: user._id, iss: issuer, aud: app.id });
+    expect(await client.fetchUserInfo(config, tokens.access_token, user._id)).toMatchObject({ sub: user._id, preferred_username: user.username });
   });
 });

@@ -93,8 +93,10 @@ describe('OpenID Provider: the device flow (RFC 8628)', () => {
     expect(generated[0]).toMatchObject({ utilizerId: user._id, document: { grant: DEVICE_GRANT, client_id: app.id } });
     const revoked = recorded.filter((event) => event.eventType === 'TokenRevoked');
     expect(revoked.length).toBeGreaterThanOrEqual(1);
-    // The user's grant's records, each with the client (token records do not keep the grant type that issued them).
-    for (const event of revoked) expect(event).toMatchObject({ utilizerId: app.id, document: { client_id: app.id, user_id: user._id, reason: 'revoked_by_client' } });
+    // The user's grant's records, each with the client and the grant that issued it.
+    for (const event of revoked) {
+      expect(event).toMatchObject({ utilizerId: app.id, document: { client_id: app.id, grant: DEVICE_GRANT, user_id: user._id, reason: 'revoked_by_client' } });
+    }
     // The code is spent.
     const again = await suite.t
       .http()

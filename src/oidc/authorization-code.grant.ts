@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { OAuthError } from '../common/oauth-error';
+import type { OidcAuthorizationCodeRow } from '../database/schema';
 import { AuthorizationCodeRepository } from './authorization-code.repository';
 import type { GrantHandler, GrantRequest, TokenEndpointResponse } from './grants';
 import { requiredFormField, formField } from './oauth-form';
@@ -33,24 +33,14 @@ export class AuthorizationCodeGrant implements GrantHandler {
     const { code: found, user } = (await this.codes.find(membershipId, digest)) ?? {};
     // Another client's code is not this client's to use up, nor to revoke.
     if (!found || found.clientId !== client.id) throw invalidGrant();
-    if (found.consumedAt) {
-      if (found.issuedTokenId) await this.tokens.revokeGrant(membershipId, found.issuedTokenId, found.userId, 'authorization_code_reuse');
-      throw invalidGrant();
-    }
+    if (found.consumedAt) throw await this.reused(membershipId, found);
     if (found.expiresAt.getTime() <= Date.now()) throw invalidGrant('The authorization code has expired');
     if (redirectUri !== found.redirectUri) throw invalidGrant('redirect_uri does not match the authorization request');
     if (!verifiesS256(verifier, found.codeChallenge)) throw invalidGrant('code_verifier does not match the code_challenge');
-
     if (!user?.isActive) throw invalidGrant();
-    // The record's id is written on the code as it is used up, so a reuse knows which grant to revoke.
-    const recordId = randomUUID();
-    if (!(await this.codes.consume(membershipId, digest, recordId))) {
-      // A concurrent exchange used it first: revoke what that one issues.
-      const used = (await this.codes.find(membershipId, digest))?.code;
-      if (used?.issuedTokenId) await this.tokens.revokeGrant(membershipId, used.issuedTokenId, found.userId, 'authorization_code_reuse');
-      throw invalidGrant();
-    }
-    const { response } = await this.tokens.issueForUser({
+
+    // The issuing statement uses the code up and writes the new record's id on it.
+    const issued = await this.tokens.issueForUser({
       membershipId,
       client,
       user,
@@ -61,9 +51,20 @@ export class AuthorizationCodeGrant implements GrantHandler {
       amr: found.amr,
       resource: found.resource ?? undefined,
       grant: 'authorization_code',
-      recordId,
+      authorizationCode: digest,
       metadata: { userAgent: request.userAgent },
     });
-    return response;
+    if (issued) return issued.response;
+    // Nothing issued: a concurrent exchange used the code first (this one waited for it to commit),
+    // or the sign-in session has ended.
+    const now = (await this.codes.find(membershipId, digest))?.code;
+    if (now?.consumedAt) throw await this.reused(membershipId, now);
+    throw invalidGrant('The sign-in session has ended');
+  }
+
+  /** A second use of a code (RFC 6749 4.1.2): the grant its first use issued is revoked. */
+  private async reused(membershipId: string, code: OidcAuthorizationCodeRow): Promise<OAuthError> {
+    if (code.issuedTokenId) await this.tokens.revokeGrant(membershipId, code.issuedTokenId, code.userId, 'authorization_code_reuse');
+    return invalidGrant();
   }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, eq, getTableColumns, isNull, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, sql } from 'drizzle-orm';
 import { DATABASE, type Database } from '../database/database';
 import { oidcAuthorizationCodes, type OidcAuthorizationCodeRow, users, type UserRecord } from '../database/schema';
 import { userRecordColumns } from '../sessions/token-session.repository';
@@ -13,9 +13,9 @@ export interface FoundAuthorizationCode {
 }
 
 /**
- * The two statements of every code exchange, prepared once (PostgreSQL plans each once per
- * connection instead of at every exchange): the code with its user in one round trip, and the
- * conditional use.
+ * The exchange's read of a code with its user in one round trip, prepared once (PostgreSQL plans
+ * it once per connection instead of at every exchange). The issuing statement uses the code up
+ * (TokenSessionRepository.issue).
  */
 function prepareExchangeStatements(db: Database['db']) {
   const byDigest = and(eq(oidcAuthorizationCodes.membershipId, sql.placeholder('membershipId')), eq(oidcAuthorizationCodes.id, sql.placeholder('digest')));
@@ -27,12 +27,6 @@ function prepareExchangeStatements(db: Database['db']) {
       .where(byDigest)
       .limit(1)
       .prepare('oidc_code_by_digest'),
-    consume: db
-      .update(oidcAuthorizationCodes)
-      .set({ consumedAt: sql`now()`, issuedTokenId: sql`${sql.placeholder('issuedTokenId')}` })
-      .where(and(byDigest, isNull(oidcAuthorizationCodes.consumedAt)))
-      .returning({ id: oidcAuthorizationCodes.id })
-      .prepare('oidc_code_consume'),
   };
 }
 
@@ -53,14 +47,5 @@ export class AuthorizationCodeRepository {
   async find(membershipId: string, digest: string): Promise<FoundAuthorizationCode | undefined> {
     const [row] = await this.exchange.find.execute({ membershipId, digest });
     return row;
-  }
-
-  /**
-   * Marks the code used and names the token record its exchange is about to issue, only if it was
-   * unused: of two exchanges at once one wins, and the other knows which grant to revoke.
-   */
-  async consume(membershipId: string, digest: string, issuedTokenId: string): Promise<boolean> {
-    const updated = await this.exchange.consume.execute({ membershipId, digest, issuedTokenId });
-    return updated.length > 0;
   }
 }

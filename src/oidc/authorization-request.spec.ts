@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { AuthorizationError, authorizationResponseUrl, parseAuthorizationRequest } from './authorization-request';
 import type { OidcClient } from './oidc-clients';
 import { escapeHtml, loginPage } from './pages';
-import { verifiesS256 } from './pkce';
+import { s256Challenge } from './pkce';
 
 const client: OidcClient = {
   id: 'client-1',
@@ -61,11 +61,12 @@ describe('parseAuthorizationRequest', () => {
 });
 
 describe('PKCE S256', () => {
-  it('verifies the verifier of the challenge only', () => {
-    expect(verifiesS256(verifier, challenge)).toBe(true);
-    expect(verifiesS256('w'.repeat(43), challenge)).toBe(false);
-    expect(verifiesS256(undefined, challenge)).toBe(false);
-    expect(verifiesS256('short', createHash('sha256').update('short').digest('base64url'))).toBe(false);
+  it("is the verifier's challenge for a verifier of RFC 7636's form only", () => {
+    expect(s256Challenge(verifier)).toBe(challenge);
+    expect(s256Challenge('w'.repeat(43))).not.toBe(challenge);
+    expect(s256Challenge(undefined)).toBeUndefined();
+    expect(s256Challenge('short')).toBeUndefined();
+    expect(s256Challenge('a'.repeat(129))).toBeUndefined();
   });
 });
 

@@ -43,7 +43,7 @@ export class DeviceCodeGrant implements GrantHandler, OnModuleInit {
     const deviceCode = requiredFormField(form, 'device_code');
     try {
       return await this.codes.pollForClient(membershipId, client.id, deviceCode, async (approved) => {
-        const { response } = await this.tokens.issueForUser({
+        const issued = await this.tokens.issueForUser({
           membershipId,
           client,
           user: approved.approver,
@@ -54,7 +54,9 @@ export class DeviceCodeGrant implements GrantHandler, OnModuleInit {
           grant: DEVICE_CODE_GRANT,
           metadata: { ipAddress: clientAddress, userAgent },
         });
-        return response;
+        // A new sign-in session is opened for the device: nothing can have ended it yet.
+        if (!issued) throw new OAuthError('invalid_grant', 'The sign-in session has ended');
+        return issued.response;
       });
     } catch (error) {
       const code = error instanceof DomainError ? RFC_8628_ERRORS[error.code] : undefined;

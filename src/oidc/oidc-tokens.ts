@@ -6,7 +6,7 @@ import { OAuthError } from '../common/oauth-error';
 import type { UserRecord } from '../database/schema';
 import { EventRecorder, type NewEvent } from '../events/event-recorder';
 import { TokenRevoker } from '../sessions/token-revoker';
-import { type NewTokenSession, TokenSessionRepository } from '../sessions/token-session.repository';
+import { type NewTokenSession, TokenSessionRepository, type UsedUpByIssuance } from '../sessions/token-session.repository';
 import { toUserResponse } from '../users/user.mapper';
 import type { TokenEndpointResponse } from './grants';
 import { Issuers } from './issuer';
@@ -42,8 +42,8 @@ export interface UserTokenRequest {
   grant: OidcUserGrant;
   /** The grant's first record; absent for a grant's first issuance, whose record becomes it. */
   grantId?: string;
-  /** The new record's id when the caller had to name it before (an authorization code records it as it is used). */
-  recordId?: string;
+  /** The authorization code (its digest) this issuance uses up, in the same statement. */
+  authorizationCode?: string;
   metadata: OidcRequestMetadata;
 }
 
@@ -89,14 +89,14 @@ export class OidcTokens {
   /**
    * Signs and stores a grant's tokens: the access token, an ID token with `openid`, a refresh token
    * with `offline_access` when the client may refresh. The record and its TokenGenerated event are
-   * written in one statement (joining the caller's transaction when one is open); nothing is issued
-   * into a revoked session (`invalid_grant`).
+   * written in one statement (joining the caller's transaction when one is open), which also uses
+   * up the request's authorization code. Undefined when nothing was issued: the sign-in session has
+   * ended, or the code was used meanwhile.
    */
-  async issueForUser(request: UserTokenRequest): Promise<{ response: TokenEndpointResponse; tokenId: string }> {
+  async issueForUser(request: UserTokenRequest): Promise<{ response: TokenEndpointResponse; tokenId: string } | undefined> {
     const issued = await this.build(request);
-    if (!(await this.store(issued, [this.generatedEvent(request, issued.response)]))) {
-      throw new OAuthError('invalid_grant', 'The sign-in session has ended');
-    }
+    const usedUp = request.authorizationCode ? { kind: 'authorization_code' as const, digest: request.authorizationCode } : undefined;
+    if (!(await this.store(issued, [this.generatedEvent(request, issued.response)], usedUp))) return undefined;
     return { response: issued.response, tokenId: issued.record.id };
   }
 
@@ -106,7 +106,7 @@ export class OidcTokens {
    */
   async rotate(
     found: RefreshTokenLookup,
-    request: Omit<UserTokenRequest, 'grant' | 'grantId' | 'recordId' | 'session' | 'authTime' | 'amr' | 'nonce'>,
+    request: Omit<UserTokenRequest, 'grant' | 'grantId' | 'authorizationCode' | 'session' | 'authTime' | 'amr' | 'nonce'>,
   ): Promise<{ response: TokenEndpointResponse; tokenId: string }> {
     const full: UserTokenRequest = {
       ...request,
@@ -119,6 +119,7 @@ export class OidcTokens {
     const issued = await this.build(full);
     const generated = this.generatedEvent(full, issued.response);
     const stored = await this.store(issued, [{ ...generated, eventType: 'TokenRefreshed' }, generated], {
+      kind: 'refreshed_record',
       tokenId: found.record.id,
       revokedBy: found.record.userId,
     });
@@ -193,7 +194,7 @@ export class OidcTokens {
     const { client, user, scopes, membershipId } = request;
     const issuer = this.issuers.of(membershipId);
     const issuedAt = Math.floor(Date.now() / 1000);
-    const id = request.recordId ?? randomUUID();
+    const id = randomUUID();
     const sessionId = request.session === 'new' ? id : request.session.id;
     const accessExpiresAt = new Date((issuedAt + lifetimes.expiresIn) * 1000);
     const refreshable = scopes.includes('offline_access') && client.oidc.grant_types.includes('refresh_token');
@@ -239,10 +240,10 @@ export class OidcTokens {
   private async store(
     issued: { record: NewTokenSession; opensSession: boolean },
     events: NewEvent[],
-    consume?: { tokenId: string; revokedBy: string },
+    usedUp?: UsedUpByIssuance,
   ): Promise<boolean> {
     const rows = this.recorder.prepare(events);
-    const stored = await this.sessions.issue(issued.record, rows, issued.opensSession, consume);
+    const stored = await this.sessions.issue(issued.record, rows, issued.opensSession, usedUp);
     if (stored) this.recorder.publish(rows);
     return stored;
   }

@@ -6,6 +6,7 @@ import { deliveriesOf, eventRecords, eventsFromJson } from '../events/event.repo
 import {
   events,
   memberships,
+  oidcAuthorizationCodes,
   sessions,
   tokenCodes,
   tokenSessions,
@@ -181,11 +182,23 @@ function prepareSignIn(db: Database['db']) {
 export const ROTATED_REASON = 'refreshed';
 
 /**
- * Issuance as one prepared statement whose text never changes (sign-in, scoped tokens and refresh
- * all run it): mark the refreshed token record used (only when `consume`, only if still unused),
- * open the sign-in session (sign-in) or join it (only while it is not revoked), create the new
- * record (only if both held) and write its events from one JSON parameter. The events inserted,
- * returned, say whether the record was created.
+ * What an issuance uses up in its own statement, so that of two concurrent uses exactly one issues:
+ * the token record being refreshed (marked `refreshed`), or an OpenID Provider authorization code
+ * (by its digest; the new record's id is written on it, so a later reuse knows what to revoke).
+ */
+export type UsedUpByIssuance =
+  | { kind: 'refreshed_record'; tokenId: string; revokedBy: string }
+  | { kind: 'authorization_code'; digest: string };
+
+/**
+ * Issuance as one prepared statement whose text never changes (sign-in, scoped tokens, refresh and
+ * the OpenID Provider's grants all run it): use up what `usedUp` names (only if still unused), open
+ * the sign-in session (sign-in) or join it (only while it is not revoked), create the new record
+ * (only if all held) and write its events from one JSON parameter. The events inserted, returned,
+ * say whether the record was created.
+ *
+ * Using up locks the row used: a concurrent use waits for this statement to commit, then finds it
+ * used and creates nothing, and whatever it revokes after that sees this statement's record.
  *
  * Joining takes a share lock on the session row, whose check reads its latest version: a
  * revocation committed while this statement waited is seen, so no token is ever added to a
@@ -197,6 +210,11 @@ function prepareIssue(db: Database['db']) {
   const consumed = db.$with('consumed', { id: sql<string>`id` }).as(
     sql`update ${tokenSessions} set revoked_at = now(), revoked_by = ${p('revokedBy')}::text, revoke_reason = 'refreshed'
       where ${p('consume')}::boolean and membership_id = ${p('membershipId')}::text and id = ${p('consumedId')}::text and revoked_at is null
+      returning id`,
+  );
+  const usedCode = db.$with('used_code', { id: sql<string>`id` }).as(
+    sql`update ${oidcAuthorizationCodes} set consumed_at = now(), issued_token_id = ${p('id')}::text
+      where ${p('consumeCode')}::boolean and membership_id = ${p('membershipId')}::text and id = ${p('codeDigest')}::text and consumed_at is null
       returning id`,
   );
   // Parent and child rows in one statement: the foreign key is checked at its end.
@@ -222,12 +240,13 @@ function prepareIssue(db: Database['db']) {
         ${p('createdAt')}::timestamptz
       where (exists (select 1 from opened) or exists (select 1 from joined))
         and (not ${p('consume')}::boolean or exists (select 1 from consumed))
+        and (not ${p('consumeCode')}::boolean or exists (select 1 from used_code))
       returning id`,
   );
   // The webhook deliveries of the events, written only if they are (contract "Durable webhook delivery").
   const queued = db.$with('queued', { id: sql<string>`id` }).as(sql`${deliveriesOf(sql`${eventsFromJson} where exists (select 1 from created)`)} returning id`);
   return db
-    .with(consumed, opened, joined, created, queued)
+    .with(consumed, usedCode, opened, joined, created, queued)
     .insert(events)
     .select(sql`${eventsFromJson} where exists (select 1 from created)`)
     .returning({ id: events.id })
@@ -279,24 +298,21 @@ export class TokenSessionRepository {
   /**
    * Creates a token record (and, with `opensSession`, its sign-in session) and writes its events
    * in ONE statement, atomic without BEGIN and COMMIT round trips (sign-in and refresh run it on
-   * every call). With `consume`, the record being refreshed is marked used in the same statement
-   * and nothing is created unless it was still unused. Nothing is created in a revoked session
-   * either. Answers whether the record was created.
+   * every call). With `usedUp`, the refreshed record or the authorization code is marked used in
+   * the same statement and nothing is created unless it was still unused. Nothing is created in a
+   * revoked session either. Answers whether the record was created.
    */
-  async issue(
-    session: NewTokenSession,
-    eventRows: readonly EventRow[],
-    opensSession: boolean,
-    consume?: { tokenId: string; revokedBy: string },
-  ): Promise<boolean> {
+  async issue(session: NewTokenSession, eventRows: readonly EventRow[], opensSession: boolean, usedUp?: UsedUpByIssuance): Promise<boolean> {
     // The events inserted say whether the session was: a session is never issued without one.
     if (!eventRows.length) throw new Error('A token session is issued with at least one event');
     const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
     const logged = await this.issueStatement.execute({
-      consume: consume !== undefined,
+      consume: usedUp?.kind === 'refreshed_record',
+      consumedId: usedUp?.kind === 'refreshed_record' ? usedUp.tokenId : null,
+      revokedBy: usedUp?.kind === 'refreshed_record' ? usedUp.revokedBy : null,
+      consumeCode: usedUp?.kind === 'authorization_code',
+      codeDigest: usedUp?.kind === 'authorization_code' ? usedUp.digest : null,
       opensSession,
-      consumedId: consume?.tokenId ?? null,
-      revokedBy: consume?.revokedBy ?? null,
       id: session.id,
       sessionId: session.sessionId,
       membershipId: session.membershipId,

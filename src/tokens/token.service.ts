@@ -14,7 +14,7 @@ import type { Credentials } from '../common/authorization-header';
 import { toUserCaller } from './token-caller';
 import { type IssuedTokens, type ScopedApproval, TokenIssuer } from './token-issuer';
 import { TokenRevoker } from '../sessions/token-revoker';
-import { type SigningMembership, TokenSessionRepository } from '../sessions/token-session.repository';
+import { type SigningMembership, TokenSessionRepository, type UsedUpByIssuance } from '../sessions/token-session.repository';
 import { RefreshTokenReuse, TokenVerifier, type VerifiedBearer } from './token-verifier';
 import type { SessionMetadata, TokenResponse, VerificationResponse } from './token.dto';
 import { signInFailureReasonOf, SIGN_IN_FAILURE_OBSERVER, type SignInFailureObserver } from './sign-in-failures';
@@ -266,7 +266,7 @@ export class TokenService {
       { sessionId: family.id, scopes: session.scopes, amr: verified.claims.amr },
     );
     const generated = tokenGeneratedEvent(user, issued.response);
-    const stored = await this.store(issued, [{ ...generated, eventType: 'TokenRefreshed' }, generated], revoke ? { tokenId: session.id, revokedBy: user.id } : undefined);
+    const stored = await this.store(issued, [{ ...generated, eventType: 'TokenRefreshed' }, generated], revoke ? { kind: 'refreshed_record', tokenId: session.id, revokedBy: user.id } : undefined);
     if (!stored) {
       // Another request rotated this refresh token first (a reuse as well, only a concurrent one),
       // or the session was revoked meanwhile (then this revokes nothing more).
@@ -322,9 +322,9 @@ export class TokenService {
   }
 
   /** The new session and its events in one atomic write; events reach listeners after it. */
-  private async store(issued: IssuedTokens, events: NewEvent[], consume?: { tokenId: string; revokedBy: string }): Promise<boolean> {
+  private async store(issued: IssuedTokens, events: NewEvent[], usedUp?: UsedUpByIssuance): Promise<boolean> {
     const rows = this.recorder.prepare(events);
-    const stored = await this.sessions.issue(issued.session, rows, issued.opensSession, consume);
+    const stored = await this.sessions.issue(issued.session, rows, issued.opensSession, usedUp);
     if (stored) this.recorder.publish(rows);
     return stored;
   }

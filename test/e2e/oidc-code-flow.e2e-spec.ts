@@ -1,6 +1,6 @@
 import * as client from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { as, createApplication, createMembership, createUser, expectErrorBody, eventsAbout, queryEvents, useInstallation } from '../support/api';
+import { as, createApplication, createMembership, createUser, expectErrorBody, eventsAbout, putBodyOf, queryEvents, useInstallation } from '../support/api';
 import { PageBrowser } from '../support/oidc-browser';
 
 /*
@@ -124,6 +124,41 @@ describe('OpenID Provider: authorization code flow', () => {
     );
   });
 
+  it('two exchanges of one code at once: one answers tokens, the other invalid_grant, and what the first issued is revoked', async () => {
+    const s = await setup();
+    const request = await authorizationRequest(s);
+    const code = new URL((await signInThroughPages(s, request)).location!).searchParams.get('code')!;
+    const exchange = () =>
+      suite.t
+        .http()
+        .post(`/oidc/${s.tenant.membershipId}/token`)
+        .auth(s.app.id, s.app.secret)
+        .type('form')
+        .send({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: request.verifier });
+    const answers = await Promise.all([exchange(), exchange()]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400]);
+    const issued = answers.find((answer) => answer.status === 200)!.body as { access_token: string };
+    expect(answers.find((answer) => answer.status === 400)!.body.error).toBe('invalid_grant');
+    await expect(client.fetchUserInfo(s.config, issued.access_token, s.user._id)).rejects.toThrow();
+  });
+
+  it('a code whose user was deactivated after sign-in is invalid_grant', async () => {
+    const s = await setup();
+    const request = await authorizationRequest(s);
+    const callback = new URL((await signInThroughPages(s, request)).location!);
+    const userPath = `/memberships/${s.tenant.membershipId}/users/${s.user._id}`;
+    const current = await suite.t.http().get(userPath).set('Authorization', s.tenant.admin.auth);
+    const deactivated = await suite.t
+      .http()
+      .put(userPath)
+      .set('Authorization', s.tenant.admin.auth)
+      .send(putBodyOf(current.body as Record<string, unknown>, { is_active: false }));
+    expect(deactivated.status).toBe(200);
+    await expect(
+      client.authorizationCodeGrant(s.config, callback, { pkceCodeVerifier: request.verifier, expectedState: request.state, expectedNonce: request.nonce }),
+    ).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
   it('a wrong verifier, another redirect_uri, another client: invalid_grant', async () => {
     const s = await setup();
     const request = await authorizationRequest(s);
@@ -131,7 +166,10 @@ describe('OpenID Provider: authorization code flow', () => {
     const code = new URL(landed.location!).searchParams.get('code')!;
     const token = (form: Record<string, string>, auth: [string, string] = [s.app.id, s.app.secret]) =>
       suite.t.http().post(`/oidc/${s.tenant.membershipId}/token`).auth(...auth).type('form').send({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: request.verifier, ...form });
-    expect((await token({ code_verifier: client.randomPKCECodeVerifier() })).body.error).toBe('invalid_grant');
+    const wrongVerifier = await token({ code_verifier: client.randomPKCECodeVerifier() });
+    expect(wrongVerifier.body).toEqual({ error: 'invalid_grant', error_description: 'code_verifier does not match the code_challenge' });
+    expect((await token({ code_verifier: 'too-short' })).body.error).toBe('invalid_grant');
+    expect((await token({ code_verifier: '' })).body.error).toBe('invalid_grant');
     expect((await token({ redirect_uri: 'http://127.0.0.1:9/other' })).body.error).toBe('invalid_grant');
     const other = await createApplication(suite.t, s.tenant.admin, { oidc: { redirect_uris: [CALLBACK] } } as Record<string, unknown>);
     expect((await token({}, [other.id, other.secret])).body.error).toBe('invalid_grant');

@@ -30,8 +30,8 @@ describe('OpenID Provider tokens', () => {
     void _hash;
     const issuer = `${suite.t.url}/oidc/${tenant.membershipId}`;
     const tokens = suite.t.app.get(OidcTokens);
-    const issue = (scopes: string[], extra: { nonce?: string; resource?: string } = {}) =>
-      tokens.issueForUser({
+    const issue = async (scopes: string[], extra: { nonce?: string; resource?: string } = {}) => {
+      const issued = await tokens.issueForUser({
         membershipId: tenant.membershipId,
         client,
         user: record,
@@ -43,6 +43,9 @@ describe('OpenID Provider tokens', () => {
         metadata: { userAgent: 'jest' },
         ...extra,
       });
+      if (!issued) throw new Error('nothing was issued into a new session');
+      return issued;
+    };
     return { tenant, app, client, user, userSession: session, issuer, tokens, issue, jwks: createRemoteJWKSet(new URL(`${issuer}/jwks`)) };
   }
 

@@ -16,6 +16,7 @@ import {
   unique,
 } from '../support/api';
 import { type OpenEventStream, openEventStream, streamPath } from '../support/event-stream';
+import { describeWithServer, useTwoInstances } from '../support/instances';
 import { EventStreams, KEEP_ALIVE_MS } from '../../src/event-log/event-streams';
 
 /*
@@ -23,8 +24,6 @@ import { EventStreams, KEEP_ALIVE_MS } from '../../src/event-log/event-streams';
  * embedded database, and on a server with TEST_DATABASE_URL, where the last block also runs two
  * instances on one database and a transaction that commits out of xid order.
  */
-const serverConfigured = Boolean(process.env.TEST_DATABASE_URL);
-
 /** `count` roles created by each of `writers` concurrent writers; answers the ids of the RoleCreated events' roles. */
 async function concurrentRoles(apps: TestApp[], caller: SignedIn, writers: number, count: number): Promise<string[]> {
   const created: string[] = [];
@@ -227,7 +226,8 @@ describe('the live event stream', () => {
   });
 });
 
-(serverConfigured ? describe : describe.skip)('the live event stream on two instances of one server database', () => {
+describeWithServer('the live event stream on two instances of one server database', () => {
+  const instances = useTwoInstances();
   let a: TestApp;
   let b: TestApp;
   let admin: SignedIn;
@@ -241,17 +241,11 @@ describe('the live event stream', () => {
   };
 
   beforeAll(async () => {
-    a = await startTestApp();
-    b = await startTestApp({ databaseUrl: a.databaseUrl });
-    const install = await setupInstallation(a);
-    admin = (await createMembership(a, install.admin)).admin;
+    ({ a, b } = instances);
+    admin = (await createMembership(a, instances.install.admin)).admin;
   });
   afterEach(() => {
     for (const s of open.splice(0)) s.close();
-  });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
   });
 
   it('a stream on A sees what B commits within 1 s', async () => {

@@ -1,39 +1,27 @@
 import { Client } from 'pg';
 import { ExpirySweeper } from '../../src/common/expiry-sweeper';
 import { ROLE_CACHE_TTL_MS } from '../../src/roles/role-cache';
-import { startTestApp, type TestApp } from '../support/app';
-import { type Installation, setupInstallation, signIn, unique } from '../support/api';
+import type { TestApp } from '../support/app';
+import { type Installation, signIn, unique } from '../support/api';
+import { describeWithServer, useTwoInstances } from '../support/instances';
 
 /*
  * Two instances of the service on ONE PostgreSQL database, as behind a load balancer: what one
  * instance changes, the other must honour (specification "Limits", cache behaviour). Needs a
  * server database: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres.
  */
-const serverConfigured = Boolean(process.env.TEST_DATABASE_URL);
-const describeWithServer = serverConfigured ? describe : describe.skip;
-if (!serverConfigured) {
-  // Visible in the run's output, next to the skipped tests.
-  process.stdout.write('multi-instance.e2e-spec: skipped; set TEST_DATABASE_URL to a PostgreSQL server to run it\n');
-}
-
-describeWithServer(`two instances on one database${serverConfigured ? '' : ' (skipped: TEST_DATABASE_URL is not set)'}`, () => {
+describeWithServer('two instances on one database', () => {
   // The periodic sweep would race the explicit sweeps below.
-  const env = { SWEEP_INTERVAL_MS: '86400000' };
+  const instances = useTwoInstances({ SWEEP_INTERVAL_MS: '86400000' });
   let a: TestApp;
   let b: TestApp;
   let install: Installation;
   let membershipId: string;
   const password = 'correct horse battery';
 
-  beforeAll(async () => {
-    a = await startTestApp({ env });
-    b = await startTestApp({ env, databaseUrl: a.databaseUrl });
-    install = await setupInstallation(a);
+  beforeAll(() => {
+    ({ a, b, install } = instances);
     membershipId = install.admin.membershipId;
-  });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
   });
 
   async function createUser(options: { role?: string } = {}): Promise<{ id: string; username: string }> {

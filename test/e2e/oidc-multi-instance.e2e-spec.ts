@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { startTestApp, type TestApp } from '../support/app';
-import { createApplication, createMembership, createUser, type Installation, setupInstallation } from '../support/api';
+import type { TestApp } from '../support/app';
+import { createApplication, createMembership, createUser } from '../support/api';
+import { describeWithServer, useTwoInstances } from '../support/instances';
 import { formAction, PageBrowser, type PageAnswer } from '../support/oidc-browser';
 
 /*
@@ -9,26 +10,11 @@ import { formAction, PageBrowser, type PageAnswer } from '../support/oidc-browse
  * step of the flow lands on the instance that did not serve the one before. Needs a server
  * database: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres.
  */
-const serverConfigured = Boolean(process.env.TEST_DATABASE_URL);
-const describeWithServer = serverConfigured ? describe : describe.skip;
 const PUBLIC_URL = 'http://sso.portcullis.test';
 const CALLBACK = 'http://127.0.0.1:9/callback';
 
 describeWithServer('OpenID Provider on two instances', () => {
-  let a: TestApp;
-  let b: TestApp;
-  let install: Installation;
-
-  beforeAll(async () => {
-    const env = { PUBLIC_URL, SWEEP_INTERVAL_MS: '86400000' };
-    a = await startTestApp({ env });
-    b = await startTestApp({ env, databaseUrl: a.databaseUrl });
-    install = await setupInstallation(a);
-  });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
+  const instances = useTwoInstances({ PUBLIC_URL, SWEEP_INTERVAL_MS: '86400000' });
 
   /** The load balancer: the provider's own URL, sent to the given instance. */
   const via = (instance: TestApp, url: string): string => {
@@ -37,6 +23,7 @@ describeWithServer('OpenID Provider on two instances', () => {
   };
 
   it('authorize on A, login on B, consent page on A, consent on B, code exchange on A, userinfo on B', async () => {
+    const { a, b, install } = instances;
     const tenant = await createMembership(a, install.admin);
     const app = await createApplication(a, tenant.admin, { oidc: { redirect_uris: [CALLBACK] } } as Record<string, unknown>);
     const user = await createUser(a, tenant.admin);

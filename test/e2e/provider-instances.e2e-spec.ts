@@ -1,6 +1,7 @@
 import { type JWTPayload, SignJWT } from 'jose';
-import { startTestApp, type TestApp } from '../support/app';
-import { type ApiObject, expectErrorBody, type Installation, setupInstallation, unique } from '../support/api';
+import type { TestApp } from '../support/app';
+import { type ApiObject, expectErrorBody, type Installation, unique } from '../support/api';
+import { describeWithServer, useTwoInstances } from '../support/instances';
 import { newSigningKey, startOidcProvider, type OidcTestProvider } from '../support/oidc-provider';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
@@ -10,18 +11,13 @@ import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
  * one shows on the other within that time. Needs a server database:
  * TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres.
  */
-const serverConfigured = Boolean(process.env.TEST_DATABASE_URL);
-const describeWithServer = serverConfigured ? describe : describe.skip;
-if (!serverConfigured) {
-  process.stdout.write('provider-instances.e2e-spec: skipped; set TEST_DATABASE_URL to a PostgreSQL server to run it\n');
-}
 
 const CACHE_TTL_SECONDS = 2;
 const CLIENT_ID = 'instances-client';
 const OTHER_CLIENT_ID = 'instances-other-client';
 
-describeWithServer(`providers on two instances${serverConfigured ? '' : ' (skipped: TEST_DATABASE_URL is not set)'}`, () => {
-  const env = { ...ALLOW_LOOPBACK_RECEIVERS, PROVIDER_CACHE_TTL_SECONDS: String(CACHE_TTL_SECONDS) };
+describeWithServer('providers on two instances', () => {
+  const instances = useTwoInstances({ ...ALLOW_LOOPBACK_RECEIVERS, PROVIDER_CACHE_TTL_SECONDS: String(CACHE_TTL_SECONDS) });
   let a: TestApp;
   let b: TestApp;
   let install: Installation;
@@ -29,15 +25,11 @@ describeWithServer(`providers on two instances${serverConfigured ? '' : ' (skipp
   let signingKey: Awaited<ReturnType<typeof newSigningKey>>;
 
   beforeAll(async () => {
+    ({ a, b, install } = instances);
     signingKey = await newSigningKey('instances-key');
     oidc = await startOidcProvider({ keys: [signingKey.privateJwk], clients: [], accounts: {} });
-    a = await startTestApp({ env });
-    b = await startTestApp({ env, databaseUrl: a.databaseUrl });
-    install = await setupInstallation(a);
   });
   afterAll(async () => {
-    await b?.close();
-    await a?.close();
     await oidc?.stop();
   });
 

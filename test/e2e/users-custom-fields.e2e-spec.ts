@@ -27,7 +27,7 @@ describe('users API', () => {
     });
 
     it('returns custom fields at the top level, defaults applied, and filters on them', async () => {
-      const user = await createUser(suite.t, suite.admin, {
+      const fields = {
         user_type: employee.slug,
         department: 'it',
         employee_no: 1001,
@@ -37,19 +37,10 @@ describe('users API', () => {
         address: { city: 'Oslo' },
         tags: ['a', 'b'],
         salary: 12.5,
-      });
-      expect(user).toMatchObject({
-        user_type: employee.slug,
-        department: 'it',
-        employee_no: 1001,
-        remote: false,
-        born: '1990-02-28',
-        contact: 'desk@example.com',
-        homepage: 'https://example.com/me',
-        address: { city: 'Oslo' },
-        tags: ['a', 'b'],
-        salary: 12.5,
-      });
+      };
+      const user = await createUser(suite.t, suite.admin, fields);
+      // As sent, but the email field lower-cased and the unsent boolean at its default.
+      expect(user).toEqual(expect.objectContaining({ ...fields, contact: 'desk@example.com', remote: false }));
       expect(user).not.toHaveProperty('custom_fields');
       const [event] = await eventsAbout(suite.t, suite.admin.membershipId, 'UserCreated', user._id);
       expect(event.document).toMatchObject({ department: 'it', employee_no: 1001 });

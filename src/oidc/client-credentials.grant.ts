@@ -2,12 +2,12 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { newId } from '../common/ids';
 import { OAuthError } from '../common/oauth-error';
 import { EventRecorder } from '../events/event-recorder';
+import { MembershipCache } from '../memberships/membership-cache';
 import type { GrantHandler, GrantRequest, TokenEndpointResponse } from './grants';
 import { Issuers } from './issuer';
 import { formField } from './oauth-form';
 import { OidcClientTokenRepository } from './oidc-client-token.repository';
 import { parseResourceParameter, parseScopeParameter } from './request-parameters';
-import { SigningKeyRepository } from './signing-key.repository';
 import { SigningKeys } from './signing-keys';
 import { OidcTokenEndpoint } from './token-endpoint';
 
@@ -34,7 +34,7 @@ export class ClientCredentialsGrant implements GrantHandler, OnModuleInit {
     private readonly endpoint: OidcTokenEndpoint,
     private readonly issuers: Issuers,
     private readonly keys: SigningKeys,
-    private readonly lifetimes: SigningKeyRepository,
+    private readonly memberships: MembershipCache,
     private readonly tokens: OidcClientTokenRepository,
     private readonly recorder: EventRecorder,
   ) {}
@@ -47,7 +47,8 @@ export class ClientCredentialsGrant implements GrantHandler, OnModuleInit {
     if (client.oidc.public) throw new OAuthError('unauthorized_client', 'A public client cannot use client_credentials');
     const scopes = parseScopeParameter(formField(form, 'scope'), CLIENT_CREDENTIALS_SCOPES, 'is not available to client_credentials (it has no user)');
     const resource = parseResourceParameter(formField(form, 'resource'));
-    const lifetimes = await this.lifetimes.tokenLifetimes(membershipId);
+    // The membership's lifetimes from the instance's cache, as every issuance reads them.
+    const lifetimes = await this.memberships.get(membershipId);
     if (!lifetimes) throw OAuthError.invalidClient();
     const expiresIn = lifetimes.expiresIn;
     const jti = newId();

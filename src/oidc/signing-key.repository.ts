@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import { DATABASE, type Database } from '../database/database';
-import { memberships, signingKeys, type SigningKeyRow } from '../database/schema';
+import { signingKeys, type SigningKeyRow } from '../database/schema';
 
 /** A key as made, before it is stored. */
 export interface NewSigningKey {
@@ -15,27 +15,13 @@ export interface NewSigningKey {
 /** A key the JWKS lists: its id and public half only. */
 export type VerificationKey = Pick<SigningKeyRow, 'id' | 'algorithm' | 'publicJwk'>;
 
-function prepareTokenLifetimes(db: Database['db']) {
-  return db
-    .select({ expiresIn: memberships.expiresIn, refreshTokenExpiresIn: memberships.refreshTokenExpiresIn })
-    .from(memberships)
-    .where(eq(memberships.id, sql.placeholder('membershipId')))
-    .limit(1)
-    .prepare('oidc_token_lifetimes');
-}
-
 /** The current key with its private half: only SigningKeys.sign reads it. */
 export type PrivateSigningKey = Pick<SigningKeyRow, 'id' | 'algorithm' | 'privateJwk'>;
 
 /** The signing_keys table (docs/oidc.md, "Keys"). Only `currentPrivate` reads a private half, for the signer. */
 @Injectable()
 export class SigningKeyRepository {
-  /** Prepared once: every issuance of the OpenID Provider reads it (PostgreSQL plans it once per connection). */
-  private readonly lifetimesQuery: ReturnType<typeof prepareTokenLifetimes>;
-
-  constructor(@Inject(DATABASE) private readonly database: Database) {
-    this.lifetimesQuery = prepareTokenLifetimes(database.db);
-  }
+  constructor(@Inject(DATABASE) private readonly database: Database) {}
 
   /**
    * Stores `key` as the membership's current key unless it has one already (another instance may
@@ -83,12 +69,4 @@ export class SigningKeyRepository {
     await db.insert(signingKeys).values(key);
     return retired[0]?.id;
   }
-
-  /** The lifetimes whose longest decides how long a retired key stays in the JWKS; undefined for no membership. */
-  async tokenLifetimes(membershipId: string): Promise<{ expiresIn: number; refreshTokenExpiresIn: number } | undefined> {
-    const [row] = await this.lifetimesQuery.execute({ membershipId });
-    return row;
-  }
-
-
 }

@@ -3,9 +3,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { calculateJwkThumbprint, type JWK, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { BoundedCache } from '../common/bounded-cache';
 import { DomainError } from '../common/errors';
-import { isPossibleId } from '../common/ids';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { EventRecorder } from '../events/event-recorder';
+import { MembershipCache } from '../memberships/membership-cache';
+import { MembershipRepository } from '../memberships/membership.repository';
 import { type NewSigningKey, SigningKeyRepository } from './signing-key.repository';
 
 /** The one algorithm of the OpenID Provider's tokens (contract: `id_token_signing_alg_values_supported ["ES256"]`). */
@@ -72,6 +73,8 @@ export class SigningKeys {
 
   constructor(
     private readonly keys: SigningKeyRepository,
+    private readonly memberships: MembershipCache,
+    private readonly membershipRows: MembershipRepository,
     private readonly recorder: EventRecorder,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -147,7 +150,7 @@ export class SigningKeys {
 
   /** An issuer exists for every membership and for nothing else: 404 MembershipNotFound. */
   async requireIssuer(membershipId: string): Promise<void> {
-    if (!isPossibleId(membershipId) || !(await this.keys.tokenLifetimes(membershipId))) {
+    if (!(await this.memberships.get(membershipId))) {
       throw new DomainError('MembershipNotFound', 'The membership does not exist');
     }
   }
@@ -158,7 +161,9 @@ export class SigningKeys {
    * names the two kids (never a private value).
    */
   async rotate(membershipId: string, utilizerId: string): Promise<RotatedKey> {
-    const lifetimes = await this.keys.tokenLifetimes(membershipId);
+    // Read fresh, not from the instance's cache: another instance may have lengthened the lifetimes
+    // a moment ago, and every token signed with the retired key must still verify.
+    const lifetimes = await this.membershipRows.findById(membershipId);
     if (!lifetimes) throw new DomainError('MembershipNotFound', 'The membership does not exist');
     const keepSeconds = 2 * Math.max(lifetimes.expiresIn, lifetimes.refreshTokenExpiresIn);
     const key = await newKey(membershipId);

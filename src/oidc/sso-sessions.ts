@@ -3,12 +3,12 @@ import { Injectable } from '@nestjs/common';
 import { isPossibleId } from '../common/ids';
 import type { UserRecord } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
+import { MembershipCache } from '../memberships/membership-cache';
 import { TokenRevoker } from '../sessions/token-revoker';
 import { TokenSessionRepository } from '../sessions/token-session.repository';
 import { toUserResponse } from '../users/user.mapper';
 import { OidcTokenRepository } from './oidc-token.repository';
 import { digestOf, matchesDigest, newOpaqueSecret } from './secrets';
-import { SigningKeyRepository } from './signing-key.repository';
 
 /** A live single sign-on session, as its cookie names it. */
 export interface SsoSession {
@@ -34,7 +34,7 @@ export class SsoSessions {
   constructor(
     private readonly sessions: TokenSessionRepository,
     private readonly records: OidcTokenRepository,
-    private readonly lifetimes: SigningKeyRepository,
+    private readonly memberships: MembershipCache,
     private readonly revoker: TokenRevoker,
     private readonly recorder: EventRecorder,
   ) {}
@@ -49,7 +49,7 @@ export class SsoSessions {
     proof: { amr: readonly string[]; clientId: string },
     metadata: { ipAddress?: string; userAgent?: string },
   ): Promise<{ cookie: string; session: SsoSession; maxAgeSeconds: number }> {
-    const lifetimes = await this.lifetimes.tokenLifetimes(membershipId);
+    const lifetimes = await this.memberships.get(membershipId);
     if (!lifetimes) throw new Error(`membership ${membershipId} vanished during a sign-in`);
     const id = randomUUID();
     const secret = newOpaqueSecret();

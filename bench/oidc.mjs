@@ -19,6 +19,7 @@
  * The two cores of this machine are shared: the figures move ±15% from minute to minute.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import {
@@ -38,6 +39,8 @@ import {
 } from './support.mjs';
 
 const log = logAs('oidc');
+/** Linux's USER_HZ: /proc counts CPU time in these ticks. */
+const CLOCK_TICKS = 100;
 const SLICES = int('BENCH_SLICES', 3);
 const SLICE_SECONDS = int('BENCH_SLICE_SECONDS', 4);
 const CONNECTIONS = int('BENCH_CONNECTIONS', 16);
@@ -143,6 +146,30 @@ async function measure(options) {
  * clock from the first request to the last answer: autocannon notices the end of its `amount`
  * only at a whole second, which would divide the slice by up to a second too long.
  */
+/** CPU seconds so far of a process (Linux /proc; 0 where it cannot be read). */
+function cpuSecondsOf(pid) {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds so far of the side's server process and of every PostgreSQL process on the machine. */
+function cpuNow(side) {
+  let postgres = 0;
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') postgres += cpuSecondsOf(pid);
+    } catch {
+      // The process ended while the list was read.
+    }
+  }
+  return { server: cpuSecondsOf(side.entry.child.pid), postgres };
+}
+
 async function exchangeSlice(side, codes) {
   let next = 0;
   let answered = 0;
@@ -270,13 +297,19 @@ async function main() {
   const peer = await startPeer(databaseUrl);
   for (const side of [service, peer]) side.accessToken = (await tokensOf(side)).access_token;
   const rates = { exchange: { service: [], peer: [] }, userinfo: { service: [], peer: [] } };
+  // CPU microseconds per exchange: where each side's time goes (the machine's cores are shared).
+  const cpu = { service: { server: [], postgres: [] }, peer: { server: [], postgres: [] } };
   for (let slice = 0; slice < SLICES; slice++) {
     // Alternate which side goes first, so neither always runs on the warmer (or busier) machine.
     const order = slice % 2 === 0 ? [service, peer] : [peer, service];
     for (const side of order) {
       const codes = await mint(side, CODES_PER_SECOND * SLICE_SECONDS);
       const key = side === service ? 'service' : 'peer';
+      const before = cpuNow(side);
       rates.exchange[key].push(await exchangeSlice(side, codes));
+      const after = cpuNow(side);
+      cpu[key].server.push(((after.server - before.server) / codes.length) * 1e6);
+      cpu[key].postgres.push(((after.postgres - before.postgres) / codes.length) * 1e6);
       rates.userinfo[key].push(await userinfoSlice(side));
       log(`slice ${slice + 1}/${SLICES} ${side.name}: exchange ${fmt(rates.exchange[key].at(-1))}/s, userinfo ${fmt(rates.userinfo[key].at(-1))}/s`);
     }
@@ -286,6 +319,10 @@ async function main() {
     const ours = median(rates[route].service);
     const theirs = median(rates[route].peer);
     lines.push(`${label}  ${fmt(ours).padStart(13)}   ${fmt(theirs).padStart(19)}   ${fmt(ours / theirs).padStart(5)}`);
+  }
+  lines.push('', 'CPU µs per code exchange (medians): server process, PostgreSQL (all its processes)');
+  for (const [key, label] of [['service', 'service      '], ['peer', 'oidc-provider']]) {
+    lines.push(`${label}  ${fmt(median(cpu[key].server)).padStart(6)}  ${fmt(median(cpu[key].postgres)).padStart(6)}`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 }

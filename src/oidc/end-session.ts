@@ -52,7 +52,7 @@ export class EndSession {
     try {
       await this.keys.verify(membershipId, hint, { issuer: this.issuers.of(membershipId), typ: 'JWT' });
     } catch (error) {
-      if (!(error instanceof UnverifiableToken) || !/exp/i.test(error.message)) return undefined;
+      if (!(error instanceof UnverifiableToken) || !error.expired) return undefined;
     }
     const claims = decodeJwt(hint);
     const aud = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud;

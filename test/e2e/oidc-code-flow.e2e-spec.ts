@@ -1,5 +1,6 @@
 import * as client from 'openid-client';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
+import { SigningKeys } from '../../src/oidc/signing-keys';
 import { as, createApplication, createMembership, createUser, expectErrorBody, eventsAbout, putBodyOf, queryEvents, useInstallation } from '../support/api';
 import { PageBrowser } from '../support/oidc-browser';
 
@@ -105,6 +106,24 @@ describe('OpenID Provider: authorization code flow', () => {
     await expect(client.fetchUserInfo(s.config, refreshed.access_token, s.user._id)).rejects.toThrow();
     const afterLogout = await s.browser.follow((await authorizationRequest(s)).url.href, suite.t.url);
     expect(afterLogout.html).toContain('name="password"');
+  });
+
+  it('logout: an expired id_token_hint still names the client (RP-Initiated Logout 2); a forged one names no client', async () => {
+    const s = await setup();
+    const { tokens } = await codeFlow(s, 'openid');
+    const now = Math.floor(Date.now() / 1000);
+    const issued = decodeJwt(tokens.id_token!);
+    const keys = suite.t.app.get(SigningKeys);
+    const expired = await keys.sign(s.tenant.membershipId, { ...issued, iat: now - 7200, exp: now - 3600 }, 'JWT');
+    // No client_id (openid-client's buildEndSessionUrl would add one): only the hint can name the client.
+    const logout = (hint: string) =>
+      s.browser.request(`${s.issuer}/logout?${new URLSearchParams({ id_token_hint: hint, post_logout_redirect_uri: SIGNED_OUT, state: 'bye' }).toString()}`);
+    const out = await logout(expired);
+    expect({ status: out.status, location: out.location }).toEqual({ status: 303, location: `${SIGNED_OUT}?state=bye` });
+    // The same claims with another signature: no client is named, so no redirect, only the signed-out page.
+    const [header, payload] = expired.split('.');
+    const forged = await logout(`${header}.${payload}.${Buffer.alloc(64, 1).toString('base64url')}`);
+    expect({ status: forged.status, location: forged.location }).toEqual({ status: 200, location: undefined });
   });
 
   it('a code is single use: the second exchange is invalid_grant and revokes what the first issued', async () => {

@@ -95,6 +95,27 @@ describe('OpenID Provider tokens', () => {
     }
   });
 
+  it("the verifier takes only this issuer's access tokens: not an ID token, another membership's, alg none or HS256, a changed payload or an unknown kid", async () => {
+    const f = await grantFixture();
+    const other = await grantFixture();
+    const { response } = await f.issue(['openid', 'profile']);
+    const refused = (token: string) => expect(f.tokens.verifyAccessToken(f.tenant.membershipId, token)).rejects.toBeInstanceOf(OAuthError);
+    expect((await f.tokens.verifyAccessToken(f.tenant.membershipId, response.access_token)).claims.sub).toBe(f.user._id);
+    // The ID token is signed by the same key, but its typ is JWT, not at+jwt (RFC 9068 4).
+    await refused(response.id_token!);
+    // Signed by another membership's key (its own issuer and kid).
+    await refused((await other.issue(['openid'])).response.access_token);
+    const [header, payload, signature] = response.access_token.split('.');
+    const json = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    await refused(`${encode({ ...json(header), alg: 'none' })}.${payload}.`);
+    await refused(`${encode({ ...json(header), alg: 'HS256' })}.${payload}.${signature}`);
+    await refused(`${header}.${encode({ ...json(payload), sub: other.user._id })}.${signature}`);
+    await refused(`${encode({ ...json(header), kid: 'not-a-key' })}.${payload}.${signature}`);
+    await refused(`${header}.${payload}`);
+    await refused('x'.repeat(9000));
+  });
+
   it("the user's logout-all ends the tokens at once", async () => {
     const f = await grantFixture();
     const { response } = await f.issue(['openid', 'offline_access']);

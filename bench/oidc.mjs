@@ -134,18 +134,13 @@ async function mint(side, count) {
   return codes.slice(0, count);
 }
 
-/** Autocannon for SLICE_SECONDS; requests per second of 2xx answers. A non-2xx fails the run. */
+/** Autocannon for SLICE_SECONDS: requests per second of 2xx answers, and how many. A non-2xx fails the run. */
 async function measure(options) {
   const result = await autocannon({ connections: CONNECTIONS, duration: SLICE_SECONDS, ...options });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${options.url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return result.requests.total / result.duration;
+  return { rate: result.requests.total / result.duration, requests: result.requests.total };
 }
 
-/**
- * Exchanges each minted code once (CODES_PER_SECOND × SLICE_SECONDS of them). Timed by its own
- * clock from the first request to the last answer: autocannon notices the end of its `amount`
- * only at a whole second, which would divide the slice by up to a second too long.
- */
 /** CPU seconds so far of a process (Linux /proc; 0 where it cannot be read). */
 function cpuSecondsOf(pid) {
   try {
@@ -170,6 +165,19 @@ function cpuNow(side) {
   return { server: cpuSecondsOf(side.entry.child.pid), postgres };
 }
 
+/** Runs one slice; answers its rate and the CPU µs per request it cost the side's server and PostgreSQL. */
+async function withCpu(side, slice) {
+  const before = cpuNow(side);
+  const { rate, requests } = await slice();
+  const after = cpuNow(side);
+  return { rate, serverUs: ((after.server - before.server) / requests) * 1e6, postgresUs: ((after.postgres - before.postgres) / requests) * 1e6 };
+}
+
+/**
+ * Exchanges each minted code once (CODES_PER_SECOND × SLICE_SECONDS of them). Timed by its own
+ * clock from the first request to the last answer: autocannon notices the end of its `amount`
+ * only at a whole second, which would divide the slice by up to a second too long.
+ */
 async function exchangeSlice(side, codes) {
   let next = 0;
   let answered = 0;
@@ -198,7 +206,7 @@ async function exchangeSlice(side, codes) {
     ],
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${side.metadata.token_endpoint}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return answered / ((lastAnsweredAt - firstSentAt) / 1000);
+  return { rate: answered / ((lastAnsweredAt - firstSentAt) / 1000), requests: answered };
 }
 
 function userinfoSlice(side) {
@@ -296,33 +304,34 @@ async function main() {
   const service = await startService(databaseUrl);
   const peer = await startPeer(databaseUrl);
   for (const side of [service, peer]) side.accessToken = (await tokensOf(side)).access_token;
-  const rates = { exchange: { service: [], peer: [] }, userinfo: { service: [], peer: [] } };
-  // CPU microseconds per exchange: where each side's time goes (the machine's cores are shared).
-  const cpu = { service: { server: [], postgres: [] }, peer: { server: [], postgres: [] } };
+  // Each slice's rate and CPU µs per request: where each side's time goes (the machine's cores are shared).
+  const results = { exchange: { service: [], peer: [] }, userinfo: { service: [], peer: [] } };
   for (let slice = 0; slice < SLICES; slice++) {
     // Alternate which side goes first, so neither always runs on the warmer (or busier) machine.
     const order = slice % 2 === 0 ? [service, peer] : [peer, service];
     for (const side of order) {
       const codes = await mint(side, CODES_PER_SECOND * SLICE_SECONDS);
       const key = side === service ? 'service' : 'peer';
-      const before = cpuNow(side);
-      rates.exchange[key].push(await exchangeSlice(side, codes));
-      const after = cpuNow(side);
-      cpu[key].server.push(((after.server - before.server) / codes.length) * 1e6);
-      cpu[key].postgres.push(((after.postgres - before.postgres) / codes.length) * 1e6);
-      rates.userinfo[key].push(await userinfoSlice(side));
-      log(`slice ${slice + 1}/${SLICES} ${side.name}: exchange ${fmt(rates.exchange[key].at(-1))}/s, userinfo ${fmt(rates.userinfo[key].at(-1))}/s`);
+      results.exchange[key].push(await withCpu(side, () => exchangeSlice(side, codes)));
+      results.userinfo[key].push(await withCpu(side, () => userinfoSlice(side)));
+      log(`slice ${slice + 1}/${SLICES} ${side.name}: exchange ${fmt(results.exchange[key].at(-1).rate)}/s, userinfo ${fmt(results.userinfo[key].at(-1).rate)}/s`);
     }
   }
   const lines = ['', `route          service req/s   oidc-provider req/s   ratio   (medians of ${SLICES} slices of ${SLICE_SECONDS} s, ${CONNECTIONS} connections)`];
-  for (const [route, label] of [['exchange', 'code exchange'], ['userinfo', 'userinfo     ']]) {
-    const ours = median(rates[route].service);
-    const theirs = median(rates[route].peer);
+  const of = (route, key, field) => median(results[route][key].map((result) => result[field]));
+  const routes = [
+    ['exchange', 'code exchange'],
+    ['userinfo', 'userinfo     '],
+  ];
+  for (const [route, label] of routes) {
+    const ours = of(route, 'service', 'rate');
+    const theirs = of(route, 'peer', 'rate');
     lines.push(`${label}  ${fmt(ours).padStart(13)}   ${fmt(theirs).padStart(19)}   ${fmt(ours / theirs).padStart(5)}`);
   }
-  lines.push('', 'CPU µs per code exchange (medians): server process, PostgreSQL (all its processes)');
-  for (const [key, label] of [['service', 'service      '], ['peer', 'oidc-provider']]) {
-    lines.push(`${label}  ${fmt(median(cpu[key].server)).padStart(6)}  ${fmt(median(cpu[key].postgres)).padStart(6)}`);
+  lines.push('', 'CPU µs per request (medians)   service: itself, PostgreSQL   oidc-provider: itself, PostgreSQL');
+  for (const [route, label] of routes) {
+    const cells = ['service', 'peer'].map((key) => `${fmt(of(route, key, 'serverUs')).padStart(6)}  ${fmt(of(route, key, 'postgresUs')).padStart(6)}`);
+    lines.push(`${label}                  ${cells[0]}                 ${cells[1]}`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 }

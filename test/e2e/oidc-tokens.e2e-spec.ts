@@ -119,6 +119,8 @@ describe('OpenID Provider tokens', () => {
   it("the user's logout-all ends the tokens at once", async () => {
     const f = await grantFixture();
     const { response } = await f.issue(['openid', 'offline_access']);
+    // Verified once (its signature is then remembered): the revocation still ends it at once.
+    expect((await f.tokens.verifyAccessToken(f.tenant.membershipId, response.access_token)).claims.sub).toBe(f.user._id);
     await suite.t.http().get('/revoke-token?logout-all=true').set('Authorization', f.userSession.auth).expect(204);
     await expect(f.tokens.verifyAccessToken(f.tenant.membershipId, response.access_token)).rejects.toBeInstanceOf(OAuthError);
     expect((await f.tokens.lookupRefreshToken(f.tenant.membershipId, response.refresh_token!))?.state).toBe('revoked');

@@ -34,9 +34,17 @@ export class ApplicationCredentials {
    */
   async withSecret(applicationId: string, secret: string): Promise<ApplicationRow | undefined> {
     const application = isPossibleId(applicationId) ? await this.applications.findAnyById(applicationId) : undefined;
-    const matches = secretMatches(secret, application?.secretDigest ?? DECOY_DIGEST);
-    return application && matches ? application : undefined;
+    return ownedBy(application, secret);
   }
+}
+
+/**
+ * `application` when `secret` is its secret, else undefined; a digest is compared either way, so
+ * an unknown application (undefined, as read by whoever looked it up) costs what a known one does.
+ */
+export function ownedBy(application: ApplicationRow | undefined, secret: string): ApplicationRow | undefined {
+  const matches = secretMatches(secret, application?.secretDigest ?? DECOY_DIGEST);
+  return application && matches ? application : undefined;
 }
 
 /** The caller of a request made with an application's verified Basic credentials; `profile` adds its document. */

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { OAuthError } from '../common/oauth-error';
 import type { OidcAuthorizationCodeRow } from '../database/schema';
-import { AuthorizationCodeRepository } from './authorization-code.repository';
-import type { GrantHandler, GrantRequest, TokenEndpointResponse } from './grants';
+import { AuthorizationCodeRepository, type FoundAuthorizationCode } from './authorization-code.repository';
+import type { GrantHandler, GrantRequest, ReadWithClient, TokenEndpointResponse } from './grants';
 import { requiredFormField, formField } from './oauth-form';
+import { OidcClients } from './oidc-clients';
 import { OidcTokens } from './oidc-tokens';
 import { verifiesS256 } from './pkce';
 import { digestOf } from './secrets';
@@ -16,21 +17,31 @@ const invalidGrant = (description = 'The authorization code is not valid'): OAut
  * answers `invalid_grant` and revokes the grant the first use issued (RFC 6749 4.1.2).
  */
 @Injectable()
-export class AuthorizationCodeGrant implements GrantHandler {
+export class AuthorizationCodeGrant implements GrantHandler<FoundAuthorizationCode | undefined> {
   readonly grantType = 'authorization_code';
 
   constructor(
     private readonly codes: AuthorizationCodeRepository,
+    private readonly clients: OidcClients,
     private readonly tokens: OidcTokens,
   ) {}
 
-  async exchange(request: GrantRequest): Promise<TokenEndpointResponse> {
+  /** The client's application with the form's code, in one round trip (a missing code is refused after authentication). */
+  async readWithClient(membershipId: string, clientId: string, form: Readonly<Record<string, unknown>>): Promise<ReadWithClient<FoundAuthorizationCode | undefined>> {
+    const code = form.code;
+    if (typeof code !== 'string') return { application: await this.clients.application(clientId), rows: undefined };
+    const read = await this.codes.findWithClient(membershipId, digestOf(code), clientId);
+    return { application: read.application, rows: read.code };
+  }
+
+  /** `read`: the code as readWithClient found it (undefined: none); without it, it is read here. */
+  async exchange(request: GrantRequest, read?: FoundAuthorizationCode): Promise<TokenEndpointResponse> {
     const { membershipId, client, form } = request;
     const code = requiredFormField(form, 'code');
     const redirectUri = formField(form, 'redirect_uri');
     const verifier = formField(form, 'code_verifier');
     const digest = digestOf(code);
-    const { code: found, user } = (await this.codes.find(membershipId, digest)) ?? {};
+    const { code: found, user } = (read ?? (await this.codes.find(membershipId, digest))) ?? {};
     // Another client's code is not this client's to use up, nor to revoke.
     if (!found || found.clientId !== client.id) throw invalidGrant();
     if (found.consumedAt) throw await this.reused(membershipId, found);

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, getTableColumns, sql } from 'drizzle-orm';
 import { DATABASE, type Database } from '../database/database';
-import { oidcAuthorizationCodes, type OidcAuthorizationCodeRow, users, type UserRecord } from '../database/schema';
+import { type ApplicationRow, applications, oidcAuthorizationCodes, type OidcAuthorizationCodeRow, users, type UserRecord } from '../database/schema';
 import { userRecordColumns } from '../sessions/token-session.repository';
 
 export type NewAuthorizationCode = typeof oidcAuthorizationCodes.$inferInsert & { id: string; expiresAt: Date };
@@ -13,20 +13,31 @@ export interface FoundAuthorizationCode {
 }
 
 /**
- * The exchange's read of a code with its user in one round trip, prepared once (PostgreSQL plans
- * it once per connection instead of at every exchange). The issuing statement uses the code up
- * (TokenSessionRepository.issue).
+ * The exchange's reads, prepared once (PostgreSQL plans each once per connection instead of at
+ * every exchange). `withClient` is the exchange's one read: the claimed client's application, and
+ * the code with its user when there is one, in one round trip (the application's row is kept by
+ * the right join even without a code). `find` reads the code alone, to tell a refusal apart. The
+ * issuing statement uses the code up (TokenSessionRepository.issue).
  */
 function prepareExchangeStatements(db: Database['db']) {
   const byDigest = and(eq(oidcAuthorizationCodes.membershipId, sql.placeholder('membershipId')), eq(oidcAuthorizationCodes.id, sql.placeholder('digest')));
+  const ofItsUser = and(eq(users.id, oidcAuthorizationCodes.userId), eq(users.membershipId, oidcAuthorizationCodes.membershipId));
   return {
     find: db
       .select({ code: getTableColumns(oidcAuthorizationCodes), user: userRecordColumns })
       .from(oidcAuthorizationCodes)
-      .leftJoin(users, and(eq(users.id, oidcAuthorizationCodes.userId), eq(users.membershipId, oidcAuthorizationCodes.membershipId)))
+      .leftJoin(users, ofItsUser)
       .where(byDigest)
       .limit(1)
       .prepare('oidc_code_by_digest'),
+    withClient: db
+      .select({ application: getTableColumns(applications), code: getTableColumns(oidcAuthorizationCodes), user: userRecordColumns })
+      .from(oidcAuthorizationCodes)
+      .leftJoin(users, ofItsUser)
+      .rightJoin(applications, byDigest)
+      .where(eq(applications.id, sql.placeholder('clientId')))
+      .limit(1)
+      .prepare('oidc_code_with_client'),
   };
 }
 
@@ -41,6 +52,16 @@ export class AuthorizationCodeRepository {
 
   async insert(row: NewAuthorizationCode): Promise<void> {
     await this.database.db.insert(oidcAuthorizationCodes).values(row);
+  }
+
+  /**
+   * The application `clientId` names (undefined: none) and, when `digest` names a code of the
+   * membership, that code whatever its state, with its user.
+   */
+  async findWithClient(membershipId: string, digest: string, clientId: string): Promise<{ application: ApplicationRow | undefined; code: FoundAuthorizationCode | undefined }> {
+    const [row] = await this.exchange.withClient.execute({ membershipId, digest, clientId });
+    if (!row) return { application: undefined, code: undefined };
+    return { application: row.application, code: row.code ? { code: row.code, user: row.user } : undefined };
   }
 
   /** The code whatever its state (a used or expired one matters: its reuse revokes what it issued), with its user. */

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { ApplicationCredentials } from '../applications/application-credentials';
+import { ownedBy } from '../applications/application-credentials';
 import { ApplicationRepository } from '../applications/application.repository';
 import type { OidcGrantType } from '../applications/application-oidc';
 import { parseAuthorization } from '../common/authorization-header';
 import { DomainError } from '../common/errors';
 import { isPossibleId } from '../common/ids';
 import { OAuthError } from '../common/oauth-error';
-import type { ApplicationOidcRecord } from '../database/schema';
+import type { ApplicationOidcRecord, ApplicationRow } from '../database/schema';
 
 /** A membership's application as an OpenID Provider client. */
 export interface OidcClient {
@@ -34,6 +34,14 @@ function formDecode(value: string): string | null {
   }
 }
 
+/** Who a back-channel request says its client is, and how it proves it, before anything is looked up. */
+export interface ClaimedClient {
+  id: string;
+  method: ClientAuthMethod;
+  /** The presented secret; absent for `none`. */
+  secret?: string;
+}
+
 /**
  * The membership's applications as clients of its OpenID Provider: found by `client_id` (the
  * application id) for the authorization endpoint, authenticated for the back-channel routes. An
@@ -41,26 +49,34 @@ function formDecode(value: string): string | null {
  */
 @Injectable()
 export class OidcClients {
-  constructor(
-    private readonly applications: ApplicationRepository,
-    private readonly credentials: ApplicationCredentials,
-  ) {}
+  constructor(private readonly applications: ApplicationRepository) {}
 
   /** The client, or undefined: nothing is authenticated here (the authorization endpoint's check). */
   async find(membershipId: string, clientId: unknown): Promise<OidcClient | undefined> {
     if (typeof clientId !== 'string' || !isPossibleId(clientId)) return undefined;
-    const application = await this.applications.findAnyById(clientId);
-    if (!application || application.membershipId !== membershipId || !application.isActive || !application.oidc) return undefined;
-    return { id: application.id, membershipId, name: application.name, oidc: application.oidc };
+    return asClient(membershipId, await this.applications.findAnyById(clientId));
   }
 
   /**
-   * Client authentication of a back-channel request: `client_secret_basic`, `client_secret_post`,
-   * or `none` for a public client (its `client_id` in the form). More than one method at once, an
-   * unknown client, a wrong secret, or a confidential client without its secret: 401
-   * `invalid_client`, one answer for all.
+   * Client authentication of a back-channel request (see `claim` and `check`), the application read
+   * on its own. The code exchange reads it together with its code instead (OidcTokenEndpoint).
    */
   async authenticate(membershipId: string, request: ClientAuthRequest): Promise<{ client: OidcClient; method: ClientAuthMethod }> {
+    const claimed = this.claim(membershipId, request);
+    return this.check(membershipId, claimed, await this.application(claimed.id));
+  }
+
+  /** The application a client id names, whatever its state; undefined for an id that cannot exist, unread. */
+  async application(clientId: string): Promise<ApplicationRow | undefined> {
+    return isPossibleId(clientId) ? this.applications.findAnyById(clientId) : undefined;
+  }
+
+  /**
+   * Reads who the request says its client is: `client_secret_basic`, `client_secret_post`, or `none`
+   * for a public client (its `client_id` in the form). More than one method at once, or no
+   * client_id: 401 `invalid_client`.
+   */
+  claim(membershipId: string, request: ClientAuthRequest): ClaimedClient {
     // An issuer id that cannot exist is 404 before anything else (contract "Hostile input"), as discovery answers it.
     if (!isPossibleId(membershipId)) throw new DomainError('MembershipNotFound', 'The membership does not exist');
     const { form } = request;
@@ -74,25 +90,30 @@ export class OidcClients {
       const secret = formDecode(basic.secret);
       // A client_id in the form must name the same client (RFC 6749 leaves it optional).
       if (id === null || secret === null || (postedId !== undefined && postedId !== id)) throw OAuthError.invalidClient();
-      return { client: await this.withSecret(membershipId, id, secret), method: 'client_secret_basic' };
+      return { id, secret, method: 'client_secret_basic' };
     }
     if (typeof postedId !== 'string') throw OAuthError.invalidClient('client_id is required');
-    if (postedSecret !== undefined) {
-      if (typeof postedSecret !== 'string') throw OAuthError.invalidClient();
-      return { client: await this.withSecret(membershipId, postedId, postedSecret), method: 'client_secret_post' };
-    }
-    const client = await this.find(membershipId, postedId);
-    if (!client || !client.oidc.public) throw OAuthError.invalidClient();
-    return { client, method: 'none' };
+    if (postedSecret === undefined) return { id: postedId, method: 'none' };
+    if (typeof postedSecret !== 'string') throw OAuthError.invalidClient();
+    return { id: postedId, secret: postedSecret, method: 'client_secret_post' };
   }
 
-  private async withSecret(membershipId: string, clientId: string, secret: string): Promise<OidcClient> {
-    const application = await this.credentials.withSecret(clientId, secret);
-    if (!application || application.membershipId !== membershipId || !application.isActive || !application.oidc) {
-      throw OAuthError.invalidClient();
-    }
-    return { id: application.id, membershipId, name: application.name, oidc: application.oidc };
+  /**
+   * The claimed client, if `application` (the row its id names, as read) is it: the secret matches
+   * (a digest is compared even for no row), or it is a public client for `none`. An unknown client,
+   * a wrong secret, a confidential client without its secret: 401 `invalid_client`, one answer for all.
+   */
+  check(membershipId: string, claimed: ClaimedClient, application: ApplicationRow | undefined): { client: OidcClient; method: ClientAuthMethod } {
+    const client = asClient(membershipId, claimed.secret === undefined ? application : ownedBy(application, claimed.secret));
+    if (!client || (claimed.method === 'none' && !client.oidc.public)) throw OAuthError.invalidClient();
+    return { client, method: claimed.method };
   }
+}
+
+/** The application as a client of this membership's issuer, or undefined: none, another membership's, inactive, no `oidc` block. */
+function asClient(membershipId: string, application: ApplicationRow | undefined): OidcClient | undefined {
+  if (!application || application.membershipId !== membershipId || !application.isActive || !application.oidc) return undefined;
+  return { id: application.id, membershipId, name: application.name, oidc: application.oidc };
 }
 
 /** Whether the client may use `grant` at the token endpoint (its `grant_types`). */

@@ -4,17 +4,19 @@
  * exchange and userinfo, each measured on the service and on the peer in the same run, in
  * alternating slices. Not a test: it prints figures and never fails on a time.
  *
- *   npm run build && npm run bench:oidc      # about 2 minutes; needs PostgreSQL on 127.0.0.1:5432
+ *   npm run build && npm run bench:oidc      # about 3 minutes; needs PostgreSQL on 127.0.0.1:5432
  *
  * Both run as their own processes on one fresh database of the local PostgreSQL server, with the
  * same pool size, ES256 ID tokens and one confidential client (Basic authentication, PKCE S256,
  * scopes `openid profile email`) whose user has signed in once and consented. Codes are single
  * use, so before each exchange slice each side mints the codes it will need (GET authorize with
  * the single sign-on cookie answers with a code at once); minting is not timed. Userinfo reads
- * one access token over and over. Printed: requests per second of each side, and the ratio
- * (target: at least 1.0 on both).
+ * one access token over and over. PostgreSQL is settled (CHECKPOINT) before each timed slice.
+ * Printed: requests per second of each side, the ratio (target: at least 1.0 on both), and the
+ * CPU µs per request of each server process and of PostgreSQL (Linux /proc).
  *
- * BENCH_SLICES (3) slices of BENCH_SLICE_SECONDS (4) each way; BENCH_CONNECTIONS (16);
+ * BENCH_SLICES (3) slices each way; BENCH_SLICE_SECONDS (4) of userinfo, and BENCH_CODES_PER_SECOND
+ * (2000) × that many codes to exchange; BENCH_CONNECTIONS (16);
  * BENCH_PROFILE_DIR: where the service writes a CPU profile (`--cpu-prof`) as it stops.
  * The two cores of this machine are shared: the figures move ±15% from minute to minute.
  */

@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createApplication, createMembership, createUser, useInstallation } from '../support/api';
+import { describeWithBrowser, loopbackPage, useBrowser } from '../support/browser';
 import { PageBrowser } from '../support/oidc-browser';
 import { closedPort } from '../support/ports';
 
@@ -146,5 +147,54 @@ describe('npm run example:sign-in', () => {
     // The single sign-on session is over: signing in again asks for the password.
     const again = await browser.follow((await browser.request(`${appUrl}/login`)).location as string, suite.t.url);
     expect(again.html).toContain('name="password"');
+  }, 120_000);
+});
+
+/*
+ * The same app once in a real browser (issue 37: "the pages also once in headless Chromium"):
+ * Chromium follows the app's sign-in link, signs in and consents on the provider's pages, and
+ * lands on the app's callback, which shows who signed in. The application's name is hostile: no
+ * script may run, no request may leave loopback.
+ */
+describeWithBrowser('npm run example:sign-in in headless Chromium', () => {
+  const suite = useInstallation({ publicUrl: true });
+  const chromium = useBrowser();
+  let started: Started | undefined;
+  afterAll(() => stop(started));
+
+  it('signs in and consents on the pages, lands on the app\'s callback, and the app shows the user', async () => {
+    const port = await closedPort();
+    const appUrl = `http://127.0.0.1:${port}`;
+    const tenant = await createMembership(suite.t, suite.admin);
+    const client = await createApplication(suite.t, tenant.admin, {
+      name: '<img src=x onerror=alert(1)> Example',
+      oidc: { redirect_uris: [`${appUrl}/callback`], post_logout_redirect_uris: [`${appUrl}/`] },
+    } as Record<string, unknown>);
+    const user = await createUser(suite.t, tenant.admin, { firstname: 'Ada', lastname: 'Lovelace' });
+    started = await startExample('example:sign-in', {
+      PORT: String(port),
+      PORTCULLIS_ISSUER: `${suite.t.url}/oidc/${tenant.membershipId}`,
+      CLIENT_ID: client.id,
+      CLIENT_SECRET: client.secret,
+    });
+
+    const { page, offLoopback, dialogs } = await loopbackPage(chromium, { width: 1024, height: 800 });
+    await page.goto(`${appUrl}/login`);
+    await page.waitForURL(/\/interaction\//);
+    await page.fill('#username', user.username);
+    await page.fill('#password', user.password);
+    await Promise.all([page.waitForSelector('button[value=allow]'), page.click('button[type=submit]')]);
+    expect(await page.textContent('main')).toContain('<img src=x onerror=alert(1)> Example');
+    // Consent: the provider sends the browser to the app's callback, which redirects to its home page.
+    const callbacks: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().startsWith(`${appUrl}/callback`)) callbacks.push(request.url());
+    });
+    await Promise.all([page.waitForURL(`${appUrl}/`), page.click('button[value=allow]')]);
+    expect(callbacks).toEqual([expect.stringMatching(new RegExp(`^${appUrl}/callback\\?code=`))]);
+    expect(await page.textContent('#user')).toBe('Ada Lovelace');
+    expect(dialogs).toEqual([]);
+    expect(offLoopback).toEqual([]);
+    await page.close();
   }, 120_000);
 });

@@ -5,7 +5,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { createApplication, createMembership, createUser, useInstallation } from '../support/api';
+import { createApplication, createMembership, createUser, type SignedIn, useInstallation } from '../support/api';
+import type { TestApp } from '../support/app';
 import { describeWithBrowser, loopbackPage, useBrowser } from '../support/browser';
 import { PageBrowser } from '../support/oidc-browser';
 import { closedPort } from '../support/ports';
@@ -94,6 +95,37 @@ describe.each(['example:nest', 'example:express'])('npm run %s', (script) => {
   }, 30_000);
 });
 
+/** The sign-in examples this file started: each suite stops them after it. */
+const signInExamples: Started[] = [];
+
+async function stopSignInExamples(): Promise<void> {
+  for (const started of signInExamples.splice(0)) await stop(started);
+}
+
+/**
+ * A membership with an application for the example (its callback and signed-out page registered)
+ * and a user, then `npm run example:sign-in` with only the variables the README sets.
+ */
+async function startSignInExample(t: TestApp, admin: SignedIn, applicationName: string, names: { firstname: string; lastname: string }) {
+  const port = await closedPort();
+  const appUrl = `http://127.0.0.1:${port}`;
+  const tenant = await createMembership(t, admin);
+  const client = await createApplication(t, tenant.admin, {
+    name: applicationName,
+    oidc: { redirect_uris: [`${appUrl}/callback`], post_logout_redirect_uris: [`${appUrl}/`] },
+  } as Record<string, unknown>);
+  const user = await createUser(t, tenant.admin, names);
+  signInExamples.push(
+    await startExample('example:sign-in', {
+      PORT: String(port),
+      PORTCULLIS_ISSUER: `${t.url}/oidc/${tenant.membershipId}`,
+      CLIENT_ID: client.id,
+      CLIENT_SECRET: client.secret,
+    }),
+  );
+  return { appUrl, tenant, user };
+}
+
 /*
  * `npm run example:sign-in` as the README runs it: an Express app that signs its users in with
  * openid-client against the service's OpenID Provider. A browser-like client (cookies, redirects,
@@ -102,24 +134,10 @@ describe.each(['example:nest', 'example:express'])('npm run %s', (script) => {
  */
 describe('npm run example:sign-in', () => {
   const suite = useInstallation({ publicUrl: true });
-  let started: Started | undefined;
-  afterAll(() => stop(started));
+  afterAll(stopSignInExamples);
 
   it('signs a user in end to end, and out again', async () => {
-    const port = await closedPort();
-    const appUrl = `http://127.0.0.1:${port}`;
-    const tenant = await createMembership(suite.t, suite.admin);
-    const client = await createApplication(suite.t, tenant.admin, {
-      name: 'Example web app',
-      oidc: { redirect_uris: [`${appUrl}/callback`], post_logout_redirect_uris: [`${appUrl}/`] },
-    } as Record<string, unknown>);
-    const user = await createUser(suite.t, tenant.admin, { firstname: 'Grace', lastname: 'Hopper' });
-    started = await startExample('example:sign-in', {
-      PORT: String(port),
-      PORTCULLIS_ISSUER: `${suite.t.url}/oidc/${tenant.membershipId}`,
-      CLIENT_ID: client.id,
-      CLIENT_SECRET: client.secret,
-    });
+    const { appUrl, tenant, user } = await startSignInExample(suite.t, suite.admin, 'Example web app', { firstname: 'Grace', lastname: 'Hopper' });
     const browser = new PageBrowser();
     expect((await browser.request(`${appUrl}/`)).html).toContain('Not signed in');
 
@@ -159,24 +177,10 @@ describe('npm run example:sign-in', () => {
 describeWithBrowser('npm run example:sign-in in headless Chromium', () => {
   const suite = useInstallation({ publicUrl: true });
   const chromium = useBrowser();
-  let started: Started | undefined;
-  afterAll(() => stop(started));
+  afterAll(stopSignInExamples);
 
   it('signs in and consents on the pages, lands on the app\'s callback, and the app shows the user', async () => {
-    const port = await closedPort();
-    const appUrl = `http://127.0.0.1:${port}`;
-    const tenant = await createMembership(suite.t, suite.admin);
-    const client = await createApplication(suite.t, tenant.admin, {
-      name: '<img src=x onerror=alert(1)> Example',
-      oidc: { redirect_uris: [`${appUrl}/callback`], post_logout_redirect_uris: [`${appUrl}/`] },
-    } as Record<string, unknown>);
-    const user = await createUser(suite.t, tenant.admin, { firstname: 'Ada', lastname: 'Lovelace' });
-    started = await startExample('example:sign-in', {
-      PORT: String(port),
-      PORTCULLIS_ISSUER: `${suite.t.url}/oidc/${tenant.membershipId}`,
-      CLIENT_ID: client.id,
-      CLIENT_SECRET: client.secret,
-    });
+    const { appUrl, user } = await startSignInExample(suite.t, suite.admin, '<img src=x onerror=alert(1)> Example', { firstname: 'Ada', lastname: 'Lovelace' });
 
     const { page, offLoopback, dialogs } = await loopbackPage(chromium, { width: 1024, height: 800 });
     await page.goto(`${appUrl}/login`);

@@ -12,7 +12,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
-import { PostgresAdapter } from './peer-oidc-adapter.mjs';
+import { PostgresAdapter, stopOnSignals } from './peer-oidc-adapter.mjs';
 
 const ACCOUNT = 'bench-user';
 const SCOPE = 'openid profile email';
@@ -71,10 +71,4 @@ server.listen(Number(process.env.PEER_PORT ?? 0), '127.0.0.1', () => {
   process.stdout.write(`listening ${port}\n`);
 });
 
-const close = () =>
-  server.close(async () => {
-    await PostgresAdapter.end();
-    process.exit(0);
-  });
-process.on('SIGTERM', close);
-process.on('SIGINT', close);
+stopOnSignals(server);

@@ -11,7 +11,7 @@
  */
 import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
-import { PostgresAdapter } from './peer-oidc-adapter.mjs';
+import { PostgresAdapter, stopOnSignals } from './peer-oidc-adapter.mjs';
 
 const server = createServer();
 server.listen(Number(process.env.PEER_PORT ?? 0), '127.0.0.1', () => {
@@ -35,10 +35,4 @@ server.listen(Number(process.env.PEER_PORT ?? 0), '127.0.0.1', () => {
   process.stdout.write(`listening ${port}\n`);
 });
 
-const close = () =>
-  server.close(async () => {
-    await PostgresAdapter.end();
-    process.exit(0);
-  });
-process.on('SIGTERM', close);
-process.on('SIGINT', close);
+stopOnSignals(server);

@@ -114,7 +114,15 @@ describe('client library with CacheTTL: answers kept while the event stream is c
 
     proxy.refuseStreams = false;
     await eventually(async () => (client.streamConnected ? true : undefined), 'the stream to reconnect', 10_000);
-    await get('/orders', reader.auth).expect(200);
+    // Reconnected with Last-Event-ID, the client is sent what it missed (the revocation, and any
+    // event the cut kept from it, such as the RoleCreated of `other`'s role, which empties the
+    // cache): the cache serves once a request finds its answer kept from the one before.
+    await eventually(async () => {
+      await get('/orders', reader.auth).expect(200);
+      const asked = proxy.count('/whoami');
+      await get('/orders', reader.auth).expect(200);
+      return proxy.count('/whoami') === asked ? true : undefined;
+    }, 'the reconnected cache to serve a repeated token', 10_000);
     const after = proxy.count('/whoami');
     await get('/orders', reader.auth).expect(200);
     await get('/profile', reader.auth).expect(200);

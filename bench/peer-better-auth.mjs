@@ -19,6 +19,7 @@ import { betterAuth } from 'better-auth';
 import { getMigrations } from 'better-auth/db';
 import { toNodeHandler } from 'better-auth/node';
 import pg from 'pg';
+import { stopOnSignals } from './peer-process.mjs';
 
 /** The service's argon2id parameters (src/users/password-hasher.ts): OWASP's minimum. */
 const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
@@ -56,10 +57,4 @@ const auth = betterAuth(options);
 const server = createServer(toNodeHandler(auth));
 server.listen(port, '127.0.0.1', () => process.stdout.write(`listening ${server.address().port}\n`));
 
-const close = () =>
-  server.close(async () => {
-    await pool.end();
-    process.exit(0);
-  });
-process.on('SIGTERM', close);
-process.on('SIGINT', close);
+stopOnSignals(server, () => pool.end());

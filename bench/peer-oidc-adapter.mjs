@@ -60,14 +60,3 @@ export class PostgresAdapter {
     await pool.query('delete from oidc_payloads where grant_id = $1', [grantId]);
   }
 }
-
-/** On SIGTERM or SIGINT (the bench's stop): stop accepting, close the adapter's pool, exit. */
-export function stopOnSignals(server) {
-  const close = () =>
-    server.close(async () => {
-      await PostgresAdapter.end();
-      process.exit(0);
-    });
-  process.on('SIGTERM', close);
-  process.on('SIGINT', close);
-}

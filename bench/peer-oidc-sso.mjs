@@ -12,7 +12,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
-import { PostgresAdapter, stopOnSignals } from './peer-oidc-adapter.mjs';
+import { PostgresAdapter } from './peer-oidc-adapter.mjs';
+import { stopOnSignals } from './peer-process.mjs';
 
 const ACCOUNT = 'bench-user';
 const SCOPE = 'openid profile email';
@@ -71,4 +72,4 @@ server.listen(Number(process.env.PEER_PORT ?? 0), '127.0.0.1', () => {
   process.stdout.write(`listening ${port}\n`);
 });
 
-stopOnSignals(server);
+stopOnSignals(server, () => PostgresAdapter.end());

@@ -11,7 +11,8 @@
  */
 import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
-import { PostgresAdapter, stopOnSignals } from './peer-oidc-adapter.mjs';
+import { PostgresAdapter } from './peer-oidc-adapter.mjs';
+import { stopOnSignals } from './peer-process.mjs';
 
 const server = createServer();
 server.listen(Number(process.env.PEER_PORT ?? 0), '127.0.0.1', () => {
@@ -35,4 +36,4 @@ server.listen(Number(process.env.PEER_PORT ?? 0), '127.0.0.1', () => {
   process.stdout.write(`listening ${port}\n`);
 });
 
-stopOnSignals(server);
+stopOnSignals(server, () => PostgresAdapter.end());

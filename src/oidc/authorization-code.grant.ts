@@ -9,6 +9,11 @@ import { OidcTokens } from './oidc-tokens';
 import { verifiesS256 } from './pkce';
 import { digestOf } from './secrets';
 
+/** The form's code as read with the client: `found` undefined when there is no such code (or no code in the form). */
+interface CodeAsRead {
+  found: FoundAuthorizationCode | undefined;
+}
+
 const invalidGrant = (description = 'The authorization code is not valid'): OAuthError => new OAuthError('invalid_grant', description);
 
 /**
@@ -17,7 +22,7 @@ const invalidGrant = (description = 'The authorization code is not valid'): OAut
  * answers `invalid_grant` and revokes the grant the first use issued (RFC 6749 4.1.2).
  */
 @Injectable()
-export class AuthorizationCodeGrant implements GrantHandler<FoundAuthorizationCode | undefined> {
+export class AuthorizationCodeGrant implements GrantHandler<CodeAsRead> {
   readonly grantType = 'authorization_code';
 
   constructor(
@@ -27,21 +32,21 @@ export class AuthorizationCodeGrant implements GrantHandler<FoundAuthorizationCo
   ) {}
 
   /** The client's application with the form's code, in one round trip (a missing code is refused after authentication). */
-  async readWithClient(membershipId: string, clientId: string, form: Readonly<Record<string, unknown>>): Promise<ReadWithClient<FoundAuthorizationCode | undefined>> {
+  async readWithClient(membershipId: string, clientId: string, form: Readonly<Record<string, unknown>>): Promise<ReadWithClient<CodeAsRead>> {
     const code = form.code;
-    if (typeof code !== 'string') return { application: await this.clients.application(clientId), rows: undefined };
+    if (typeof code !== 'string') return { application: await this.clients.application(clientId), rows: { found: undefined } };
     const read = await this.codes.findWithClient(membershipId, digestOf(code), clientId);
-    return { application: read.application, rows: read.code };
+    return { application: read.application, rows: { found: read.code } };
   }
 
-  /** `read`: the code as readWithClient found it (undefined: none); without it, it is read here. */
-  async exchange(request: GrantRequest, read?: FoundAuthorizationCode): Promise<TokenEndpointResponse> {
+  /** `read`: the code as readWithClient found it (or found none); without it, it is read here. */
+  async exchange(request: GrantRequest, read?: CodeAsRead): Promise<TokenEndpointResponse> {
     const { membershipId, client, form } = request;
     const code = requiredFormField(form, 'code');
     const redirectUri = formField(form, 'redirect_uri');
     const verifier = formField(form, 'code_verifier');
     const digest = digestOf(code);
-    const { code: found, user } = (read ?? (await this.codes.find(membershipId, digest))) ?? {};
+    const { code: found, user } = (read ? read.found : await this.codes.find(membershipId, digest)) ?? {};
     // Another client's code is not this client's to use up, nor to revoke.
     if (!found || found.clientId !== client.id) throw invalidGrant();
     if (found.consumedAt) throw await this.reused(membershipId, found);

@@ -7,10 +7,10 @@ import type { AppConfig } from './config/config';
 import { AppModule } from './app.module';
 import { PreshapedExpressAdapter } from './common/express-adapter';
 import { createLogger, NestPinoLogger } from './common/logger';
-import { expressErrorHandler, noStore, requestLogging, requireJsonBody } from './common/http';
-import { rejectHostileUrl, rejectUnstorableBody, verifyFormBytes, verifyJsonBytes } from './common/input-hygiene';
+import { expressErrorHandler, screenRequests } from './common/http';
+import { verifyFormBytes, verifyJsonBytes } from './common/input-hygiene';
 import { verifyJsonBudget } from './common/json-budget';
-import { httpMetrics, ServiceMetrics } from './metrics';
+import { observeRequests, ServiceMetrics } from './metrics';
 import { serveApiDocs } from './openapi/openapi';
 
 /** Large enough that an oversized token reaches us and gets a 401, instead of Node's bare 431. */
@@ -41,31 +41,25 @@ export async function createApp(config: AppConfig, logger: Logger = createLogger
   app.set('trust proxy', config.trustProxy);
   // The specification: the service allows any CORS origin, unless the operator lists them.
   app.enableCors({ origin: config.corsOrigins ?? true, exposedHeaders: ['X-Request-Id', 'WWW-Authenticate'] });
-  // First, so requests failing before routing (413, 415) are measured too.
-  app.use(httpMetrics(app.get(ServiceMetrics)));
-  app.use(requestLogging(logger));
-  app.use(noStore);
-  app.use(rejectHostileUrl);
-  app.use(requireJsonBody);
-  // Both checks run on the raw bytes before JSON.parse: the text must be UTF-8 (input-hygiene.ts),
-  // and the key and depth budget holds (json-budget.ts says why it is counted there).
+  // First, so requests failing before routing (413, 415) are measured and logged too.
+  app.use(observeRequests(app.get(ServiceMetrics), logger));
   app.use(
-    express.json({
-      limit: config.bodyLimitBytes,
-      type: ['application/json', 'application/*+json'],
-      verify: (request, response, body, encoding) => {
-        verifyJsonBytes(request, response, body, encoding);
-        verifyJsonBudget(request, response, body, encoding);
-      },
+    screenRequests({
+      // Both checks run on the raw bytes before JSON.parse: the text must be UTF-8 (input-hygiene.ts),
+      // and the key and depth budget holds (json-budget.ts says why it is counted there).
+      json: express.json({
+        limit: config.bodyLimitBytes,
+        type: ['application/json', 'application/*+json'],
+        verify: (request, response, body, encoding) => {
+          verifyJsonBytes(request, response, body, encoding);
+          verifyJsonBudget(request, response, body, encoding);
+        },
+      }),
+      // The OpenID Provider's pages and back-channel routes take forms (RFC 6749 3.2), under /oidc/
+      // only (screenRequests). Flat fields only, few of them.
+      form: express.urlencoded({ extended: false, limit: OIDC_FORM_LIMIT_BYTES, parameterLimit: OIDC_FORM_MAX_FIELDS, verify: verifyFormBytes }),
     }),
   );
-  // The OpenID Provider's pages and back-channel routes take forms (RFC 6749 3.2); requireJsonBody
-  // lets form bodies through only under /oidc/. Flat fields only, few of them.
-  app.use(
-    '/oidc',
-    express.urlencoded({ extended: false, limit: OIDC_FORM_LIMIT_BYTES, parameterLimit: OIDC_FORM_MAX_FIELDS, verify: verifyFormBytes }),
-  );
-  app.use(rejectUnstorableBody);
   app.use(expressErrorHandler(logger));
   serveApiDocs(app, config);
   await app.init();

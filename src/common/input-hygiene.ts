@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request } from 'express';
 import { DomainError, type FieldError } from './errors';
 import { validationFailure } from './validation';
 
@@ -34,28 +34,30 @@ function isUnstorable(text: string): boolean {
 
 /**
  * Path and query: printable ASCII, percent-encodings that decode to UTF-8 without a NUL (400
- * ModelValidationError on `request.url` / `request.query`). Ids in the path are judged by the access
- * guard (isPossibleId), which knows which parameter names a membership.
+ * ModelValidationError on `request.url` / `request.query`); undefined when they are. Ids in the path
+ * are judged by the access guard (isPossibleId), which knows which parameter names a membership.
  */
-export function rejectHostileUrl(request: Request, _response: Response, next: NextFunction): void {
+export function hostileUrlProblem(request: Request): DomainError | undefined {
   const url = request.url;
-  if (NOT_PRINTABLE_ASCII.test(url)) return next(invalid('request.url', 'must be percent-encoded ASCII'));
+  if (NOT_PRINTABLE_ASCII.test(url)) return invalid('request.url', 'must be percent-encoded ASCII');
   const queryStart = url.indexOf('?');
   const path = queryStart === -1 ? url : url.slice(0, queryStart);
   // Only what is percent-encoded needs decoding: plain printable ASCII holds no NUL and is UTF-8.
-  for (const segment of path.split('/')) {
-    if (!segment.includes('%')) continue;
-    const decoded = decodeComponent(segment);
-    if (decoded === null || isUnstorable(decoded)) return next(invalid('request.url', 'must be UTF-8 text without NUL characters'));
+  if (path.includes('%')) {
+    for (const segment of path.split('/')) {
+      if (!segment.includes('%')) continue;
+      const decoded = decodeComponent(segment);
+      if (decoded === null || isUnstorable(decoded)) return invalid('request.url', 'must be UTF-8 text without NUL characters');
+    }
   }
   if (queryStart !== -1 && url.indexOf('%', queryStart) !== -1) {
     for (const pair of url.slice(queryStart + 1).split('&')) {
       if (!pair.includes('%')) continue;
       const decoded = decodeComponent(pair);
-      if (decoded === null || isUnstorable(decoded)) return next(invalid('request.query', 'must be UTF-8 text without NUL characters'));
+      if (decoded === null || isUnstorable(decoded)) return invalid('request.query', 'must be UTF-8 text without NUL characters');
     }
   }
-  next();
+  return undefined;
 }
 
 /** Set by the body parser's verify hook when the raw body holds a `\u` escape (see below). */
@@ -108,11 +110,11 @@ function findUnstorable(root: unknown): string | null {
   return null;
 }
 
-/** After express.json: a NUL or a lone surrogate anywhere in the body (keys too) is a 400. */
-export function rejectUnstorableBody(request: Request, _response: Response, next: NextFunction): void {
-  if (!(request as MarkedRequest)[HAS_UNICODE_ESCAPE]) return next();
+/** After express.json: a NUL or a lone surrogate anywhere in the body (keys too) is a 400; undefined when there is none. */
+export function unstorableBodyProblem(request: Request): DomainError | undefined {
+  if (!(request as MarkedRequest)[HAS_UNICODE_ESCAPE]) return undefined;
   const field = findUnstorable(request.body);
-  if (field === null) return next();
+  if (field === null) return undefined;
   const errors: FieldError[] = [{ field: field.length > 200 ? `${field.slice(0, 200)}…` : field, message: 'must be UTF-8 text without NUL characters' }];
-  next(validationFailure(errors));
+  return validationFailure(errors);
 }

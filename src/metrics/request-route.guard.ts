@@ -1,6 +1,6 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { markRouted } from './http-metrics.middleware';
+import { markRouted } from './request-observer';
 import { ServiceMetrics } from './service-metrics';
 
 /**

@@ -192,14 +192,19 @@ export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserv
     if (!request.ended) request.route = route;
   }
 
-  /** Counts a request under `route`, the template known when it ended; only the first call counts. */
-  endRequest(request: RequestInProgress, route: string, statusCode: number | 'aborted'): void {
-    if (request.ended) return;
+  /**
+   * Counts a request under `route`, the template known when it ended; only the first call counts.
+   * Its duration in seconds (the one observed; 0 after the first call).
+   */
+  endRequest(request: RequestInProgress, route: string, statusCode: number | 'aborted'): number {
+    if (request.ended) return 0;
     request.ended = true;
     this.liveRequests.delete(request);
     const labels = { method: request.method, route, status_code: String(statusCode) };
+    const seconds = Number(process.hrtime.bigint() - request.started) / 1e9;
     this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, Number(process.hrtime.bigint() - request.started) / 1e9);
+    this.httpDuration.observe(labels, seconds);
+    return seconds;
   }
 
   /** Requests being served now (the shutdown sequence waits for them). */

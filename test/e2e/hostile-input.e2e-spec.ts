@@ -240,7 +240,7 @@ describe('hostile input on every route', () => {
     return document?.paths?.[openApiPath(route.path)]?.[route.method.toLowerCase()];
   }
 
-  /** Whether a route takes form bodies only: every body route of the OpenID Provider (src/common/http.ts, requireJsonBody). */
+  /** Whether a route takes form bodies only: every body route of the OpenID Provider (src/common/http.ts, bodyOf). */
   function takesForm(route: RouteEntry): boolean {
     return route.method !== 'GET' && isOpenIdProviderPath(route.path);
   }

@@ -18,6 +18,7 @@ const segment = (value: unknown) => Buffer.from(JSON.stringify(value)).toString(
 describe('JwtCodec', () => {
   const codec = new JwtCodec();
   const token = codec.sign(claims, now(), 3600, SECRET);
+  afterAll(() => codec.onModuleDestroy());
 
   describe('peek', () => {
     it('reads the membership and token record of a token without checking it', () => {
@@ -70,6 +71,56 @@ describe('JwtCodec', () => {
       expect(codec.verify(expired, `${SECRET}x`, expected)).toEqual({ ok: false, reason: 'invalid' });
     });
   });
+
+  describe('a token checked before (remembered by its text)', () => {
+    afterEach(() => jest.useRealTimers());
+
+    it('is refused at once with the key, issuer or audience changed', () => {
+      const fresh = new JwtCodec();
+      const remembered = fresh.sign({ ...claims, jti: 'jti_r1' }, now(), 3600, SECRET);
+      expect(fresh.verify(remembered, SECRET, expected)).toMatchObject({ ok: true });
+      // The membership's key was rotated (or its name or slug changed) since: the next check fails.
+      expect(fresh.verify(remembered, 'a-rotated-secret-key-0123456789-0123456789', expected)).toEqual({ ok: false, reason: 'invalid' });
+      expect(fresh.verify(remembered, SECRET, { ...expected, issuer: 'Renamed' })).toEqual({ ok: false, reason: 'invalid' });
+      expect(fresh.verify(remembered, SECRET, { ...expected, audience: 'renamed' })).toEqual({ ok: false, reason: 'invalid' });
+      expect(fresh.verify(remembered, SECRET, expected)).toMatchObject({ ok: true });
+      fresh.onModuleDestroy();
+    });
+
+    it('is expired once its exp has passed, though it was remembered', () => {
+      jest.useFakeTimers({ now: Date.now(), doNotFake: ['setInterval', 'setTimeout'] });
+      const fresh = new JwtCodec();
+      const shortLived = fresh.sign({ ...claims, jti: 'jti_r2' }, now(), 30, SECRET);
+      expect(fresh.verify(shortLived, SECRET, expected)).toMatchObject({ ok: true });
+      jest.setSystemTime(Date.now() + 30_000);
+      expect(fresh.verify(shortLived, SECRET, expected)).toEqual({ ok: false, reason: 'expired' });
+      fresh.onModuleDestroy();
+    });
+
+    it('is not valid before its nbf, though a token with the same text was remembered', () => {
+      jest.useFakeTimers({ now: Date.now(), doNotFake: ['setInterval', 'setTimeout'] });
+      const fresh = new JwtCodec();
+      const later = fresh.sign({ ...claims, jti: 'jti_r3' }, now() + 60, 3600, SECRET);
+      expect(fresh.verify(later, SECRET, expected)).toEqual({ ok: false, reason: 'invalid' });
+      jest.setSystemTime(Date.now() + 61_000);
+      expect(fresh.verify(later, SECRET, expected)).toMatchObject({ ok: true });
+      jest.setSystemTime(Date.now() - 61_000);
+      expect(fresh.verify(later, SECRET, expected)).toEqual({ ok: false, reason: 'invalid' });
+      fresh.onModuleDestroy();
+    });
+
+    it('answers claims no caller can change for the next', () => {
+      const fresh = new JwtCodec();
+      const withAmr = fresh.sign({ ...claims, jti: 'jti_r4', amr: ['pwd'] }, now(), 3600, SECRET);
+      const first = fresh.verify(withAmr, SECRET, expected);
+      if (!first.ok) throw new Error('expected a good token');
+      expect(() => Object.assign(first.claims, { sub: 'usr_other' })).toThrow(TypeError);
+      expect(() => first.claims.amr?.push('hwk')).toThrow(TypeError);
+      expect(fresh.verify(withAmr, SECRET, expected)).toMatchObject({ ok: true, claims: { sub: 'usr_1', amr: ['pwd'] } });
+      fresh.onModuleDestroy();
+    });
+  });
+
   describe('challenge tokens (reset, activation)', () => {
     const challenge = { typ: 'reset' as const, sub: 'usr_1', prn: 'mbr_1', jti: 'jti_9', iss: 'Acme', aud: 'acme' };
 

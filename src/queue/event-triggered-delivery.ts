@@ -19,6 +19,8 @@ export interface TriggeringEvent {
 interface CachedHookList<T> {
   expiresAt: number;
   hooks: Promise<T[]>;
+  /** The list once the lookup has answered. */
+  settled?: readonly T[];
 }
 
 /**
@@ -52,10 +54,25 @@ export class HookListCache<T> {
     const hooks = this.options.findActiveFor(membershipId, eventType);
     const entry: CachedHookList<T> = { expiresAt: now + this.options.ttlMs, hooks };
     byType.set(eventType, entry);
-    hooks.catch(() => {
-      if (byType.get(eventType) === entry) byType.delete(eventType);
-    });
+    hooks.then(
+      (list) => {
+        entry.settled = list;
+      },
+      () => {
+        if (byType.get(eventType) === entry) byType.delete(eventType);
+      },
+    );
     return hooks;
+  }
+
+  /**
+   * The list `activeFor` would answer, when it is cached and its lookup has answered; undefined
+   * otherwise. Most events have no hook and come in a stream (every verification is one): asked
+   * this first, they cost no promise at all.
+   */
+  knownFor(membershipId: string, eventType: string): readonly T[] | undefined {
+    const cached = this.byMembership.get(membershipId)?.get(eventType);
+    return cached && cached.expiresAt > Date.now() ? cached.settled : undefined;
   }
 
   /** Forgets this instance's cached hook lists of a membership. */
@@ -156,7 +173,10 @@ export class EventTrigger<T, Item> {
       if (this.options.hookChangeEvents.has(event.eventType)) this.hookLists.invalidate(event.membershipId);
     }
     if (!this.accepting) return;
-    const triggering = events.filter((event) => this.options.triggers(event.eventType));
+    // Events known to have no hook are done here; the others are looked up off the request's path.
+    const triggering = events.filter(
+      (event) => this.options.triggers(event.eventType) && this.hookLists.knownFor(event.membershipId, event.eventType)?.length !== 0,
+    );
     if (!triggering.length) return;
     this.lookups.track(enqueue(triggering), (error) => {
       this.options.drain.logger.error({ err: error, eventTypes: [...new Set(triggering.map((e) => e.eventType))] }, this.options.lookupFailure);

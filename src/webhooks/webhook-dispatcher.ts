@@ -228,24 +228,38 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private onCommitted(events: readonly RecordedEvent[]): void {
     const seen = new Set<string>();
     const lookups: Promise<DeliveryWebhook[]>[] = [];
+    let hooked = false;
     for (const event of events) {
       if (WEBHOOK_CHANGE_EVENTS.has(event.eventType)) this.hookLists.invalidate(event.membershipId);
       if (this.stopping || isResultEventType(event.eventType)) continue;
+      // Known lists (most events: no hook) are answered at once, without a promise.
+      const known = this.hookLists.knownFor(event.membershipId, event.eventType);
+      if (known) {
+        hooked ||= known.length > 0;
+        continue;
+      }
       const key = `${event.membershipId}\u0000${event.eventType}`;
       if (seen.has(key)) continue;
       seen.add(key);
       lookups.push(this.hookLists.activeFor(event.membershipId, event.eventType));
     }
-    if (!lookups.length) return;
+    if (!lookups.length) {
+      if (hooked) this.deliveriesWritten();
+      return;
+    }
     Promise.all(lookups).then(
       (lists) => {
-        if (!lists.some((list) => list.length > 0)) return;
-        if (this.config.webhookDispatch) this.wake();
-        else this.announce();
+        if (hooked || lists.some((list) => list.length > 0)) this.deliveriesWritten();
       },
       // The timer claims these deliveries anyway.
       (error: unknown) => this.logger.warn({ err: error }, 'could not look up webhooks for events'),
     );
+  }
+
+  /** Deliveries were written with events: claim them here, or tell the dispatching instances. */
+  private deliveriesWritten(): void {
+    if (this.config.webhookDispatch) this.wake();
+    else this.announce();
   }
 
   /**

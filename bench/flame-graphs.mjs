@@ -1,0 +1,111 @@
+#!/usr/bin/env node
+/**
+ * A flame graph of each read route and of the floor app (`npm run bench:flame-graphs`, about two
+ * minutes; writes docs/flame-graphs/*.svg). Starts the built service on a fresh database on the
+ * PostgreSQL server (BENCH_DATABASE_URL, as bench/run.mjs), prepares a membership, an admin and an
+ * application, warms every route up, then profiles each route alone for BENCH_DURATION seconds (6)
+ * under autocannon's load (16 connections): the service's own CPU profiler runs for that window
+ * only (bench/profile-on-signal.cjs), so start-up and preparation are not in it. The floor app
+ * (bench/floor-app.mjs) is profiled the same way, for the same route shape. Each profile becomes
+ * an SVG with scripts/flame-graph.mjs, its tooltips in CPU microseconds per request.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { buildIfMissing, call, cleanUpOnSignals, createDatabase, freePort, logAs, MAIN, onCleanup, ROOT, runMain, SERVER_URL, start, waitFor } from './support.mjs';
+
+const log = logAs('flame-graphs');
+const DURATION = Number(process.env.BENCH_DURATION ?? 6);
+const SETUP_TOKEN = randomBytes(24).toString('hex');
+const PASSWORD = 'bench password 0123';
+const OUT = join(ROOT, 'docs', 'flame-graphs');
+const PRELOAD = ['--require', join(ROOT, 'bench', 'profile-on-signal.cjs')];
+
+/** Starts `args` with the profiling preload; `profile(load)` runs `load` inside one profiled window. */
+async function profiled(name, args, env, url, waitOptions = {}) {
+  const file = join(scratch, `${name}.cpuprofile`);
+  const entry = start(name, [...PRELOAD, '--max-semi-space-size=32', ...args], { ...env, PROFILE_OUT: file }, { stderr: 'pipe' });
+  await waitFor(url, waitOptions, 60_000, entry);
+  const written = () =>
+    new Promise((resolve) => {
+      const onData = (chunk) => {
+        if (!chunk.toString().includes('profile written')) return;
+        entry.child.stderr.off('data', onData);
+        resolve();
+      };
+      entry.child.stderr.on('data', onData);
+    });
+  return {
+    entry,
+    async profile(load) {
+      entry.child.kill('SIGUSR2');
+      const result = await load();
+      const done = written();
+      entry.child.kill('SIGUSR2');
+      await done;
+      return { file, result };
+    },
+  };
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'portcullis-flame-'));
+onCleanup(async () => rmSync(scratch, { recursive: true, force: true }));
+
+async function main() {
+  cleanUpOnSignals('the flame-graph bench');
+  buildIfMissing();
+  const databaseUrl = await createDatabase(SERVER_URL, 'portcullis_flame');
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const service = await profiled('service', [MAIN], { HOST: '127.0.0.1', PORT: String(port), NODE_ENV: 'production', LOG_LEVEL: 'info', SETUP_TOKEN, DATABASE_URL: databaseUrl }, `${base}/ping`);
+
+  const setup = await call(base, 'POST', '/setup', {
+    headers: { 'x-setup-token': SETUP_TOKEN },
+    body: { membership: { name: 'Bench' }, user: { username: 'bench-admin', email_address: 'bench-admin@example.com', password: PASSWORD }, application: { name: 'bench-app' } },
+  });
+  const membership = setup.membership;
+  const signedIn = await call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': membership._id }, body: { username: 'bench-admin', password: PASSWORD } });
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  await client.query('vacuum (analyze)');
+  await client.end();
+
+  const floorPort = await freePort();
+  const floor = await profiled(
+    'floor',
+    [join(ROOT, 'bench', 'floor-app.mjs')],
+    { FLOOR_PORT: String(floorPort), FLOOR_SECRET: membership.secret_key, FLOOR_ISSUER: membership.name, FLOOR_AUDIENCE: membership.slug, FLOOR_DATABASE_URL: databaseUrl },
+    `http://127.0.0.1:${floorPort}/floor`,
+    { headers: { authorization: `Bearer ${signedIn.access_token}` } },
+  );
+
+  const bearer = { authorization: `Bearer ${signedIn.access_token}` };
+  const basic = { authorization: `Basic ${setup.application._id}:${setup.application.secret}` };
+  const routes = [
+    ['verify-token-bearer', 'verify-token Bearer', service, { url: `${base}/verify-token`, headers: bearer }],
+    ['verify-token-basic', 'verify-token Basic', service, { url: `${base}/verify-token`, headers: basic }],
+    ['me-bearer', '/me Bearer', service, { url: `${base}/me`, headers: bearer }],
+    ['me-basic', '/me Basic', service, { url: `${base}/me`, headers: basic }],
+    ['check-permission', 'check-permission', service, { url: `${base}/roles/check-permission?permission=users.read`, headers: bearer }],
+    ['floor', 'the floor app (Nest, the JWT check, one primary-key lookup)', floor, { url: `http://127.0.0.1:${floorPort}/floor`, headers: bearer }],
+  ];
+  // Warm-up: every route compiled by V8's optimizing tier before any profile.
+  for (const [, , , options] of routes) await autocannon({ ...options, connections: 16, duration: 3 });
+
+  mkdirSync(OUT, { recursive: true });
+  for (const [name, title, target, options] of routes) {
+    const { file, result } = await target.profile(() => autocannon({ ...options, connections: 16, duration: DURATION }));
+    if (result.non2xx || result.errors) throw new Error(`${title}: ${result.non2xx} answers not 2xx, ${result.errors} errors`);
+    const requests = result.requests.total;
+    const svg = join(OUT, `${name}.svg`);
+    const rendered = spawnSync(process.execPath, [join(ROOT, 'scripts', 'flame-graph.mjs'), file, svg, `${title}: ${Math.round(result.requests.average)} req/s`, String(requests)], { encoding: 'utf8' });
+    if (rendered.status !== 0) throw new Error(`flame-graph.mjs failed: ${rendered.stderr}`);
+    log(rendered.stdout.trim());
+  }
+}
+
+await runMain(main);

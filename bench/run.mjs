@@ -18,7 +18,8 @@
  * maximum, so that every latency line carries what the machine gave the floor that minute.
  * Then, in the same table, the peers' pairs (oidc-provider's introspection, Better Auth's
  * getSession and sign-in, beside our routes: startOidcPeer, startBetterAuthPeer), the memory
- * line, and the scale table (bench/scale.mjs). Everything it starts is stopped, and its
+ * line, the scale table (bench/scale.mjs) and the client library's cache (bench/client-cache.mjs).
+ * Everything it starts is stopped, and its
  * database dropped, at the end.
  *
  * Beside each rate it prints the CPU time spent per request by the process under test and by
@@ -65,6 +66,8 @@ const PEERS = process.argv.includes('--peers');
  */
 const WITH_PEERS = PEERS || process.env.BENCH_PEERS !== '0';
 const WITH_SCALE = !PEERS && process.env.BENCH_SCALE !== '0';
+/** Then the client library's cache, with and without it, and revocation to the first 401 (bench/client-cache.mjs; BENCH_CLIENT_CACHE=0 leaves it out). */
+const WITH_CLIENT_CACHE = !PEERS && process.env.BENCH_CLIENT_CACHE !== '0';
 /**
  * The peers' rows: our route, measured beside the peer that answers the same question; then the
  * floor app beside the two read peers, what the stack itself reaches against them.
@@ -598,18 +601,23 @@ async function main() {
     // that nothing runs beside it (autovacuum over this run's fresh rows did, before).
     for (const entry of [service, ...peerEntries]) await stop(entry);
     await dropDatabase(SERVER_URL, databaseUrl);
-    lines.push('', ...runScaleBench());
+    lines.push('', ...runBenchProcess('scale.mjs'));
+  }
+  // The client library's cache (bench/client-cache.mjs): its own service, database and protected API.
+  if (WITH_CLIENT_CACHE && !ONLY) {
+    for (const entry of [service, ...peerEntries]) await stop(entry);
+    lines.push(...runBenchProcess('client-cache.mjs'));
   }
   lines.push('');
   lines.push(`whole run ${fmt((Date.now() - began) / 1000)} s`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-/** bench/scale.mjs in a process of its own (its progress to stderr as it goes): its table's lines. */
-function runScaleBench() {
-  log('scale (bench/scale.mjs) ...');
-  const out = spawnSync(process.execPath, [join(ROOT, 'bench', 'scale.mjs')], { cwd: ROOT, env: process.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  if (out.status !== 0) return [`scale bench failed (exit ${out.status}); its output:`, ...(out.stdout ?? '').trim().split('\n')];
+/** A bench of bench/ in a process of its own (its progress to stderr as it goes): the lines it printed. */
+function runBenchProcess(file) {
+  log(`${file} ...`);
+  const out = spawnSync(process.execPath, [join(ROOT, 'bench', file)], { cwd: ROOT, env: process.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (out.status !== 0) return [`bench/${file} failed (exit ${out.status}); its output:`, ...(out.stdout ?? '').trim().split('\n')];
   return out.stdout.trim().split('\n');
 }
 

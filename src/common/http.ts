@@ -116,17 +116,15 @@ function challengeText(message: string): string {
   return message.replace(/"/g, "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '');
 }
 
-
 /**
- * Gives a request its id, kept for error logs (`requestIdOf`) and echoed in X-Request-Id: a sane
- * incoming X-Request-Id, or a new UUID. The request log (metrics' observeRequests) calls it.
+ * Gives a request its id, read back by `requestIdOf` (error logs, the request log line) and echoed
+ * in X-Request-Id: a sane incoming X-Request-Id, or a new UUID. metrics' observeRequests calls it.
  */
-export function assignRequestId(request: Request, response: Response): string {
+export function assignRequestId(request: Request, response: Response): void {
   const incoming = request.headers['x-request-id'];
   const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
   (request as Request & { id?: string }).id = id;
   response.setHeader('X-Request-Id', id);
-  return id;
 }
 
 /** Paths whose answers may be cached: liveness, metrics and the API documents. */

@@ -1,14 +1,12 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { assignRequestId, routeTemplateOf } from '../common/http';
+import { assignRequestId, requestIdOf, routeTemplateOf } from '../common/http';
 import { methodLabel, type RequestInProgress, type ServiceMetrics } from './service-metrics';
 
 /** Where the observer leaves a request's entry, for RequestRouteGuard and for the end of the response. */
 const IN_PROGRESS = Symbol('portcullis.requestInProgress');
-/** The id the request was given, for its log line. */
-const REQUEST_ID = Symbol('portcullis.requestId');
 
-type ObservedRequest = Request & { [IN_PROGRESS]?: RequestInProgress; [REQUEST_ID]?: string };
+type ObservedRequest = Request & { [IN_PROGRESS]?: RequestInProgress };
 
 /**
  * One middleware for what is observed of every request: it gets an id (a sane incoming
@@ -35,7 +33,7 @@ export function observeRequests(metrics: ServiceMetrics, logger: Logger) {
     const durationSeconds = metrics.endRequest(inProgress, route, this.statusCode);
     lines?.info(
       {
-        requestId: request[REQUEST_ID],
+        requestId: requestIdOf(request),
         method: request.method,
         route,
         status: this.statusCode,
@@ -54,7 +52,7 @@ export function observeRequests(metrics: ServiceMetrics, logger: Logger) {
   return (request: Request, response: Response, next: NextFunction): void => {
     const observed = request as ObservedRequest;
     observed[IN_PROGRESS] = metrics.startRequest(methodLabel(request.method));
-    observed[REQUEST_ID] = assignRequestId(request, response);
+    assignRequestId(request, response);
     response.on('finish', onFinish);
     response.on('close', onClose);
     next();

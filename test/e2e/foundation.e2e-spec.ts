@@ -1,5 +1,6 @@
 import { startTestApp, TEST_SETUP_TOKEN, type TestApp } from '../support/app';
 import { unique } from '../support/api';
+import { captureLog } from '../support/log-capture';
 
 describe('foundation: health, setup, error path', () => {
   let t: TestApp;
@@ -131,5 +132,40 @@ describe('foundation: health, setup, error path', () => {
       const replaced = await t.http().get('/ping').set('X-Request-Id', 'a b<script>');
       expect(replaced.headers['x-request-id']).not.toBe('a b<script>');
     });
+  });
+});
+
+describe('the request log: one line per request', () => {
+  const log = captureLog('info');
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ logger: log.logger });
+  });
+  afterAll(() => t.close());
+
+  const requestLines = () => log.lines().filter((line) => line.msg === 'request');
+
+  it('says the id the answer carried, the route template (never the URL), the status and the duration', async () => {
+    log.clear();
+    const kept = await t.http().get('/memberships/mbr_not_there/users').set('X-Request-Id', 'trace-42');
+    const fresh = await t.http().get('/ping');
+    // The line is written when the answer has been sent: wait for both.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const lines = requestLines();
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ requestId: 'trace-42', method: 'GET', route: '/memberships/:membershipId/users', status: kept.status });
+    expect(lines[1]).toMatchObject({ requestId: fresh.headers['x-request-id'], method: 'GET', route: '/ping', status: 200 });
+    expect(fresh.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    for (const line of lines) expect(typeof line.durationMs).toBe('number');
+    expect(log.text()).not.toContain('mbr_not_there');
+  });
+
+  it('counts a request refused before routing under the route it addressed', async () => {
+    log.clear();
+    const refused = await t.http().post('/generate-token').set('Content-Type', 'text/plain').send('x');
+    expect(refused.status).toBe(415);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(requestLines()).toEqual([expect.objectContaining({ requestId: refused.headers['x-request-id'], route: '/generate-token', status: 415 })]);
   });
 });

@@ -596,18 +596,18 @@ async function main() {
         `at the end ${fmt(soak.heap.last, 1)} MB (growth after warm-up ${grown(soak.heap)}%; samples ${soak.heapSamples.map((mb) => fmt(mb)).join(' ')})`,
     );
   }
-  if (WITH_SCALE && databaseUrl && !ONLY) {
-    // Its own service and database: this run's processes stop and its database goes first, so
-    // that nothing runs beside it (autovacuum over this run's fresh rows did, before).
-    for (const entry of [service, ...peerEntries]) await stop(entry);
+  const scale = WITH_SCALE && databaseUrl && !ONLY;
+  const clientCache = WITH_CLIENT_CACHE && !ONLY;
+  // Both start a service and a database of their own: this run's processes stop first, so that
+  // nothing runs beside them.
+  if (scale || clientCache) for (const entry of [service, ...peerEntries]) await stop(entry);
+  if (scale) {
+    // This run's database goes too (autovacuum over its fresh rows ran beside the scale bench, before).
     await dropDatabase(SERVER_URL, databaseUrl);
     lines.push('', ...runBenchProcess('scale.mjs'));
   }
-  // The client library's cache (bench/client-cache.mjs): its own service, database and protected API.
-  if (WITH_CLIENT_CACHE && !ONLY) {
-    for (const entry of [service, ...peerEntries]) await stop(entry);
-    lines.push(...runBenchProcess('client-cache.mjs'));
-  }
+  // The client library's cache (bench/client-cache.mjs): its service, database and protected API.
+  if (clientCache) lines.push(...runBenchProcess('client-cache.mjs'));
   lines.push('');
   lines.push(`whole run ${fmt((Date.now() - began) / 1000)} s`);
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -42,7 +42,9 @@ profile.samples.forEach((id, index) => {
   if (elapsed >= skipMicros) selfTime.set(id, (selfTime.get(id) ?? 0) + delta);
 });
 
-const where = (frame) => frame.url.replace(/^.*node_modules\//, '').replace(/^.*\/dist\//, 'dist/').replace(/^file:\/\//, '');
+/** A package's files by package (`pg-protocol/dist/parser.js`), the service's by `dist/`. */
+const where = (frame) =>
+  frame.url.includes('/node_modules/') ? frame.url.replace(/^.*node_modules\//, '') : frame.url.replace(/^.*\/dist\//, 'dist/').replace(/^file:\/\//, '');
 const labelOf = (frame) => `${frame.functionName || '(anonymous)'} ${where(frame)}${frame.lineNumber >= 0 ? `:${frame.lineNumber + 1}` : ''}`;
 const SKIPPED = new Set(['(idle)', '(root)']);
 
@@ -66,16 +68,17 @@ for (const [id, micros] of selfTime) {
   }
 }
 
+// Tested against a frame's label ("function file:line"), in this order: @nestjs/jwt is a JWT library before it is NestJS.
 const COLOURS = [
-  [/^[^ ]+ dist\//, '#e8a33d'],
-  [/@nestjs\//, '#d9534f'],
-  [/ (express|router|body-parser|cors|path-to-regexp)\//, '#5b8def'],
-  [/ (pg|pg-pool|pg-protocol|pg-types|drizzle-orm)\//, '#4cae4c'],
+  [/ dist\//, '#e8a33d'], // the service's own (packages' files start with their name)
   [/ (jsonwebtoken|jws|jwa|@nestjs\/jwt|jose)\//, '#9b59b6'],
+  [/ @nestjs\//, '#d9534f'],
+  [/ (express|router|body-parser|cors|path-to-regexp)\//, '#5b8def'],
+  [/ (pg|pg-pool|pg-protocol|pg-types|postgres-[a-z]+|drizzle-orm)\//, '#4cae4c'],
   [/ (pino|prom-client|lru-cache|rxjs)\//, '#17a2b8'],
   [/ node:/, '#aaaaaa'],
 ];
-const colourOf = (label) => COLOURS.find(([pattern]) => pattern.test(` ${label.split(' ').slice(1).join(' ')}`) || pattern.test(label))?.[1] ?? '#cccccc';
+const colourOf = (label) => COLOURS.find(([pattern]) => pattern.test(label))?.[1] ?? '#cccccc';
 const escape = (text) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 const rects = [];

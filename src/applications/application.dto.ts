@@ -1,4 +1,5 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { SysSchema } from '../common/api-docs';
 import { DescriptionField, NameField, NamedBodyDto, OptionalBooleanField, OptionalNestedField, SlugField, SlugReferenceField } from '../common/dto-fields';
 import { ApplicationOidcDto } from './application-oidc';
 import { IsPermissionExpressionList } from '../roles/permission-list';
@@ -29,3 +30,22 @@ export class ApplicationBodyDto extends NamedBodyDto(ApplicationGrantsDto, {
   slug: SlugField({ example: 'billing-backend', description: 'Unique in the membership; from the name on create when omitted, kept on update when omitted' }),
   description: DescriptionField(1024),
 }) {}
+
+export class ApplicationSchema {
+  @ApiProperty() _id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty() slug!: string;
+  @ApiPropertyOptional({ nullable: true, type: String }) description!: string | null;
+  @ApiPropertyOptional({ nullable: true, type: String }) role!: string | null;
+  @ApiProperty({ type: [String] }) permissions!: string[];
+  @ApiProperty({ type: [String] }) forbidden!: string[];
+  @ApiProperty() is_active!: boolean;
+  @ApiProperty({ type: ApplicationOidcDto, nullable: true, description: 'The application as a client of its membership\'s OpenID Provider (defaults filled in); null: not one' })
+  oidc!: ApplicationOidcDto | null;
+  @ApiProperty() membership_id!: string;
+  @ApiProperty({ type: SysSchema }) sys!: SysSchema;
+}
+
+export class ApplicationWithSecretSchema extends ApplicationSchema {
+  @ApiProperty({ description: 'Shown only in this answer; Basic token: `<_id>:<secret>`' }) secret!: string;
+}

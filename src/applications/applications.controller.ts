@@ -1,35 +1,13 @@
 import { Controller, Param, UseInterceptors } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller } from '../common/access-decorators';
 import { ActionRoute } from '../common/crud/crud-routes';
 import { SearchableMembershipResourceController } from '../common/crud/membership-resource.controller';
-import { SysSchema } from '../common/api-docs';
-import { ApplicationOidcDto } from './application-oidc';
-import { ApplicationBodyDto } from './application.dto';
+import { ApplicationBodyDto, ApplicationSchema, ApplicationWithSecretSchema } from './application.dto';
 import type { ApplicationResponse } from './application.mapper';
 import { APPLICATION_SORTABLE_FIELDS } from './application.repository';
 import { ApplicationsService, type ApplicationWithSecret } from './applications.service';
 import { EventRecordingInterceptor } from '../events/event-recording.interceptor';
-
-export class ApplicationSchema {
-  @ApiProperty() _id!: string;
-  @ApiProperty() name!: string;
-  @ApiProperty() slug!: string;
-  @ApiPropertyOptional({ nullable: true, type: String }) description!: string | null;
-  @ApiPropertyOptional({ nullable: true, type: String }) role!: string | null;
-  @ApiProperty({ type: [String] }) permissions!: string[];
-  @ApiProperty({ type: [String] }) forbidden!: string[];
-  @ApiProperty() is_active!: boolean;
-  @ApiProperty({ type: ApplicationOidcDto, nullable: true, description: 'The application as a client of its membership\'s OpenID Provider (defaults filled in); null: not one' })
-  oidc!: ApplicationOidcDto | null;
-  @ApiProperty() membership_id!: string;
-  @ApiProperty({ type: SysSchema }) sys!: SysSchema;
-}
-
-export class ApplicationWithSecretSchema extends ApplicationSchema {
-  @ApiProperty({ description: 'Shown only in this answer; Basic token: `<_id>:<secret>`' }) secret!: string;
-}
 
 @Controller('memberships/:membershipId/applications')
 @UseInterceptors(EventRecordingInterceptor)

@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
@@ -8,14 +8,9 @@ import { LOGGER } from '../common/logger';
 import { DATABASE, type Database } from '../database/database';
 import { SetupService } from '../setup/setup.service';
 import { ApiRoute } from '../common/api-route';
+import { HealthStatusSchema } from './health.schemas';
 
 const DATABASE_CHECK_TIMEOUT_MS = 3_000;
-
-export class HealthStatusSchema {
-  @ApiProperty({ enum: ['Healthy', 'Unhealthy'] }) status!: 'Healthy' | 'Unhealthy';
-  @ApiPropertyOptional({ example: 'The installation has not been set up yet', description: 'Why it is unhealthy; never failure details' })
-  message?: string;
-}
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

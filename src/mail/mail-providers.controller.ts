@@ -1,14 +1,9 @@
 import { Controller, Param } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { ActionRoute } from '../common/crud/crud-routes';
 import { ApiAuth } from '../common/openapi';
+import { MailProviderTestAnswerDto } from './mail-provider.dto';
 import { MailProvidersService, type MailProviderTestAnswer } from './mail-providers.service';
-
-class MailProviderTestAnswerDto {
-  @ApiProperty({ example: false }) ok!: boolean;
-  @ApiPropertyOptional({ example: '535 Authentication failed', description: 'SMTP code and text, or the network error (at most 500 characters); only when ok is false' })
-  error?: string;
-}
 
 @ApiTags('memberships')
 @ApiAuth()

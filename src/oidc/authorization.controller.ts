@@ -2,6 +2,7 @@ import { applyDecorators, Controller, createParamDecorator, type ExecutionContex
 import { ApiConsumes, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { clientAddressOf, Public } from '../common/access-decorators';
+import { ApiRoute } from '../common/api-route';
 import { AuthorizationEndpoint } from './authorization-endpoint';
 import { IssuerIdPipe } from './issuer-id.pipe';
 import { EndSession } from './end-session';
@@ -62,12 +63,11 @@ export class AuthorizationController {
 
   @Get('authorize')
   @Public()
-  @ApiOperation({
+  @ApiRoute({
     summary: 'Authorization endpoint (OAuth 2.0 code flow with PKCE S256, OpenID Connect)',
     description: 'An unknown client or redirect_uri: a 400 page, never a redirect. Other errors go back to redirect_uri with error, state and iss.',
+    answers: [REDIRECT_RESPONSE, { status: 400, description: 'An HTML page: the client or redirect_uri cannot be trusted' }],
   })
-  @ApiResponse(REDIRECT_RESPONSE)
-  @ApiResponse({ status: 400, description: 'An HTML page: the client or redirect_uri cannot be trusted' })
   async authorize(
     @Param('membershipId', IssuerIdPipe) membershipId: string,
     @Query() query: Record<string, unknown>,
@@ -79,8 +79,7 @@ export class AuthorizationController {
 
   @Get('interaction/:interactionId')
   @Public()
-  @ApiOperation({ summary: "The page of an authorization's current step (login, second factor, consent)", description: 'Needs the interaction cookie.' })
-  @ApiResponse(PAGE_RESPONSE)
+  @ApiRoute({ summary: "The page of an authorization's current step (login, second factor, consent)", description: 'Needs the interaction cookie.', answers: [PAGE_RESPONSE] })
   async show(
     @Param('membershipId', IssuerIdPipe) membershipId: string,
     @Param('interactionId') interactionId: string,
@@ -107,8 +106,7 @@ export class AuthorizationController {
 
   @Get('pages.css')
   @Public()
-  @ApiOperation({ summary: "The pages' stylesheet" })
-  @ApiResponse({ status: 200, description: 'text/css' })
+  @ApiRoute({ summary: "The pages' stylesheet", answers: [{ status: 200, description: 'text/css' }] })
   stylesheet(@Param('membershipId', IssuerIdPipe) _membershipId: string, @Res() response: Response): void {
     response.setHeader('Content-Type', 'text/css; charset=utf-8');
     response.setHeader('Cache-Control', 'public, max-age=3600');
@@ -118,12 +116,11 @@ export class AuthorizationController {
 
   @Get('logout')
   @Public()
-  @ApiOperation({
+  @ApiRoute({
     summary: 'End session endpoint (OpenID Connect RP-Initiated Logout 1.0)',
     description: 'Ends the single sign-on session; redirects to a registered post_logout_redirect_uri (exact match) with state, else a signed-out page.',
+    answers: [PAGE_RESPONSE, REDIRECT_RESPONSE],
   })
-  @ApiResponse(PAGE_RESPONSE)
-  @ApiResponse(REDIRECT_RESPONSE)
   async logout(
     @Param('membershipId', IssuerIdPipe) membershipId: string,
     @Query() query: Record<string, unknown>,

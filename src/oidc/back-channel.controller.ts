@@ -1,48 +1,10 @@
 import { Controller, Param } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { type BackChannelRequest, BackChannelRoute, ClientRequest } from './back-channel-route';
 import type { DeviceAuthorization } from '../device-codes/token-codes.service';
+import { DeviceAuthorizationDto, DeviceAuthorizationForm, IntrospectionDto, RevocationDto, TokenForm } from './back-channel.dto';
 import { OidcDeviceAuthorization } from './device-authorization';
 import { type IntrospectionResponse, TokenIntrospection } from './token-introspection';
-
-class ClientAuthenticationFields {
-  @ApiPropertyOptional({ description: 'client_secret_post, and public clients (authentication none)' }) client_id?: string;
-  @ApiPropertyOptional({ description: 'client_secret_post' }) client_secret?: string;
-}
-
-class DeviceAuthorizationForm extends ClientAuthenticationFields {
-  @ApiPropertyOptional({ example: 'openid profile offline_access', description: 'Space-separated, among scopes_supported' }) scope?: string;
-}
-
-class DeviceAuthorizationDto {
-  @ApiProperty({ description: 'Shown once; poll the token endpoint with it' }) device_code!: string;
-  @ApiProperty({ example: 'WDJB3MJH', description: "The membership's code policy" }) user_code!: string;
-  @ApiProperty({ example: 'http://localhost:3000/device?membership_id=0f6e3a52-5a3c-4f4e-9a55-0c8f3d1f2b4e' }) verification_uri!: string;
-  @ApiProperty() verification_uri_complete!: string;
-  @ApiProperty({ example: 600 }) expires_in!: number;
-  @ApiProperty({ example: 5 }) interval!: number;
-}
-
-class TokenForm extends ClientAuthenticationFields {
-  @ApiProperty({ description: 'The access or refresh token' }) token!: string;
-  @ApiPropertyOptional({ enum: ['access_token', 'refresh_token'], description: 'Which kind to look for first; other values are ignored' }) token_type_hint?: string;
-}
-
-class IntrospectionDto {
-  @ApiProperty() active!: boolean;
-  @ApiPropertyOptional({ description: 'The user, or the client itself for client_credentials' }) sub?: string;
-  @ApiPropertyOptional() client_id?: string;
-  @ApiPropertyOptional({ example: 'openid profile' }) scope?: string;
-  @ApiPropertyOptional() exp?: number;
-  @ApiPropertyOptional() iat?: number;
-  @ApiPropertyOptional() iss?: string;
-  @ApiPropertyOptional({ description: 'Access tokens: the client id or the RFC 8707 resource' }) aud?: string;
-  @ApiPropertyOptional() jti?: string;
-  @ApiPropertyOptional({ example: 'Bearer' }) token_type?: string;
-}
-
-/** RFC 7009 2.2: the body of a revocation answer carries nothing (clients ignore it). */
-class RevocationDto {}
 
 /**
  * The issuer's back-channel routes besides the token endpoint: RFC 8628 device authorization,

@@ -1,20 +1,11 @@
 import { Controller, Param } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller } from '../common/access-decorators';
 import { ActionRoute } from '../common/crud/crud-routes';
 import { ApiAuth } from '../common/openapi';
+import { RotatedKeyDto } from './management.dto';
 import { type RotatedKey, SigningKeys } from './signing-keys';
-
-class RotatedKeyDto {
-  @ApiProperty({ example: 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs', description: 'The new current key (RFC 7638 thumbprint)' })
-  kid!: string;
-  @ApiProperty({ example: 'ES256' }) alg!: string;
-  @ApiProperty({ type: String, nullable: true, description: 'The key it replaced, still in the JWKS until retired_until' })
-  retired_kid!: string | null;
-  @ApiPropertyOptional({ type: String, nullable: true, format: 'date-time', description: 'When the replaced key leaves the JWKS: twice the longest token lifetime from now' })
-  retired_until!: string | null;
-}
 
 /** The membership's OpenID Provider signing keys (docs/oidc.md, "Keys"); the JWKS itself is public, at the issuer. */
 @ApiTags('memberships')

@@ -1,6 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, type ApiQueryOptions, ApiTags } from '@nestjs/swagger';
-import { Allow, IsOptional } from 'class-validator';
+import { type ApiQueryOptions, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentCaller } from '../common/access-decorators';
 import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
@@ -8,18 +7,7 @@ import { DomainError } from '../common/errors';
 import { ApiAuth, ApiErrors } from '../common/openapi';
 import { escapePermissionSegment, PermissionExpression, type Decision } from '../permissions';
 import { ApiRoute } from '../common/api-route';
-
-export class CheckPermissionDto {
-  @ApiPropertyOptional({ type: String, description: 'Permission expression; wins over the query parameter', example: 'users.read' })
-  @IsOptional() @Allow() permission?: unknown;
-}
-
-export class PermissionDecisionSchema {
-  @ApiProperty() allowed!: boolean;
-  @ApiProperty({ description: 'The normalized expression that was checked', example: 'f3c9a1.users.read.*' }) permission!: string;
-  @ApiProperty({ enum: ['role_permission', 'own_permission', 'own_record', 'forbidden', 'no_permission', 'scope'] })
-  reason!: Decision['reason'];
-}
+import { CheckPermissionDto, PermissionDecisionSchema } from './permission-check.dto';
 
 const permissionQuery = (required: boolean): ApiQueryOptions => ({
   name: 'permission',

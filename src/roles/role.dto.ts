@@ -1,4 +1,5 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { SysSchema } from '../common/api-docs';
 import { DescriptionField, NameField, NamedBodyDto, SlugField } from '../common/dto-fields';
 import { IsPermissionExpressionList } from './permission-list';
 
@@ -18,3 +19,14 @@ export class RoleBodyDto extends NamedBodyDto(RoleListsDto, {
   slug: SlugField({ example: 'support-agents', description: 'Derived from the name on create when omitted; cannot change afterwards. `admin` is reserved' }),
   description: DescriptionField(1024),
 }) {}
+
+export class RoleSchema {
+  @ApiProperty() _id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty() slug!: string;
+  @ApiPropertyOptional({ nullable: true, type: String }) description!: string | null;
+  @ApiProperty({ type: [String] }) permissions!: string[];
+  @ApiProperty({ type: [String] }) forbidden!: string[];
+  @ApiProperty() membership_id!: string;
+  @ApiProperty({ type: SysSchema }) sys!: SysSchema;
+}

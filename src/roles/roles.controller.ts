@@ -1,23 +1,10 @@
 import { Controller, UseInterceptors } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { SearchableMembershipResourceController } from '../common/crud/membership-resource.controller';
-import { SysSchema } from '../common/api-docs';
 import { EventRecordingInterceptor } from '../events/event-recording.interceptor';
-import { RoleBodyDto } from './role.dto';
+import { RoleBodyDto, RoleSchema } from './role.dto';
 import type { RoleResponse } from './role.mapper';
 import { ROLE_SORTABLE_FIELDS } from './role.repository';
 import { RolesService } from './roles.service';
-
-export class RoleSchema {
-  @ApiProperty() _id!: string;
-  @ApiProperty() name!: string;
-  @ApiProperty() slug!: string;
-  @ApiPropertyOptional({ nullable: true, type: String }) description!: string | null;
-  @ApiProperty({ type: [String] }) permissions!: string[];
-  @ApiProperty({ type: [String] }) forbidden!: string[];
-  @ApiProperty() membership_id!: string;
-  @ApiProperty({ type: SysSchema }) sys!: SysSchema;
-}
 
 @Controller('memberships/:membershipId/roles')
 @UseInterceptors(EventRecordingInterceptor)

@@ -1,5 +1,4 @@
 import { Controller, Param } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { Caller } from '../common/caller';
 import { CurrentCaller } from '../common/access-decorators';
 import type { ListPage, ListRequest } from '../common/query';
@@ -8,30 +7,7 @@ import { type Listing, ListingRoutes } from '../common/crud/listing-routes';
 import type { TokenSessionResponse } from './token-listing.mapper';
 import { TOKEN_LISTING_SORTABLE_FIELDS } from '../sessions/token-listing.schema';
 import { TokenListingService } from './token-listing.service';
-
-export class TokenSessionSchema {
-  @ApiProperty({ description: 'Session id (the `sid` of its tokens)' }) _id!: string;
-  @ApiProperty() user_id!: string;
-  @ApiProperty({ nullable: true, type: String }) username!: string | null;
-  @ApiProperty({
-    enum: ['pair', 'scoped', 'oidc', 'browser'],
-    description: 'pair: access + refresh token; scoped: a scoped access token; oidc: a token an OpenID Provider client got (see client_id); browser: the OpenID Provider single sign-on cookie',
-  })
-  kind!: string;
-  @ApiProperty({ nullable: true, type: String, description: 'For a scoped token: the session it was derived from' }) parent_id!: string | null;
-  @ApiProperty({ nullable: true, type: [String] }) scopes!: string[] | null;
-  @ApiProperty() created_at!: string;
-  @ApiProperty({ description: 'When the whole session dies (the later of the two expiries)' }) expires_at!: string;
-  @ApiProperty() access_expires_at!: string;
-  @ApiProperty({ nullable: true, type: String }) refresh_expires_at!: string | null;
-  @ApiProperty({ nullable: true, type: String }) ip_address!: string | null;
-  @ApiProperty({ nullable: true, type: String }) user_agent!: string | null;
-  @ApiProperty() membership_id!: string;
-  @ApiPropertyOptional({ description: 'Revoked listing only' }) revoked_at?: string;
-  @ApiPropertyOptional({ nullable: true, type: String, description: 'Revoked listing only: who revoked it' }) revoked_by?: string | null;
-  @ApiPropertyOptional({ nullable: true, type: String, description: 'Revoked listing only: revoked, logout-all, refreshed, password-changed, ...' })
-  revoke_reason?: string | null;
-}
+import { TokenSessionSchema } from './token.dto';
 
 /** What the active and the revoked listings share: the tag, one permission, sort fields and item schema. */
 const TOKEN_SESSIONS = { tag: 'tokens', permission: 'tokens.read', sortable: TOKEN_LISTING_SORTABLE_FIELDS, items: TokenSessionSchema };

@@ -5,7 +5,7 @@ import { Authenticated, clientAddressOf, CurrentCaller, Public } from '../common
 import type { Caller } from '../common/caller';
 import { parseAuthorization, withoutBearerPrefix } from '../common/authorization-header';
 import { DomainError } from '../common/errors';
-import { ApplicationSchema } from '../applications/applications.controller';
+import { ApplicationSchema } from '../applications/application.dto';
 import { UserResource } from '../openapi/resource-schemas';
 import { parseBooleanParam } from '../common/params';
 import type { UserResponse } from '../users/user.mapper';

@@ -72,3 +72,27 @@ export interface SessionMetadata {
   /** The client's own address (`request.ip`, see TRUST_PROXY), for the sign-in defenses; not stored with the session. */
   clientAddress?: string;
 }
+
+export class TokenSessionSchema {
+  @ApiProperty({ description: 'Session id (the `sid` of its tokens)' }) _id!: string;
+  @ApiProperty() user_id!: string;
+  @ApiProperty({ nullable: true, type: String }) username!: string | null;
+  @ApiProperty({
+    enum: ['pair', 'scoped', 'oidc', 'browser'],
+    description: 'pair: access + refresh token; scoped: a scoped access token; oidc: a token an OpenID Provider client got (see client_id); browser: the OpenID Provider single sign-on cookie',
+  })
+  kind!: string;
+  @ApiProperty({ nullable: true, type: String, description: 'For a scoped token: the session it was derived from' }) parent_id!: string | null;
+  @ApiProperty({ nullable: true, type: [String] }) scopes!: string[] | null;
+  @ApiProperty() created_at!: string;
+  @ApiProperty({ description: 'When the whole session dies (the later of the two expiries)' }) expires_at!: string;
+  @ApiProperty() access_expires_at!: string;
+  @ApiProperty({ nullable: true, type: String }) refresh_expires_at!: string | null;
+  @ApiProperty({ nullable: true, type: String }) ip_address!: string | null;
+  @ApiProperty({ nullable: true, type: String }) user_agent!: string | null;
+  @ApiProperty() membership_id!: string;
+  @ApiPropertyOptional({ description: 'Revoked listing only' }) revoked_at?: string;
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'Revoked listing only: who revoked it' }) revoked_by?: string | null;
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'Revoked listing only: revoked, logout-all, refreshed, password-changed, ...' })
+  revoke_reason?: string | null;
+}

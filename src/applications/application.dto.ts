@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { SysSchema } from '../common/api-docs';
+import { NamedResourceSchema, SysSchema } from '../common/api-docs';
 import { DescriptionField, NameField, NamedBodyDto, OptionalBooleanField, OptionalNestedField, SlugField, SlugReferenceField } from '../common/dto-fields';
 import { ApplicationOidcDto } from './application-oidc';
 import { IsPermissionExpressionList } from '../roles/permission-list';
@@ -31,11 +31,8 @@ export class ApplicationBodyDto extends NamedBodyDto(ApplicationGrantsDto, {
   description: DescriptionField(1024),
 }) {}
 
-export class ApplicationSchema {
-  @ApiProperty() _id!: string;
-  @ApiProperty() name!: string;
-  @ApiProperty() slug!: string;
-  @ApiPropertyOptional({ nullable: true, type: String }) description!: string | null;
+/** What the routes answer; `description` is always there, null when not set. */
+export class ApplicationSchema extends NamedResourceSchema {
   @ApiPropertyOptional({ nullable: true, type: String }) role!: string | null;
   @ApiProperty({ type: [String] }) permissions!: string[];
   @ApiProperty({ type: [String] }) forbidden!: string[];

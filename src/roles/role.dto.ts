@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { SysSchema } from '../common/api-docs';
+import { NamedResourceSchema, SysSchema } from '../common/api-docs';
 import { DescriptionField, NameField, NamedBodyDto, SlugField } from '../common/dto-fields';
 import { IsPermissionExpressionList } from './permission-list';
 
@@ -20,11 +20,8 @@ export class RoleBodyDto extends NamedBodyDto(RoleListsDto, {
   description: DescriptionField(1024),
 }) {}
 
-export class RoleSchema {
-  @ApiProperty() _id!: string;
-  @ApiProperty() name!: string;
-  @ApiProperty() slug!: string;
-  @ApiPropertyOptional({ nullable: true, type: String }) description!: string | null;
+/** What the routes answer; `description` is always there, null when not set. */
+export class RoleSchema extends NamedResourceSchema {
   @ApiProperty({ type: [String] }) permissions!: string[];
   @ApiProperty({ type: [String] }) forbidden!: string[];
   @ApiProperty() membership_id!: string;

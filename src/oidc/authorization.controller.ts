@@ -1,4 +1,4 @@
-import { applyDecorators, Controller, createParamDecorator, type ExecutionContext, Get, Headers, Param, Post, Query, Res } from '@nestjs/common';
+import { applyDecorators, Controller, createParamDecorator, type ExecutionContext, Get, Headers, Param, Post, Res } from '@nestjs/common';
 import { ApiConsumes, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { clientAddressOf, Public } from '../common/access-decorators';
@@ -32,6 +32,17 @@ const InteractionPost = createParamDecorator((_data: unknown, context: Execution
     form: form && typeof form === 'object' ? (form as Record<string, unknown>) : {},
     visitor: { clientAddress: clientAddressOf(request), userAgent: request.headers['user-agent'] },
   };
+});
+
+/** What the authorization and end-session endpoints read of a browser's visit: the query and the single sign-on cookie. */
+interface SignOnVisit {
+  query: Readonly<Record<string, unknown>>;
+  ssoCookie: string | undefined;
+}
+
+const SignOnVisit = createParamDecorator((_data: unknown, context: ExecutionContext): SignOnVisit => {
+  const request = context.switchToHttp().getRequest<Request>();
+  return { query: request.query, ssoCookie: cookieOf(request.headers.cookie, SSO_COOKIE) };
 });
 
 /** A step's form: a public POST under the interaction, answered by a redirect (or the page again), as the document says. */
@@ -68,13 +79,8 @@ export class AuthorizationController {
     description: 'An unknown client or redirect_uri: a 400 page, never a redirect. Other errors go back to redirect_uri with error, state and iss.',
     answers: [REDIRECT_RESPONSE, { status: 400, description: 'An HTML page: the client or redirect_uri cannot be trusted' }],
   })
-  async authorize(
-    @Param('membershipId', IssuerIdPipe) membershipId: string,
-    @Query() query: Record<string, unknown>,
-    @Headers('cookie') cookies: string | undefined,
-    @Res() response: Response,
-  ): Promise<void> {
-    sendPageResult(response, await this.endpoint.authorize(membershipId, query, cookieOf(cookies, SSO_COOKIE)));
+  async authorize(@Param('membershipId', IssuerIdPipe) membershipId: string, @SignOnVisit() visit: SignOnVisit, @Res() response: Response): Promise<void> {
+    sendPageResult(response, await this.endpoint.authorize(membershipId, visit.query, visit.ssoCookie));
   }
 
   @Get('interaction/:interactionId')
@@ -121,12 +127,7 @@ export class AuthorizationController {
     description: 'Ends the single sign-on session; redirects to a registered post_logout_redirect_uri (exact match) with state, else a signed-out page.',
     answers: [PAGE_RESPONSE, REDIRECT_RESPONSE],
   })
-  async logout(
-    @Param('membershipId', IssuerIdPipe) membershipId: string,
-    @Query() query: Record<string, unknown>,
-    @Headers('cookie') cookies: string | undefined,
-    @Res() response: Response,
-  ): Promise<void> {
-    sendPageResult(response, await this.endSession.logout(membershipId, query, cookieOf(cookies, SSO_COOKIE)));
+  async logout(@Param('membershipId', IssuerIdPipe) membershipId: string, @SignOnVisit() visit: SignOnVisit, @Res() response: Response): Promise<void> {
+    sendPageResult(response, await this.endSession.logout(membershipId, visit.query, visit.ssoCookie));
   }
 }

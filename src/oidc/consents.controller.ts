@@ -1,8 +1,9 @@
-import { Controller, Delete, Get, HttpCode, Param } from '@nestjs/common';
-import { ApiParam, ApiTags } from '@nestjs/swagger';
+import { Delete, Get, HttpCode, Param } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
 import { CurrentCaller, RequirePermission } from '../common/access-decorators';
 import type { Caller } from '../common/caller';
-import { ApiRoute } from '../common/api-route';
+import { ApiRoute, UserRecordsController } from '../common/api-route';
+import { ApiAuth } from '../common/openapi';
 import { type ConsentView, Consents } from './consents';
 import { ConsentSchema } from './management.dto';
 
@@ -11,9 +12,8 @@ const FORGOTTEN = { status: 204, description: 'Forgotten' };
 
 /** Remembered consent to OpenID Provider clients (contract "Single sign-on"): the user itself, or users.read / users.update. */
 @ApiTags('openid-provider')
-@ApiParam({ name: 'membershipId' })
-@ApiParam({ name: 'id', description: 'The user id' })
-@Controller('memberships/:membershipId/users/:id/consents')
+@ApiAuth()
+@UserRecordsController('consents')
 export class ConsentsController {
   constructor(private readonly consents: Consents) {}
 
@@ -22,7 +22,6 @@ export class ConsentsController {
   @ApiRoute({
     summary: "A user's remembered consents to OpenID Connect clients",
     description: 'The user itself, or a caller holding users.read.{id}.',
-    security: 'token',
     answers: [{ status: 200, type: [ConsentSchema] }],
     errors: [403, 404],
   })
@@ -36,7 +35,6 @@ export class ConsentsController {
     summary: "A user's consent to one client",
     description: 'The user itself, or a caller holding users.read.{id}.',
     params: [CLIENT_ID_PARAM],
-    security: 'token',
     answers: [{ status: 200, type: ConsentSchema }],
     errors: [403, 404],
   })
@@ -50,7 +48,6 @@ export class ConsentsController {
   @ApiRoute({
     summary: "Forget all of a user's consents",
     description: 'The user itself, or a caller holding users.update.{id}. OidcConsentRevoked per client.',
-    security: 'token',
     answers: [FORGOTTEN],
     errors: [403, 404],
   })
@@ -65,7 +62,6 @@ export class ConsentsController {
     summary: "Forget a user's consent to one client",
     description: 'The user itself, or a caller holding users.update.{id}. OidcConsentRevoked; the next authorization asks again.',
     params: [CLIENT_ID_PARAM],
-    security: 'token',
     answers: [FORGOTTEN],
     errors: [403, 404],
   })

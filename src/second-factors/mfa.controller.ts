@@ -1,7 +1,7 @@
-import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiParam, type ApiParamOptions, ApiTags } from '@nestjs/swagger';
+import { applyDecorators, Body, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { type ApiParamOptions, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentActor, RequirePermission } from '../common/access-decorators';
-import { ApiRoute } from '../common/api-route';
+import { ApiRoute, UserRecordsController } from '../common/api-route';
 import { ApiAuth } from '../common/openapi';
 import {
   ConfirmTotpDto,
@@ -42,9 +42,7 @@ function RemoveFactorRoute(path: string, docs: { summary: string; method: 'totp'
 
 @ApiTags('second factors')
 @ApiAuth()
-@ApiParam({ name: 'membershipId' })
-@ApiParam({ name: 'id', description: 'The user id' })
-@Controller('memberships/:membershipId/users/:id/mfa')
+@UserRecordsController('mfa')
 export class MfaController {
   constructor(private readonly mfa: MfaService) {}
 

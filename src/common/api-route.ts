@@ -1,4 +1,4 @@
-import { applyDecorators, Controller, type Type } from '@nestjs/common';
+import { applyDecorators, type Type } from '@nestjs/common';
 import {
   ApiBody,
   ApiExtraModels,
@@ -109,12 +109,4 @@ export function ApiRoute(docs: ApiRouteDocs): MethodDecorator {
     ...(docs.produces === undefined ? [] : [ApiProduces(...docs.produces)]),
     ApiOperation(operation),
   );
-}
-
-/**
- * A controller of one user's own records, `memberships/{membershipId}/users/{id}/<path>` (second
- * factors, consents), with both path parameters described once.
- */
-export function UserRecordsController(path: string): ClassDecorator {
-  return applyDecorators(Controller(`memberships/:membershipId/users/:id/${path}`), ApiParam({ name: 'id', description: 'The user id' }), ApiParam({ name: 'membershipId' }));
 }

@@ -1,8 +1,9 @@
-import { Delete, Get, HttpCode, Param } from '@nestjs/common';
+import { Delete, HttpCode, Param } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentCaller, RequirePermission } from '../common/access-decorators';
 import type { Caller } from '../common/caller';
-import { ApiRoute, UserRecordsController } from '../common/api-route';
+import { ApiRoute } from '../common/api-route';
+import { ReadUserRecordsRoute, UserRecordsController } from '../common/user-records-routes';
 import { ApiAuth } from '../common/openapi';
 import { type ConsentView, Consents } from './consents';
 import { ConsentSchema } from './management.dto';
@@ -17,27 +18,12 @@ const FORGOTTEN = { status: 204, description: 'Forgotten' };
 export class ConsentsController {
   constructor(private readonly consents: Consents) {}
 
-  @Get()
-  @RequirePermission('users.read', { object: 'id' })
-  @ApiRoute({
-    summary: "A user's remembered consents to OpenID Connect clients",
-    description: 'The user itself, or a caller holding users.read.{id}.',
-    answers: [{ status: 200, type: [ConsentSchema] }],
-    errors: [403, 404],
-  })
+  @ReadUserRecordsRoute({ summary: "A user's remembered consents to OpenID Connect clients", type: [ConsentSchema] })
   list(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<ConsentView[]> {
     return this.consents.list(membershipId, id);
   }
 
-  @Get(':clientId')
-  @RequirePermission('users.read', { object: 'id' })
-  @ApiRoute({
-    summary: "A user's consent to one client",
-    description: 'The user itself, or a caller holding users.read.{id}.',
-    params: [CLIENT_ID_PARAM],
-    answers: [{ status: 200, type: ConsentSchema }],
-    errors: [403, 404],
-  })
+  @ReadUserRecordsRoute({ path: ':clientId', summary: "A user's consent to one client", params: [CLIENT_ID_PARAM], type: ConsentSchema })
   get(@Param('membershipId') membershipId: string, @Param('id') id: string, @Param('clientId') clientId: string): Promise<ConsentView> {
     return this.consents.get(membershipId, id, clientId);
   }

@@ -1,7 +1,8 @@
-import { applyDecorators, Body, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { applyDecorators, Body, Delete, HttpCode, Param, Post } from '@nestjs/common';
 import { type ApiParamOptions, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentActor, RequirePermission } from '../common/access-decorators';
-import { ApiRoute, UserRecordsController } from '../common/api-route';
+import { ApiRoute } from '../common/api-route';
+import { ReadUserRecordsRoute, UserRecordsController } from '../common/user-records-routes';
 import { ApiAuth } from '../common/openapi';
 import {
   ConfirmTotpDto,
@@ -46,14 +47,7 @@ function RemoveFactorRoute(path: string, docs: { summary: string; method: 'totp'
 export class MfaController {
   constructor(private readonly mfa: MfaService) {}
 
-  @Get()
-  @RequirePermission('users.read', { object: 'id' })
-  @ApiRoute({
-    summary: "A user's second factors (no secret, code or challenge)",
-    description: 'The user itself, or a caller holding users.read.{id}.',
-    answers: [{ status: 200, type: FactorStateSchema }],
-    errors: [403, 404],
-  })
+  @ReadUserRecordsRoute({ summary: "A user's second factors (no secret, code or challenge)", type: FactorStateSchema })
   state(@Param('membershipId') membershipId: string, @Param('id') id: string): Promise<FactorState> {
     return this.mfa.state(membershipId, id);
   }

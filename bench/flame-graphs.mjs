@@ -8,6 +8,9 @@
  * only (bench/profile-on-signal.cjs), so start-up and preparation are not in it. The floor app
  * (bench/floor-app.mjs) is profiled the same way, for the same route shape. Each profile becomes
  * an SVG with scripts/flame-graph.mjs, its tooltips in CPU microseconds per request.
+ * Events `_query` is drawn beside its own floor (the same select as JSON, bench/floor-app.mjs).
+ * BENCH_ONLY (comma-separated file names, e.g. "events-query,floor-events") draws those alone;
+ * BENCH_PROFILE_DIR keeps the .cpuprofile files there.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -16,7 +19,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { buildIfMissing, call, cleanUpOnSignals, createDatabase, freePort, logAs, MAIN, onCleanup, ROOT, runMain, SERVER_URL, start, waitFor } from './support.mjs';
+import { buildIfMissing, call, cleanUpOnSignals, createDatabase, freePort, logAs, MAIN, namesFrom, onCleanup, ROOT, runMain, SERVER_URL, start, waitFor } from './support.mjs';
 
 const log = logAs('flame-graphs');
 const DURATION = Number(process.env.BENCH_DURATION ?? 6);
@@ -24,10 +27,13 @@ const SETUP_TOKEN = randomBytes(24).toString('hex');
 const PASSWORD = 'bench password 0123';
 const OUT = join(ROOT, 'docs', 'flame-graphs');
 const PRELOAD = ['--require', join(ROOT, 'bench', 'profile-on-signal.cjs')];
+const ONLY = namesFrom(process.env.BENCH_ONLY);
+/** The events `_query` body of bench/run.mjs: two types, newest first, 20 of them. */
+const EVENTS_QUERY_BODY = JSON.stringify({ where: { event_type: { $in: ['UserCreated', 'TokenGenerated'] } } });
 
 /** Starts `args` with the profiling preload; `profile(load)` runs `load` inside one profiled window. */
 async function profiled(name, args, env, url, waitOptions = {}) {
-  const file = join(scratch, `${name}.cpuprofile`);
+  const file = join(process.env.BENCH_PROFILE_DIR ?? scratch, `${name}.cpuprofile`);
   const entry = start(name, [...PRELOAD, '--max-semi-space-size=32', ...args], { ...env, PROFILE_OUT: file }, { stderr: 'pipe' });
   await waitFor(url, waitOptions, 60_000, entry);
   const written = () =>
@@ -68,7 +74,10 @@ async function main() {
     body: { membership: { name: 'Bench' }, user: { username: 'bench-admin', email_address: 'bench-admin@example.com', password: PASSWORD }, application: { name: 'bench-app' } },
   });
   const membership = setup.membership;
-  const signedIn = await call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': membership._id }, body: { username: 'bench-admin', password: PASSWORD } });
+  const signIn = () => call(base, 'POST', '/generate-token', { headers: { 'x-service-alias': membership._id }, body: { username: 'bench-admin', password: PASSWORD } });
+  const signedIn = await signIn();
+  // Events for `_query` to answer: a page of 20 TokenGenerated among them.
+  for (let i = 0; i < 24; i += 1) await signIn();
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   await client.query('vacuum (analyze)');
@@ -92,7 +101,9 @@ async function main() {
     ['me-basic', '/me Basic', service, { url: `${base}/me`, headers: basic }],
     ['check-permission', 'check-permission', service, { url: `${base}/roles/check-permission?permission=users.read`, headers: bearer }],
     ['floor', 'the floor app (Nest, the JWT check, one primary-key lookup)', floor, { url: `http://127.0.0.1:${floorPort}/floor`, headers: bearer }],
-  ];
+    ['events-query', 'events _query (two types, 20 events)', service, { url: `${base}/memberships/${membership._id}/events/_query?limit=20`, method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: EVENTS_QUERY_BODY }],
+    ['floor-events', "events _query's floor (the JWT check, the same select as JSON)", floor, { url: `http://127.0.0.1:${floorPort}/floor/events`, method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: EVENTS_QUERY_BODY }],
+  ].filter(([name]) => ONLY === null || ONLY.has(name));
   // Warm-up: every route compiled by V8's optimizing tier before any profile.
   for (const [, , , options] of routes) await autocannon({ ...options, connections: 16, duration: 3 });
 

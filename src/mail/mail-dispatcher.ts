@@ -1,21 +1,17 @@
-import { type BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { MailhookRow, MailRecipient } from '../database/schema';
 import { EventRecorder, type RecordedEvent } from '../events/event-recorder';
 import { isResultEventType, SYSTEM_UTILIZER } from '../events/event-types';
-import { MembershipCache } from '../memberships/membership-cache';
-import { OUTBOUND_LOOKUP } from '../outbound/outbound.module';
-import type { LookupFunction } from '../outbound/outbound-lookup';
-import { OUTGOING_CALL_OBSERVER, type OutgoingCallObserver } from '../outbound/outgoing-calls';
 import { BoundedQueue, type DrainResult } from '../queue/bounded-queue';
 import { EventTrigger } from '../queue/event-triggered-delivery';
 import { QueueRegistry } from '../queue/queue-registry';
-import { TemplateError } from '../webhooks/template';
-import { type MailContext, type MailOnlyValues, recipientsOf, renderMailBody, renderSubject, subjectUserOf } from './mail-render';
+import { MailDelivery, type MailItem } from './mail-delivery';
+import { type MailOnlyValues, recipientsOf, subjectUserOf } from './mail-render';
 import { MailhookRepository } from './mailhook.repository';
-import { MAX_ERROR_LENGTH, sendSmtp, type SmtpResult, toOutgoingMailCall } from './smtp-sender';
+import type { SmtpResult } from './smtp-sender';
 
 /** Contract: queue `mail`, 10,000 waiting messages, 4 sent in parallel. */
 export const MAIL_QUEUE_NAME = 'mail';
@@ -24,14 +20,6 @@ export const MAIL_QUEUE_CONCURRENCY = 4;
 /** How long this instance trusts its list of a membership's active mail hooks for one event type (as webhooks). */
 export const MAILHOOK_LOOKUP_TTL_MS = 5_000;
 const MAILHOOK_CHANGE_EVENTS = new Set(['MailhookCreated', 'MailhookUpdated', 'MailhookDeleted']);
-
-/** One message: one hook, one event, one recipient. Values are in memory only and die with the item. */
-export interface MailItem {
-  hook: MailhookRow;
-  event: RecordedEvent;
-  recipient: MailRecipient;
-  values: MailOnlyValues;
-}
 
 const NO_VALUES: MailOnlyValues = Object.freeze({});
 
@@ -54,12 +42,10 @@ export class MailDispatcher implements BeforeApplicationShutdown {
   constructor(
     private readonly recorder: EventRecorder,
     private readonly mailhooks: MailhookRepository,
-    private readonly memberships: MembershipCache,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(OUTBOUND_LOOKUP) private readonly lookup: LookupFunction,
     registry: QueueRegistry,
-    @Optional() @Inject(OUTGOING_CALL_OBSERVER) private readonly observer?: OutgoingCallObserver,
+    private readonly delivery: MailDelivery,
   ) {
     this.messages = new BoundedQueue<MailItem>({
       name: MAIL_QUEUE_NAME,
@@ -123,55 +109,8 @@ export class MailDispatcher implements BeforeApplicationShutdown {
   }
 
   private async deliver(item: MailItem): Promise<void> {
-    const { hook, event, recipient } = item;
-    let attempts = 0;
-    let result: SmtpResult = { outcome: 'failed', retryable: false, error: 'not sent' };
-    const membership = await this.memberships.get(hook.membershipId);
-    const provider = membership?.mailProviders.find((entry) => entry.slug === hook.mailProvider);
-    if (!membership || !provider) {
-      result = { outcome: 'failed', retryable: false, error: `the mail provider ${JSON.stringify(hook.mailProvider)} no longer exists` };
-    } else {
-      const ctx: MailContext = {
-        event_type: event.eventType,
-        utilizer_id: event.utilizerId,
-        event_time: event.eventTime.toISOString(),
-        membership_id: event.membershipId,
-        document: event.document,
-        prior: event.prior ?? null,
-        membership: { name: membership.name, slug: membership.slug },
-        user: subjectUserOf(event.eventType, event.document, event.prior),
-        values: item.values,
-      };
-      let subject: string;
-      let body: string;
-      try {
-        subject = renderSubject(hook.mailSubject, ctx);
-        body = renderMailBody(hook.mailTemplate, hook.mailFormat, ctx);
-      } catch (error) {
-        if (!(error instanceof TemplateError)) throw error;
-        await this.recordResult(item, 0, { outcome: 'failed', retryable: false, error: error.message.slice(0, MAX_ERROR_LENGTH) });
-        return;
-      }
-      const from: MailRecipient = hook.fromName ? { display_name: hook.fromName, email_address: hook.fromAddress } : { email_address: hook.fromAddress };
-      while (attempts < this.config.mailTryCount) {
-        attempts++;
-        const started = process.hrtime.bigint();
-        result = await sendSmtp(provider, { from, to: recipient, subject, body, format: hook.mailFormat }, { lookup: this.lookup, timeoutMs: this.config.mailTimeoutMs });
-        this.observe(result, Number(process.hrtime.bigint() - started) / 1e9);
-        if (result.outcome === 'sent' || !result.retryable) break;
-      }
-    }
+    const { attempts, result } = await this.delivery.deliver(item);
     await this.recordResult(item, attempts, result);
-  }
-
-  private observe(result: SmtpResult, durationSeconds: number): void {
-    const call = toOutgoingMailCall(result, durationSeconds);
-    if (!this.observer || !call) return;
-    try {
-      this.observer.observe(call);
-    } catch {
-      // Metrics must never break a delivery.
-    }
   }
 
   /** One result event per message, after its last attempt: never the subject, body or values. */

@@ -1,11 +1,7 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig } from '../config/config';
+import { Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors';
 import { MembershipRepository } from '../memberships/membership.repository';
-import { OUTBOUND_LOOKUP } from '../outbound/outbound.module';
-import type { LookupFunction } from '../outbound/outbound-lookup';
-import { OUTGOING_CALL_OBSERVER, type OutgoingCallObserver } from '../outbound/outgoing-calls';
-import { toOutgoingMailCall, verifySmtp } from './smtp-sender';
+import { SmtpEgress } from './smtp-egress';
 
 export interface MailProviderTestAnswer {
   ok: boolean;
@@ -18,9 +14,7 @@ export interface MailProviderTestAnswer {
 export class MailProvidersService {
   constructor(
     private readonly memberships: MembershipRepository,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(OUTBOUND_LOOKUP) private readonly lookup: LookupFunction,
-    @Optional() @Inject(OUTGOING_CALL_OBSERVER) private readonly observer?: OutgoingCallObserver,
+    private readonly smtp: SmtpEgress,
   ) {}
 
   async test(membershipId: string, slug: string): Promise<MailProviderTestAnswer> {
@@ -28,16 +22,7 @@ export class MailProvidersService {
     if (!membership) throw new DomainError('MembershipNotFound', 'The membership does not exist');
     const provider = membership.mailProviders.find((entry) => entry.slug === slug);
     if (!provider) throw new DomainError('MailProviderNotFound', 'The membership has no mail provider with this slug');
-    const started = process.hrtime.bigint();
-    const result = await verifySmtp(provider, { lookup: this.lookup, timeoutMs: this.config.mailTimeoutMs });
-    const call = toOutgoingMailCall(result, Number(process.hrtime.bigint() - started) / 1e9);
-    if (call && this.observer) {
-      try {
-        this.observer.observe(call);
-      } catch {
-        // Metrics must never break the answer.
-      }
-    }
+    const result = await this.smtp.verify(provider);
     return result.outcome === 'sent' ? { ok: true } : { ok: false, error: result.error };
   }
 }

@@ -4,6 +4,7 @@ import { CallerPermissionsModule } from '../roles/caller-permissions.module';
 import { EventStreamController } from './event-stream.controller';
 import { EventStreamRepository } from './event-stream.repository';
 import { EventStreams } from './event-streams';
+import { EventWakeups } from './event-wakeups';
 import { EventsController } from './events.controller';
 import { EventsService } from './events.service';
 
@@ -12,7 +13,7 @@ import { EventsService } from './events.service';
   imports: [EventsModule, CallerPermissionsModule],
   // The stream first: its path must not be taken for GET .../events/:id.
   controllers: [EventStreamController, EventsController],
-  providers: [EventsService, EventStreamRepository, EventStreams],
+  providers: [EventsService, EventStreamRepository, EventWakeups, EventStreams],
   exports: [EventStreams],
 })
 export class EventLogModule {}

@@ -5,20 +5,13 @@ import { DomainError, RetryLaterError, validationError } from '../common/errors'
 import { isPossibleId } from '../common/ids';
 import { LOGGER } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { DATABASE, type Database } from '../database/database';
 import type { EventRow } from '../database/schema';
 import { CallerPermissions } from '../roles/caller-permissions';
-import { EventRecorder } from '../events/event-recorder';
 import { toEventResponse } from '../events/event.mapper';
 import { EventStreamRepository, type StreamCursor } from './event-stream.repository';
+import { EventWakeups } from './event-wakeups';
 import { isEventType } from '../events/event-types';
 
-/** The NOTIFY channel every instance LISTENs on; the payload is a comma-separated list of membership ids. */
-const CHANNEL = 'portcullis_events';
-/** Commits within this window share one NOTIFY: under load, at most a few statements a second per instance. */
-const NOTIFY_COALESCE_MS = 25;
-/** A NOTIFY payload must stay under 8000 bytes; past this, `*` wakes every stream. */
-const MAX_NOTIFY_PAYLOAD = 7_000;
 /** Safety net: each stream reads again this often even when nothing woke it (a lost notification). */
 const POLL_MS = 1_000;
 /** Events of a transaction that committed out of order wait for older ones; look again this soon. */
@@ -61,31 +54,26 @@ interface OpenStream {
 
 /**
  * The live event stream (contract "Live event stream"): one EventStream per open connection,
- * registered here per membership. Streams are woken when events commit: in memory by this
- * instance's own commits (EventRecorder listeners), and on a PostgreSQL server by the other
- * instances' NOTIFY, sent after their commits; each also reads again every POLL_MS in case a
- * notification was lost. What a stream reads is decided by the database's commit order alone
- * (EventStreamRepository), so a wake-up only ever says "look now".
+ * registered here per membership. Streams are woken when events commit (EventWakeups: this
+ * instance's own commits, and the other instances' NOTIFY on a PostgreSQL server); each also
+ * reads again every POLL_MS in case a notification was lost. What a stream reads is decided by
+ * the database's commit order alone (EventStreamRepository), so a wake-up only ever says "look now".
  */
 @Injectable()
 export class EventStreams implements OnModuleInit, OnModuleDestroy {
   private readonly open = new Map<string, Set<OpenStream>>();
-  private listening: Promise<(() => Promise<void>) | undefined> | undefined;
-  private readonly toNotify = new Set<string>();
-  private notifyTimer: NodeJS.Timeout | undefined;
   private stopping = false;
 
   constructor(
-    private readonly recorder: EventRecorder,
     private readonly repository: EventStreamRepository,
     private readonly permissions: CallerPermissions,
-    @Inject(DATABASE) private readonly database: Database,
+    private readonly wakeups: EventWakeups,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   onModuleInit(): void {
-    this.recorder.onCommitted((events) => this.committed(events));
+    this.wakeups.deliverTo({ wake: (membershipId) => this.wake(membershipId), wakeAll: () => this.wakeAll() });
   }
 
   /** Open streams of a membership on this instance. */
@@ -112,7 +100,7 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
     this.open.set(membershipId, streams);
     let stream: EventStream | undefined;
     try {
-      await this.ensureListening();
+      await this.wakeups.listen();
       const cursor = await this.resolveCursor(membershipId, resumeFrom);
       const hidden = new Set(await this.permissions.hiddenFromLists(caller, 'events'));
       stream = new EventStream(caller, membershipId, cursor, types, hidden, sink, this.repository, this.logger, () => this.forget(membershipId, stream));
@@ -129,15 +117,13 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
   /** Ends every open stream at once, so that none holds a graceful stop up (called first on SIGTERM, and by Nest on close). */
   closeAll(): void {
     this.stopping = true;
+    this.wakeups.stop();
     for (const streams of [...this.open.values()]) for (const stream of [...streams]) stream.close();
     this.open.clear();
   }
 
-  async onModuleDestroy(): Promise<void> {
+  onModuleDestroy(): void {
     this.closeAll();
-    clearTimeout(this.notifyTimer);
-    const stop = await this.listening?.catch(() => undefined);
-    await stop?.();
   }
 
   private forget(membershipId: string, stream: OpenStream | undefined): void {
@@ -154,41 +140,6 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
     const cursor = await this.repository.cursorOfEvent(membershipId, resumeFrom);
     if (!cursor) throw validationError('after', 'names no event of this membership');
     return cursor;
-  }
-
-  /** On a server, LISTEN from the first stream on; the embedded database has one writer, this process. */
-  private ensureListening(): Promise<unknown> {
-    const listen = this.database.listen;
-    if (!listen) return Promise.resolve();
-    this.listening ??= listen(CHANNEL, (payload) => this.notified(payload), () => this.wakeAll()).catch((error: unknown) => {
-      // The poll still delivers (within POLL_MS); try LISTEN again with the next stream.
-      this.logger.warn({ err: error }, 'event streams: LISTEN failed; streams poll until it works');
-      this.listening = undefined;
-      return undefined;
-    });
-    return this.listening;
-  }
-
-  private committed(events: readonly EventRow[]): void {
-    const memberships = new Set(events.map((event) => event.membershipId));
-    for (const membershipId of memberships) this.wake(membershipId);
-    if (this.database.kind !== 'server' || this.stopping) return;
-    for (const membershipId of memberships) this.toNotify.add(membershipId);
-    this.notifyTimer ??= setTimeout(() => this.sendNotify(), NOTIFY_COALESCE_MS);
-  }
-
-  private sendNotify(): void {
-    this.notifyTimer = undefined;
-    let payload = [...this.toNotify].join(',');
-    this.toNotify.clear();
-    if (payload.length > MAX_NOTIFY_PAYLOAD) payload = '*';
-    // After the commit and outside it: a failed NOTIFY costs the other instances at most POLL_MS.
-    this.repository.notify(CHANNEL, payload).catch((error: unknown) => this.logger.warn({ err: error }, 'event streams: NOTIFY failed'));
-  }
-
-  private notified(payload: string): void {
-    if (payload === '*') return this.wakeAll();
-    for (const membershipId of payload.split(',')) this.wake(membershipId);
   }
 
   private wake(membershipId: string): void {

@@ -10,6 +10,7 @@ import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
 import type { ScopedApproval } from '../tokens/token-issuer';
 import type { SessionMetadata, TokenResponse } from '../tokens/token.dto';
+import { SignInSessions } from '../tokens/sign-in-sessions';
 import { TokenService } from '../tokens/token.service';
 import { parseClientInfo } from './client-info';
 import { TokenCodeRepository } from './token-code.repository';
@@ -59,6 +60,7 @@ export class TokenCodesService {
     private readonly memberships: MembershipCache,
     private readonly recorder: EventRecorder,
     private readonly tokens: TokenService,
+    private readonly signIns: SignInSessions,
     private readonly policies: TokenCodePolicyRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -140,7 +142,7 @@ export class TokenCodesService {
     const { userId, profile, amr } = requireUser(caller);
     const userCode = normalizeUserCode(rawUserCode);
     // A session that skipped the factor its user has now (one opened before it was enabled) cannot hand out a device's session.
-    if (state === 'approved') await this.tokens.assertPassedSecondStep(membershipId, userId, amr);
+    if (state === 'approved') await this.signIns.assertPassedSecondStep(membershipId, userId, amr);
     // A scoped token approves no more than itself (contract, "Decisions of the third review").
     const scoped =
       state === 'approved' && caller.kind === 'user' && caller.scopes?.length

@@ -3,7 +3,7 @@ import { DomainError, RetryLaterError } from '../common/errors';
 import { isPossibleId } from '../common/ids';
 import type { OidcInteractionRow, UserRecord } from '../database/schema';
 import { CodeFactor } from '../second-factors/code-factor';
-import { TokenService } from '../tokens/token.service';
+import { PasswordSignIn } from '../tokens/password-sign-in';
 import { UserRepository } from '../users/user.repository';
 import { AuthorizationCodes, type CodeGrant } from './authorization-codes';
 import { authorizationResponseUrl } from './authorization-request';
@@ -49,7 +49,7 @@ export class Interactions {
   constructor(
     private readonly interactions: InteractionRepository,
     private readonly clients: OidcClients,
-    private readonly tokens: TokenService,
+    private readonly passwords: PasswordSignIn,
     private readonly codeFactor: CodeFactor,
     private readonly users: UserRepository,
     private readonly ssoSessions: SsoSessions,
@@ -72,7 +72,7 @@ export class Interactions {
     const username = field(form, 'username');
     let user: UserRecord;
     try {
-      ({ user } = await this.tokens.authenticatePassword(membershipId, username, field(form, 'password'), {
+      ({ user } = await this.passwords.authenticate(membershipId, username, field(form, 'password'), {
         clientAddress: visitor.clientAddress,
         userAgent: visitor.userAgent,
       }));

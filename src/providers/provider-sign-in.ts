@@ -9,7 +9,7 @@ import { EventRecorder } from '../events/event-recorder';
 import { SYSTEM_UTILIZER } from '../events/event-types';
 import { MembershipRepository } from '../memberships/membership.repository';
 import type { SessionMetadata, TokenResponse } from '../tokens/token.dto';
-import { TokenService } from '../tokens/token.service';
+import { SignInSessions } from '../tokens/sign-in-sessions';
 import { toUserResponse } from '../users/user.mapper';
 import { UserRepository } from '../users/user.repository';
 import { ActivationIssuer } from '../recovery/activation-issuer';
@@ -80,7 +80,7 @@ export class ProviderSignIn {
     private readonly users: UserRepository,
     private readonly userRules: UsersService,
     private readonly recorder: EventRecorder,
-    private readonly tokens: TokenService,
+    private readonly signIns: SignInSessions,
     private readonly activations: ActivationIssuer,
   ) {}
 
@@ -104,7 +104,7 @@ export class ProviderSignIn {
     }
     const claims = await this.oidc.verifyIdToken(client, idToken, request.nonce);
     const user = await this.resolveUser(membership, provider, claims);
-    return this.tokens.signInVerified(membership, user, metadata, { grant: 'provider', provider: provider.slug });
+    return this.signIns.signInVerified(membership, user, metadata, { grant: 'provider', provider: provider.slug });
   }
 
   private async resolveUser(membership: MembershipRow, provider: ProviderRow, claims: JWTPayload & { sub: string }): Promise<UserRecord> {

@@ -8,7 +8,7 @@ import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
 import { MembershipRepository } from '../memberships/membership.repository';
 import type { SessionMetadata, TokenResponse } from '../tokens/token.dto';
-import { TokenService } from '../tokens/token.service';
+import { SignInSessions } from '../tokens/sign-in-sessions';
 import { UserRepository } from '../users/user.repository';
 import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../sign-in/sign-in-attempts';
 import type { SecondStepDto } from './mfa.dto';
@@ -50,7 +50,7 @@ export class SecondStepService {
     private readonly users: UserRepository,
     private readonly memberships: MembershipRepository,
     private readonly membershipCache: MembershipCache,
-    private readonly tokens: TokenService,
+    private readonly signInSessions: SignInSessions,
     private readonly recorder: EventRecorder,
     @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
   ) {}
@@ -98,7 +98,7 @@ export class SecondStepService {
       });
     }
     const amr = [...signIn.amr, FACTOR_AMR[factor], 'mfa'];
-    const response = await this.tokens.completeSecondStep(membership, user, metadata, signIn.grant, amr);
+    const response = await this.signInSessions.completeSecondStep(membership, user, metadata, signIn.grant, amr);
     return passed.recoveryCodes ? { ...response, recovery_codes: passed.recoveryCodes } : response;
   }
 

@@ -19,6 +19,7 @@ import {
   type TokenResponse,
   type VerificationResponse,
 } from './token.dto';
+import { SignInSessions } from './sign-in-sessions';
 import { TokenService } from './token.service';
 import { ApiRoute } from '../common/api-route';
 
@@ -94,7 +95,10 @@ function tokenFromBodyOrHeader(body: TokenBodyDto | undefined, authorization: st
 @ApiTags('tokens')
 @Controller()
 export class TokenController {
-  constructor(private readonly tokens: TokenService) {}
+  constructor(
+    private readonly tokens: TokenService,
+    private readonly signIns: SignInSessions,
+  ) {}
 
   @Post('generate-token')
   @Public()
@@ -126,7 +130,7 @@ export class TokenController {
       if (!credentials) throw new DomainError('InvalidToken', 'The Authorization header must be "Bearer <token>"');
       return this.tokens.issueScoped(credentials, body.scopes, sessionMetadata(request));
     }
-    return this.tokens.signIn(membershipHeader(request), body.username, body.password, sessionMetadata(request));
+    return this.signIns.signIn(membershipHeader(request), body.username, body.password, sessionMetadata(request));
   }
 
   @Get('refresh-token')

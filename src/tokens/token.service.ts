@@ -1,187 +1,39 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
-import type { Logger } from 'pino';
-import { LOGGER } from '../common/logger';
+import { Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors';
-import { isPossibleId } from '../common/ids';
-import { EventRecorder, type NewEvent } from '../events/event-recorder';
+import { EventRecorder } from '../events/event-recorder';
 import { holdsScope, PermissionExpression } from '../permissions';
-import { PasswordHasher, MAX_PASSWORD_LENGTH } from '../users/password-hasher';
-import { toUserResponse } from '../users/user.mapper';
 import type { UserRecord } from '../database/schema';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { ApplicationCredentials } from '../applications/application-credentials';
 import type { Credentials } from '../common/authorization-header';
+import { IssuedTokenStore, tokenGeneratedEvent } from './issued-token-store';
 import { toUserCaller } from './token-caller';
 import { type IssuedTokens, type ScopedApproval, TokenIssuer } from './token-issuer';
 import { TokenRevoker } from '../sessions/token-revoker';
-import { type SigningMembership, TokenSessionRepository, type UsedUpByIssuance } from '../sessions/token-session.repository';
+import type { SigningMembership } from '../sessions/token-session.repository';
 import { RefreshTokenReuse, TokenVerifier, type VerifiedBearer } from './token-verifier';
 import type { SessionMetadata, TokenResponse, VerificationResponse } from './token.dto';
-import { signInFailureReasonOf, SIGN_IN_FAILURE_OBSERVER, type SignInFailureObserver } from './sign-in-failures';
-import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../sign-in/sign-in-attempts';
-import { PASSWORD_AMR, SECOND_STEP_GATE, type SecondStepGate } from './second-step';
 
 const MAX_SCOPES = 100;
-/** Membership ids are at most 64 characters; a longer header value is cut in the log. */
-const MAX_LOGGED_MEMBERSHIP_ID = 64;
 
 /** TokenRevoked's reason when a rotated refresh token came back. */
 const REFRESH_TOKEN_REUSE = 'refresh_token_reuse';
 
-const invalidCredentials = (): DomainError =>
-  new DomainError('InvalidCredentials', 'The username or password is not correct');
-
+/**
+ * Tokens beyond sign-in (SignInSessions opens those): a device code's tokens, scoped tokens,
+ * refresh, verification and revocation.
+ */
 @Injectable()
 export class TokenService {
   constructor(
-    private readonly hasher: PasswordHasher,
     private readonly issuer: TokenIssuer,
+    private readonly issued: IssuedTokenStore,
     private readonly verifier: TokenVerifier,
     private readonly revoker: TokenRevoker,
-    private readonly sessions: TokenSessionRepository,
     private readonly recorder: EventRecorder,
     private readonly applications: ApplicationCredentials,
     private readonly permissions: CallerPermissions,
-    @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
-    @Optional() @Inject(SIGN_IN_FAILURE_OBSERVER) private readonly failures?: SignInFailureObserver,
-    @Optional() @Inject(SECOND_STEP_GATE) private readonly secondStep?: SecondStepGate,
   ) {}
-
-  /**
-   * Sign-in: an unknown user and a wrong password answer alike, in about the same time. A
-   * failure is logged at info with its code and the membership named (never the login or the
-   * password) and counted by reason.
-   */
-  async signIn(membershipId: string | undefined, login: string | undefined, password: string | undefined, metadata: SessionMetadata): Promise<TokenResponse> {
-    return this.countingFailures(membershipId, () => this.checkCredentials(membershipId, login, password, metadata));
-  }
-
-  /**
-   * Runs a sign-in step; a failure of it is logged at info with its code and the membership named
-   * (never the login or the password) and counted by reason, then thrown on.
-   */
-  private async countingFailures<T>(membershipId: string | undefined, step: () => Promise<T>): Promise<T> {
-    try {
-      return await step();
-    } catch (error) {
-      const reason = error instanceof DomainError ? signInFailureReasonOf(error.code) : undefined;
-      if (error instanceof DomainError && reason) {
-        // The header is caller input: bounded, so a flood of long values cannot bloat the log.
-        this.logger.info({ errorCode: error.code, membershipId: membershipId?.slice(0, MAX_LOGGED_MEMBERSHIP_ID) }, 'sign-in failed');
-        this.failures?.signInFailed(reason);
-      }
-      throw error;
-    }
-  }
-
-  private async checkCredentials(
-    membershipId: string | undefined,
-    login: string | undefined,
-    password: string | undefined,
-    metadata: SessionMetadata,
-  ): Promise<TokenResponse> {
-    const { membership, user } = await this.checkPassword(membershipId, login, password, metadata);
-    // Only after the right password: a guesser learns nothing from the second step.
-    await this.secondStep?.requireSecondStep({ membership, user, metadata, grant: { grant: 'password' }, amr: PASSWORD_AMR });
-
-    const issued = this.issuer.pair(membership, user, metadata, { scopes: null, amr: PASSWORD_AMR });
-    await this.store(issued, [tokenGeneratedEvent(user, issued.response)]);
-    return issued.response;
-  }
-
-  /**
-   * The password step alone, for a sign-in that issues its own kind of session (the OpenID
-   * Provider's login page): the same defenses, failures logged and counted as `/generate-token`'s.
-   * Answers the membership and the active user whose password was right.
-   */
-  async authenticatePassword(
-    membershipId: string,
-    login: string | undefined,
-    password: string | undefined,
-    metadata: SessionMetadata,
-  ): Promise<{ membership: SigningMembership; user: UserRecord }> {
-    return this.countingFailures(membershipId, () => this.checkPassword(membershipId, login, password, metadata));
-  }
-
-  private async checkPassword(
-    membershipId: string | undefined,
-    login: string | undefined,
-    password: string | undefined,
-    metadata: SessionMetadata,
-  ): Promise<{ membership: SigningMembership; user: UserRecord }> {
-    if (!membershipId) throw new DomainError('MembershipIdRequired', 'The X-Service-Alias header (membership id) is required');
-    if (!login || !password) throw new DomainError('ModelValidationError', 'username and password are required', [
-      ...(!login ? [{ field: 'username', message: 'is required' }] : []),
-      ...(!password ? [{ field: 'password', message: 'is required' }] : []),
-    ]);
-    // A membership id that cannot exist is not looked up (contract, "Bounded work").
-    const record = isPossibleId(membershipId) ? await this.sessions.findSignInRecord(membershipId, login) : undefined;
-    if (!record) throw new DomainError('MembershipNotFound', 'The membership does not exist');
-    const { membership, user } = record;
-    // Before any hash: a locked login or address answers 429 whatever the password, and an unknown
-    // name is counted (and locked) exactly like a user, under its lower-cased name.
-    const attempt: SignInAttempt = {
-      membershipId: membership.id,
-      login: user ? { userId: user.id } : { unknownName: login.toLowerCase() },
-      address: metadata.clientAddress ?? 'unknown',
-    };
-    await this.attempts.assertOpen(attempt);
-    if (!user || password.length > MAX_PASSWORD_LENGTH) {
-      await this.hasher.verifyDecoy(password.slice(0, MAX_PASSWORD_LENGTH));
-      await this.attempts.recordFailure(attempt);
-      throw invalidCredentials();
-    }
-    if (!(await this.hasher.verify(user.passwordHash, password))) {
-      await this.attempts.recordFailure(attempt);
-      throw invalidCredentials();
-    }
-    // The password was right: the guessing is over, whether or not the account may sign in.
-    await this.attempts.recordSuccess(attempt);
-    if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
-    const { passwordHash: _hash, ...userRecord } = user;
-    void _hash;
-    return { membership, user: userRecord };
-  }
-
-  /**
-   * A new session for a user whose identity something else established (an external provider):
-   * `grant` is added to the TokenGenerated document.
-   */
-  async signInVerified(membership: SigningMembership, user: UserRecord, metadata: SessionMetadata, grant: Record<string, string>): Promise<TokenResponse> {
-    if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
-    // The provider's own MFA claims are not trusted: a local factor is asked as after a password.
-    await this.secondStep?.requireSecondStep({ membership, user, metadata, grant, amr: [] });
-    const issued = this.issuer.pair(membership, user, metadata);
-    const generated = tokenGeneratedEvent(user, issued.response);
-    await this.store(issued, [{ ...generated, document: { ...generated.document, ...grant } }]);
-    return issued.response;
-  }
-
-  /**
-   * A sign-in whose second step passed (sign-in/ calls it after checking the factor): a new session
-   * carrying `amr`; TokenGenerated adds the first step's grant and `amr`.
-   */
-  async completeSecondStep(
-    membership: SigningMembership,
-    user: UserRecord,
-    metadata: SessionMetadata,
-    grant: Readonly<Record<string, string>>,
-    amr: readonly string[],
-  ): Promise<TokenResponse> {
-    if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
-    const issued = this.issuer.pair(membership, user, metadata, { scopes: null, amr });
-    const generated = tokenGeneratedEvent(user, issued.response);
-    await this.store(issued, [{ ...generated, document: { ...generated.document, ...grant, amr: [...amr] } }]);
-    return issued.response;
-  }
-
-  /** Device approval needs a session that passed the second factor its user has (or its membership requires). */
-  async assertPassedSecondStep(membershipId: string, userId: string, amr: readonly string[] | null): Promise<void> {
-    if (this.secondStep && !(await this.secondStep.passedSecondStep(membershipId, userId, amr))) {
-      throw new DomainError('AccessDenied', 'This needs a session that passed its second factor: sign in again with it');
-    }
-  }
 
   /**
    * A device code's tokens (RFC 8628): a pair in a new sign-in session of the approver, or, for a
@@ -205,7 +57,7 @@ export class TokenService {
     if (!(await code.consume())) return undefined;
     let stored: boolean;
     try {
-      stored = await this.store(issued, [event]);
+      stored = await this.issued.store(issued, [event]);
     } catch (error) {
       await code.release();
       throw error;
@@ -244,7 +96,7 @@ export class TokenService {
     const origin = { sessionId: verified.family.id, parentId, amr: verified.claims.amr };
     const issued = this.issuer.scoped(verified.membership, verified.user, origin, requested.map((s) => s.text), metadata);
     // Its session revoked between the check and the write: nothing was issued.
-    if (!(await this.store(issued, [tokenGeneratedEvent(verified.user, issued.response)]))) {
+    if (!(await this.issued.store(issued, [tokenGeneratedEvent(verified.user, issued.response)]))) {
       throw new DomainError('TokenWasRevoked', 'The token has been revoked');
     }
     return issued.response;
@@ -266,7 +118,7 @@ export class TokenService {
       { sessionId: family.id, scopes: session.scopes, amr: verified.claims.amr },
     );
     const generated = tokenGeneratedEvent(user, issued.response);
-    const stored = await this.store(issued, [{ ...generated, eventType: 'TokenRefreshed' }, generated], revoke ? { kind: 'refreshed_record', tokenId: session.id, revokedBy: user.id } : undefined);
+    const stored = await this.issued.store(issued, [{ ...generated, eventType: 'TokenRefreshed' }, generated], revoke ? { kind: 'refreshed_record', tokenId: session.id, revokedBy: user.id } : undefined);
     if (!stored) {
       // Another request rotated this refresh token first (a reuse as well, only a concurrent one),
       // or the session was revoked meanwhile (then this revokes nothing more).
@@ -321,14 +173,6 @@ export class TokenService {
     };
   }
 
-  /** The new session and its events in one atomic write; events reach listeners after it. */
-  private async store(issued: IssuedTokens, events: NewEvent[], usedUp?: UsedUpByIssuance): Promise<boolean> {
-    const rows = this.recorder.prepare(events);
-    const stored = await this.sessions.issue(issued.session, rows, issued.opensSession, usedUp);
-    if (stored) this.recorder.publish(rows);
-    return stored;
-  }
-
   /**
    * A pair's token revokes its whole session; a scoped token revokes itself only. `logoutAll`
    * revokes every session of the user and needs an unscoped token.
@@ -348,19 +192,6 @@ export class TokenService {
     });
     if (revoked === 0) throw new DomainError('TokenWasRevoked', 'The token has already been revoked');
   }
-
-}
-
-function tokenGeneratedEvent(user: UserRecord, response: TokenResponse) {
-  const document: Record<string, unknown> = {
-    user: toUserResponse(user),
-    token_type: response.token_type,
-    expires_in: response.expires_in,
-    created_at: response.created_at,
-  };
-  if (response.refresh_token_expires_in !== undefined) document.refresh_token_expires_in = response.refresh_token_expires_in;
-  if (response.scopes) document.scopes = response.scopes;
-  return { membershipId: user.membershipId, eventType: 'TokenGenerated' as const, utilizerId: user.id, document };
 }
 
 function parseScopes(scopes: unknown): { text: string; expression: PermissionExpression }[] {

@@ -11,6 +11,9 @@ import { TokenIssuer } from './token-issuer';
 import { ActiveTokensController, RevokedTokensController } from './token-listing.controller';
 import { TokenListingService } from './token-listing.service';
 import { SessionsModule } from '../sessions/sessions.module';
+import { IssuedTokenStore } from './issued-token-store';
+import { PasswordSignIn } from './password-sign-in';
+import { SignInSessions } from './sign-in-sessions';
 import { TokenService } from './token.service';
 import { TokenVerifier } from './token-verifier';
 
@@ -18,7 +21,7 @@ import { TokenVerifier } from './token-verifier';
 @Module({
   imports: [JwtModule.register(TOKEN_JWT_OPTIONS), PasswordHasherModule, EventsModule, ApplicationsModule, CallerPermissionsModule, SignInModule, SessionsModule],
   controllers: [TokenController, ActiveTokensController, RevokedTokensController],
-  providers: [JwtCodec, TokenVerifier, TokenIssuer, TokenService, TokenListingService],
-  exports: [JwtCodec, TokenVerifier, TokenService, SessionsModule],
+  providers: [JwtCodec, TokenVerifier, TokenIssuer, IssuedTokenStore, PasswordSignIn, SignInSessions, TokenService, TokenListingService],
+  exports: [JwtCodec, TokenVerifier, PasswordSignIn, SignInSessions, TokenService, SessionsModule],
 })
 export class TokensModule {}

@@ -1,0 +1,94 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { DomainError } from '../common/errors';
+import { isPossibleId } from '../common/ids';
+import { LOGGER } from '../common/logger';
+import type { UserRecord } from '../database/schema';
+import { TokenSessionRepository, type SigningMembership } from '../sessions/token-session.repository';
+import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../sign-in/sign-in-attempts';
+import { MAX_PASSWORD_LENGTH, PasswordHasher } from '../users/password-hasher';
+import { signInFailureReasonOf, SIGN_IN_FAILURE_OBSERVER, type SignInFailureObserver } from './sign-in-failures';
+import type { SessionMetadata } from './token.dto';
+
+/** Membership ids are at most 64 characters; a longer header value is cut in the log. */
+const MAX_LOGGED_MEMBERSHIP_ID = 64;
+
+const invalidCredentials = (): DomainError =>
+  new DomainError('InvalidCredentials', 'The username or password is not correct');
+
+/**
+ * The password step of a sign-in (`/generate-token`, the OpenID Provider's login page), behind the
+ * sign-in defenses: an unknown user and a wrong password answer alike, in about the same time. A
+ * failure is logged at info with its code and the membership named (never the login or the
+ * password) and counted by reason.
+ */
+@Injectable()
+export class PasswordSignIn {
+  constructor(
+    private readonly hasher: PasswordHasher,
+    private readonly sessions: TokenSessionRepository,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
+    @Optional() @Inject(SIGN_IN_FAILURE_OBSERVER) private readonly failures?: SignInFailureObserver,
+  ) {}
+
+  /** The membership and the active user whose password was right. */
+  async authenticate(
+    membershipId: string | undefined,
+    login: string | undefined,
+    password: string | undefined,
+    metadata: SessionMetadata,
+  ): Promise<{ membership: SigningMembership; user: UserRecord }> {
+    try {
+      return await this.check(membershipId, login, password, metadata);
+    } catch (error) {
+      const reason = error instanceof DomainError ? signInFailureReasonOf(error.code) : undefined;
+      if (error instanceof DomainError && reason) {
+        // The header is caller input: bounded, so a flood of long values cannot bloat the log.
+        this.logger.info({ errorCode: error.code, membershipId: membershipId?.slice(0, MAX_LOGGED_MEMBERSHIP_ID) }, 'sign-in failed');
+        this.failures?.signInFailed(reason);
+      }
+      throw error;
+    }
+  }
+
+  private async check(
+    membershipId: string | undefined,
+    login: string | undefined,
+    password: string | undefined,
+    metadata: SessionMetadata,
+  ): Promise<{ membership: SigningMembership; user: UserRecord }> {
+    if (!membershipId) throw new DomainError('MembershipIdRequired', 'The X-Service-Alias header (membership id) is required');
+    if (!login || !password) throw new DomainError('ModelValidationError', 'username and password are required', [
+      ...(!login ? [{ field: 'username', message: 'is required' }] : []),
+      ...(!password ? [{ field: 'password', message: 'is required' }] : []),
+    ]);
+    // A membership id that cannot exist is not looked up (contract, "Bounded work").
+    const record = isPossibleId(membershipId) ? await this.sessions.findSignInRecord(membershipId, login) : undefined;
+    if (!record) throw new DomainError('MembershipNotFound', 'The membership does not exist');
+    const { membership, user } = record;
+    // Before any hash: a locked login or address answers 429 whatever the password, and an unknown
+    // name is counted (and locked) exactly like a user, under its lower-cased name.
+    const attempt: SignInAttempt = {
+      membershipId: membership.id,
+      login: user ? { userId: user.id } : { unknownName: login.toLowerCase() },
+      address: metadata.clientAddress ?? 'unknown',
+    };
+    await this.attempts.assertOpen(attempt);
+    if (!user || password.length > MAX_PASSWORD_LENGTH) {
+      await this.hasher.verifyDecoy(password.slice(0, MAX_PASSWORD_LENGTH));
+      await this.attempts.recordFailure(attempt);
+      throw invalidCredentials();
+    }
+    if (!(await this.hasher.verify(user.passwordHash, password))) {
+      await this.attempts.recordFailure(attempt);
+      throw invalidCredentials();
+    }
+    // The password was right: the guessing is over, whether or not the account may sign in.
+    await this.attempts.recordSuccess(attempt);
+    if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
+    const { passwordHash: _hash, ...userRecord } = user;
+    void _hash;
+    return { membership, user: userRecord };
+  }
+}

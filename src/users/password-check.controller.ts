@@ -4,7 +4,7 @@ import type { Caller } from '../common/caller';
 import { Authenticated, ClientAddress, CurrentCaller } from '../common/access-decorators';
 import { ApiAuth } from '../common/openapi';
 import { CheckPasswordAnswerSchema, CheckPasswordDto } from './user.dto';
-import { UsersService } from './users.service';
+import { UserPasswordService } from './user-password.service';
 import { ApiRoute } from '../common/api-route';
 
 const DESCRIPTION =
@@ -17,7 +17,7 @@ const DESCRIPTION =
 @ApiAuth()
 @Controller('users/check-password')
 export class PasswordCheckController {
-  constructor(private readonly users: UsersService) {}
+  constructor(private readonly passwords: UserPasswordService) {}
 
   @Post()
   @HttpCode(200)
@@ -31,7 +31,7 @@ export class PasswordCheckController {
     errors: [400, 401, 403, 429],
   })
   checkByPost(@CurrentCaller() caller: Caller, @Body() body: CheckPasswordDto, @Query('password') query: unknown, @ClientAddress() address: string): Promise<{ valid: boolean }> {
-    return this.users.checkPassword(caller, body.password ?? query, address);
+    return this.passwords.checkPassword(caller, body.password ?? query, address);
   }
 
   @Get()
@@ -45,6 +45,6 @@ export class PasswordCheckController {
     errors: [400, 401, 403, 429],
   })
   checkByGet(@CurrentCaller() caller: Caller, @Body() body: CheckPasswordDto, @Query('password') query: unknown, @ClientAddress() address: string): Promise<{ valid: boolean }> {
-    return this.users.checkPassword(caller, body?.password ?? query, address);
+    return this.passwords.checkPassword(caller, body?.password ?? query, address);
   }
 }

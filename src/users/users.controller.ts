@@ -17,6 +17,7 @@ import {
   type UserInput,
 } from './user.dto';
 import type { UserResponse } from './user.mapper';
+import { UserPasswordService } from './user-password.service';
 import { UsersService } from './users.service';
 import { ApiRoute } from '../common/api-route';
 
@@ -45,7 +46,10 @@ function SetActiveRoute(action: 'activate' | 'freeze', summary: string): MethodD
   },
 })
 export class UsersController implements Listing {
-  constructor(private readonly users: UsersService) {}
+  constructor(
+    private readonly users: UsersService,
+    private readonly passwords: UserPasswordService,
+  ) {}
 
   listPage(caller: Caller, { query, ...body }: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
     return this.users.list(caller, membershipId, query, body);
@@ -125,7 +129,7 @@ export class UsersController implements Listing {
     @Body() body: ChangePasswordDto,
     @ClientAddress() clientAddress: string,
   ): Promise<void> {
-    await this.users.changePassword(membershipId, id, caller, body, clientAddress);
+    await this.passwords.changePassword(membershipId, id, caller, body, clientAddress);
   }
 
   @SetActiveRoute('activate', 'Activate a user (is_active = true)')

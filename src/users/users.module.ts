@@ -8,6 +8,7 @@ import { SignInModule } from '../sign-in/sign-in.module';
 import { PasswordCheckController } from './password-check.controller';
 import { PasswordChange } from './password-change';
 import { PasswordHasherModule } from './password-hasher.module';
+import { UserPasswordService } from './user-password.service';
 import { UserRepository } from './user.repository';
 import { UsersController } from './users.controller';
 import { UsersService } from './users.service';
@@ -15,7 +16,7 @@ import { UsersService } from './users.service';
 @Module({
   imports: [UserTypesModule, MembershipStoreModule, CallerPermissionsModule, EventsModule, PasswordHasherModule, SessionsModule, SignInModule],
   controllers: [UsersController, PasswordCheckController],
-  providers: [UserRepository, PasswordChange, UsersService],
+  providers: [UserRepository, PasswordChange, UsersService, UserPasswordService],
   exports: [UserRepository, PasswordChange, UsersService],
 })
 export class UsersModule {}

@@ -13,22 +13,17 @@ import { RoleRepository } from '../roles/role.repository';
 import { TokenRevoker } from '../sessions/token-revoker';
 import { storedDefinitions, validateCustomFields, type CustomFieldSchema, type ValidatedCustomFields } from '../user-types/custom-fields';
 import { UserTypeCache } from '../user-types/user-type-cache';
-import { checkPasswordAttempt, invalidCurrentPassword } from './password-attempt';
 import { PasswordHasher } from './password-hasher';
-import { PasswordChange } from './password-change';
 import { USER_CHALLENGES, type UserChallenges } from './user-challenges';
 import type { MailOnlyValues } from '../events/event-recorder';
 import { type QueryBody } from '../common/query/query-body';
 import { validationFailure } from '../common/validation';
 import { sameJson } from '../common/same-json';
-import type { ChangePasswordDto, CreateUserFieldsDto, UserFieldsDto, UserInput } from './user.dto';
+import type { CreateUserFieldsDto, UserFieldsDto, UserInput } from './user.dto';
 import { toUserResponse, type UserResponse } from './user.mapper';
 import { UserRepository } from './user.repository';
-import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../sign-in/sign-in-attempts';
 
 const notFound = (): DomainError => new DomainError('UserNotFound', 'The user does not exist');
-
-const samePassword = (): DomainError => validationFailure([{ field: 'password', message: 'must differ from the current password' }]);
 
 /** Longest search keyword. */
 export const MAX_KEYWORD_LENGTH = 128;
@@ -56,7 +51,6 @@ interface UserState {
 
 /** Revocation reasons stored with the sessions. */
 const REVOKE_REASON = {
-  passwordChanged: 'password_changed',
   frozen: 'user_frozen',
   deleted: 'user_deleted',
 } as const;
@@ -116,7 +110,6 @@ export class UsersService {
   constructor(
     private readonly repository: UserRepository,
     private readonly hasher: PasswordHasher,
-    private readonly passwords: PasswordChange,
     private readonly events: EventRecorder,
     private readonly revoker: TokenRevoker,
     private readonly roles: RoleRepository,
@@ -124,7 +117,6 @@ export class UsersService {
     private readonly userTypes: UserTypeCache,
     private readonly permissions: CallerPermissions,
     @Inject(USER_CHALLENGES) private readonly challenges: UserChallenges,
-    @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
   ) {}
 
   async list(caller: Caller, membershipId: string, query: Record<string, unknown>, body: QueryBody = {}): Promise<ListPage<Record<string, unknown>>> {
@@ -235,41 +227,6 @@ export class UsersService {
   }
 
   /**
-   * Sets a new password and revokes the user's sessions: all of them when someone else changes
-   * it, all but the caller's own session when users change their own. Users changing their own
-   * prove the current password, so a stolen access token alone cannot take the account over; the
-   * guard lets anyone else through only with `users.update.{id}`. A refused change revokes nothing.
-   */
-  async changePassword(membershipId: string, id: string, caller: Caller, body: ChangePasswordDto, clientAddress: string): Promise<void> {
-    const self = caller.kind === 'user' && caller.id === id;
-    if (self && body.current_password === undefined) {
-      throw validationFailure([{ field: 'current_password', message: 'is required to change your own password' }]);
-    }
-    if (!self && body.current_password !== undefined) {
-      throw validationFailure([{ field: 'current_password', message: 'is sent only by users changing their own password' }]);
-    }
-    const user = await this.repository.findById(membershipId, id);
-    if (!user) throw notFound();
-    if (self) {
-      // Equal strings need no hash to compare; the current one is verified once, below.
-      if (body.current_password === body.password) throw samePassword();
-      // A wrong current password is a failed sign-in of the user (contract "Sign-in defenses").
-      const attempt: SignInAttempt = { membershipId, login: { userId: id }, address: clientAddress };
-      if (!(await checkPasswordAttempt(this.attempts, this.hasher, attempt, user.passwordHash, body.current_password ?? ''))) throw invalidCurrentPassword();
-    } else if (await this.hasher.verify(user.passwordHash, body.password)) {
-      throw samePassword();
-    }
-    const passwordHash = await this.passwords.hash(body.password);
-    const exceptSessionId = self && caller.kind === 'user' ? caller.sessionId : undefined;
-    await this.events.transaction(async (record) => {
-      // A reset mailed before the change must not undo it.
-      await this.challenges.endPending(membershipId, id, 'reset');
-      const change = { membershipId, userId: id, passwordHash, utilizerId: caller.id, revokeReason: REVOKE_REASON.passwordChanged, exceptSessionId };
-      if (!(await this.passwords.apply(record, change))) throw notFound();
-    });
-  }
-
-  /**
    * Activates or freezes a user. Idempotent: a user already in that state is answered as it is,
    * without an event. Freezing also revokes every session of the user, so each of its tokens
    * answers 401 at once, and sign-in answers 401 UserInactive until it is activated again.
@@ -301,20 +258,6 @@ export class UsersService {
       return result;
     });
     return toUserResponse(row);
-  }
-
-  /**
-   * The caller's own password, checked (contract "Check password"): one Argon2 verification, no
-   * event, no session change. A `false` is a failed sign-in of the user, and a locked user
-   * answers 429 (contract "Sign-in defenses"). The value is never logged or echoed.
-   */
-  async checkPassword(caller: Caller, password: unknown, clientAddress: string): Promise<{ valid: boolean }> {
-    if (caller.kind !== 'user') throw new DomainError('AccessDenied', 'Only a user checks its own password; applications have none');
-    if (typeof password !== 'string' || password === '') throw validationFailure([{ field: 'password', message: 'is required, as one string' }]);
-    const user = await this.repository.findById(caller.membershipId, caller.id);
-    if (!user) throw notFound();
-    const attempt: SignInAttempt = { membershipId: caller.membershipId, login: { userId: user.id }, address: clientAddress };
-    return { valid: await checkPasswordAttempt(this.attempts, this.hasher, attempt, user.passwordHash, password) };
   }
 
   async remove(membershipId: string, id: string, caller: Caller): Promise<void> {

@@ -1,5 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig } from '../config/config';
+import { Injectable } from '@nestjs/common';
 import { newId } from '../common/ids';
 import type { MembershipRow } from '../database/schema';
 import type { MailOnlyValues } from '../events/event-recorder';
@@ -16,13 +15,11 @@ export class ActivationIssuer {
   constructor(
     private readonly tokens: ChallengeTokens,
     private readonly challenges: UserChallengeRepository,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async open(membership: MembershipRow, userId: string): Promise<MailOnlyValues> {
-    const lifetime = this.config.activationTokenExpiresIn;
-    const issued = this.tokens.issue(membership, userId, 'activation', lifetime);
+    const issued = this.tokens.issue(membership, userId, 'activation');
     await this.challenges.replaceActivation({ id: newId(), membershipId: membership.id, userId, jti: issued.jti, expiresAt: issued.expiresAt });
-    return { activation_token: issued.token, activation_token_expires_in: String(lifetime) };
+    return { activation_token: issued.token, activation_token_expires_in: String(issued.expiresIn) };
   }
 }

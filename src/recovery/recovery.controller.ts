@@ -3,7 +3,9 @@ import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ClientAddress, Public } from '../common/access-decorators';
 import { ApiRoute } from '../common/api-route';
 import { ActivateDto, ResetAnswerSchema, ResetRequestDto, SetPasswordDto, VerifyOtpAnswerSchema, VerifyOtpDto } from './recovery.dto';
-import { RecoveryService, RESET_ANSWER } from './recovery.service';
+import { ChallengeRedemption } from './challenge-redemption';
+import { OtpExchange } from './otp-exchange';
+import { PasswordResetRequests, RESET_ANSWER } from './password-reset-requests';
 
 const PUBLIC_NOTE = 'Public; an Authorization header is ignored.';
 const EXAMPLE_TOKEN = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0eXAiOiJyZXNldCJ9.c2lnbmF0dXJl';
@@ -13,7 +15,11 @@ const EXAMPLE_TOKEN = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0eXAiOiJyZXNldCJ9
 @ApiSecurity({})
 @Controller()
 export class RecoveryController {
-  constructor(private readonly recovery: RecoveryService) {}
+  constructor(
+    private readonly resets: PasswordResetRequests,
+    private readonly otps: OtpExchange,
+    private readonly redemption: ChallengeRedemption,
+  ) {}
 
   @Post('memberships/:membershipId/users/reset-password')
   @Public()
@@ -36,7 +42,7 @@ export class RecoveryController {
     errors: [400, 404, 413, 415],
   })
   requestReset(@Param('membershipId') membershipId: string, @Body() body: ResetRequestDto): Promise<typeof RESET_ANSWER> {
-    return this.recovery.requestReset(membershipId, body);
+    return this.resets.requestReset(membershipId, body);
   }
 
   @Post('verify-otp')
@@ -56,7 +62,7 @@ export class RecoveryController {
     errors: [400, 401, 404, 413, 415, 429],
   })
   verifyOtp(@Body() body: VerifyOtpDto, @ClientAddress() clientAddress: string): Promise<{ reset_token: string; expires_in: number }> {
-    return this.recovery.verifyOtp(body, clientAddress);
+    return this.otps.verifyOtp(body, clientAddress);
   }
 
   @Post('memberships/:membershipId/users/set-password')
@@ -73,7 +79,7 @@ export class RecoveryController {
     errors: [400, 401, 404, 413, 415],
   })
   async setPassword(@Param('membershipId') membershipId: string, @Body() body: SetPasswordDto): Promise<void> {
-    await this.recovery.setPassword(membershipId, body);
+    await this.redemption.setPassword(membershipId, body);
   }
 
   @Post('memberships/:membershipId/users/activate')
@@ -88,6 +94,6 @@ export class RecoveryController {
     errors: [400, 401, 404, 413, 415],
   })
   async activate(@Param('membershipId') membershipId: string, @Body() body: ActivateDto): Promise<void> {
-    await this.recovery.activate(membershipId, body.activation_token);
+    await this.redemption.activate(membershipId, body.activation_token);
   }
 }

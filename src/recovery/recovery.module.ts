@@ -6,11 +6,14 @@ import { USER_CHALLENGES } from '../users/user-challenges';
 import { UsersModule } from '../users/users.module';
 import { SignInModule } from '../sign-in/sign-in.module';
 import { ActivationIssuer } from './activation-issuer';
+import { ChallengeRedemption } from './challenge-redemption';
 import { ChallengeTokens } from './challenge-tokens';
+import { OtpExchange } from './otp-exchange';
+import { PasswordResetRequests } from './password-reset-requests';
 import { RecoveryChallenges } from './recovery-challenges';
 import { RecoveryController } from './recovery.controller';
-import { RecoveryService } from './recovery.service';
 import { UserChallengeRepository } from './user-challenge.repository';
+import { WorkAfterAnswer } from './work-after-answer';
 
 /**
  * Reset, OTP, set-password and activation routes, and the challenges they own. Global only for
@@ -21,7 +24,7 @@ import { UserChallengeRepository } from './user-challenge.repository';
 @Module({
   imports: [UsersModule, TokensModule, EventsModule, MembershipStoreModule, SignInModule],
   controllers: [RecoveryController],
-  providers: [UserChallengeRepository, ChallengeTokens, ActivationIssuer, RecoveryService, { provide: USER_CHALLENGES, useClass: RecoveryChallenges }],
+  providers: [UserChallengeRepository, ChallengeTokens, ActivationIssuer, WorkAfterAnswer, PasswordResetRequests, OtpExchange, ChallengeRedemption, { provide: USER_CHALLENGES, useClass: RecoveryChallenges }],
   exports: [USER_CHALLENGES, ActivationIssuer],
 })
 export class RecoveryModule {}

@@ -1,4 +1,4 @@
-import { membershipScopedKey, ReadThroughCache, type ReadThroughCacheOptions } from './read-through-cache';
+import { membershipScopedKey, ReadThroughCache, type ReadThroughCacheOptions, RowCache, type RowCacheLifetimes } from './read-through-cache';
 
 /** The base class opened for the test: a key is looked up by the loader the test gives. */
 class TestCache extends ReadThroughCache<string> {
@@ -12,6 +12,17 @@ class TestCache extends ReadThroughCache<string> {
 
   forget(key: string): void {
     this.forgetKey(key);
+  }
+}
+
+/** A row cache as the services' caches make one: sized by the configuration. */
+class TestRowCache extends RowCache<string> {
+  constructor(cacheMaxEntries: number, lifetimes?: RowCacheLifetimes) {
+    super({ cacheMaxEntries }, lifetimes);
+  }
+
+  get(key: string, load: () => Promise<string | undefined>): Promise<string | undefined> {
+    return this.read(key, load);
   }
 }
 
@@ -62,6 +73,38 @@ describe('ReadThroughCache', () => {
     cache.forget('a');
     await cache.get('a', rows.load('a'));
     expect(rows.calls()).toBe(2);
+    cache.onModuleDestroy();
+  });
+
+  it('RowCache: keeps a row for the hour the specification allows and a miss for 10 s, unless it states its own lifetimes', async () => {
+    jest.useFakeTimers({ now: new Date('2026-01-01T00:00:00.000Z') });
+    const cache = new TestRowCache(10);
+    const own = new TestRowCache(10, { ttlMs: 1_000 });
+    const rows = lookup({ a: 'row a' });
+    for (const c of [cache, own]) {
+      await c.get('a', rows.load('a'));
+      await c.get('b', rows.load('b'));
+    }
+    expect(rows.calls()).toBe(4);
+    jest.setSystemTime(Date.now() + 11_000);
+    for (const c of [cache, own]) {
+      await c.get('a', rows.load('a'));
+      await c.get('b', rows.load('b'));
+    }
+    // The default keeps the hit and drops the miss; 1 s lifetimes drop both.
+    expect(rows.calls()).toBe(7);
+    jest.setSystemTime(Date.now() + 60 * 60 * 1000);
+    await cache.get('a', rows.load('a'));
+    expect(rows.calls()).toBe(8);
+    cache.onModuleDestroy();
+    own.onModuleDestroy();
+  });
+
+  it('RowCache: holds at most CACHE_MAX_ENTRIES entries', async () => {
+    const cache = new TestRowCache(2);
+    const rows = lookup({ a: 'row a', b: 'row b', c: 'row c' });
+    for (const key of ['a', 'b', 'c']) await cache.get(key, rows.load(key));
+    expect(cache.size).toBe(2);
     cache.onModuleDestroy();
   });
 

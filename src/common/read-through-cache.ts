@@ -1,12 +1,13 @@
+import type { AppConfig } from '../config/config';
 import { BoundedCache, type BoundedCacheOptions } from './bounded-cache';
 
 /** The longest a row may be cached per instance (the specification's limit). */
-export const ROW_CACHE_MAX_TTL_MS = 60 * 60 * 1000;
+const ROW_CACHE_MAX_TTL_MS = 60 * 60 * 1000;
 /**
  * How long a miss of a row looked up by id or slug is remembered: long enough that probing unknown
  * keys spares the database, short enough that a row created on another instance appears soon.
  */
-export const ROW_MISS_TTL_MS = 10_000;
+const ROW_MISS_TTL_MS = 10_000;
 
 /** Stands for "looked up, not there" (the bounded cache holds no undefined). */
 const MISSING = Symbol('missing');
@@ -22,8 +23,8 @@ export interface ReadThroughCacheOptions extends BoundedCacheOptions {
 /**
  * The one shape of the service's per-instance caches of rows (memberships, user types, roles,
  * providers): a BoundedCache in front of a repository lookup that remembers hits and misses.
- * Each cache extends it and states only its key, its lookup and its lifetimes; the application
- * closes it at shutdown (onModuleDestroy).
+ * Each cache extends it (through RowCache) and states only its key, its lookup and its
+ * lifetimes; the application closes it at shutdown (onModuleDestroy).
  */
 export abstract class ReadThroughCache<V extends NonNullable<unknown>> {
   private readonly entries: BoundedCache<V | typeof MISSING>;
@@ -58,6 +59,23 @@ export abstract class ReadThroughCache<V extends NonNullable<unknown>> {
   /** Stops the sweep timer (application shutdown). */
   onModuleDestroy(): void {
     this.entries.close();
+  }
+}
+
+/** How long a row cache keeps what it read: a hit `ttlMs`, a miss `missTtlMs` (left out: as long as a hit). */
+export type RowCacheLifetimes = Pick<ReadThroughCacheOptions, 'ttlMs' | 'missTtlMs'>;
+
+/** As long as the specification allows a row to be cached; a miss ROW_MISS_TTL_MS. */
+const SPECIFICATION_LIFETIMES: RowCacheLifetimes = Object.freeze({ ttlMs: ROW_CACHE_MAX_TTL_MS, missTtlMs: ROW_MISS_TTL_MS });
+
+/**
+ * A cache of one kind of row, bounded like every in-process cache by CACHE_MAX_ENTRIES. Unless it
+ * states lifetimes of its own, it keeps a row as long as the specification allows and a miss
+ * ROW_MISS_TTL_MS.
+ */
+export abstract class RowCache<V extends NonNullable<unknown>> extends ReadThroughCache<V> {
+  protected constructor(config: Pick<AppConfig, 'cacheMaxEntries'>, lifetimes: RowCacheLifetimes = SPECIFICATION_LIFETIMES) {
+    super({ maxEntries: config.cacheMaxEntries, ...lifetimes });
   }
 }
 

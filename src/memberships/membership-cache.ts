@@ -1,18 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { isPossibleId } from '../common/ids';
-import { ReadThroughCache, ROW_CACHE_MAX_TTL_MS, ROW_MISS_TTL_MS } from '../common/read-through-cache';
+import { RowCache } from '../common/read-through-cache';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { MembershipRow } from '../database/schema';
 import { MembershipRepository } from './membership.repository';
 
 /** Memberships are cached per instance for as long as the specification allows. */
 @Injectable()
-export class MembershipCache extends ReadThroughCache<MembershipRow> {
+export class MembershipCache extends RowCache<MembershipRow> {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly memberships: MembershipRepository,
   ) {
-    super({ maxEntries: config.cacheMaxEntries, ttlMs: ROW_CACHE_MAX_TTL_MS, missTtlMs: ROW_MISS_TTL_MS });
+    super(config);
   }
 
   /** The membership, or undefined; an id that cannot exist is answered without a lookup and never cached. */

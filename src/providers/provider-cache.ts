@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { membershipScopedKey, ReadThroughCache } from '../common/read-through-cache';
+import { membershipScopedKey, RowCache } from '../common/read-through-cache';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { ProviderRow } from '../database/schema';
 import { ProviderRepository } from './provider.repository';
@@ -9,12 +9,12 @@ import { ProviderRepository } from './provider.repository';
  * once on the instance that made it (the service forgets the entry), elsewhere within the TTL.
  */
 @Injectable()
-export class ProviderCache extends ReadThroughCache<ProviderRow> {
+export class ProviderCache extends RowCache<ProviderRow> {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly providers: ProviderRepository,
   ) {
-    super({ maxEntries: config.cacheMaxEntries, ttlMs: config.providerCacheTtlSeconds * 1000 });
+    super(config, { ttlMs: config.providerCacheTtlSeconds * 1000 });
   }
 
   get(membershipId: string, slug: string): Promise<ProviderRow | undefined> {

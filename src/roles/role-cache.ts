@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { membershipScopedKey, ReadThroughCache } from '../common/read-through-cache';
+import { membershipScopedKey, RowCache } from '../common/read-through-cache';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { PermissionExpression } from '../permissions';
 import { RoleRepository } from './role.repository';
@@ -25,12 +25,12 @@ export function parseStored(expressions: readonly string[]): PermissionExpressio
 }
 
 @Injectable()
-export class RoleCache extends ReadThroughCache<RolePermissions> {
+export class RoleCache extends RowCache<RolePermissions> {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly roles: RoleRepository,
   ) {
-    super({ maxEntries: config.cacheMaxEntries, ttlMs: ROLE_CACHE_TTL_MS });
+    super(config, { ttlMs: ROLE_CACHE_TTL_MS });
   }
 
   /** Role slugs come from stored users and applications, not from request text. */

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { membershipScopedKey, ReadThroughCache, ROW_CACHE_MAX_TTL_MS, ROW_MISS_TTL_MS } from '../common/read-through-cache';
+import { membershipScopedKey, RowCache } from '../common/read-through-cache';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { UserTypeRow } from '../database/schema';
 import { SLUG_PATTERN } from '../common/patterns';
@@ -7,12 +7,12 @@ import { UserTypeRepository } from './user-type.repository';
 
 /** User types are read on every user write: cached per instance for as long as the specification allows. */
 @Injectable()
-export class UserTypeCache extends ReadThroughCache<UserTypeRow> {
+export class UserTypeCache extends RowCache<UserTypeRow> {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly userTypes: UserTypeRepository,
   ) {
-    super({ maxEntries: config.cacheMaxEntries, ttlMs: ROW_CACHE_MAX_TTL_MS, missTtlMs: ROW_MISS_TTL_MS });
+    super(config);
   }
 
   /** The user type, or undefined; a slug that cannot exist (the request's `user_type`) is answered without a lookup and never cached. */

@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors';
 import { newId } from '../common/ids';
 import { MembershipCache } from '../memberships/membership-cache';
-import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../sign-in/sign-in-attempts';
+import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts, signInLoginOf } from '../sign-in/sign-in-attempts';
 import { UserRepository } from '../users/user.repository';
 import { ChallengeTokens } from './challenge-tokens';
 import { otpDigest, sameDigest } from './otp';
@@ -38,7 +38,7 @@ export class OtpExchange {
     // Every OtpInvalid is a failed sign-in of its login (contract "OTP guesses count"); an unknown
     // name counts and locks under its lower-cased name, as at sign-in.
     const name = 'emailAddress' in login ? login.emailAddress : login.username;
-    const signIn: SignInAttempt = { membershipId: membership.id, login: user ? { userId: user.id } : { unknownName: name.toLowerCase() }, address: clientAddress };
+    const signIn: SignInAttempt = { membershipId: membership.id, login: signInLoginOf(user, name), address: clientAddress };
     await this.attempts.assertOpen(signIn);
     // Counted for a user id that matches nothing when the user is unknown: the same statement runs.
     const attempt = await this.challenges.countOtpAttempt(membership.id, user?.id ?? this.decoy.userId);

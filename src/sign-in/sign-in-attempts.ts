@@ -12,6 +12,11 @@
  */
 export type SignInLogin = { readonly userId: string } | { readonly unknownName: string };
 
+/** The login a sign-in step names: the user it found, or else the `name` it was given, lower-cased. */
+export function signInLoginOf(user: { readonly id: string } | null | undefined, name: string): SignInLogin {
+  return user ? { userId: user.id } : { unknownName: name.toLowerCase() };
+}
+
 export interface SignInAttempt {
   readonly membershipId: string;
   readonly login: SignInLogin;

@@ -5,7 +5,7 @@ import { isPossibleId } from '../common/ids';
 import { LOGGER } from '../common/logger';
 import type { UserRecord } from '../database/schema';
 import { TokenSessionRepository, type SigningMembership } from '../sessions/token-session.repository';
-import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../sign-in/sign-in-attempts';
+import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts, signInLoginOf } from '../sign-in/sign-in-attempts';
 import { MAX_PASSWORD_LENGTH, PasswordHasher } from '../users/password-hasher';
 import { signInFailureReasonOf, SIGN_IN_FAILURE_OBSERVER, type SignInFailureObserver } from './sign-in-failures';
 import type { SessionMetadata } from './token.dto';
@@ -71,7 +71,7 @@ export class PasswordSignIn {
     // name is counted (and locked) exactly like a user, under its lower-cased name.
     const attempt: SignInAttempt = {
       membershipId: membership.id,
-      login: user ? { userId: user.id } : { unknownName: login.toLowerCase() },
+      login: signInLoginOf(user, login),
       address: metadata.clientAddress ?? 'unknown',
     };
     await this.attempts.assertOpen(attempt);

@@ -154,3 +154,8 @@ export class RetryLaterError extends DomainError {
 export function validationError(field: string, message: string): DomainError {
   return new DomainError('ModelValidationError', `${field}: ${message}`, [{ field, message }]);
 }
+
+/** 404 UserNotFound: the user a route names does not exist in the membership (or cannot). */
+export function userNotFound(): DomainError {
+  return new DomainError('UserNotFound', 'The user does not exist');
+}

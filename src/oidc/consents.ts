@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError } from '../common/errors';
+import { DomainError, userNotFound } from '../common/errors';
 import { isPossibleId } from '../common/ids';
 import type { OidcConsentRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
@@ -83,6 +83,6 @@ export class Consents {
   }
 
   private async requireUser(membershipId: string, userId: string): Promise<void> {
-    if (!isPossibleId(userId) || !(await this.users.findById(membershipId, userId))) throw new DomainError('UserNotFound', 'The user does not exist');
+    if (!isPossibleId(userId) || !(await this.users.findById(membershipId, userId))) throw userNotFound();
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { RequestActor } from '../common/access-decorators';
-import { DomainError } from '../common/errors';
+import { DomainError, userNotFound } from '../common/errors';
 import { validationFailure } from '../common/validation';
 import type { UserRow, WebauthnCredentialRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
@@ -21,7 +21,6 @@ import { matchingTotpStep, newTotpSecret, otpauthUri } from './totp';
 /** TokenRevoked's reason when an administrator removes every factor of a user. */
 const MFA_RESET_REASON = 'mfa_reset';
 
-const userNotFound = (): DomainError => new DomainError('UserNotFound', 'The user does not exist');
 const codeInvalid = (message = 'The code is not correct'): DomainError => new DomainError('MfaCodeInvalid', message);
 
 const toPasskeyView = (row: WebauthnCredentialRow): PasskeyView => ({

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError } from '../common/errors';
+import { userNotFound } from '../common/errors';
 import { isPossibleId } from '../common/ids';
 import { SignInCounterRepository } from './sign-in-counter.repository';
 import { SignInDefenses } from './sign-in-defenses';
@@ -15,7 +15,7 @@ export class SignInService {
   /** `POST .../users/{id}/unlock`: 404 for a user that does not exist, else the count starts over. */
   async unlock(membershipId: string, userId: string): Promise<void> {
     if (!isPossibleId(userId) || !(await this.counters.findUser(membershipId, userId))) {
-      throw new DomainError('UserNotFound', 'The user does not exist');
+      throw userNotFound();
     }
     await this.defenses.clearUser(membershipId, userId);
   }

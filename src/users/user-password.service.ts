@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Caller } from '../common/caller';
-import { DomainError } from '../common/errors';
+import { DomainError, userNotFound } from '../common/errors';
 import { validationFailure } from '../common/validation';
 import { EventRecorder } from '../events/event-recorder';
 import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../sign-in/sign-in-attempts';
@@ -14,7 +14,6 @@ import { UserRepository } from './user.repository';
 /** Revocation reason stored with the sessions a password change ends. */
 const PASSWORD_CHANGED_REASON = 'password_changed';
 
-const notFound = (): DomainError => new DomainError('UserNotFound', 'The user does not exist');
 
 const samePassword = (): DomainError => validationFailure([{ field: 'password', message: 'must differ from the current password' }]);
 
@@ -49,7 +48,7 @@ export class UserPasswordService {
       throw validationFailure([{ field: 'current_password', message: 'is sent only by users changing their own password' }]);
     }
     const user = await this.repository.findById(membershipId, id);
-    if (!user) throw notFound();
+    if (!user) throw userNotFound();
     if (self) {
       // Equal strings need no hash to compare; the current one is verified once, below.
       if (body.current_password === body.password) throw samePassword();
@@ -65,7 +64,7 @@ export class UserPasswordService {
       // A reset mailed before the change must not undo it.
       await this.challenges.endPending(membershipId, id, 'reset');
       const change = { membershipId, userId: id, passwordHash, utilizerId: caller.id, revokeReason: PASSWORD_CHANGED_REASON, exceptSessionId };
-      if (!(await this.passwords.apply(record, change))) throw notFound();
+      if (!(await this.passwords.apply(record, change))) throw userNotFound();
     });
   }
 
@@ -78,7 +77,7 @@ export class UserPasswordService {
     if (caller.kind !== 'user') throw new DomainError('AccessDenied', 'Only a user checks its own password; applications have none');
     if (typeof password !== 'string' || password === '') throw validationFailure([{ field: 'password', message: 'is required, as one string' }]);
     const user = await this.repository.findById(caller.membershipId, caller.id);
-    if (!user) throw notFound();
+    if (!user) throw userNotFound();
     const attempt: SignInAttempt = { membershipId: caller.membershipId, login: { userId: user.id }, address: clientAddress };
     return { valid: await checkPasswordAttempt(this.attempts, this.hasher, attempt, user.passwordHash, password) };
   }

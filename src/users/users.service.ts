@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Caller } from '../common/caller';
 import { CallerPermissions } from '../roles/caller-permissions';
-import { DomainError, type FieldError } from '../common/errors';
+import { DomainError, type FieldError, userNotFound } from '../common/errors';
 import { newId } from '../common/ids';
 import { bulkDeleteAnswer, parseBulkIds, type ListPage } from '../common/query';
 import type { UserRow } from '../database/schema';
@@ -23,7 +23,6 @@ import type { CreateUserFieldsDto, UserFieldsDto, UserInput } from './user.dto';
 import { toUserResponse, type UserResponse } from './user.mapper';
 import { UserRepository } from './user.repository';
 
-const notFound = (): DomainError => new DomainError('UserNotFound', 'The user does not exist');
 
 /** Longest search keyword. */
 export const MAX_KEYWORD_LENGTH = 128;
@@ -135,7 +134,7 @@ export class UsersService {
 
   async get(membershipId: string, id: string): Promise<UserResponse> {
     const row = await this.repository.findById(membershipId, id);
-    if (!row) throw notFound();
+    if (!row) throw userNotFound();
     return toUserResponse(row);
   }
 
@@ -181,14 +180,14 @@ export class UsersService {
    */
   async update(membershipId: string, id: string, caller: Caller, decision: Decision | undefined, input: UserInput<UserFieldsDto>): Promise<UserResponse> {
     const current = await this.repository.findById(membershipId, id);
-    if (!current) throw notFound();
+    if (!current) throw userNotFound();
     const state = await this.validatedState(membershipId, input.fields, input.customFields, current);
     // Read before the transaction: the role cache may query the database.
     const granter = await this.permissions.granterOf(caller);
 
     const updated = await this.events.transaction(async (record) => {
       const locked = await this.repository.findByIdForUpdate(membershipId, id);
-      if (!locked) throw notFound();
+      if (!locked) throw userNotFound();
       const next: UserState = { ...state.next, isActive: input.fields.is_active ?? locked.isActive };
       const privileged = changedPrivilegedFields(locked, next, state.uniqueFields);
       if (onlyOwnRecord(decision) && privileged.length) {
@@ -202,7 +201,7 @@ export class UsersService {
       }
       await this.requireUniqueCustomFields(membershipId, next.userType, state.custom, id);
       const row = await this.repository.update(membershipId, id, { ...next, modifiedAt: new Date(), modifiedBy: caller.id });
-      if (!row) throw notFound();
+      if (!row) throw userNotFound();
       record({
         membershipId,
         eventType: 'UserUpdated',
@@ -237,11 +236,11 @@ export class UsersService {
     }
     const row = await this.events.transaction(async (record) => {
       const locked = await this.repository.findByIdForUpdate(membershipId, id);
-      if (!locked) throw notFound();
+      if (!locked) throw userNotFound();
       let result = locked;
       if (locked.isActive !== active) {
         const updated = await this.repository.update(membershipId, id, { isActive: active, modifiedAt: new Date(), modifiedBy: caller.id });
-        if (!updated) throw notFound();
+        if (!updated) throw userNotFound();
         record({
           membershipId,
           eventType: 'UserUpdated',
@@ -262,7 +261,7 @@ export class UsersService {
 
   async remove(membershipId: string, id: string, caller: Caller): Promise<void> {
     const [deleted] = await this.deleteAndRecord(membershipId, [id], caller);
-    if (!deleted) throw notFound();
+    if (!deleted) throw userNotFound();
   }
 
   async removeMany(membershipId: string, body: unknown, caller: Caller): Promise<{ deleted: string[]; not_found: string[] }> {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, asc, count, eq, gt, isNotNull, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import { newId } from '../common/ids';
-import { DATABASE, type Database } from '../database/database';
+import { DATABASE, type Database, queryRows } from '../database/database';
 import { recoveryCodes, userMfa, webauthnCredentials, type UserMfaRow, type WebauthnCredentialRow } from '../database/schema';
 
 /** A user's second factors as the state route and the sign-in step read them. */
@@ -55,18 +55,16 @@ export class MfaRepository {
     return { mfa, credentials, recoveryCodesLeft: left?.n ?? 0 };
   }
 
-  /** Whether the user has an enabled factor: a confirmed TOTP or at least one passkey. */
+  /**
+   * Whether the user has an enabled factor: a confirmed TOTP or at least one passkey. One statement
+   * (every password sign-in asks it), in the caller's transaction when one is open.
+   */
   async hasEnabledFactor(membershipId: string, userId: string): Promise<boolean> {
     const db = this.database.db;
-    const [[totp], [passkey]] = await Promise.all([
-      db.select({ id: userMfa.id }).from(userMfa).where(and(this.ofUser(userMfa, membershipId, userId), isNotNull(userMfa.totpSecret))).limit(1),
-      db
-        .select({ id: webauthnCredentials.id })
-        .from(webauthnCredentials)
-        .where(this.ofUser(webauthnCredentials, membershipId, userId))
-        .limit(1),
-    ]);
-    return totp !== undefined || passkey !== undefined;
+    const totp = db.select({ one: sql`1` }).from(userMfa).where(and(this.ofUser(userMfa, membershipId, userId), isNotNull(userMfa.totpSecret)));
+    const passkey = db.select({ one: sql`1` }).from(webauthnCredentials).where(this.ofUser(webauthnCredentials, membershipId, userId));
+    const [row] = await queryRows<{ enabled: boolean }>(db, sql`select exists (${totp}) or exists (${passkey}) as enabled`);
+    return row?.enabled === true;
   }
 
   /** The user's row, made on first use (one per user). */

@@ -210,3 +210,18 @@ export function prepareRows<T>(db: Db, name: string, statement: SQL): (values: R
   const prepared = db._.session.prepareQuery(dialect.sqlToQuery(statement), undefined, name, false);
   return async (values) => ((await prepared.execute(values)) as { rows: T[] }).rows;
 }
+
+/**
+ * A condition (always true) that makes the statement's own transaction commit without waiting for
+ * its WAL to reach the disk: `synchronous_commit = off` for that transaction only. PostgreSQL
+ * evaluates it once, before the statement's first row (a one-time filter), so put it in the
+ * WHERE of the statement's outermost query. Only for a statement that runs alone (autocommit),
+ * never inside a request transaction, whose changes would all lose their flush with it.
+ *
+ * Only for writes that may be forgotten: what such a statement commits is visible to every
+ * instance at once, exactly like any commit; a crash of the database server (not of an instance)
+ * may lose the last fraction of a second of them (wal_writer_delay, three times over at most). In
+ * exchange nobody waits for a disk flush for them. Used by the sign-in counters (a rate limit,
+ * not a record).
+ */
+export const UNFLUSHED_COMMIT: SQL = sql`(select set_config('synchronous_commit', 'off', true)) is not null`;

@@ -14,8 +14,11 @@ import { EventRepository } from './event.repository';
 class GatedEventRepository extends EventRepository {
   private readonly held: (() => void)[] = [];
   private readonly arrivals: (() => void)[] = [];
+  /** The utilizer ids of each write, in the order the writes reached the gate. */
+  readonly batches: string[][] = [];
 
   override async insertBatch(rows: readonly EventRow[]): Promise<void> {
+    this.batches.push(rows.map((row) => row.utilizerId));
     await new Promise<void>((resolve) => {
       this.held.push(resolve);
       this.arrivals.shift()?.(); // wake a test waiting in nextWrite()
@@ -33,13 +36,6 @@ class GatedEventRepository extends EventRepository {
     const next = this.held.shift();
     if (!next) throw new Error('no write is held');
     next();
-  }
-
-  /** Releases the write held last (a later write that finishes first). */
-  releaseLast(): void {
-    const last = this.held.pop();
-    if (!last) throw new Error('no write is held');
-    last();
   }
 }
 
@@ -133,25 +129,28 @@ describe('EventRecorder: group-committed events (record)', () => {
     expect(await stored(second.utilizerId)).toBe(1);
   });
 
-  it('starts the next write while one is in flight, and settled() waits for the earlier one even when the later finishes first', async () => {
+  it('writes one batch at a time: events recorded during a write go together in the next one, after it', async () => {
     const { repository, recorder, recordHeld } = gatedRecorder();
-    const first = verified();
-    const second = verified();
+    const [first, second, third] = [verified(), verified(), verified()];
 
     const { recording: recordingFirst } = await recordHeld(first);
-    const { recording: recordingSecond } = await recordHeld(second); // on its way beside the first
+    const recordingSecond = recorder.record(second);
+    const recordingThird = recorder.record(third);
+    expect(await isPending(recordingSecond)).toBe(true);
+    expect(repository.batches).toEqual([[first.utilizerId]]); // no second write beside the first
     const settled = recorder.settled();
 
-    repository.releaseLast();
-    await recordingSecond;
-    expect(await stored(second.utilizerId)).toBe(1);
+    repository.release();
+    await recordingFirst;
+    await repository.nextWrite();
+    expect(repository.batches).toEqual([[first.utilizerId], [second.utilizerId, third.utilizerId]]);
     expect(await isPending(settled)).toBe(true);
-    expect(await isPending(recordingFirst)).toBe(true);
+    expect(await stored(second.utilizerId)).toBe(0);
 
     repository.release();
-    await settled;
-    await recordingFirst;
-    expect(await stored(first.utilizerId)).toBe(1);
+    await Promise.all([recordingSecond, recordingThird, settled]);
+    expect(await stored(second.utilizerId)).toBe(1);
+    expect(await stored(third.utilizerId)).toBe(1);
   });
 
   it('settles at once when nothing is being written', async () => {

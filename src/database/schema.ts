@@ -265,7 +265,9 @@ export const tokenSessions = pgTable(
   (t) => [
     index('token_sessions_user').on(t.membershipId, t.userId),
     index('token_sessions_session').on(t.sessionId),
-    index('token_sessions_parent').on(t.parentId),
+    // Only records that have a parent (scoped tokens, OpenID Provider grants): a sign-in's or a
+    // refresh's pair has none, and each one added a NULL to this index for nothing.
+    index('token_sessions_parent').on(t.parentId).where(sql`${t.parentId} is not null`),
     index('token_sessions_expires').on(t.expiresAt),
     index('token_sessions_membership_created').on(t.membershipId, t.createdAt),
   ],

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { openTestDatabase } from '../../test/support/database';
-import { type Database, queryRows, UNFLUSHED_COMMIT } from './database';
+import { useTestDatabase } from '../../test/support/database';
+import { queryRows, UNFLUSHED_COMMIT } from './database';
 
 /**
  * UNFLUSHED_COMMIT turns synchronous_commit off for the transaction of the statement that carries
@@ -9,27 +9,18 @@ import { type Database, queryRows, UNFLUSHED_COMMIT } from './database';
  * Runs on the embedded database, or on the PostgreSQL server when TEST_DATABASE_URL is set.
  */
 describe('UNFLUSHED_COMMIT', () => {
-  let database: Database;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ database, close } = await openTestDatabase());
-  });
-
-  afterAll(async () => {
-    await close?.();
-  });
+  const database = useTestDatabase();
 
   /** synchronous_commit as `statement` leaves it, read in the same transaction, and in the next one. */
   async function settingAfter(statement: ReturnType<typeof sql>): Promise<{ inside: string; after: string }> {
-    const inside = await database.db.transaction(async (tx) => {
+    const inside = await database().db.transaction(async (tx) => {
       await tx.execute(sql`create temporary table if not exists probe (id int primary key, n int not null) on commit drop`);
       await tx.execute(sql`insert into probe values (1, 0)`);
       await tx.execute(statement);
       const [row] = await queryRows<{ synchronous_commit: string }>(tx, sql`show synchronous_commit`);
       return row.synchronous_commit;
     });
-    const [row] = await queryRows<{ synchronous_commit: string }>(database.db, sql`show synchronous_commit`);
+    const [row] = await queryRows<{ synchronous_commit: string }>(database().db, sql`show synchronous_commit`);
     return { inside, after: row.synchronous_commit };
   }
 

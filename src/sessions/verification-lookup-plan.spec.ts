@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { openTestDatabase } from '../../test/support/database';
-import { type Database, queryRows } from '../database/database';
+import { useTestDatabase } from '../../test/support/database';
+import { queryRows } from '../database/database';
 import { callerVerificationLookup } from './token-session.repository';
 
 /**
@@ -13,20 +13,11 @@ import { callerVerificationLookup } from './token-session.repository';
  * Runs on the embedded database, or on the PostgreSQL server when TEST_DATABASE_URL is set.
  */
 describe('verification lookup plan', () => {
-  let database: Database;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ database, close } = await openTestDatabase());
-  });
-
-  afterAll(async () => {
-    await close?.();
-  });
+  const database = useTestDatabase();
 
   /** Loads `count` users, each with a session and a token record, over `memberships` memberships; then ANALYZE. */
   async function load(count: number, memberships: number): Promise<void> {
-    await database.db.transaction(async (tx) => {
+    await database().db.transaction(async (tx) => {
       await tx.execute(sql`delete from token_sessions`);
       await tx.execute(sql`delete from sessions`);
       await tx.execute(sql`delete from users`);
@@ -46,15 +37,15 @@ describe('verification lookup plan', () => {
         select 't-' || i, 's-' || i, 'm-' || (i % ${memberships}), 'u-' || i, 'pair', 'j-' || i, now() + interval '1 hour', now() + interval '1 day'
         from generate_series(0, ${count - 1}) as i`);
     });
-    await database.db.execute(sql`analyze memberships, users, sessions, token_sessions`);
+    await database().db.execute(sql`analyze memberships, users, sessions, token_sessions`);
   }
 
   /** The generic plan of the lookup, as a prepared statement runs it after its first executions. */
   async function genericPlan(): Promise<string> {
-    const { sql: text, params } = callerVerificationLookup(database.db).toSQL();
+    const { sql: text, params } = callerVerificationLookup(database().db).toSQL();
     // The placeholders ($1: the token record, $4: the membership) and the subqueries' limits.
     const types = params.map((param) => (typeof param === 'number' ? 'int' : 'text')).join(', ');
-    return database.db.transaction(async (tx) => {
+    return database().db.transaction(async (tx) => {
       await tx.execute(sql`set local plan_cache_mode = force_generic_plan`);
       await tx.execute(sql.raw(`prepare lookup_plan (${types}) as ${text}`));
       try {

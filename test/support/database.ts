@@ -67,3 +67,21 @@ export async function openTestDatabase(): Promise<{ database: Database; close: (
     },
   };
 }
+
+/**
+ * `openTestDatabase` for the specs of one `describe`: opened before them, closed (the server's
+ * dropped) after them. Call it in the `describe`; its specs read the database through the getter.
+ */
+export function useTestDatabase(): () => Database {
+  let opened: { database: Database; close: () => Promise<void> } | undefined;
+  beforeAll(async () => {
+    opened = await openTestDatabase();
+  });
+  afterAll(async () => {
+    await opened?.close();
+  });
+  return () => {
+    if (!opened) throw new Error('The test database is opened in beforeAll: read it inside a spec');
+    return opened.database;
+  };
+}

@@ -70,7 +70,8 @@ export function eventWrites(db: Executor, json: SQLWrapper | string = sql.placeh
   const source = db
     .$with('new_events', { id: sql<string>`id` })
     .as(condition ? sql`${eventsFrom(json)} where ${condition}` : eventsFrom(json));
-  const rows = sql`select id, membership_id, event_type, utilizer_id, document, prior, event_time from ${source}`;
+  // The columns of `eventsFrom`, in its order: the events insert's.
+  const rows = sql`select * from ${source}`;
   const queued = db.$with('queued', { id: sql<string>`id` }).as(sql`${deliveriesOf(rows)} returning id`);
   return { source, queued, rows };
 }

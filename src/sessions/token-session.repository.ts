@@ -118,11 +118,10 @@ type Columns = Record<string, PgColumn>;
  * must start with a NOT NULL column (a user's role, for one, may be null).
  *
  * The session and the user are lateral subqueries behind `limit 1` (each is a primary-key lookup),
- * which the planner cannot flatten into joins: each is one probe per token record, whatever the
- * tables' sizes (drizzle leaves out an `offset 0`). As plain
- * joins, the planner hashed small tables (a membership of 50 users, a few sessions) on every
- * verification: 44 µs of the server's time per lookup against 15-26 µs as probes, measured
- * in a loop inside PostgreSQL on the bench's data (the floor's one-table lookup: 4-7 µs).
+ * which the planner cannot flatten into joins: one probe of each per token record, whatever the
+ * tables' sizes (drizzle leaves an `offset 0` out). As plain joins, the planner hashed the tables
+ * of a small membership (50 users, a few sessions) on every verification: 100-190 µs of the
+ * server's execution per lookup in the bench, 45-80 µs as probes (pg_stat_statements).
  */
 function verificationLookup<TMembership extends Columns, TSession extends Columns, TUser extends Columns>(
   db: Database['db'],

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { openTestDatabase } from '../../test/support/database';
-import { type Database, queryRows } from '../database/database';
+import { useTestDatabase } from '../../test/support/database';
+import { queryRows } from '../database/database';
 import { webhooks } from '../database/schema';
 import { deliveriesOf, eventsFrom } from './event.repository';
 
@@ -13,13 +13,11 @@ import { deliveriesOf, eventsFrom } from './event.repository';
  * Runs on the embedded database, or on the PostgreSQL server when TEST_DATABASE_URL is set.
  */
 describe('webhook delivery probe of an event write', () => {
-  let database: Database;
-  let close: (() => Promise<void>) | undefined;
+  const database = useTestDatabase();
 
   beforeAll(async () => {
-    ({ database, close } = await openTestDatabase());
     // The memberships themselves do not matter to the plan: the foreign key is off while loading.
-    await database.db.transaction(async (tx) => {
+    await database().db.transaction(async (tx) => {
       await tx.execute(sql`alter table ${webhooks} disable trigger all`);
       await tx.execute(sql`
         insert into ${webhooks} (id, membership_id, name, slug, event, status, try_count, request, created_by)
@@ -28,19 +26,16 @@ describe('webhook delivery probe of an event write', () => {
         from generate_series(1, 20000) as i`);
       await tx.execute(sql`alter table ${webhooks} enable trigger all`);
     });
-    await database.db.execute(sql`analyze ${webhooks}`);
+    await database().db.execute(sql`analyze ${webhooks}`);
   });
 
-  afterAll(async () => {
-    await close?.();
-  });
 
   it('probes the index once per event and never scans every webhook', async () => {
     const json = JSON.stringify([
       { id: 'e-1', membership_id: 'm-7', event_type: 'TokenVerified', utilizer_id: 'u-1', document: {}, prior: null, event_time: '2026-11-29T00:00:00Z' },
       { id: 'e-2', membership_id: 'm-8', event_type: 'UserCreated', utilizer_id: 'u-1', document: {}, prior: null, event_time: '2026-11-29T00:00:00Z' },
     ]);
-    const rows = await queryRows<Record<string, string>>(database.db, sql`explain ${deliveriesOf(eventsFrom(json))}`);
+    const rows = await queryRows<Record<string, string>>(database().db, sql`explain ${deliveriesOf(eventsFrom(json))}`);
     const plan = rows.map((row) => Object.values(row)[0]).join('\n');
     expect(plan).toContain('webhooks_membership_event');
     expect(plan).not.toMatch(/Seq Scan on webhooks|Hash/);

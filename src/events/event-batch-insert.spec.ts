@@ -1,6 +1,5 @@
 import { asc, eq } from 'drizzle-orm';
-import { openTestDatabase } from '../../test/support/database';
-import type { Database } from '../database/database';
+import { useTestDatabase } from '../../test/support/database';
 import { events, type EventRow } from '../database/schema';
 import { EventRepository } from './event.repository';
 
@@ -10,18 +9,13 @@ import { EventRepository } from './event.repository';
  * Runs on the embedded database, or on the PostgreSQL server when TEST_DATABASE_URL is set.
  */
 describe('EventRepository.insertBatch', () => {
-  let database: Database;
-  let close: (() => Promise<void>) | undefined;
+  const database = useTestDatabase();
   let repository: EventRepository;
 
   beforeAll(async () => {
-    ({ database, close } = await openTestDatabase());
-    repository = new EventRepository(database);
+    repository = new EventRepository(database());
   });
 
-  afterAll(async () => {
-    await close?.();
-  });
 
   const row = (n: number, document: Record<string, unknown>, prior: Record<string, unknown> | null = null): EventRow => ({
     id: `ev-${n}`,
@@ -42,7 +36,7 @@ describe('EventRepository.insertBatch', () => {
       { ...row(6, { key: 'value' }, null), id: 'ev-6 "quoted" \\ {brace}', eventType: 'User"Updated' },
     ];
     await repository.insertBatch(rows);
-    const stored = await database.db.select().from(events).where(eq(events.membershipId, 'm-batch')).orderBy(asc(events.id));
+    const stored = await database().db.select().from(events).where(eq(events.membershipId, 'm-batch')).orderBy(asc(events.id));
     expect(stored).toEqual(rows);
   });
 
@@ -50,6 +44,6 @@ describe('EventRepository.insertBatch', () => {
     await repository.insertBatch([]);
     const one = { ...row(5, { only: 'one' }), membershipId: 'm-single' };
     await repository.insertBatch([one]);
-    expect(await database.db.select().from(events).where(eq(events.membershipId, 'm-single'))).toEqual([one]);
+    expect(await database().db.select().from(events).where(eq(events.membershipId, 'm-single'))).toEqual([one]);
   });
 });

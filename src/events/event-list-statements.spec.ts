@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { openTestDatabase } from '../../test/support/database';
+import { useTestDatabase } from '../../test/support/database';
 import { ListStatements, runListQuery, type ListRequest } from '../common/query';
-import type { Database } from '../database/database';
 import { events } from '../database/schema';
 import { eventListQuery } from './event.repository';
 
@@ -14,14 +13,12 @@ import { eventListQuery } from './event.repository';
 const TYPES = ['UserCreated', 'UserUpdated', 'UserDeleted', 'TokenGenerated', 'TokenVerified'];
 
 describe('event list statements by query shape', () => {
-  let database: Database;
-  let close: () => Promise<void>;
+  const database = useTestDatabase();
   const t0 = Date.parse('2026-01-01T00:00:00.000Z');
 
   beforeAll(async () => {
-    ({ database, close } = await openTestDatabase());
     // 600 events over two memberships; documents with a tag, a number and sometimes a flag.
-    await database.db.execute(sql`
+    await database().db.execute(sql`
       insert into ${events} (id, membership_id, event_type, utilizer_id, document, prior, event_time)
       select 'ls-' || i, 'm-' || (i % 2),
         (${sql.raw(`array[${TYPES.map((type) => `'${type}'`).join(',')}]`)})[1 + (i / 2) % ${TYPES.length}],
@@ -32,9 +29,6 @@ describe('event list statements by query shape', () => {
       from generate_series(1, 600) as i`);
   });
 
-  afterAll(async () => {
-    await close();
-  });
 
   const at = (minutes: number): string => new Date(t0 + minutes * 60_000).toISOString();
   const requests: [string, ListRequest][] = [
@@ -70,13 +64,13 @@ describe('event list statements by query shape', () => {
   ];
 
   it('answers what a statement built for each request answers, first and second time', async () => {
-    const statements = new ListStatements(database.db);
+    const statements = new ListStatements(database().db);
     let answered = 0;
     for (let pass = 0; pass < 2; pass++) {
       for (const [membershipId, request] of requests) {
-        const built = await runListQuery(eventListQuery(database.db, membershipId, request));
+        const built = await runListQuery(eventListQuery(database().db, membershipId, request));
         if (built.items.length) answered++;
-        const reused = await runListQuery(eventListQuery(database.db, membershipId, request, statements));
+        const reused = await runListQuery(eventListQuery(database().db, membershipId, request, statements));
         expect({ membershipId, request, items: reused.items }).toEqual({ membershipId, request, items: built.items });
       }
     }
@@ -88,20 +82,20 @@ describe('event list statements by query shape', () => {
   });
 
   it('gives each request of a shape its own values when they run at once', async () => {
-    const statements = new ListStatements(database.db);
+    const statements = new ListStatements(database().db);
     const pairs = await Promise.all(
       requests.map(async ([membershipId, request]) => ({
-        built: await runListQuery(eventListQuery(database.db, membershipId, request)),
-        reused: await runListQuery(eventListQuery(database.db, membershipId, request, statements)),
+        built: await runListQuery(eventListQuery(database().db, membershipId, request)),
+        reused: await runListQuery(eventListQuery(database().db, membershipId, request, statements)),
       })),
     );
     for (const { built, reused } of pairs) expect(reused.items).toEqual(built.items);
   });
 
   it('answers the same errors for a malformed request', async () => {
-    const statements = new ListStatements(database.db);
+    const statements = new ListStatements(database().db);
     const bad: ListRequest = { query: {}, where: { event_type: { $regex: 'x' } } };
-    await expect(runListQuery(eventListQuery(database.db, 'm-0', bad, statements))).rejects.toMatchObject({ code: 'InvalidQuery' });
+    await expect(runListQuery(eventListQuery(database().db, 'm-0', bad, statements))).rejects.toMatchObject({ code: 'InvalidQuery' });
     expect(statements.size).toBe(0);
   });
 });

@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
-import { openTestDatabase } from '../../test/support/database';
+import { useTestDatabase } from '../../test/support/database';
 import { listSelect, parseListParams } from '../common/query';
-import { type Database, queryRows } from '../database/database';
+import { queryRows } from '../database/database';
 import { events } from '../database/schema';
 import { eventListQuery } from './event.repository';
 
@@ -21,37 +21,34 @@ const TYPES = ['UserCreated', 'UserUpdated', 'UserDeleted', 'TokenGenerated', 'T
 const LIMIT = 100;
 
 describe('event query plans', () => {
-  let database: Database;
-  let close: (() => Promise<void>) | undefined;
+  const database = useTestDatabase();
   const plans: { title: string; sql: string; plan: string }[] = [];
   const t0 = Date.parse('2026-01-01T00:00:00.000Z');
 
   beforeAll(async () => {
-    ({ database, close } = await openTestDatabase());
     // One event per minute, round-robin over memberships, types and 20 utilizers per membership.
-    await database.db.execute(sql`
+    await database().db.execute(sql`
       insert into ${events} (id, membership_id, event_type, utilizer_id, document, prior, event_time)
       select 'ev-' || i, 'm-' || (i % ${MEMBERSHIPS}),
         (${sql.raw(`array[${TYPES.map((type) => `'${type}'`).join(',')}]`)})[1 + (i / ${MEMBERSHIPS}) % ${TYPES.length}],
         'u-' || (i % ${MEMBERSHIPS}) || '-' || ((i / 7) % 20), jsonb_build_object('n', i), null,
         ${new Date(t0).toISOString()}::timestamptz + make_interval(mins => i)
       from generate_series(1, ${EVENTS}) as i`);
-    await database.db.execute(sql`analyze ${events}`);
+    await database().db.execute(sql`analyze ${events}`);
   });
 
   afterAll(async () => {
     if (process.env.EVENT_QUERY_PLANS_OUT) {
-      const kind = database.kind === 'server' ? 'PostgreSQL server' : 'embedded PostgreSQL (PGlite)';
+      const kind = database().kind === 'server' ? 'PostgreSQL server' : 'embedded PostgreSQL (PGlite)';
       const text = plans.map((p) => `### ${p.title}\n\n\`\`\`sql\n${p.sql}\n\`\`\`\n\n\`\`\`\n${p.plan}\n\`\`\`\n`).join('\n');
       writeFileSync(process.env.EVENT_QUERY_PLANS_OUT, `## ${kind}\n\n${text}`);
     }
-    await close?.();
   });
 
   async function explain(title: string, where: Record<string, unknown>, sort?: string): Promise<string> {
     const request = { query: { limit: String(LIMIT), ...(sort ? { sort } : {}) }, where };
-    const query = listSelect(eventListQuery(database.db, 'm-7', request), parseListParams(request.query));
-    const rows = await queryRows<Record<string, string>>(database.db, sql`explain ${query.getSQL()}`);
+    const query = listSelect(eventListQuery(database().db, 'm-7', request), parseListParams(request.query));
+    const rows = await queryRows<Record<string, string>>(database().db, sql`explain ${query.getSQL()}`);
     const plan = rows.map((row) => Object.values(row)[0]).join('\n');
     plans.push({ title, sql: query.toSQL().sql, plan });
     return plan;

@@ -1,8 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
-import { openTestDatabase } from '../../test/support/database';
+import { openTestDatabase, useTestDatabase } from '../../test/support/database';
 import { captureLog } from '../../test/support/log-capture';
-import type { Database } from '../database/database';
 import { events, type EventRow } from '../database/schema';
 import { EventRecorder, type NewEvent, type RecordedEvent } from './event-recorder';
 import { EventRepository } from './event.repository';
@@ -40,17 +39,10 @@ class GatedEventRepository extends EventRepository {
 }
 
 describe('EventRecorder: group-committed events (record)', () => {
-  let database: Database;
-  let close: () => Promise<void>;
+  const database = useTestDatabase();
   const log = captureLog();
   const logger = log.logger;
 
-  beforeAll(async () => {
-    ({ database, close } = await openTestDatabase());
-  });
-  afterAll(async () => {
-    await close();
-  });
   beforeEach(() => {
     log.clear();
   });
@@ -62,7 +54,7 @@ describe('EventRecorder: group-committed events (record)', () => {
     utilizerId: `u-${++counter}`,
     document: { token_type: 'Bearer', is_refresh_token: false, expires_at: '2026-01-01T00:00:00.000Z' },
   });
-  const stored = async (utilizerId: string) => (await database.db.select().from(events).where(eq(events.utilizerId, utilizerId))).length;
+  const stored = async (utilizerId: string) => (await database().db.select().from(events).where(eq(events.utilizerId, utilizerId))).length;
   const isPending = async (promise: Promise<unknown>) => {
     let done = false;
     void promise.then(
@@ -78,7 +70,7 @@ describe('EventRecorder: group-committed events (record)', () => {
    * write is held at the gate, with the caller's promise (wrapped, so awaiting it does not wait).
    */
   const gatedRecorder = () => {
-    const repository = new GatedEventRepository(database);
+    const repository = new GatedEventRepository(database());
     const recorder = new EventRecorder(repository, logger);
     const recordHeld = async (event: NewEvent): Promise<{ recording: Promise<RecordedEvent> }> => {
       const recording = recorder.record(event);
@@ -154,7 +146,7 @@ describe('EventRecorder: group-committed events (record)', () => {
   });
 
   it('settles at once when nothing is being written', async () => {
-    const recorder = new EventRecorder(new EventRepository(database), logger);
+    const recorder = new EventRecorder(new EventRepository(database()), logger);
     expect(await isPending(recorder.settled())).toBe(false);
   });
 

@@ -8,7 +8,7 @@
  * only (bench/profile-on-signal.cjs), so start-up and preparation are not in it. The floor app
  * (bench/floor-app.mjs) is profiled the same way, for the same route shape. Each profile becomes
  * an SVG with scripts/flame-graph.mjs, its tooltips in CPU microseconds per request.
- * Events `_query` is drawn beside its own floor (the same select as JSON, bench/floor-app.mjs).
+ * Events `_query` and refresh are drawn beside their own floors (bench/floor-app.mjs).
  * BENCH_ONLY (comma-separated file names, e.g. "events-query,floor-events") draws those alone;
  * BENCH_PROFILE_DIR keeps the .cpuprofile files there.
  */
@@ -93,6 +93,7 @@ async function main() {
   );
 
   const bearer = { authorization: `Bearer ${signedIn.access_token}` };
+  const refreshBody = JSON.stringify({ token: signedIn.refresh_token });
   const basic = { authorization: `Basic ${setup.application._id}:${setup.application.secret}` };
   const routes = [
     ['verify-token-bearer', 'verify-token Bearer', service, { url: `${base}/verify-token`, headers: bearer }],
@@ -103,6 +104,8 @@ async function main() {
     ['floor', 'the floor app (Nest, the JWT check, one primary-key lookup)', floor, { url: `http://127.0.0.1:${floorPort}/floor`, headers: bearer }],
     ['events-query', 'events _query (two types, 20 events)', service, { url: `${base}/memberships/${membership._id}/events/_query?limit=20`, method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: EVENTS_QUERY_BODY }],
     ['floor-events', "events _query's floor (the JWT check, the same select as JSON)", floor, { url: `http://127.0.0.1:${floorPort}/floor/events`, method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: EVENTS_QUERY_BODY }],
+    ['refresh', 'refresh (revoke=false, one session)', service, { url: `${base}/refresh-token?revoke=false`, method: 'POST', headers: { 'content-type': 'application/json' }, body: refreshBody }],
+    ['floor-refresh', "refresh's floor (the JWT check, one transaction of two inserts, two JWTs signed)", floor, { url: `http://127.0.0.1:${floorPort}/floor/refresh`, method: 'POST', headers: { 'content-type': 'application/json' }, body: refreshBody }],
   ].filter(([name]) => ONLY === null || ONLY.has(name));
   // Warm-up: every route compiled by V8's optimizing tier before any profile.
   for (const [, , , options] of routes) await autocannon({ ...options, connections: 16, duration: 3 });

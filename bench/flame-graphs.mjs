@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * A flame graph of each read route and of the floor app (`npm run bench:flame-graphs`, about two
+ * A flame graph of each read route, of refresh and of the floor app (`npm run bench:flame-graphs`, about two
  * minutes; writes docs/flame-graphs/*.svg). Starts the built service on a fresh database on the
  * PostgreSQL server (BENCH_DATABASE_URL, as bench/run.mjs), prepares a membership, an admin and an
  * application, warms every route up, then profiles each route alone for BENCH_DURATION seconds (6)

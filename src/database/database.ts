@@ -212,6 +212,17 @@ export function prepareRows<T>(db: Db, name: string, statement: SQL): (values: R
 }
 
 /**
+ * prepareRows for a statement that may also run inside the caller's request transaction: each
+ * call prepares it on the executor `database.db` answers then (the transaction while one is open,
+ * else the database), under the same name. The statement's text is rendered once; node-postgres
+ * parses a named statement once per connection, whichever transaction or caller uses it.
+ */
+export function prepareAmbientRows<T>(database: Database, name: string, statement: SQL): (values: Record<string, unknown>) => Promise<T[]> {
+  const query = dialect.sqlToQuery(statement);
+  return async (values) => ((await database.db._.session.prepareQuery(query, undefined, name, false).execute(values)) as { rows: T[] }).rows;
+}
+
+/**
  * A condition (always true) that makes the statement's own transaction commit without waiting for
  * its WAL to reach the disk: `synchronous_commit = off` for that transaction only. PostgreSQL
  * evaluates it once, before the statement's first row (a one-time filter), so put it in the

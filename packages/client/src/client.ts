@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { DEFAULT_MAX_CACHE_ENTRIES, LookupTable, TtlCache } from './cache';
 import {
   accessDenied,
@@ -314,7 +314,8 @@ function parseAuthorization(header: string | undefined): Step<Credentials> {
   }
   return {
     ok: true,
-    value: { scheme, header, digest: createHash('sha256').update(header).digest('base64url') },
+    // One-shot hash: half the cost of createHash().update().digest() on every protected request.
+    value: { scheme, header, digest: hash('sha256', header, 'base64url') },
   };
 }
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import { sql, type ExtractTablesWithRelations, type SQL } from 'drizzle-orm';
+import { sql, type ExtractTablesWithRelations, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { PgDialect, type PgDatabase, type PgQueryResultHKT, type PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
@@ -209,6 +209,19 @@ const dialect = new PgDialect();
 export function prepareRows<T>(db: Db, name: string, statement: SQL): (values: Record<string, unknown>) => Promise<T[]> {
   const prepared = db._.session.prepareQuery(dialect.sqlToQuery(statement), undefined, name, false);
   return async (values) => ((await prepared.execute(values)) as { rows: T[] }).rows;
+}
+
+/**
+ * A select prepared so that its rows come back as arrays (the select's columns in order) and go
+ * straight through `readRow`, without Drizzle's row objects (its per-column decoding, then the
+ * caller's mapping of them: two objects and a walk of the columns per row). `readRow` gets what
+ * the driver gives: JSON already parsed, timestamps as PostgreSQL's text. Sent unnamed, as
+ * `select.prepare('')` would be.
+ */
+export function prepareReading<T>(executor: Executor, select: SQLWrapper, readRow: (values: unknown[]) => T): { execute(values: Record<string, unknown>): Promise<T[]> } {
+  const mapRows = (rows: unknown[][]): T[] => rows.map(readRow);
+  const prepared = executor._.session.prepareQuery(dialect.sqlToQuery(select.getSQL()), undefined, '', true, mapRows);
+  return { execute: async (values) => (await prepared.execute(values)) as T[] };
 }
 
 /**

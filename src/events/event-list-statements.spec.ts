@@ -1,14 +1,17 @@
-import { sql } from 'drizzle-orm';
+import { getTableColumns, sql } from 'drizzle-orm';
 import { useTestDatabase } from '../../test/support/database';
 import { ListStatements, runListQuery, type ListRequest } from '../common/query';
 import { events } from '../database/schema';
+import { EVENT_ROW_COLUMNS } from './event.mapper';
 import { eventListQuery } from './event.repository';
 
 /**
  * The event list's statements reused by query shape (ListStatements) answer exactly what a
  * statement built for the request answers: each request below runs both ways, twice, and the
  * requests of one shape with other values (another membership, other types, other bounds) get
- * their own rows, never those of the request the statement was built for.
+ * their own rows, never those of the request the statement was built for. The reused statements
+ * read their rows straight to responses (`readEventRow`), the others through Drizzle's rows and
+ * `toEventResponse`: the comparison holds the two readers to one answer.
  */
 const TYPES = ['UserCreated', 'UserUpdated', 'UserDeleted', 'TokenGenerated', 'TokenVerified'];
 
@@ -90,6 +93,26 @@ describe('event list statements by query shape', () => {
       })),
     );
     for (const { built, reused } of pairs) expect(reused.items).toEqual(built.items);
+  });
+
+  it('reads the columns in the order the table declares them', () => {
+    expect(Object.keys(getTableColumns(events))).toEqual([...EVENT_ROW_COLUMNS]);
+  });
+
+  it('reads microseconds, an offset and a null prior as Drizzle does', async () => {
+    await database().db.execute(sql`
+      insert into ${events} (id, membership_id, event_type, utilizer_id, document, prior, event_time) values
+        ('ls-us-1', 'm-us', 'UserCreated', 'u-1', '{"a": [1, {"b": null}], "s": "é ✓"}'::jsonb, null, '2026-03-04 05:06:07.891234+02:30'),
+        ('ls-us-2', 'm-us', 'UserUpdated', 'u-1', '{}'::jsonb, '{"was": 1}'::jsonb, '1999-12-31 23:59:59.9995+00')`);
+    const statements = new ListStatements(database().db);
+    const request: ListRequest = { query: { sort: 'event_time asc' } };
+    for (let pass = 0; pass < 2; pass++) {
+      const built = await runListQuery(eventListQuery(database().db, 'm-us', request));
+      const reused = await runListQuery(eventListQuery(database().db, 'm-us', request, statements));
+      expect(reused.items).toEqual(built.items);
+      expect(reused.items.map((item) => item.event_time)).toEqual(['1999-12-31T23:59:59.999Z', '2026-03-04T02:36:07.891Z']);
+      expect(reused.items.map((item) => item.prior)).toEqual([{ was: 1 }, null]);
+    }
   });
 
   it('answers the same errors for a malformed request', async () => {

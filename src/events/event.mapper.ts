@@ -1,4 +1,5 @@
 import type { EventRow } from '../database/schema';
+import { isoFromTimestamptzText } from '../database/timestamptz-text';
 
 /** The event record of the specification. */
 export interface EventResponse {
@@ -24,3 +25,32 @@ export function toEventResponse(row: EventRow): EventResponse {
     membership_id: row.membershipId,
   };
 }
+
+/**
+ * toEventResponse from the row as the driver gives it: the `events` table's columns in schema
+ * order (EVENT_ROW_COLUMNS), JSON parsed, `event_time` as PostgreSQL's text. What events pages
+ * read (ListQuery `readRow`), without Drizzle's row object in between.
+ */
+export function readEventRow(values: unknown[]): EventResponse {
+  const [id, membershipId, eventType, utilizerId, document, prior, eventTime] = values as [
+    string,
+    string,
+    string,
+    string,
+    Record<string, unknown>,
+    Record<string, unknown> | null,
+    string,
+  ];
+  return {
+    _id: id,
+    event_type: eventType,
+    utilizer_id: utilizerId,
+    document,
+    prior: prior ?? null,
+    event_time: isoFromTimestamptzText(eventTime),
+    membership_id: membershipId,
+  };
+}
+
+/** The order readEventRow reads the columns in (a spec holds it to the schema's). */
+export const EVENT_ROW_COLUMNS = ['id', 'membershipId', 'eventType', 'utilizerId', 'document', 'prior', 'eventTime'] as const;

@@ -3,7 +3,7 @@ import { and, desc, eq, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { DATABASE, type Database, type Executor } from '../database/database';
 import { deliveries, events, webhooks, type EventRow } from '../database/schema';
 import { ListStatements, querySchema, runListQuery, type ListPage, type ListQuery, type ListRequest } from '../common/query';
-import { toEventResponse } from './event.mapper';
+import { readEventRow, toEventResponse } from './event.mapper';
 
 /**
  * What `where`, `sort` and `select` may name. Sortable fields are those an index serves inside
@@ -114,6 +114,7 @@ export function eventListQuery(executor: Executor, membershipId: string, request
     request,
     defaultSort: EVENT_DEFAULT_SORT,
     toResponse: toEventResponse,
+    readRow: readEventRow,
     idColumn: events.id,
     // events_membership_type_time serves one type at a time in the default order.
     inByIndex: { field: 'event_type', resultOrder: EVENT_RESULT_ORDER },

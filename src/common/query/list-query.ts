@@ -33,6 +33,12 @@ export interface ListQuery<TRow> {
   defaultSort: SQL;
   toResponse: (row: TRow) => object;
   /**
+   * The same answer as `toResponse`, read from the row as the driver gives it (the table's columns
+   * in schema order, JSON parsed, timestamps as text) when a page statement kept by shape runs:
+   * no Drizzle row object in between. Optional; its spec must show both answer alike.
+   */
+  readRow?: (values: unknown[]) => object;
+  /**
    * A field with an index on (scope, field, default order). In the default order, `$in` on it
    * runs as a UNION ALL of one query per value, each an ordered index scan that reads at most
    * the rows the page could take. One IN list cannot be read in that order from any index: the
@@ -48,7 +54,8 @@ export interface ListQuery<TRow> {
 
 /** Runs a page's SELECT through statements kept by query shape (ListStatements, list-statements.ts). */
 export interface PageStatements {
-  rows<TRow>(query: ListQuery<TRow>, params: ListParams): Promise<unknown[]>;
+  /** The page's items, each as `toResponse` answers it. */
+  responses<TRow>(query: ListQuery<TRow>, params: ListParams): Promise<object[]>;
 }
 
 /** The tenant condition with the request's hidden ids taken out. */
@@ -127,6 +134,12 @@ export function listSelect<TRow>(query: ListQuery<TRow>, params: ListParams) {
   });
 }
 
+/** The page's items built as Drizzle rows, then each through `toResponse`. */
+export async function listResponses<TRow>(query: ListQuery<TRow>, params: ListParams): Promise<object[]> {
+  const rows = (await listSelect(query, params)) as TRow[];
+  return rows.map((row) => query.toResponse(row));
+}
+
 /**
  * The one implementation of list, `_query`, paging, sorting, counting and projection for every
  * resource. Repositories call it with their table and query schema.
@@ -134,9 +147,9 @@ export function listSelect<TRow>(query: ListQuery<TRow>, params: ListParams) {
 export async function runListQuery<TRow>(query: ListQuery<TRow>): Promise<ListPage<Record<string, unknown>>> {
   const params = parseListParams(query.request.query);
   const projection = parseSelect(query.schema, query.request.select);
-  const rows = (query.statements ? await query.statements.rows(query, params) : await listSelect(query, params)) as TRow[];
+  const responses = query.statements ? await query.statements.responses(query, params) : await listResponses(query, params);
   const page: ListPage<Record<string, unknown>> = {
-    items: rows.map((row) => applyProjection(query.toResponse(row) as Record<string, unknown>, projection)),
+    items: responses.map((response) => applyProjection(response as Record<string, unknown>, projection)),
   };
   if (params.withCount) {
     const condition = and(visibleScope(query), translateWhere(query.schema, query.request.where));

@@ -95,6 +95,18 @@ describe('event list statements by query shape', () => {
     for (const { built, reused } of pairs) expect(reused.items).toEqual(built.items);
   });
 
+  it('answers alike through Drizzle rows and toResponse for a resource without readRow', async () => {
+    const statements = new ListStatements(database().db);
+    for (let pass = 0; pass < 2; pass++) {
+      for (const [membershipId, request] of requests) {
+        const built = await runListQuery(eventListQuery(database().db, membershipId, request));
+        const reused = await runListQuery({ ...eventListQuery(database().db, membershipId, request, statements), readRow: undefined });
+        expect({ membershipId, request, items: reused.items }).toEqual({ membershipId, request, items: built.items });
+      }
+    }
+    expect(statements.size).toBeGreaterThan(0);
+  });
+
   it('reads the columns in the order the table declares them', () => {
     expect(Object.keys(getTableColumns(events))).toEqual([...EVENT_ROW_COLUMNS]);
   });

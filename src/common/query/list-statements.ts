@@ -4,11 +4,13 @@ import { buildListSelect, listResponses, listSelectParts, type ListQuery, type L
 import type { ListParams } from './list-params';
 import { StatementShape } from './statement-shape';
 
-/** A page statement built once for its shape; `execute` takes the shape's values and the page bounds. */
+/**
+ * A page statement built once for its shape; `execute` takes the shape's values and the page
+ * bounds, and answers the page's responses (read as the resource reads its rows: one resource's
+ * statements share its `readRow` and `toResponse`).
+ */
 interface PageStatement {
-  execute(values: Record<string, unknown>): Promise<unknown[]>;
-  /** Whether `execute` answers the responses themselves (the query's `readRow`) rather than Drizzle rows. */
-  readsResponses: boolean;
+  execute(values: Record<string, unknown>): Promise<object[]>;
 }
 
 /** Shapes kept per resource: the few a client sends again and again. Past it, new shapes run as before. */
@@ -56,8 +58,7 @@ export class ListStatements implements PageStatements {
     }
     const values: Record<string, unknown> = { limit: params.limit, offset: params.skip, window: params.skip + params.limit };
     shape.values.forEach((value, index) => (values[`v${index}`] = value));
-    const rows = await statement.execute(values);
-    return statement.readsResponses ? (rows as object[]) : rows.map((row) => query.toResponse(row as TRow));
+    return statement.execute(values);
   }
 
   /** The shape's statement, with placeholders where this request's values were. */
@@ -69,9 +70,9 @@ export class ListStatements implements PageStatements {
     const placeholders: ListSelectParts = { condition, order, split: parts.split && resultOrder ? { conditions, resultOrder } : undefined };
     const bounds = { limit: sql.placeholder('limit'), offset: sql.placeholder('offset'), window: sql.placeholder('window') };
     const select = buildListSelect(this.executor, query.table, placeholders, bounds);
-    if (query.readRow) return { ...prepareReading(this.executor, select, query.readRow), readsResponses: true };
+    if (query.readRow) return prepareReading(this.executor, select, query.readRow);
     const prepared = select.prepare('');
-    return { execute: (values) => prepared.execute(values), readsResponses: false };
+    return { execute: async (values) => ((await prepared.execute(values)) as TRow[]).map((row) => query.toResponse(row)) };
   }
 }
 

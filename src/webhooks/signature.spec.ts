@@ -30,7 +30,9 @@ describe('signWebhookBody', () => {
     expect(() => signWebhookBody(SECRET, BODY, 1.5)).toThrow(RangeError);
     expect(() => signWebhookBody(SECRET, BODY, -1)).toThrow(RangeError);
     expect(() => signWebhookBody(SECRET, BODY, Number.NaN)).toThrow(RangeError);
-    expect(() => signWebhookBody(SECRET, BODY, Date.now() / 1000 + 0.5)).toThrow(RangeError);
+    // A caller that forgets to floor Date.now() / 1000; not Date.now() itself, whose
+    // milliseconds make the sum whole one time in a thousand.
+    expect(() => signWebhookBody(SECRET, BODY, Math.floor(Date.now() / 1000) + 0.25)).toThrow(RangeError);
   });
 
   it('exports the header name', () => {

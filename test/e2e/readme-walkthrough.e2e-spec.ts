@@ -7,12 +7,12 @@
  * provider (OIDC_PORT), the webhook receiver (HOOK_PORT) and the mail catcher (MAIL_PORT). The
  * README's own webhook is passive, so nothing is sent anywhere else.
  */
-import { type AddressInfo, createServer, type Server } from 'node:net';
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startTestApp, TEST_SETUP_TOKEN, type TestApp } from '../support/app';
+import { closedPorts } from '../support/ports';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
 const run = promisify(execFile);
@@ -20,23 +20,6 @@ const ROOT = join(__dirname, '..', '..');
 const MARKER = '<!-- walkthrough -->';
 /** The files whose marked blocks make up the walk-through, in the order a reader pastes them. */
 const WALKTHROUGH_FILES = ['README.md', 'docs/api.md', 'docs/webhooks.md', 'docs/device-flow.md', 'docs/providers.md', 'docs/mail-and-recovery.md'];
-
-/**
- * Loopback ports free right now, all different, for the provider and the mail catcher the
- * walk-through starts (a fixed one may be taken): held open together, then released.
- */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<Server>((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve(server));
-    })),
-  );
-  const ports = servers.map((server) => (server.address() as AddressInfo).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
-}
 
 /** The marked blocks of one markdown text, in order. */
 function walkthroughBlocks(markdown: string): string[] {
@@ -79,7 +62,7 @@ describe('README walk-through', () => {
   it('runs top to bottom against a fresh service, every command succeeding', async () => {
     const files = await Promise.all(WALKTHROUGH_FILES.map(readRepositoryFile));
     const script = files.flatMap(walkthroughBlocks).join('\n');
-    const [oidcPort, mailPort, hookPort] = await freePorts(3);
+    const [oidcPort, mailPort, hookPort] = await closedPorts(3);
     const result = await run('bash', ['-euo', 'pipefail', '-c', script], {
       // From the repository's directory, as the provider block says.
       cwd: ROOT,

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
+import { closedPort } from './ports';
 
 /** A client of the test provider, as oidc-provider takes it. */
 export interface OidcTestClient {
@@ -38,10 +39,15 @@ export async function newSigningKey(kid: string, alg: 'RS256' | 'ES256' = 'RS256
   return { privateJwk: { ...(await exportJWK(privateKey)), kid, alg, use: 'sig' }, privateKey };
 }
 
-/** Starts oidc-provider on 127.0.0.1 in a child process (it ships ES modules only). */
-export function startOidcProvider(options: OidcTestProviderOptions): Promise<OidcTestProvider> {
+/**
+ * Starts oidc-provider on 127.0.0.1 in a child process (it ships ES modules only), on a closed
+ * port outside the kernel's ephemeral range unless `port` is given: a test that restarts it on the
+ * same port (same issuer) then finds that port still free.
+ */
+export async function startOidcProvider(options: OidcTestProviderOptions): Promise<OidcTestProvider> {
+  const config = { ...options, port: options.port ?? (await closedPort()) };
   const child: ChildProcess = spawn(process.execPath, [join(__dirname, 'oidc-provider-server.mjs')], {
-    env: { ...process.env, NODE_ENV: 'test', OIDC_TEST_CONFIG: JSON.stringify(options) },
+    env: { ...process.env, NODE_ENV: 'test', OIDC_TEST_CONFIG: JSON.stringify(config) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let errors = '';

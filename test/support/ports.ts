@@ -1,11 +1,2 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-
-/** A port on 127.0.0.1 nothing listens on (bound, then released). */
-export async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+/** Ports for servers a test starts later, or where nothing listens: see the client package's helper, their one home. */
+export { closedPort, closedPorts } from '../../packages/client/src/testing/ports';

@@ -1,4 +1,5 @@
 import { createServer, type Server, type Socket, connect } from 'node:net';
+import { closedPort } from './ports';
 
 /**
  * A TCP proxy on 127.0.0.1 in front of a real server, which a test can cut and restore to make
@@ -14,7 +15,9 @@ export class TcpProxy {
     private readonly targetPort: number,
   ) {}
 
+  /** Listens on `port`, else on the port it had (a restart after `cut`), else on a closed one that the kernel will not hand out meanwhile. */
   async start(port = this.port): Promise<number> {
+    const listenOn = port || (await closedPort());
     this.server = createServer((client) => {
       const upstream = connect(this.targetPort, this.targetHost);
       for (const socket of [client, upstream]) {
@@ -26,7 +29,7 @@ export class TcpProxy {
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
-    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.server!.listen(listenOn, '127.0.0.1', resolve));
     this.port = (this.server.address() as { port: number }).port;
     return this.port;
   }

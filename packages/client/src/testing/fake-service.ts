@@ -5,6 +5,7 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closedPort } from './ports';
 
 export interface FakeIdentity {
   _id: string;
@@ -184,12 +185,9 @@ function send(res: http.ServerResponse, status: number, body: unknown): void {
 }
 
 /** A base URL on which nothing listens (a port that was just freed). */
+/** A URL on 127.0.0.1 where nothing listens (see closedPort). */
 export async function closedPortUrl(): Promise<string> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}/`;
+  return `http://127.0.0.1:${await closedPort()}/`;
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -252,13 +252,17 @@ describeWithServer('the live event stream on two instances of one server databas
     const s = await stream(a, '?types=RoleCreated');
     await createRole(b, admin);
     await s.until(() => roleIdsOf(s).length === 1, 'a first role');
-    // From B's answer (the commit) to the event on A, five times.
+    // From B's answer (the commit) to the event on A, five times: each within the contract's second,
+    // and four of the five within 300 ms, which the 1 s poll alone would give one time in thirty
+    // (one slow sample on a loaded machine is not a failure).
+    const delays: number[] = [];
     for (let i = 0; i < 5; i++) {
       const role = await createRole(b, admin);
       const committed = Date.now();
       await s.until(() => roleIdsOf(s).includes(role._id), "B's RoleCreated on A", 1_000);
-      expect(Date.now() - committed).toBeLessThan(500);
+      delays.push(Date.now() - committed);
     }
+    expect(delays.sort((x, y) => x - y)[3]).toBeLessThan(300);
   });
 
   it('resumed on A with Last-Event-ID: the events 8 concurrent writers committed on B (and A) meanwhile, each once', async () => {
@@ -286,10 +290,15 @@ describeWithServer('the live event stream on two instances of one server databas
       await elsewhere.query('begin');
       // An id assigned (as by a write), older than any the service's transactions take next.
       await elsewhere.query('select pg_current_xact_id()');
-      const role = await createRole(b, admin);
-      const committed = Date.now();
-      await s.until(() => roleIdsOf(s).includes(role._id), 'the role while another database has a transaction open', 1_000);
-      expect(Date.now() - committed).toBeLessThan(500);
+      // Three roles, each within the second; two of them within 300 ms (not by the poll alone).
+      const delays: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const role = await createRole(b, admin);
+        const committed = Date.now();
+        await s.until(() => roleIdsOf(s).includes(role._id), 'the role while another database has a transaction open', 1_000);
+        delays.push(Date.now() - committed);
+      }
+      expect(delays.sort((x, y) => x - y)[1]).toBeLessThan(300);
     } finally {
       await elsewhere.query('rollback').catch(() => undefined);
       await elsewhere.end();

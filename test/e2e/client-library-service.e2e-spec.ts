@@ -51,7 +51,7 @@ describe('client library: a third-party API protected by the real service', () =
 
   it('Basic token cache: a hit within the TTL skips the service; Bearer is never cached', async () => {
     const counting = await extraProxy(suite.t.url);
-    const ttlSeconds = 2;
+    const ttlSeconds = 4;
     const cached = await Promise.all(KINDS.map((kind) => extraApi(kind, settings({ BaseUrl: counting.baseUrl, BasicTokenCacheTTL: ttlSeconds }))));
     const path = `/directory/${suite.clerk.userId}`;
     const basic = suite.inst.application.basic;
@@ -78,7 +78,7 @@ describe('client library: a third-party API protected by the real service', () =
 
   it('Basic token cache: a rotated secret keeps working until the TTL ends, then gets 401', async () => {
     const counting = await extraProxy(suite.t.url);
-    const ttlSeconds = 2;
+    const ttlSeconds = 4;
     const cached = await Promise.all(KINDS.map((kind) => extraApi(kind, settings({ BaseUrl: counting.baseUrl, BasicTokenCacheTTL: ttlSeconds }))));
     const created = await suite.t.http().post(`/memberships/${suite.membershipId}/applications`).set('Authorization', suite.inst.admin.auth)
       .send({ name: 'rotating-app', role: 'admin' });

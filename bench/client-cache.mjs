@@ -12,12 +12,14 @@
  * orders.read: `/uncached/orders` by a client without cache, `/cached/orders` by one with
  * CacheTTL 60 following the event stream. Then:
  *
- * 1. Rate: autocannon on each route with one repeated Bearer token, in alternating slices
- *    (BENCH_SLICES of BENCH_SLICE_SECONDS each way), with 16 connections and with one. Printed:
- *    requests per second each way, the ratio (target ≥ 10), and the same route without any guard
- *    (`/bare/orders`, the ceiling Express itself sets). With 16 connections and one token the
- *    library without cache already shares each service call among the identical requests in
- *    flight, so that ratio is the cache's gain over that sharing.
+ * 1. Rate: autocannon on each route in alternating slices (BENCH_SLICES of BENCH_SLICE_SECONDS
+ *    each way): 16 connections on one repeated Bearer token, 16 connections each repeating a
+ *    token of its own, and one connection on one token. Printed: requests per second each way,
+ *    the ratio (target ≥ 10), and the same route without any guard (`/bare/orders`, the ceiling
+ *    Express itself sets). With 16 connections and one token the library without cache already
+ *    shares each service call among the identical requests in flight, so that ratio is the
+ *    cache's gain over that sharing; with a token per connection nothing is shared, and every
+ *    request without the cache asks the service (twice: who, then the permission).
  * 2. Revocation: BENCH_REVOCATIONS times, a fresh sign-in whose answers the cached route has
  *    kept, then POST /revoke-token; from the revoke answer, the cached route is called again and
  *    again until its first 401. Printed: p50, p99 and max of that time (target p99 ≤ 1 s).
@@ -70,8 +72,18 @@ async function protectedApi() {
   app.listen(Number(process.env.PORT), '127.0.0.1');
 }
 
+/** `auth`: one Authorization header for every connection, or a list: connection i repeats auth[i]. */
 async function measure(url, auth, seconds, connections = CONNECTIONS) {
-  const result = await autocannon({ url, headers: { authorization: auth }, connections, pipelining: 1, duration: seconds });
+  const perConnection = Array.isArray(auth) ? [...auth] : undefined;
+  let connected = 0;
+  const result = await autocannon({
+    url,
+    headers: { authorization: perConnection ? perConnection[0] : auth },
+    connections,
+    pipelining: 1,
+    duration: seconds,
+    ...(perConnection ? { setupClient: (client) => client.setHeaders({ authorization: perConnection[connected++ % perConnection.length] }) } : {}),
+  });
   if (result.non2xx || result.errors) log(`warning: ${result.non2xx} non-2xx, ${result.errors} errors of ${result.requests.total}`);
   return result.requests.total / seconds;
 }
@@ -124,18 +136,28 @@ async function main() {
   await measure(`${apiBase}/uncached/orders`, auth, 1);
   await measure(`${apiBase}/cached/orders`, auth, 1);
   const mean = (list) => list.reduce((a, b) => a + b, 0) / list.length;
-  // CONNECTIONS at once (the library shares one service call among identical concurrent lookups), and one at a time.
+  // CONNECTIONS at once on one token (the library shares one service call among identical
+  // concurrent lookups, so "without the cache" already answers most of them from one call); as
+  // many connections each repeating a token of its own (a session per connection: nothing to
+  // share, every request without the cache asks the service); and one connection at a time.
+  const ownTokens = [];
+  for (let i = 0; i < CONNECTIONS; i++) ownTokens.push(await signIn());
+  for (const token of ownTokens) expectStatus(await api(apiBase, 'GET', '/cached/orders', { auth: token }), 200, 'a connection token kept');
   const runs = [];
-  for (const connections of [CONNECTIONS, 1]) {
+  for (const [connections, tokens, label] of [
+    [CONNECTIONS, auth, 'one repeated Bearer token'],
+    [CONNECTIONS, ownTokens, 'a repeated Bearer token per connection'],
+    [1, auth, 'one repeated Bearer token'],
+  ]) {
     const rates = { uncached: [], cached: [], bare: [] };
     for (let slice = 0; slice < SLICES; slice++) {
       for (const way of slice % 2 === 0 ? ['uncached', 'cached', 'bare'] : ['bare', 'cached', 'uncached']) {
-        rates[way].push(await measure(`${apiBase}/${way}/orders`, auth, SLICE_SECONDS, connections));
+        rates[way].push(await measure(`${apiBase}/${way}/orders`, tokens, SLICE_SECONDS, connections));
       }
     }
-    const run = { connections, off: mean(rates.uncached), on: mean(rates.cached), bare: mean(rates.bare) };
+    const run = { connections, label, off: mean(rates.uncached), on: mean(rates.cached), bare: mean(rates.bare) };
     runs.push(run);
-    log(`rate, ${connections} connection(s): ${run.off.toFixed(0)}/s without the cache, ${run.on.toFixed(0)}/s with it, ${run.bare.toFixed(0)}/s unguarded`);
+    log(`rate, ${label}, ${connections} connection(s): ${run.off.toFixed(0)}/s without the cache, ${run.on.toFixed(0)}/s with it, ${run.bare.toFixed(0)}/s unguarded`);
   }
 
   log(`revocations: ${REVOCATIONS}`);
@@ -168,9 +190,9 @@ async function main() {
 
   console.log('');
   console.log(`Client library cache (CacheTTL 60 + event stream), ${SLICES} slices of ${SLICE_SECONDS} s each way; database: ${databaseUrl === 'memory://' ? 'embedded' : 'PostgreSQL server'}`);
-  for (const { connections, off, on, bare } of runs) {
+  for (const { connections, label, off, on, bare } of runs) {
     console.log(
-      `protected route, one repeated Bearer token, ${String(connections).padStart(2)} connection(s): ${off.toFixed(0)}/s without the cache, ` +
+      `protected route, ${label}, ${String(connections).padStart(2)} connection(s): ${off.toFixed(0)}/s without the cache, ` +
         `${on.toFixed(0)}/s with it: ratio ${(on / off).toFixed(1)} (target ≥ 10); the same route unguarded: ${bare.toFixed(0)}/s`,
     );
   }

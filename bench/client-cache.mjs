@@ -23,6 +23,9 @@
  * 2. Revocation: BENCH_REVOCATIONS times, a fresh sign-in whose answers the cached route has
  *    kept, then POST /revoke-token; from the revoke answer, the cached route is called again and
  *    again until its first 401. Printed: p50, p99 and max of that time (target p99 ≤ 1 s).
+ *
+ * BENCH_API_NODE_OPTIONS: node flags for the protected API alone (e.g. "--cpu-prof
+ * --cpu-prof-dir=/tmp/prof", its profile written when it stops).
  */
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -70,6 +73,8 @@ async function protectedApi() {
   app.get('/bare/orders', (_req, res) => res.json({ ok: true }));
   app.get('/ready', (_req, res) => res.status(cachedClient.streamConnected ? 200 : 503).end());
   app.listen(Number(process.env.PORT), '127.0.0.1');
+  // An exit rather than death by the signal, so that a --cpu-prof profile is written.
+  process.once('SIGTERM', () => process.exit(0));
 }
 
 /** `auth`: one Authorization header for every connection, or a list: connection i repeats auth[i]. */
@@ -119,7 +124,8 @@ async function main() {
     `Bearer ${expectStatus(await api(base, 'POST', '/generate-token', { headers: { 'X-Service-Alias': m }, body: { username, password: PASSWORD } }), 201, 'sign-in').access_token}`;
 
   const apiPort = await freePort();
-  const apiProcess = start('protected-api', [new URL(import.meta.url).pathname, '--api'], {
+  const apiFlags = (process.env.BENCH_API_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
+  const apiProcess = start('protected-api', [...apiFlags, new URL(import.meta.url).pathname, '--api'], {
     PORT: String(apiPort),
     SERVICE_URL: base,
     MEMBERSHIP_ID: m,

@@ -184,8 +184,7 @@ function send(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-/** A base URL on which nothing listens (a port that was just freed). */
-/** A URL on 127.0.0.1 where nothing listens (see closedPort). */
+/** A base URL on 127.0.0.1 on which nothing listens (see closedPort). */
 export async function closedPortUrl(): Promise<string> {
   return `http://127.0.0.1:${await closedPort()}/`;
 }

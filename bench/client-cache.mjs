@@ -79,7 +79,7 @@ async function protectedApi() {
 
 /** `auth`: one Authorization header for every connection, or a list: connection i repeats auth[i]. */
 async function measure(url, auth, seconds, connections = CONNECTIONS) {
-  const perConnection = Array.isArray(auth) ? [...auth] : undefined;
+  const perConnection = Array.isArray(auth) ? auth : undefined;
   let connected = 0;
   const result = await autocannon({
     url,

@@ -16,11 +16,25 @@ import {
   webhookBody,
   webhooksPath,
 } from '../support/api';
+import type { TestApp } from '../support/app';
 import { ALLOW_LOOPBACK_RECEIVERS, WebhookReceiver } from '../support/webhook-receiver';
 
 const RETRY_BASE_MS = 300;
 
 const deliveriesPath = (hook: Json): string => `${webhooksPath(hook.membership_id as string)}/${hook._id as string}/deliveries`;
+
+/** A webhook's deliveries as its list answers them, and the first with a status (waited for), on one suite's app. */
+function deliveryReaders(app: () => TestApp) {
+  async function deliveries(admin: CreatedMembership['admin'], hook: Json, query: Record<string, string> = {}): Promise<Json[]> {
+    const res = await as(app(), admin).get(deliveriesPath(hook)).query(query);
+    expect(res.status).toBe(200);
+    return res.body.items;
+  }
+  async function deliveryWith(admin: CreatedMembership['admin'], hook: Json, status: string): Promise<Json> {
+    return eventually(async () => (await deliveries(admin, hook)).find((d) => d.status === status), `a ${status} delivery`, 10_000);
+  }
+  return { deliveries, deliveryWith };
+}
 
 /**
  * Durable webhook delivery seen through the API (contract "Durable webhook delivery"): the
@@ -39,15 +53,7 @@ describe('webhook deliveries', () => {
 
   const tenant = (): Promise<CreatedMembership> => createMembership(suite.t, suite.admin);
 
-  async function deliveries(admin: CreatedMembership['admin'], hook: Json, query: Record<string, string> = {}): Promise<Json[]> {
-    const res = await as(suite.t, admin).get(deliveriesPath(hook)).query(query);
-    expect(res.status).toBe(200);
-    return res.body.items;
-  }
-
-  async function deliveryWith(admin: CreatedMembership['admin'], hook: Json, status: string): Promise<Json> {
-    return eventually(async () => (await deliveries(admin, hook)).find((d) => d.status === status), `a ${status} delivery`, 10_000);
-  }
+  const { deliveries, deliveryWith } = deliveryReaders(() => suite.t);
 
   it('lists a delivery per call with its status, and sends its id as X-Webhook-Delivery', async () => {
     const { admin } = await tenant();
@@ -189,12 +195,9 @@ describe('webhook deliveries canceled', () => {
     await receiver?.close();
   });
 
-  async function failedOnce(admin: CreatedMembership['admin'], hook: Json): Promise<void> {
-    await eventually(async () => {
-      const res = await as(suite.t, admin).get(deliveriesPath(hook));
-      return (res.body.items as Json[]).find((d) => d.attempts === 1 && d.status === 'pending');
-    }, 'one failed attempt stored');
-  }
+  const { deliveries, deliveryWith } = deliveryReaders(() => suite.t);
+  const failedOnce = (admin: CreatedMembership['admin'], hook: Json): Promise<Json> =>
+    eventually(async () => (await deliveries(admin, hook)).find((d) => d.attempts === 1 && d.status === 'pending'), 'one failed attempt stored');
 
   it('cancels the pending deliveries of a webhook made passive, and of a deleted one', async () => {
     const { admin } = await createMembership(suite.t, suite.admin);
@@ -209,10 +212,7 @@ describe('webhook deliveries canceled', () => {
     const passiveBody = webhookBody(receiver.url('/passive'), { name: passive.name, try_count: 5, status: 'passive' });
     await as(suite.t, admin).put(`${webhooksPath(admin.membershipId)}/${passive._id}`, passiveBody).expect(200);
     await as(suite.t, admin).del(`${webhooksPath(admin.membershipId)}/${deleted._id}`).expect(204);
-    const canceled = await eventually(async () => {
-      const res = await as(suite.t, admin).get(deliveriesPath(passive));
-      return (res.body.items as Json[]).find((d) => d.status === 'canceled');
-    }, 'a canceled delivery');
+    const canceled = await deliveryWith(admin, passive, 'canceled');
     expect(canceled.attempts).toBe(1);
     const database = suite.t.app.get<Database>(DATABASE);
     const result: unknown = await database.db.execute(sql`select status from deliveries where webhook_id = ${deleted._id}`);

@@ -28,6 +28,20 @@ const BODY_PARSER_CODES: Record<string, { code: ErrorCode; message: string }> = 
   'parameters.too.many': { code: 'PayloadTooLarge', message: 'The form has too many fields' },
 };
 
+/**
+ * A body sent with Content-Encoding gzip, deflate or br that does not decompress: body-parser passes
+ * zlib's error on with status 400 and no `type` (zlib's codes are `Z_*`, brotli's `ERR__ERROR_*`).
+ */
+function isUndecompressableBody(error: unknown): boolean {
+  const candidate = error as { status?: unknown; errno?: unknown; code?: unknown } | null;
+  return (
+    candidate?.status === 400 &&
+    typeof candidate.errno === 'number' &&
+    typeof candidate.code === 'string' &&
+    (candidate.code.startsWith('Z_') || candidate.code.startsWith('ERR__ERROR_'))
+  );
+}
+
 export interface MappedError {
   status: number;
   body: ErrorBody;
@@ -79,6 +93,10 @@ export function mapError(error: unknown): MappedError {
   if (typeof parserType === 'string' && parserType in BODY_PARSER_CODES) {
     const { code, message } = BODY_PARSER_CODES[parserType];
     const mapped = new DomainError(code, message);
+    return { status: mapped.status, body: mapped.toBody() };
+  }
+  if (isUndecompressableBody(error)) {
+    const mapped = new DomainError('MalformedJson', 'The request body does not decompress as its Content-Encoding says');
     return { status: mapped.status, body: mapped.toBody() };
   }
 

@@ -1,7 +1,7 @@
 import { applyDecorators, type Type as ClassType } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions, IntersectionType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { IsBoolean, IsInt, IsObject, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { IsSlug } from './patterns';
 
 /*
@@ -47,9 +47,20 @@ export const OptionalIntField = (min: number, max: number, docs: ApiPropertyOpti
 export const DocumentedOptionalIntField = (min: number, max: number, docs: ApiPropertyOptions): PropertyDecorator =>
   OptionalIntField(min, max, { minimum: min, maximum: max, ...docs });
 
+/**
+ * An object validated as `dto`. IsObject comes first because ValidateNested alone lets an array
+ * through (it validates the elements instead, and an empty array has none), and the service would
+ * then read fields of an array.
+ */
+export const NestedObject = (dto: ClassType<unknown>): PropertyDecorator => stacked(IsObject(), ValidateNested(), Type(() => dto));
+
+/** An array of objects, each validated as `dto` (an element that is itself an array is refused, as above). */
+export const NestedObjects = (dto: ClassType<unknown>): PropertyDecorator =>
+  stacked(IsObject({ each: true }), ValidateNested({ each: true }), Type(() => dto));
+
 /** An optional object validated as `dto`. */
 export const OptionalNestedField = (dto: ClassType<unknown>): PropertyDecorator =>
-  stacked(ApiPropertyOptional({ type: dto }), IsOptional(), ValidateNested(), Type(() => dto));
+  stacked(ApiPropertyOptional({ type: dto }), IsOptional(), NestedObject(dto));
 
 /** The fields NamedBodyDto puts first. */
 export interface NamedBody {

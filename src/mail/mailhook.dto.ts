@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
@@ -10,11 +9,10 @@ import {
   IsString,
   Matches,
   MaxLength,
-  ValidateNested,
 } from 'class-validator';
 import { IsEmailAddress } from '../common/patterns';
 import { NamedResourceSchema, SysSchema } from '../common/api-docs';
-import { DocumentedDescriptionField, OptionalBooleanField } from '../common/dto-fields';
+import { DocumentedDescriptionField, NestedObjects, OptionalBooleanField } from '../common/dto-fields';
 import { TRIGGER_EVENT_TYPES } from '../webhooks/webhook-template-rules';
 import { MAX_SUBJECT_LENGTH } from './mail-template-rules';
 
@@ -102,8 +100,7 @@ export class MailhookBodyDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_RECIPIENTS)
-  @ValidateNested({ each: true })
-  @Type(() => MailRecipientDto)
+  @NestedObjects(MailRecipientDto)
   recipients?: MailRecipientDto[];
 }
 

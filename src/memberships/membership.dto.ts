@@ -1,21 +1,18 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
   IsDefined,
   IsEmail,
   IsIn,
-  IsObject,
   IsOptional,
   IsString,
   Length,
   MaxLength,
   ValidateIf,
-  ValidateNested,
 } from 'class-validator';
-import { NameField, OptionalIntField, OptionalNestedField, SlugField } from '../common/dto-fields';
+import { NameField, NestedObject, NestedObjects, OptionalIntField, OptionalNestedField, SlugField } from '../common/dto-fields';
 import { IsUsername } from '../common/patterns';
 import { MAX_MAIL_PROVIDERS, MailProviderDto } from './mail-provider';
 import { OtpSettingsDto } from './otp-settings';
@@ -86,7 +83,7 @@ export class NewMembershipDto {
 
 /** A settings object of PUT /memberships/{id} that an omitted field keeps; null is not an object (IsOptional would let it through). */
 const KeptSettingsField = (dto: new () => object, description: string): PropertyDecorator =>
-  applyDecorators(ApiPropertyOptional({ type: dto, description }), ValidateIf((_, value) => value !== undefined), IsObject(), ValidateNested(), Type(() => dto));
+  applyDecorators(ApiPropertyOptional({ type: dto, description }), ValidateIf((_, value) => value !== undefined), NestedObject(dto));
 
 /** Body of PUT /memberships/{id}: the mutable fields, replaced as a whole. */
 export class UpdateMembershipDto extends NewMembershipDto {
@@ -99,8 +96,7 @@ export class UpdateMembershipDto extends NewMembershipDto {
   @ValidateIf((_, value) => value !== undefined)
   @IsArray()
   @ArrayMaxSize(MAX_MAIL_PROVIDERS)
-  @ValidateNested({ each: true })
-  @Type(() => MailProviderDto)
+  @NestedObjects(MailProviderDto)
   mail_providers?: MailProviderDto[];
 
   @KeptSettingsField(OtpSettingsDto, 'One-time passwords in reset mails. Omitted: kept. contains_letters and contains_digits both false: 400')
@@ -137,8 +133,8 @@ export class FirstApplicationDto {
 
 /** Body of POST /setup: the first admin user is required there. */
 export class ProvisionMembershipDto {
-  @ApiProperty({ type: NewMembershipDto }) @IsDefined() @ValidateNested() @Type(() => NewMembershipDto) membership!: NewMembershipDto;
-  @ApiProperty({ type: FirstAdminUserDto }) @IsDefined() @ValidateNested() @Type(() => FirstAdminUserDto) user!: FirstAdminUserDto;
+  @ApiProperty({ type: NewMembershipDto }) @IsDefined() @NestedObject(NewMembershipDto) membership!: NewMembershipDto;
+  @ApiProperty({ type: FirstAdminUserDto }) @IsDefined() @NestedObject(FirstAdminUserDto) user!: FirstAdminUserDto;
   @OptionalNestedField(FirstApplicationDto)
   application?: FirstApplicationDto;
 }
@@ -148,7 +144,7 @@ export class ProvisionMembershipDto {
  * may be provisioned empty and managed through an application, or filled in later).
  */
 export class CreateMembershipDto {
-  @ApiProperty({ type: NewMembershipDto }) @IsDefined() @ValidateNested() @Type(() => NewMembershipDto) membership!: NewMembershipDto;
+  @ApiProperty({ type: NewMembershipDto }) @IsDefined() @NestedObject(NewMembershipDto) membership!: NewMembershipDto;
   @OptionalNestedField(FirstAdminUserDto)
   user?: FirstAdminUserDto;
   @OptionalNestedField(FirstApplicationDto)

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { NamedResourceSchema, SysDto } from '../common/api-docs';
-import { DocumentedDescriptionField, OptionalBooleanField } from '../common/dto-fields';
+import { DocumentedDescriptionField, NestedObject, OptionalBooleanField } from '../common/dto-fields';
 import {
   IsDefined,
   IsIn,
@@ -13,7 +13,6 @@ import {
   Max,
   MaxLength,
   Min,
-  ValidateNested,
   ValidatorConstraint,
   type ValidatorConstraintInterface,
   type ValidationArguments,
@@ -132,8 +131,7 @@ export class WebhookBodyDto {
 
   @ApiProperty({ type: WebhookRequestDto })
   @IsDefined({ message: 'is required' })
-  @ValidateNested()
-  @Type(() => WebhookRequestDto)
+  @NestedObject(WebhookRequestDto)
   request!: WebhookRequestDto;
 
   @ApiPropertyOptional({

@@ -1,4 +1,4 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 import { DomainError, type FieldError } from './errors';
 
@@ -58,10 +58,44 @@ export function rememberValidationRules(storage = getMetadataStorage()): void {
   };
 }
 
+/**
+ * Keys class-transformer skips without a word, at any depth, where the whitelist would refuse any
+ * other key a DTO does not declare (a DTO never declares them). JSON.parse makes `__proto__` an
+ * ordinary own key, so it is seen here.
+ */
+const SILENTLY_DROPPED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor']);
+
+/**
+ * An error for each silently dropped key in a parsed JSON value, named by its path. The body
+ * budget (json-budget.ts) bounds the walk: at most 1000 keys, 2000 elements and 32 levels.
+ */
+export function droppedKeyErrors(value: unknown, path = ''): FieldError[] {
+  if (typeof value !== 'object' || value === null) return [];
+  if (Array.isArray(value)) return value.flatMap((element, index) => droppedKeyErrors(element, path ? `${path}.${index}` : String(index)));
+  const errors: FieldError[] = [];
+  for (const key of Object.keys(value)) {
+    const field = path ? `${path}.${key}` : key;
+    if (SILENTLY_DROPPED_KEYS.has(key)) errors.push({ field, message: `property ${key} should not exist` });
+    else errors.push(...droppedKeyErrors((value as Record<string, unknown>)[key], field));
+  }
+  return errors;
+}
+
+/** ValidationPipe that first refuses the keys class-transformer would drop from a body unseen. */
+class BodyValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && this.toValidate(metadata)) {
+      const dropped = droppedKeyErrors(value);
+      if (dropped.length) throw validationFailure(dropped);
+    }
+    return super.transform(value, metadata);
+  }
+}
+
 /** Global validation: unknown fields are rejected, types are checked, every failure is one 400 body. */
 export function createValidationPipe(): ValidationPipe {
   rememberValidationRules();
-  return new ValidationPipe({
+  return new BodyValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { decodeJwt, type JWTPayload } from 'jose';
 import {
   type ApiObject,
@@ -145,11 +146,26 @@ describe('third security review', () => {
       expectErrorBody(await http().post('/verify-otp').set('Content-Type', 'application/json').send('nul'), 400, 'MalformedJson');
     });
 
-    it('counts array elements inside objects with the keys: 1001 ids are refused before validation', async () => {
-      const ids = Array.from({ length: 1001 }, (_, i) => `id${i}`);
-      const res = await http().delete(`/memberships/${m()}/roles`).set('Authorization', admin().auth).send({ ids });
+    it('takes the largest lists the contract allows, and answers one more by the rule of that list', async () => {
+      const ids = (count: number): string[] => Array.from({ length: count }, () => randomUUID());
+      const bulk = (body: object) => http().delete(`/memberships/${m()}/roles`).set('Authorization', admin().auth).send(body);
+      const thousand = await bulk({ ids: ids(1000) });
+      expect({ status: thousand.status, deleted: thousand.body.deleted, notFound: thousand.body.not_found?.length }).toEqual({ status: 200, deleted: [], notFound: 1000 });
+      const tooMany = await bulk({ ids: ids(1001) });
+      expectErrorBody(tooMany, 400, 'ModelValidationError');
+      expect(tooMany.body.errors).toEqual([{ field: 'ids', message: 'must be an array of 1 to 1000 id strings' }]);
+
+      const query = (values: string[]) =>
+        http().post(`/memberships/${m()}/users/_query`).set('Authorization', admin().auth).send({ where: { username: { $in: values } }, select: { username: 1 } });
+      const inThousand = await query(ids(1000));
+      expect({ status: inThousand.status, items: inThousand.body.items }).toEqual({ status: 200, items: [] });
+      expectErrorBody(await query(ids(1001)), 400, 'InvalidQuery');
+    });
+
+    it('counts the elements of every array in a body, and refuses past 2000 before validation', async () => {
+      const res = await http().delete(`/memberships/${m()}/roles`).set('Authorization', admin().auth).send({ ids: Array.from({ length: 1001 }, (_, i) => `id${i}`), more: new Array(1000).fill(0) });
       expectErrorBody(res, 400, 'ModelValidationError');
-      expect(res.body.errors).toEqual([{ field: 'request.body', message: 'must have at most 1000 keys and array elements in all' }]);
+      expect(res.body.errors).toEqual([{ field: 'request.body', message: 'must have at most 2000 array elements in all' }]);
     });
 
     it('lists at most 20 errors in a validation answer', async () => {

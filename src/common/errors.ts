@@ -22,6 +22,8 @@ export const ERROR_STATUS = {
   ExpiredToken: 400,
   InvalidDeviceCode: 400,
   MfaCodeInvalid: 400,
+  /** What Node's HTTP parser refuses before any route sees it (express-adapter.ts). */
+  MalformedRequest: 400,
   // 401
   InvalidCredentials: 401,
   UserInactive: 401,
@@ -56,6 +58,8 @@ export const ERROR_STATUS = {
   TokenCodePolicyNotFound: 404,
   // 405
   MethodNotAllowed: 405,
+  // 408
+  RequestTimeout: 408,
   // 409
   AlreadySetUp: 409,
   IdenticalDocumentError: 409,
@@ -79,9 +83,10 @@ export const ERROR_STATUS = {
   // 413, 415
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
-  // 429
+  // 429, 431
   TooManySignInAttempts: 429,
   TooManyStreams: 429,
+  HeadersTooLarge: 431,
   // 500, 502, 503
   UnhandledExceptionError: 500,
   ProviderUnavailable: 502,

@@ -1,7 +1,9 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express } from 'express';
-import { createServer, IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, type Server, ServerResponse, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { DomainError } from './errors';
 
 /**
  * Nest's Express adapter, with one change: the HTTP server builds requests and responses that
@@ -16,7 +18,8 @@ import { createServer, IncomingMessage, ServerResponse } from 'node:http';
  * `setPrototypeOf` is a no-op (the language says so: same prototype, nothing to do).
  *
  * Only the plain HTTP server is built here; options this service never passes (HTTPS, forced
- * connection closing, 503 while closing) go to Nest's own implementation.
+ * connection closing, 503 while closing) go to Nest's own implementation. Either server answers
+ * what Node's parser refuses with the contract's error body (answerClientErrors).
  */
 export class PreshapedExpressAdapter extends ExpressAdapter {
   constructor(private readonly maxHeaderSize: number) {
@@ -26,18 +29,62 @@ export class PreshapedExpressAdapter extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {
     if (options.httpsOptions || options.forceCloseConnections || options.return503OnClosing) {
       super.initHttpServer(options);
-      return;
+    } else {
+      const app = this.getInstance<Express>();
+      this.httpServer = createServer(
+        {
+          IncomingMessage: withOwnPrototype(IncomingMessage, app.request),
+          ServerResponse: withOwnPrototype(ServerResponse, app.response),
+          maxHeaderSize: this.maxHeaderSize,
+          // Node would answer an HTTP/1.1 request without Host with a bare 400; screenRequests
+          // answers it with the error body instead.
+          requireHostHeader: false,
+        },
+        app,
+      );
     }
-    const app = this.getInstance<Express>();
-    this.httpServer = createServer(
-      {
-        IncomingMessage: withOwnPrototype(IncomingMessage, app.request),
-        ServerResponse: withOwnPrototype(ServerResponse, app.response),
-        maxHeaderSize: this.maxHeaderSize,
-      },
-      app,
-    );
+    answerClientErrors(this.httpServer);
   }
+}
+
+/** What Node's parser refused, as the contract's error (the statuses of Node's own default answers). */
+function clientErrorAnswer(nodeCode: string | undefined): DomainError {
+  switch (nodeCode) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new DomainError('HeadersTooLarge', 'The request headers are too large');
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new DomainError('PayloadTooLarge', 'The chunk extensions of the request body are too large');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new DomainError('RequestTimeout', 'The request was not received in time');
+    default:
+      return new DomainError('MalformedRequest', 'The request is not valid HTTP (its method, target, version or headers)');
+  }
+}
+
+/**
+ * A request Node's HTTP parser refuses (a raw space or non-ASCII byte in the target, an unknown
+ * method, headers past the limit, a request that stalls) never becomes a request the app sees:
+ * Node answers it with a bare status line. This answers it as the app would answer anything,
+ * with the contract's error body, and closes the connection, as Node does. Nothing is written when
+ * an answer on that connection has started (it would corrupt it), as Node's own default.
+ */
+export function answerClientErrors(server: Server): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // `_httpMessage`: the answer in progress on this connection, which Node's default checks too.
+    const answering = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (error.code !== 'ECONNRESET' && socket.writable && !answering?.headersSent) {
+      const refused = clientErrorAnswer(error.code);
+      const body = JSON.stringify(refused.toBody());
+      socket.write(
+        `HTTP/1.1 ${refused.status} ${STATUS_CODES[refused.status]}\r\n` +
+          'Content-Type: application/json; charset=utf-8\r\n' +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+          'Cache-Control: no-store\r\nConnection: close\r\n\r\n' +
+          body,
+      );
+    }
+    socket.destroy();
+  });
 }
 
 /**

@@ -131,6 +131,27 @@ export function assignRequestId(request: Request, response: Response): void {
 const CACHEABLE_PATH = /^\/(ping|metrics|docs)(\/|$)|^\/openapi\//;
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * GET routes that change state, each with the methods it answers: the specification's GET
+ * /refresh-token and /revoke-token, and the OpenID Provider's RP-initiated logout. Express answers
+ * HEAD with a route's GET handler, but HEAD is safe (RFC 9110 9.2.1): a link checker or a
+ * prefetcher sending it must not rotate a refresh token, revoke a session or sign anyone out.
+ * Case-insensitive, with an optional trailing slash, as Express routes.
+ */
+const STATE_CHANGING_GETS: readonly [RegExp, string][] = [
+  [/^\/(?:refresh-token|revoke-token)\/?$/i, 'GET, POST'],
+  [/^\/oidc\/[^/]+\/logout\/?$/i, 'GET'],
+];
+
+/** 405 with Allow for HEAD on a GET that changes state (STATE_CHANGING_GETS); undefined otherwise. */
+function unsafeHeadProblem(request: Request, response: Response): DomainError | undefined {
+  if (request.method !== 'HEAD') return undefined;
+  const allowed = STATE_CHANGING_GETS.find(([path]) => path.test(request.path))?.[1];
+  if (allowed === undefined) return undefined;
+  response.setHeader('Allow', allowed);
+  return new DomainError('MethodNotAllowed', `HEAD is not answered here: this address's GET changes state. Send ${allowed.replace(', ', ' or ')}`);
+}
 const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/;
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/;
 
@@ -176,7 +197,8 @@ export interface BodyParsers {
  * Every request's checks before routing, in one middleware, in this order:
  *  - `Cache-Control: no-store` on every answer but the cacheable paths, set before anything can
  *    fail so errors carry it too (RFC 6749 section 5.1 for token answers; secrets and user data as well);
- *  - the URL's text (hostileUrlProblem);
+ *  - the URL's text (hostileUrlProblem), and Host;
+ *  - HEAD on a GET that changes state (unsafeHeadProblem);
  *  - the body's type (bodyOf), then its parser, then the parsed body's text (unstorableBodyProblem).
  * One middleware rather than one per step: each Express layer costs every request its dispatch, and
  * a request without a body (every read route) is done after three checks on its headers and URL.
@@ -186,6 +208,12 @@ export function screenRequests(parsers: BodyParsers) {
     if (!CACHEABLE_PATH.test(request.path)) response.setHeader('Cache-Control', 'no-store');
     const urlProblem = hostileUrlProblem(request);
     if (urlProblem) return next(urlProblem);
+    // RFC 9112 3.2: a server must answer 400 to an HTTP/1.1 request without Host.
+    if (request.headers.host === undefined && request.httpVersion === '1.1') {
+      return next(new DomainError('MalformedRequest', 'An HTTP/1.1 request must carry a Host header'));
+    }
+    const headProblem = unsafeHeadProblem(request, response);
+    if (headProblem) return next(headProblem);
     const body = bodyOf(request);
     if (body === 'none') return next();
     if (body instanceof DomainError) return next(body);

@@ -32,10 +32,24 @@ function isUnstorable(text: string): boolean {
   return UNSTORABLE.test(text);
 }
 
+/** A bracket, raw or percent-encoded: somewhere in a query, before its names are looked at. */
+const BRACKET = /[[\]]|%5[bd]/i;
+
+/**
+ * Whether a query parameter's name holds a bracket. The service reads `types=a,b`; a client that
+ * serialises a list as `types[]=a&types[]=b` (axios, qs) would otherwise have its parameter
+ * ignored without a word, and a stream of every event type opened where it asked for two.
+ */
+function hasBracketedName(query: string): boolean {
+  if (!BRACKET.test(query)) return false;
+  return query.split('&').some((pair) => BRACKET.test(pair.split('=', 1)[0]));
+}
+
 /**
  * Path and query: printable ASCII, percent-encodings that decode to UTF-8 without a NUL (400
- * ModelValidationError on `request.url` / `request.query`); undefined when they are. Ids in the path
- * are judged by the access guard (isPossibleId), which knows which parameter names a membership.
+ * ModelValidationError on `request.url` / `request.query`), and query names without brackets;
+ * undefined when they are. Ids in the path are judged by the access guard (isPossibleId), which
+ * knows which parameter names a membership.
  */
 export function hostileUrlProblem(request: Request): DomainError | undefined {
   const url = request.url;
@@ -56,6 +70,9 @@ export function hostileUrlProblem(request: Request): DomainError | undefined {
       const decoded = decodeComponent(pair);
       if (decoded === null || isUnstorable(decoded)) return invalid('request.query', 'must be UTF-8 text without NUL characters');
     }
+  }
+  if (queryStart !== -1 && hasBracketedName(url.slice(queryStart + 1))) {
+    return invalid('request.query', 'must not name a parameter with brackets: send a list as one comma-separated value (types=a,b)');
   }
   return undefined;
 }

@@ -55,7 +55,8 @@ const MAX_PARAMETER_LENGTH = 2048;
 function single(query: Readonly<Record<string, unknown>>, name: string): string | undefined {
   const value = query[name];
   if (value === undefined || value === '') return undefined;
-  if (typeof value !== 'string' || value.length > MAX_PARAMETER_LENGTH) throw new AuthorizationError('invalid_request', `${name} must be given once`);
+  if (typeof value !== 'string') throw new AuthorizationError('invalid_request', `${name} must be given once`);
+  if (value.length > MAX_PARAMETER_LENGTH) throw new AuthorizationError('invalid_request', `${name} must be at most ${MAX_PARAMETER_LENGTH} characters`);
   return value;
 }
 

@@ -72,6 +72,8 @@ const HOSTILE_VALUES: [string, unknown][] = [
   ['array of NUL', ['\u0000', 'x'.repeat(5000)]],
   ['object', { $where: 'sleep(1)', ['k\u0000']: '\u0000' }],
   ['nested 40', nested(40)],
+  // Where an object is expected: ValidateNested alone lets an array through to the service.
+  ['empty array', []],
 ];
 
 /** The hostile values above that no database can store (a NUL or a lone surrogate somewhere in them). */

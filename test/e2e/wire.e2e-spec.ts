@@ -1,7 +1,9 @@
+import { connect } from 'node:net';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import type { Response } from 'supertest';
 import { loadConfig } from '../../src/config/config';
 import { startTestApp, type TestApp } from '../support/app';
-import { bootInstallation, createApplication, type Installation, signIn } from '../support/api';
+import { bootInstallation, createApplication, expectErrorBody, type Installation, signIn } from '../support/api';
 import { routeTable } from '../support/route-table';
 import { isOpenIdProviderPath } from '../../src/common/http';
 
@@ -241,6 +243,129 @@ describe('wire conventions', () => {
         const res = await t.http().get(`${path}?x=%00`);
         expect({ path, status: res.status, code: res.body.errorCode }).toEqual({ path, status: 400, code: 'ModelValidationError' });
       }
+    });
+  });
+
+  describe('what a client can get wrong on the wire (audit of 2026-11-29)', () => {
+    /** Raw bytes to the service, and its whole answer (the connection closes after it). */
+    const rawExchange = (request: string): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const { hostname, port } = new URL(t.url);
+        const socket = connect(Number(port), hostname, () => socket.end(Buffer.from(request, 'latin1')));
+        let answer = '';
+        socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
+        socket.on('error', reject);
+        socket.on('close', () => resolve(answer));
+      });
+    const bodyOf = (answer: string): unknown => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+
+    it('a body that does not decompress as its Content-Encoding says answers 400, JSON and form routes alike', async () => {
+      // fetch, which sends the bytes as given (supertest would serialise a Buffer as JSON).
+      const post = async (path: string, type: string, encoding: string, bytes: Buffer) => {
+        const res = await fetch(`${t.url}${path}`, { method: 'POST', headers: { 'content-type': type, 'content-encoding': encoding, 'x-service-alias': m }, body: bytes });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      const credentials = JSON.stringify({ username: inst.admin.username, password: inst.admin.password });
+      const cut = gzipSync(credentials).subarray(0, 12);
+      for (const [encoding, bytes] of [['gzip', Buffer.from('abcd')], ['deflate', Buffer.from('abcd')], ['br', Buffer.from('abcd')], ['gzip', cut]] as const) {
+        const json = await post('/generate-token', 'application/json', encoding, bytes);
+        expect({ encoding, ...json }).toEqual({ encoding, status: 400, body: { statusCode: 400, errorCode: 'MalformedJson', message: expect.stringContaining('decompress') } });
+        const form = await post(`/oidc/${m}/token`, 'application/x-www-form-urlencoded', encoding, bytes);
+        expect({ encoding, status: form.status, error: form.body.error }).toEqual({ encoding, status: 400, error: 'invalid_request' });
+      }
+      // A body that does decompress is read as usual.
+      for (const [encoding, bytes] of [['gzip', gzipSync(credentials)], ['br', brotliCompressSync(credentials)]] as const) {
+        expect({ encoding, status: (await post('/generate-token', 'application/json', encoding, bytes)).status }).toEqual({ encoding, status: 201 });
+      }
+    });
+
+    it('an array where an object is expected answers 400 naming the field, and stores nothing', async () => {
+      const auth = inst.admin.auth;
+      const webhook = { name: 'w', event: 'UserCreated', status: 'passive', try_count: 1 };
+      const cases: [string, () => Promise<Response>, string][] = [
+        ['webhook request []', () => t.http().post(`/memberships/${m}/webhooks`).set('Authorization', auth).send({ ...webhook, request: [] }), 'request'],
+        [
+          'webhook request [object]',
+          () => t.http().post(`/memberships/${m}/webhooks`).set('Authorization', auth).send({ ...webhook, request: [{ method: 'POST', url: 'http://127.0.0.1:9/' }] }),
+          'request',
+        ],
+        ['application oidc []', () => t.http().post(`/memberships/${m}/applications`).set('Authorization', auth).send({ name: 'app', role: 'admin', oidc: [] }), 'oidc'],
+        [
+          'membership []',
+          () => t.http().post('/memberships').set('Authorization', auth).send({ membership: [], user: { username: 'a', email_address: 'a@example.com', password: 'long enough!' } }),
+          'membership',
+        ],
+        ['first user []', () => t.http().post('/memberships').set('Authorization', auth).send({ membership: { name: 'Zed' }, user: [] }), 'user'],
+        ['mail provider [[]]', () => t.http().put(`/memberships/${m}`).set('Authorization', auth).send({ name: inst.membership.name, mail_providers: [[]] }), 'mail_providers'],
+      ];
+      for (const [name, send, field] of cases) {
+        const res = await send();
+        expect({ name, status: res.status, code: res.body.errorCode, fields: (res.body.errors ?? []).map((e: { field: string }) => e.field) }).toEqual({
+          name,
+          status: 400,
+          code: 'ModelValidationError',
+          fields: expect.arrayContaining([field]),
+        });
+      }
+      const webhooks = await t.http().get(`/memberships/${m}/webhooks`).set('Authorization', auth);
+      expect(webhooks.body.items).toEqual([]);
+    });
+
+    it('a __proto__ or constructor key, at the top or nested, is refused like any undeclared field', async () => {
+      const auth = inst.admin.auth;
+      const cases: [string, string, string][] = [
+        [`/memberships/${m}/roles`, '{"name":"pr1","permissions":[],"__proto__":{"x":1}}', '__proto__'],
+        [`/memberships/${m}/roles`, '{"name":"pr2","permissions":[],"constructor":{"x":1}}', 'constructor'],
+        [
+          `/memberships/${m}/webhooks`,
+          '{"name":"w","event":"UserCreated","status":"passive","try_count":1,"request":{"method":"POST","url":"http://127.0.0.1:9/","__proto__":{"x":1}}}',
+          'request.__proto__',
+        ],
+      ];
+      for (const [path, body, field] of cases) {
+        const res = await t.http().post(path).set('Authorization', auth).set('Content-Type', 'application/json').send(body);
+        expectErrorBody(res, 400, 'ModelValidationError');
+        expect(res.body.errors).toEqual([{ field, message: `property ${field.split('.').pop()} should not exist` }]);
+      }
+      const signIn = await t.http().post('/generate-token').set('X-Service-Alias', m).set('Content-Type', 'application/json')
+        .send(`{"username":"${inst.admin.username}","password":"${inst.admin.password}","__proto__":{"scopes":["users.read"]}}`);
+      expectErrorBody(signIn, 400, 'ModelValidationError');
+    });
+
+    it('HEAD does not run a GET that changes state: 405 with Allow, and the tokens still work', async () => {
+      const session = await signIn(t, m, inst.admin.username as string, inst.admin.password as string);
+      for (const [path, token] of [['/refresh-token', session.refreshToken], ['/revoke-token', session.accessToken], ['/REVOKE-TOKEN/', session.accessToken]]) {
+        const res = await t.http().head(path).set('Authorization', `Bearer ${token}`);
+        expect({ path, status: res.status, allow: res.headers.allow }).toEqual({ path, status: 405, allow: 'GET, POST' });
+      }
+      const logout = await t.http().head(`/oidc/${m}/logout`);
+      expect({ status: logout.status, allow: logout.headers.allow }).toEqual({ status: 405, allow: 'GET' });
+      expect((await t.http().get('/me').set('Authorization', session.auth)).status).toBe(200);
+      expect((await t.http().get('/refresh-token').set('Authorization', `Bearer ${session.refreshToken}`)).status).toBe(201);
+      // A safe GET still answers HEAD.
+      expect((await t.http().head('/ping')).status).toBe(200);
+    });
+
+    it('what Node refuses before any route (a raw space or byte in the target, an unknown method, no Host) answers with the error body', async () => {
+      for (const request of ['GET /a b HTTP/1.1\r\nHost: x\r\n\r\n', 'FOO /ping HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /\xff HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /ping HTTP/1.1\r\n\r\n']) {
+        const answer = await rawExchange(request);
+        expect({ request, status: answer.split('\r\n', 1)[0], body: bodyOf(answer) }).toEqual({
+          request,
+          status: 'HTTP/1.1 400 Bad Request',
+          body: { statusCode: 400, errorCode: 'MalformedRequest', message: expect.any(String) },
+        });
+      }
+    });
+
+    it('a query parameter named with brackets (types[]=..., as axios sends a list) is refused, not ignored', async () => {
+      for (const query of ['limit[]=1', 'with_count%5B%5D=true', 'sort[x]=created_at']) {
+        const res = await t.http().get(`/memberships/${m}/users?${query}`).set('Authorization', inst.admin.auth);
+        expect({ query, status: res.status, field: res.body.errors?.[0]?.field }).toEqual({ query, status: 400, field: 'request.query' });
+      }
+      const stream = await t.http().get(`/memberships/${m}/events/stream?types[]=UserCreated`).set('Authorization', inst.admin.auth);
+      expectErrorBody(stream, 400, 'ModelValidationError');
+      // Brackets in a value are a value's business.
+      expect((await t.http().get(`/roles/check-permission?permission=${encodeURIComponent('users.read')}&note=[x]`).set('Authorization', inst.admin.auth)).status).toBe(200);
     });
   });
 

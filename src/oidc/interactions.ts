@@ -3,7 +3,7 @@ import { DomainError, RetryLaterError } from '../common/errors';
 import { isPossibleId } from '../common/ids';
 import type { OidcInteractionRow, UserRecord } from '../database/schema';
 import { CodeFactor } from '../second-factors/code-factor';
-import { PasswordSignIn } from '../tokens/password-sign-in';
+import { type PasswordPassed, PasswordSignIn } from '../tokens/password-sign-in';
 import { UserRepository } from '../users/user.repository';
 import { AuthorizationCodes, type CodeGrant } from './authorization-codes';
 import { authorizationResponseUrl } from './authorization-request';
@@ -70,12 +70,12 @@ export class Interactions {
     const owned = await this.own(membershipId, interactionId, cookie, 'login');
     if (!('row' in owned)) return owned;
     const username = field(form, 'username');
-    let user: UserRecord;
+    let passed: PasswordPassed;
     try {
-      ({ user } = await this.passwords.authenticate(membershipId, username, field(form, 'password'), {
+      passed = await this.passwords.authenticate(membershipId, username, field(form, 'password'), {
         clientAddress: visitor.clientAddress,
         userAgent: visitor.userAgent,
-      }));
+      });
     } catch (error) {
       if (error instanceof RetryLaterError) return this.locked(membershipId, error);
       if (error instanceof DomainError && ['InvalidCredentials', 'ModelValidationError', 'UserInactive'].includes(error.code)) {
@@ -84,6 +84,8 @@ export class Interactions {
       }
       throw error;
     }
+    const { user, attempt } = passed;
+    // Unless the page signs in now, the attempt stays counted: a second factor is still due.
     const need = await this.codeFactor.need(membershipId, user.id);
     if (need === 'codes') {
       if (!(await this.interactions.advance(membershipId, owned.row.id, 'login', { stage: 'second_factor', userId: user.id, amr: PASSWORD_AMR }))) {
@@ -97,6 +99,7 @@ export class Interactions {
     if (need === 'enrollment') {
       return this.frontChannel.message(membershipId, 403, 'A second factor is required', 'Your organisation requires a second factor. Set up an authenticator app (TOTP) for your account first, then sign in again.');
     }
+    await this.passwords.signInCompleted(attempt);
     return this.signedIn(membershipId, owned, user, PASSWORD_AMR, 'login', visitor);
   }
 

@@ -16,11 +16,24 @@ const MAX_LOGGED_MEMBERSHIP_ID = 64;
 const invalidCredentials = (): DomainError =>
   new DomainError('InvalidCredentials', 'The username or password is not correct');
 
+/** A right password: its membership and user, and the attempt the sign-in defenses counted for it. */
+export interface PasswordPassed {
+  membership: SigningMembership;
+  user: UserRecord;
+  attempt: SignInAttempt;
+}
+
 /**
  * The password step of a sign-in (`/generate-token`, the OpenID Provider's login page), behind the
  * sign-in defenses: an unknown user and a wrong password answer alike, in about the same time. A
  * failure is logged at info with its code and the membership named (never the login or the
  * password) and counted by reason.
+ *
+ * A right password does not clear the login's count: the sign-in is not over while a second
+ * factor is due, and wrong codes must add up to a lock with the passwords before them (else each
+ * right password would start the count over, and second factors could be guessed without end).
+ * The caller calls `signInCompleted` when no second step follows; a passed second step clears the
+ * count itself.
  */
 @Injectable()
 export class PasswordSignIn {
@@ -32,13 +45,13 @@ export class PasswordSignIn {
     @Optional() @Inject(SIGN_IN_FAILURE_OBSERVER) private readonly failures?: SignInFailureObserver,
   ) {}
 
-  /** The membership and the active user whose password was right. */
+  /** The membership and the active user whose password was right, and the attempt to complete. */
   async authenticate(
     membershipId: string | undefined,
     login: string | undefined,
     password: string | undefined,
     metadata: SessionMetadata,
-  ): Promise<{ membership: SigningMembership; user: UserRecord }> {
+  ): Promise<PasswordPassed> {
     try {
       return await this.check(membershipId, login, password, metadata);
     } catch (error) {
@@ -52,12 +65,17 @@ export class PasswordSignIn {
     }
   }
 
+  /** The sign-in of a right password is complete (no second step follows): the login's count starts over. */
+  async signInCompleted(attempt: SignInAttempt): Promise<void> {
+    await this.attempts.recordSuccess(attempt);
+  }
+
   private async check(
     membershipId: string | undefined,
     login: string | undefined,
     password: string | undefined,
     metadata: SessionMetadata,
-  ): Promise<{ membership: SigningMembership; user: UserRecord }> {
+  ): Promise<PasswordPassed> {
     if (!membershipId) throw new DomainError('MembershipIdRequired', 'The X-Service-Alias header (membership id) is required');
     if (!login || !password) throw new DomainError('ModelValidationError', 'username and password are required', [
       ...(!login ? [{ field: 'username', message: 'is required' }] : []),
@@ -84,11 +102,13 @@ export class PasswordSignIn {
       await this.attempts.recordFailure(attempt);
       throw invalidCredentials();
     }
-    // The password was right: the guessing is over, whether or not the account may sign in.
-    await this.attempts.recordSuccess(attempt);
-    if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
+    if (!user.isActive) {
+      // The password was right and no sign-in follows: the guessing is over.
+      await this.attempts.recordSuccess(attempt);
+      throw new DomainError('UserInactive', 'The user account is not active');
+    }
     const { passwordHash: _hash, ...userRecord } = user;
     void _hash;
-    return { membership, user: userRecord };
+    return { membership, user: userRecord, attempt };
   }
 }

@@ -24,9 +24,11 @@ export class SignInSessions {
 
   /** Sign-in with a password (`/generate-token`); its failures are PasswordSignIn's. */
   async signIn(membershipId: string | undefined, login: string | undefined, password: string | undefined, metadata: SessionMetadata): Promise<TokenResponse> {
-    const { membership, user } = await this.passwords.authenticate(membershipId, login, password, metadata);
-    // Only after the right password: a guesser learns nothing from the second step.
+    const { membership, user, attempt } = await this.passwords.authenticate(membershipId, login, password, metadata);
+    // Only after the right password: a guesser learns nothing from the second step. When one is
+    // due (MfaRequired), the attempt stays counted until the second step passes.
     await this.secondStep?.requireSecondStep({ membership, user, metadata, grant: { grant: 'password' }, amr: PASSWORD_AMR });
+    await this.passwords.signInCompleted(attempt);
 
     const issued = this.issuer.pair(membership, user, metadata, { scopes: null, amr: PASSWORD_AMR });
     await this.issued.store(issued, [tokenGeneratedEvent(user, issued.response)]);

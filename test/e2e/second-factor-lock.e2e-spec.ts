@@ -34,7 +34,7 @@ describe('second factors under the sign-in defenses', () => {
   const firstStep = (membershipId: string, username: string, password: string) =>
     suite.t.http().post('/generate-token').set('X-Service-Alias', membershipId).send({ username, password });
 
-  it('counts wrong TOTP codes as failures of the login: the limit locks the second step and the password sign-in alike', async () => {
+  it('counts the right password and the wrong codes after it together: the limit locks the second step and the password sign-in alike', async () => {
     const { tenant, user, secret } = await userWithTotp();
     const first = await firstStep(tenant.membershipId, user.username, user.password);
     expectErrorBody(first, 401, 'MfaRequired');
@@ -42,12 +42,34 @@ describe('second factors under the sign-in defenses', () => {
     const rightCode = totpAt(secret, currentStep());
     const wrongCode = rightCode === '000000' ? '111111' : '000000';
 
-    for (let i = 0; i < MAX_FAILURES; i++) {
+    // The sign-in is not over at the right password: its attempt stays counted, and the codes add to it.
+    for (let i = 0; i < MAX_FAILURES - 1; i++) {
       expectErrorBody(await suite.t.http().post('/generate-token/mfa').send({ mfa_token: mfaToken, totp: wrongCode }), 400, 'MfaCodeInvalid');
     }
     // Locked now: the right code does not get through, nor does the right password.
     expectLocked(await suite.t.http().post('/generate-token/mfa').send({ mfa_token: mfaToken, totp: rightCode }));
     expectLocked(await firstStep(tenant.membershipId, user.username, user.password));
+  });
+
+  it('a right password does not start the count over while a second factor is due: password and a wrong code, again and again, lock', async () => {
+    const { tenant, user, secret } = await userWithTotp();
+    const wrongCode = totpAt(secret, currentStep()) === '000000' ? '111111' : '000000';
+    const answers: number[] = [];
+    for (let cycle = 0; cycle < MAX_FAILURES && !answers.includes(429); cycle++) {
+      const first = await firstStep(tenant.membershipId, user.username, user.password);
+      answers.push(first.status);
+      if (first.status === 401) answers.push((await suite.t.http().post('/generate-token/mfa').send({ mfa_token: first.body.mfa_token, totp: wrongCode })).status);
+    }
+    // Password (1), wrong code (2), password (3 of 3), then every step is refused before any check.
+    expect(answers).toEqual([401, 400, 401, 429]);
+    expectLocked(await firstStep(tenant.membershipId, user.username, user.password));
+  });
+
+  it('a sign-in that needs no second factor still clears the count', async () => {
+    const tenant: CreatedMembership = await createMembership(suite.t, suite.admin);
+    await updateMembership(suite.t, tenant, { sign_in_policy: { max_failures: MAX_FAILURES, window_seconds: 900, lock_seconds: 600 } });
+    const { user } = await createSignedInUser(suite.t, tenant.admin);
+    for (let i = 0; i < MAX_FAILURES + 2; i++) expect((await firstStep(tenant.membershipId, user.username, user.password)).status).toBe(201);
   });
 
   it('unlocking clears the count: the user then passes both steps', async () => {

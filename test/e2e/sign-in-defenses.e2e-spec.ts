@@ -187,6 +187,15 @@ describe('sign-in defenses (contract "Sign-in defenses")', () => {
     expect((await attempt(suite.t, tenant.membershipId, user.username, PASSWORD)).status).toBe(201);
   });
 
+  it('nobody unlocks their own login: the own-record rule gives no unlock, so a stolen token buys no unlimited guesses', async () => {
+    const { tenant, user, session } = await signedInUserWith({ max_failures: 2, lock_seconds: 600 });
+    for (let i = 0; i < 2; i++) await suite.t.http().get(`/users/check-password?password=${encodeURIComponent(WRONG)}`).set('Authorization', session.auth);
+    expectLocked(await suite.t.http().get(`/users/check-password?password=${encodeURIComponent(WRONG)}`).set('Authorization', session.auth));
+    const unlockPath = `/memberships/${tenant.membershipId}/users/${user._id}/unlock`;
+    expectErrorBody(await suite.t.http().post(unlockPath).set('Authorization', session.auth), 403, 'AccessDenied');
+    expectLocked(await suite.t.http().get(`/users/check-password?password=${encodeURIComponent(WRONG)}`).set('Authorization', session.auth));
+  });
+
   it('a wrong current_password, a false check-password and a wrong /verify-otp each count as a failure of the login', async () => {
     const { tenant, user, session } = await signedInUserWith({ max_failures: 3, lock_seconds: 600 });
     const changePath = `/memberships/${tenant.membershipId}/users/${user._id}/change-password`;

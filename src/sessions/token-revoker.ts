@@ -14,8 +14,9 @@ export class TokenRevoker {
   constructor(private readonly sessions: TokenSessionRepository) {}
 
   /**
-   * Every sign-in session of the user, optionally sparing one (`exceptSessionId`), and every device
-   * code the user approved that no device has polled yet (it becomes denied). The one entry point of
+   * Every sign-in session of the user, optionally sparing one (`exceptSessionId`), every device
+   * code the user approved that no device has polled yet (it becomes denied), and every sign-in of
+   * the user still under way (a pending second step, an OpenID Provider interaction). The one entry point of
    * user-wide triggers: logout-all, password change or set, freeze or any change making the user
    * inactive, deletion, and whatever else ends all of a user's access (an MFA reset).
    */
@@ -28,6 +29,7 @@ export class TokenRevoker {
     options: { exceptSessionId?: string } = {},
   ): Promise<number> {
     await this.sessions.denyApprovedDeviceCodes(membershipId, userId);
+    await this.sessions.endSignInsUnderWay(membershipId, userId);
     const revoked = await this.sessions.revokeAllOfUser(membershipId, userId, utilizerId, reason, options.exceptSessionId);
     this.recordRevocations(record, revoked, utilizerId, reason);
     return revoked.length;

@@ -6,7 +6,9 @@ import { eventRecords, eventWrites } from '../events/event.repository';
 import {
   events,
   memberships,
+  mfaSignIns,
   oidcAuthorizationCodes,
+  oidcInteractions,
   sessions,
   tokenCodes,
   tokenSessions,
@@ -442,6 +444,17 @@ export class TokenSessionRepository {
    * "Decisions of the third review"). The table belongs to device codes; this one statement lives
    * here because revocation, which every user-wide trigger calls, sits below that feature.
    */
+  /**
+   * Ends the user's sign-ins still under way past their first step: pending second steps
+   * (`mfa_token`s) and OpenID Provider interactions that know the user (at the second-factor form
+   * or the consent page). A user-wide trigger ends them as it ends sessions: else a proof of the
+   * old password, or a session just revoked, would open a new session within their lifetimes.
+   */
+  async endSignInsUnderWay(membershipId: string, userId: string): Promise<void> {
+    await this.database.db.delete(mfaSignIns).where(and(eq(mfaSignIns.membershipId, membershipId), eq(mfaSignIns.userId, userId)));
+    await this.database.db.delete(oidcInteractions).where(and(eq(oidcInteractions.membershipId, membershipId), eq(oidcInteractions.userId, userId)));
+  }
+
   async denyApprovedDeviceCodes(membershipId: string, userId: string): Promise<number> {
     const denied = await this.database.db
       .update(tokenCodes)

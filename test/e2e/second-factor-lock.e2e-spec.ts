@@ -88,6 +88,28 @@ describe('second factors under the sign-in defenses', () => {
     expect(done.body.access_token).toEqual(expect.any(String));
   });
 
+  it('a user-wide trigger ends pending second steps: after logout-all or a password change, an earlier mfa_token opens nothing', async () => {
+    const { tenant, user, call, secret } = await userWithTotp();
+    const pending = async () => {
+      const first = await firstStep(tenant.membershipId, user.username, user.password);
+      expectErrorBody(first, 401, 'MfaRequired');
+      return first.body.mfa_token as string;
+    };
+    const complete = async (mfaToken: string) => {
+      await awayFromStepEdge();
+      return suite.t.http().post('/generate-token/mfa').send({ mfa_token: mfaToken, totp: totpAt(secret, currentStep()) });
+    };
+
+    const beforeLogoutAll = await pending();
+    expect((await call.get('/revoke-token?logout-all=true')).status).toBe(204);
+    expectErrorBody(await complete(beforeLogoutAll), 401, 'InvalidToken');
+
+    const beforePasswordChange = await pending();
+    const changed = await as(suite.t, tenant.admin).put(`/memberships/${tenant.membershipId}/users/${user._id}/change-password`, { password: 'a brand new password!' });
+    expect(changed.status).toBe(204);
+    expectErrorBody(await complete(beforePasswordChange), 401, 'InvalidToken');
+  });
+
   it('counts a wrong current_password on the second-factor routes as a failure of the login', async () => {
     const { tenant, user, call, mfa } = await userWithTotp();
     for (let i = 0; i < MAX_FAILURES; i++) {

@@ -27,9 +27,12 @@ export class EndSession {
     const text = (name: string) => (typeof query[name] === 'string' && (query[name]).length <= 4096 ? (query[name]) : undefined);
     const hint = await this.hintClaims(membershipId, text('id_token_hint'));
     const session = await this.ssoSessions.find(membershipId, ssoCookie);
-    // A hint naming another user does not end this browser's session: the request is not about it.
-    if (session && (!hint || hint.sub === session.user.id)) await this.ssoSessions.end(membershipId, session);
-    const cookies = [this.frontChannel.ssoCookie(membershipId, null)];
+    // A hint naming another user leaves this browser's session alone, its cookie included: the
+    // request is not about it (clearing the cookie alone would sign the browser out of a session
+    // that lives on).
+    const othersSession = session !== undefined && hint !== undefined && hint.sub !== session.user.id;
+    if (session && !othersSession) await this.ssoSessions.end(membershipId, session);
+    const cookies = othersSession ? [] : [this.frontChannel.ssoCookie(membershipId, null)];
 
     const clientId = text('client_id') ?? hint?.aud;
     const client = clientId ? await this.clients.find(membershipId, clientId) : undefined;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import * as client from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { SigningKeys } from '../../src/oidc/signing-keys';
@@ -124,6 +125,18 @@ describe('OpenID Provider: authorization code flow', () => {
     const [header, payload] = expired.split('.');
     const forged = await logout(`${header}.${payload}.${Buffer.alloc(64, 1).toString('base64url')}`);
     expect({ status: forged.status, location: forged.location }).toEqual({ status: 200, location: undefined });
+  });
+
+  it("logout with another user's id_token_hint leaves this browser's session alone, its cookie included", async () => {
+    const s = await setup();
+    const { tokens } = await codeFlow(s, 'openid');
+    const keys = suite.t.app.get(SigningKeys);
+    const someoneElse = await keys.sign(s.tenant.membershipId, { ...decodeJwt(tokens.id_token!), sub: randomUUID() }, 'JWT');
+    const out = await s.browser.request(`${s.issuer}/logout?${new URLSearchParams({ id_token_hint: someoneElse }).toString()}`);
+    expect(out.status).toBe(200);
+    // Still signed in: the next authorization (the scope consented before) goes straight back to the client.
+    const direct = await s.browser.follow((await authorizationRequest(s, 'openid')).url.href, suite.t.url);
+    expect({ status: direct.status, code: /[?&]code=/.test(direct.location ?? '') }).toEqual({ status: 303, code: true });
   });
 
   it('a code is single use: the second exchange is invalid_grant and revokes what the first issued', async () => {

@@ -5,7 +5,7 @@ import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../si
 import { mfaEvent } from './mfa-events';
 import { MfaRepository } from './mfa.repository';
 import { recoveryCodeDigest } from './recovery-codes';
-import { matchingTotpStep } from './totp';
+import { matchingTotpStep, normalizeTotpCode } from './totp';
 
 /** What a sign-in outside `/generate-token` must ask after the password, for one user. */
 export type SecondFactorNeed =
@@ -50,7 +50,8 @@ export class CodeFactor {
     const trimmed = code.trim().slice(0, 64);
     const { mfa } = await this.factors.findState(membershipId, userId);
     let passed = false;
-    if (mfa?.totpSecret && /^\d{6}$/.test(trimmed)) {
+    // A TOTP code as people type it ("123 456"), as the API's second step takes it; else a recovery code.
+    if (mfa?.totpSecret && normalizeTotpCode(trimmed) !== undefined) {
       const step = matchingTotpStep(mfa.totpSecret, trimmed);
       passed = step !== undefined && (await this.factors.acceptTotpStep(membershipId, userId, mfa.totpSecret, step));
     } else if (trimmed && (await this.factors.useRecoveryCode(membershipId, userId, recoveryCodeDigest(userId, trimmed)))) {

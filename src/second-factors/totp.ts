@@ -25,7 +25,7 @@ export function otpauthUri(secret: string, issuer: string, account: string): str
 }
 
 /** What people type: spaces inside ("123 456") are allowed; anything but six digits is wrong. */
-function normalizeTotpCode(input: string): string | undefined {
+export function normalizeTotpCode(input: string): string | undefined {
   const code = input.replace(/\s+/g, '');
   return /^\d{6}$/.test(code) ? code : undefined;
 }

@@ -42,6 +42,14 @@ export class OAuthError extends Error {
     return new OAuthError('invalid_client', description, 401, 'Basic realm="portcullis"');
   }
 
+  /**
+   * A protected resource (userinfo) asked without any credentials: RFC 6750 3.1's bare challenge,
+   * which names no error (the body still says `invalid_token`, for clients that read only it).
+   */
+  static tokenRequired(): OAuthError {
+    return new OAuthError('invalid_token', 'A Bearer access token is required', 401, 'Bearer realm="portcullis"');
+  }
+
   /** RFC 6750 3.1's `invalid_token` of a protected resource (userinfo). */
   static invalidToken(description = 'The access token is not valid'): OAuthError {
     return new OAuthError('invalid_token', description, 401, `Bearer error="invalid_token", error_description="${description.replace(/["\\]/g, '')}"`);

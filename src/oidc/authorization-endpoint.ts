@@ -6,6 +6,7 @@ import {
   AuthorizationError,
   type AuthorizationRequest,
   authorizationResponseUrl,
+  echoableState,
   isRegisteredRedirect,
   parseAuthorizationRequest,
   trustedRedirect,
@@ -56,7 +57,7 @@ export class AuthorizationEndpoint {
     try {
       request = parseAuthorizationRequest(query, client, trusted.redirectUri);
     } catch (error) {
-      if (error instanceof AuthorizationError) return this.errorRedirect(membershipId, trusted.redirectUri, typeof query.state === 'string' ? query.state : undefined, error);
+      if (error instanceof AuthorizationError) return this.errorRedirect(membershipId, trusted.redirectUri, echoableState(query), error);
       throw error;
     }
 

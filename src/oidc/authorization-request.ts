@@ -60,6 +60,12 @@ function single(query: Readonly<Record<string, unknown>>, name: string): string 
   return value;
 }
 
+/** The `state` an error redirect may carry back: the request's, when it is one string within the limit (else nothing is echoed). */
+export function echoableState(query: Readonly<Record<string, unknown>>): string | undefined {
+  const state = query.state;
+  return typeof state === 'string' && state !== '' && state.length <= MAX_PARAMETER_LENGTH ? state : undefined;
+}
+
 /** `client_id` and `redirect_uri`, checked before anything else: without both, nothing may redirect. */
 export function trustedRedirect(query: Readonly<Record<string, unknown>>): { clientId: string; redirectUri: string } {
   const clientId = query.client_id;
@@ -85,6 +91,10 @@ export function parseAuthorizationRequest(query: Readonly<Record<string, unknown
   const responseType = single(query, 'response_type');
   if (!responseType) throw new AuthorizationError('invalid_request', 'response_type is required');
   if (responseType !== 'code') throw new AuthorizationError('unsupported_response_type', 'Only response_type=code is supported');
+  // Discovery lists only `query`: a client asking for a fragment or a form post would otherwise
+  // look for the code where it is not.
+  const responseMode = single(query, 'response_mode');
+  if (responseMode !== undefined && responseMode !== 'query') throw new AuthorizationError('invalid_request', 'Only response_mode=query is supported');
   if (!client.oidc.grant_types.includes('authorization_code')) {
     throw new AuthorizationError('unauthorized_client', 'The client may not use the authorization code grant');
   }

@@ -10,6 +10,7 @@ export class UserInfo {
   constructor(private readonly tokens: OidcTokens) {}
 
   async claims(membershipId: string, authorization: string | undefined): Promise<Record<string, string | boolean>> {
+    if (authorization === undefined) throw OAuthError.tokenRequired();
     const credentials = parseAuthorization(authorization);
     if (credentials?.scheme !== 'bearer') throw OAuthError.invalidToken('A Bearer access token is required');
     const { user, record } = await this.tokens.verifyAccessToken(membershipId, credentials.token);

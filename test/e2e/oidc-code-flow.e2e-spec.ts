@@ -247,6 +247,9 @@ describe('OpenID Provider: authorization code flow', () => {
     const res = await suite.t.http().get(`/oidc/${s.tenant.membershipId}/userinfo`).set('Authorization', 'Bearer not-a-token');
     expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
+    // No credentials at all: RFC 6750 3.1's bare challenge, naming no error.
+    const bare = await suite.t.http().get(`/oidc/${s.tenant.membershipId}/userinfo`);
+    expect({ status: bare.status, challenge: bare.headers['www-authenticate'], error: bare.body.error }).toEqual({ status: 401, challenge: 'Bearer realm="portcullis"', error: 'invalid_token' });
   });
 
   it("logout-all and freezing the user end single sign-on and the tokens issued in it", async () => {

@@ -104,6 +104,8 @@ describe('OpenID Provider: authorization endpoint and pages', () => {
       [{ scope: 'openid admin' }, [], 'invalid_scope'],
       [{ scope: 'profile' }, [], 'invalid_scope'],
       [{ prompt: 'none' }, [], 'login_required'],
+      [{ response_mode: 'fragment' }, [], 'invalid_request'],
+      [{ response_mode: 'form_post' }, [], 'invalid_request'],
     ];
     for (const [set, remove, error] of cases) {
       const url = new URL(await authorizeUrl(s));
@@ -113,6 +115,15 @@ describe('OpenID Provider: authorization endpoint and pages', () => {
       expect({ set, remove, error: params.error, state: params.state, iss: params.iss }).toEqual({ set, remove, error, state: 'the-state', iss: s.issuer });
       expect(params.code).toBeUndefined();
     }
+    // A state past the parameter limit is refused, and not carried back.
+    const long = new URL(await authorizeUrl(s));
+    long.searchParams.set('state', 's'.repeat(5000));
+    const refused = redirectParams(await s.browser.request(long.href));
+    expect({ error: refused.error, description: refused.error_description, state: refused.state }).toEqual({
+      error: 'invalid_request',
+      description: 'state must be at most 2048 characters',
+      state: undefined,
+    });
   });
 
   it('pages: strict headers, escaped client names, cookies HttpOnly SameSite=Lax within the issuer, forms under <issuer>/interaction/', async () => {

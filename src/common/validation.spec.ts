@@ -61,3 +61,28 @@ describe('rememberValidationRules', () => {
     await expect(pipe.transform({ name: 'too long' }, metadata)).rejects.toBeInstanceOf(DomainError);
   });
 });
+
+describe('the validation answer', () => {
+  const pipe = createValidationPipe();
+  const metadata = { type: 'body' as const, metatype: Named, data: undefined };
+  const errorsOf = async (body: unknown) => {
+    try {
+      await pipe.transform(body, metadata);
+    } catch (error) {
+      return (error as DomainError).errors;
+    }
+    throw new Error('validated');
+  };
+
+  it("names only the type when a value's type is wrong, so that it never contradicts itself", async () => {
+    expect(await errorsOf({ name: 123456 })).toEqual([{ field: 'name', message: 'must be a string' }]);
+    expect(await errorsOf({ name: 'too long' })).toEqual([{ field: 'name', message: 'must be shorter than or equal to 5 characters' }]);
+  });
+
+  it('refuses __proto__ and constructor keys wherever they are, named by their path', async () => {
+    expect(await errorsOf(JSON.parse('{"name":"ada","__proto__":{"x":1},"list":[{"constructor":1}]}'))).toEqual([
+      { field: '__proto__', message: 'property __proto__ should not exist' },
+      { field: 'list.0.constructor', message: 'property constructor should not exist' },
+    ]);
+  });
+});

@@ -2,11 +2,24 @@ import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@ne
 import { getMetadataStorage } from 'class-validator';
 import { DomainError, type FieldError } from './errors';
 
+/**
+ * class-validator's type checks. A value of the wrong type fails them and, often, rules that only
+ * mean something for the right type ("must be shorter than 64 characters" of a number): only the
+ * type's message is answered then, so that the answer does not contradict itself.
+ */
+const TYPE_CHECKS = new Set(['isString', 'isInt', 'isNumber', 'isBoolean', 'isArray', 'isObject', 'isDateString']);
+
+/** The messages of one field's failed rules: its type's alone when the type is wrong. */
+function messagesOf(constraints: Record<string, string>): string[] {
+  const typeMessages = Object.entries(constraints).filter(([rule]) => TYPE_CHECKS.has(rule));
+  return (typeMessages.length ? typeMessages : Object.entries(constraints)).map(([, message]) => message);
+}
+
 function flatten(errors: ValidationError[], parent = ''): FieldError[] {
   const out: FieldError[] = [];
   for (const error of errors) {
     const field = parent ? `${parent}.${error.property}` : error.property;
-    for (const message of Object.values(error.constraints ?? {})) {
+    for (const message of messagesOf(error.constraints ?? {})) {
       // class-validator prefixes messages with the property name; the field already says it.
       out.push({ field, message: message.startsWith(`${error.property} `) ? message.slice(error.property.length + 1) : message });
     }

@@ -9,7 +9,7 @@ import express from 'express';
 import request from 'supertest';
 import { PortcullisClient, portcullis } from '@portcullis/client';
 import { startTestApp, type TestApp } from '../support/app';
-import { createApplicationWithPermissions, eventually, type Installation, setupInstallation } from '../support/api';
+import { createApplicationWithPermissions, eventually, type Installation, setupInstallation, signIn } from '../support/api';
 import { createUserWithRole, ServiceProxy, type UserWithRole } from '../support/protected-apps';
 
 describe('client library with CacheTTL: answers kept while the event stream is connected', () => {
@@ -30,6 +30,7 @@ describe('client library with CacheTTL: answers kept while the event stream is c
     return { status, afterMs: Date.now() - since };
   };
   const serviceCalls = () => proxy.calls.filter((call) => !call.path.endsWith('/events/stream')).length;
+  const whoamiCalls = (auth: string) => proxy.calls.filter((call) => call.path === '/whoami' && call.authorization === auth).length;
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -96,6 +97,33 @@ describe('client library with CacheTTL: answers kept while the event stream is c
     const { status, afterMs } = await firstRefusal(reader.auth);
     expect(status).toBe(403);
     expect(afterMs).toBeLessThan(1_000);
+  });
+
+  it('an answer the service gave before a revocation is never kept, also when a request joined its lookup after the revocation arrived', async () => {
+    // The reader's first session is kept in the cache: its answer going away shows that the revocation reached the client.
+    const reader = await warmReader();
+    const revoked = await signIn(t, reader.membershipId, reader.username, reader.password);
+    // A: the service answers /whoami for the second session (200, before the revocation); the proxy holds that answer back.
+    const held = proxy.holdNextAnswer('/whoami');
+    const first = get('/profile', revoked.auth).then((res) => res.status);
+    await held.answered;
+    await t.http().post('/revoke-token').send({ token: revoked.accessToken }).expect(204);
+    await eventually(async () => {
+      const asked = whoamiCalls(reader.auth);
+      await get('/profile', reader.auth).expect(200);
+      return whoamiCalls(reader.auth) > asked ? true : undefined;
+    }, "the revocation to drop the user's kept answers");
+
+    // B: the same token, after the drop, while A's lookup is still waiting for its answer.
+    const second = get('/profile', revoked.auth).then((res) => res.status);
+    // B must ask the service itself. Had it joined A's lookup no call would come: the wait gives up after 2 s, and B gets A's 200.
+    await eventually(async () => (whoamiCalls(revoked.auth) === 2 ? true : undefined), "B's own /whoami", 2_000).catch(() => undefined);
+    held.release();
+    expect(await first).toBe(200);
+    expect(await second).toBe(401);
+    // Nothing of the answer from before the revocation was kept.
+    await get('/profile', revoked.auth).expect(401);
+    await get('/profile', revoked.auth).expect(401);
   });
 
   it('with the stream cut, the next request asks the service (and sees a revocation at once); reconnected, the cache serves again', async () => {

@@ -350,6 +350,14 @@ export interface ProxiedCall {
  */
 export type ProxyMode = 'forward' | 'fail' | 'fail-permission-checks' | 'hang';
 
+/** The service's answer to one call, received by the proxy and held back from the library. */
+export interface HeldAnswer {
+  /** Settles once the service has answered (the answer is then in the proxy's hands). */
+  answered: Promise<void>;
+  /** Passes the answer on to the library. */
+  release(): void;
+}
+
 /**
  * HTTP proxy on 127.0.0.1 that serves the service under `prefix` (default `/`) and records every
  * call the library makes. Calls outside the prefix get a plain-text 404, as a gateway would.
@@ -365,6 +373,7 @@ export class ServiceProxy {
   /** While true, event stream calls answer 503 (the client library's cache loses its stream). */
   refuseStreams = false;
   private readonly openStreams = new Set<http.ServerResponse>();
+  private hold: { path: string; answered: () => void; released: Promise<void> } | undefined;
 
   private constructor(
     private readonly server: http.Server,
@@ -400,8 +409,19 @@ export class ServiceProxy {
     this.openStreams.clear();
   }
 
+  /** Forwards the next call to `path` at once, but holds the service's answer back until `release`. */
+  holdNextAnswer(path: string): HeldAnswer {
+    let answered!: () => void;
+    let release!: () => void;
+    const answeredPromise = new Promise<void>((resolve) => (answered = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    this.hold = { path, answered, released };
+    return { answered: answeredPromise, release };
+  }
+
   reset(): void {
     this.refuseStreams = false;
+    this.hold = undefined;
     this.calls.length = 0;
     this.mode = 'forward';
     this.failureStatus = 500;
@@ -466,6 +486,17 @@ export class ServiceProxy {
         headers: { ...req.headers, host: this.target.host },
       },
       (answerStream) => {
+        const hold = this.hold?.path === path ? this.hold : undefined;
+        if (hold) {
+          this.hold = undefined;
+          const chunks: Buffer[] = [];
+          answerStream.on('data', (chunk: Buffer) => chunks.push(chunk));
+          answerStream.on('end', () => {
+            hold.answered();
+            void hold.released.then(() => res.writeHead(answerStream.statusCode ?? 502, answerStream.headers).end(Buffer.concat(chunks)));
+          });
+          return;
+        }
         res.writeHead(answerStream.statusCode ?? 502, answerStream.headers);
         answerStream.pipe(res);
         // A stream cut (or its caller gone) ends the stream from the service too.

@@ -56,6 +56,39 @@ describe('LookupTable', () => {
     expect(calls).toBe(3);
   });
 
+  it('shares a pending lookup only within its epoch: a caller of a later epoch gets a call of its own', async () => {
+    const table = new LookupTable<string, string>();
+    const before = deferred<Lookup<string, string>>();
+    const after = deferred<Lookup<string, string>>();
+    const early = table.run('k', false, () => before.promise, 1);
+    const joined = table.run('k', false, () => Promise.reject(new Error('joins the epoch-1 call')), 1);
+    const late = table.run('k', false, () => after.promise, 2);
+    const lateJoined = table.run('k', false, () => Promise.reject(new Error('joins the epoch-2 call')), 2);
+    before.resolve({ ok: true, value: 'asked before' });
+    after.resolve({ ok: true, value: 'asked after' });
+    expect(await Promise.all([early, joined, late, lateJoined])).toEqual([
+      { ok: true, value: 'asked before' },
+      { ok: true, value: 'asked before' },
+      { ok: true, value: 'asked after' },
+      { ok: true, value: 'asked after' },
+    ]);
+    expect(table.pending).toBe(0);
+  });
+
+  it("an older epoch's lookup settling does not forget the newer one of the same key", async () => {
+    const table = new LookupTable<string, string>();
+    const newer = deferred<Lookup<string, string>>();
+    const older = deferred<Lookup<string, string>>();
+    const old = table.run('k', false, () => older.promise, 1);
+    void table.run('k', false, () => newer.promise, 2);
+    older.resolve({ ok: true, value: 'old' });
+    await old;
+    expect(table.pending).toBe(1);
+    const joined = table.run('k', false, () => Promise.reject(new Error('joins the pending call')), 2);
+    newer.resolve({ ok: true, value: 'new' });
+    expect(await joined).toEqual({ ok: true, value: 'new' });
+  });
+
   it('forgets a pending lookup that rejected', async () => {
     const table = new LookupTable<string, string>();
     await expect(table.run('k', false, () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');

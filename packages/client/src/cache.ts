@@ -57,9 +57,13 @@ export type Lookup<T, F> = { ok: true; value: T } | { ok: false; failure: F };
  * Runs lookups so that concurrent identical ones (same key) share one call, the pending promise
  * being forgotten when it settles; and, with a cache, serves successful results until they expire.
  * Failures are never cached.
+ *
+ * A lookup is shared only within one `epoch` (the caller's count of invalidations): a request
+ * that comes after an invalidation must not take an answer asked for before it, and an answer is
+ * then judged by the epoch its call started in, whoever joined it later.
  */
 export class LookupTable<T, F> {
-  private readonly inFlight = new Map<string, Promise<Lookup<T, F>>>();
+  private readonly inFlight = new Map<string, { epoch: number; promise: Promise<Lookup<T, F>> }>();
 
   constructor(private readonly cache?: TtlCache<T>) {}
 
@@ -67,21 +71,24 @@ export class LookupTable<T, F> {
     return this.inFlight.size;
   }
 
-  run(key: string, cacheable: boolean, fetch: () => Promise<Lookup<T, F>>): Promise<Lookup<T, F>> {
+  run(key: string, cacheable: boolean, fetch: () => Promise<Lookup<T, F>>, epoch = 0): Promise<Lookup<T, F>> {
     const cache = cacheable ? this.cache : undefined;
     const hit = cache?.get(key);
     if (hit !== undefined) return Promise.resolve({ ok: true, value: hit });
 
     const pending = this.inFlight.get(key);
-    if (pending !== undefined) return pending;
+    if (pending !== undefined && pending.epoch === epoch) return pending.promise;
 
     const promise = fetch()
       .then((result) => {
         if (result.ok) cache?.set(key, result.value);
         return result;
       })
-      .finally(() => this.inFlight.delete(key));
-    this.inFlight.set(key, promise);
+      .finally(() => {
+        // A newer epoch's lookup of the same key may have taken the place meanwhile.
+        if (this.inFlight.get(key)?.promise === promise) this.inFlight.delete(key);
+      });
+    this.inFlight.set(key, { epoch, promise });
     return promise;
   }
 }

@@ -221,42 +221,45 @@ export class PortcullisClient {
   private identify(credentials: Credentials): Promise<Step<PortcullisIdentity>> {
     const path = 'whoami';
     const key = `${credentials.digest} ${path}`;
-    return this.throughLiveCache(this.liveIdentities, key, credentials, (identity) => identity._id, () =>
+    return this.throughLiveCache(this.liveIdentities, key, credentials, (identity) => identity._id, (generation) =>
       this.identities.run(key, credentials.scheme === 'Basic', async () => {
         const answer = await this.transport.get(this.url(path), credentials.header);
         return readIdentity(answer, credentials.scheme);
-      }),
+      }, generation),
     );
   }
 
   private checkPermission(credentials: Credentials, expression: string, callerId: string): Promise<Step<PermissionAnswer>> {
     const path = `roles/check-permission?permission=${encodeURIComponent(expression)}`;
     const key = `${credentials.digest} ${path}`;
-    return this.throughLiveCache(this.livePermissions, key, credentials, () => callerId, () =>
+    return this.throughLiveCache(this.livePermissions, key, credentials, () => callerId, (generation) =>
       this.permissions.run(key, credentials.scheme === 'Basic', async () => {
         const answer = await this.transport.get(this.url(path), credentials.header);
         return readPermission(answer, credentials.scheme, expression);
-      }),
+      }, generation),
     );
   }
 
   /**
    * With CacheTTL and the stream connected: the kept answer, or the service's, kept if nothing
-   * was dropped while it was asked for (an event that came meanwhile may postdate it). Without
-   * the stream: the service's answer, and nothing kept.
+   * was dropped since its call started (an event that came meanwhile may postdate it). `ask`
+   * shares a call only with requests of the same cache generation, so the generation read here is
+   * the one the call started in, also for a request that joined it. Without the stream: the
+   * service's answer, and nothing kept.
    */
   private async throughLiveCache<T>(
     cache: StreamCache<T> | undefined,
     key: string,
     credentials: Credentials,
     subjectOf: (value: T) => string,
-    ask: () => Promise<Step<T>>,
+    ask: (generation: number) => Promise<Step<T>>,
   ): Promise<Step<T>> {
-    if (cache === undefined || !this.streamConnected) return ask();
+    if (cache === undefined) return ask(0);
+    const generation = cache.generation;
+    if (!this.streamConnected) return ask(generation);
     const hit = cache.get(key);
     if (hit !== undefined) return { ok: true, value: hit };
-    const generation = cache.generation;
-    const result = await ask();
+    const result = await ask(generation);
     if (result.ok && this.streamConnected) {
       // A Basic credential has no exp: its rotation or deletion comes as an Application* event.
       const expiresAt = credentials.scheme === 'Basic' ? Number.POSITIVE_INFINITY : tokenExpiry(credentials.header);

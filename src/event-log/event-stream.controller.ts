@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { CurrentCaller, RequirePermission } from '../common/access-decorators';
 import type { Caller } from '../common/caller';
 import { ApiAuth } from '../common/openapi';
-import { EventStreams, type StreamSink } from './event-streams';
+import { EventStreams, KEEP_ALIVE_MS, KEEP_ALIVE_SECONDS_RANGE, type StreamSink } from './event-streams';
 import { ApiRoute } from '../common/api-route';
 
 /**
@@ -25,7 +25,8 @@ export class EventStreamController {
       'Each event committed in the membership, once, in commit order, from whichever instance recorded it: `id: <cursor>`, ' +
       '`event: <event_type>`, `data: <the event as GET .../events/{id} shows it>`. Resume with the `Last-Event-ID` header or ' +
       '`?after=` (a cursor, or an event id): every event committed after it arrives exactly once. Without either, the stream ' +
-      'starts now. A comment line every 15 s keeps the connection alive. The stream ends when the credential is revoked or ' +
+      'starts now. A comment line every 15 s keeps the connection alive; `?keep_alive=<seconds>` (1 to 15) asks for one that ' +
+      'often instead, so that a client can tell a silently cut connection from an idle one sooner. The stream ends when the credential is revoked or ' +
       'rotated (a Bearer token\'s session revoked or its token expired; the application updated or deleted) or the caller\'s ' +
       'access may have changed (the user or its role updated or deleted): reconnect with Last-Event-ID. At most ' +
       'EVENT_STREAMS_PER_MEMBERSHIP (100) open streams per membership on an instance.',
@@ -33,6 +34,12 @@ export class EventStreamController {
     query: [
       { name: 'after', required: false, type: String, description: 'Resume after this cursor (an `id:` of this stream) or event id' },
       { name: 'types', required: false, type: String, description: 'Comma-separated event types to receive (an unknown type is a 400)', example: 'TokenRevoked,UserUpdated' },
+      {
+        name: 'keep_alive',
+        required: false,
+        schema: { type: 'integer', minimum: KEEP_ALIVE_SECONDS_RANGE.min, maximum: KEEP_ALIVE_SECONDS_RANGE.max, default: KEEP_ALIVE_MS / 1000 },
+        description: 'Seconds between the comment lines an idle stream writes (anything else is a 400)',
+      },
     ],
     answers: [
       {
@@ -60,10 +67,11 @@ export class EventStreamController {
     @Param('membershipId') membershipId: string,
     @Query('types') types: unknown,
     @Query('after') after: unknown,
+    @Query('keep_alive') keepAlive: unknown,
     @Headers('last-event-id') lastEventId: unknown,
     @Res() response: Response,
   ): Promise<void> {
-    await this.streams.openStream(caller, membershipId, { types, after, lastEventId }, sseSink(response));
+    await this.streams.openStream(caller, membershipId, { types, after, lastEventId, keepAlive }, sseSink(response));
   }
 }
 

@@ -20,6 +20,13 @@ const HELD_BACK_RETRY_MS = 50;
 const READ_BATCH = 500;
 /** A comment line this often keeps proxies and clients from closing an idle stream (contract: 15 s). */
 export const KEEP_ALIVE_MS = 15_000;
+/**
+ * `?keep_alive=<seconds>` may ask for a comment this often instead, so that a client can tell a
+ * silently cut connection from an idle one within a few seconds (the client library asks for 1 s:
+ * its cache must stop serving soon after the stream is lost). Whole seconds, at least one: what a
+ * client can make a stream write stays bounded (15 bytes a second); never more than the default.
+ */
+export const KEEP_ALIVE_SECONDS_RANGE = { min: 1, max: KEEP_ALIVE_MS / 1000 } as const;
 /** Events that may end a stream's credential or change its access: read even when `types` leaves them out. */
 const CREDENTIAL_EVENT_TYPES = ['TokenRevoked', 'ApplicationUpdated', 'ApplicationDeleted', 'UserUpdated', 'UserDeleted', 'RoleUpdated', 'RoleDeleted'];
 /** Longest `?types=` value considered. */
@@ -44,6 +51,8 @@ export interface StreamRequest {
   after?: unknown;
   /** The `Last-Event-ID` header; it wins over `after` (a browser sends it on reconnect). */
   lastEventId?: unknown;
+  /** `?keep_alive=<seconds>`: how often an idle stream writes a comment (KEEP_ALIVE_SECONDS_RANGE). */
+  keepAlive?: unknown;
 }
 
 /** An open stream, as the hub sees it. */
@@ -89,6 +98,7 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
   async openStream(caller: Caller, membershipId: string, request: StreamRequest, sink: StreamSink): Promise<void> {
     if (this.stopping) throw new DomainError('AuthenticationServiceUnavailable', 'The service is stopping');
     const types = parseTypes(request.types);
+    const keepAliveMs = parseKeepAliveMs(request.keepAlive);
     const resumeFrom = parseCursorText(request.lastEventId, 'Last-Event-ID') ?? parseCursorText(request.after, 'after');
     const streams = this.open.get(membershipId) ?? new Set<OpenStream>();
     if (streams.size >= this.config.eventStreamsPerMembership) {
@@ -103,7 +113,7 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
       await this.wakeups.listen();
       const cursor = await this.resolveCursor(membershipId, resumeFrom);
       const hidden = new Set(await this.permissions.hiddenFromLists(caller, 'events'));
-      stream = new EventStream(caller, membershipId, cursor, types, hidden, sink, this.repository, this.logger, () => this.forget(membershipId, stream));
+      stream = new EventStream(caller, membershipId, cursor, types, hidden, keepAliveMs, sink, this.repository, this.logger, () => this.forget(membershipId, stream));
     } finally {
       streams.delete(placeholder);
       if (!streams.size) this.open.delete(membershipId);
@@ -167,6 +177,7 @@ class EventStream implements OpenStream {
     private cursor: StreamCursor,
     private readonly types: ReadonlySet<string> | undefined,
     private readonly hidden: ReadonlySet<string>,
+    private readonly keepAliveMs: number,
     private readonly sink: StreamSink,
     private readonly repository: EventStreamRepository,
     private readonly logger: Logger,
@@ -179,7 +190,7 @@ class EventStream implements OpenStream {
     this.sink.onClose(() => this.close());
     // retry: how long a client waits before reconnecting (EventSource honours it).
     this.sink.write(': connected\nretry: 1000\n\n');
-    this.timers.push(setInterval(() => this.sink.write(': keep-alive\n\n'), KEEP_ALIVE_MS));
+    this.timers.push(setInterval(() => this.sink.write(': keep-alive\n\n'), this.keepAliveMs));
     this.timers.push(setInterval(() => this.wake(), POLL_MS));
     if (this.caller.kind === 'user') {
       // A Bearer token's stream ends when the token does.
@@ -275,6 +286,14 @@ function parseTypes(value: unknown): ReadonlySet<string> | undefined {
   const unknown = types.find((type) => !isEventType(type));
   if (unknown !== undefined) throw validationError('types', `${JSON.stringify(unknown.slice(0, 64))} is not an event type`);
   return new Set(types);
+}
+
+function parseKeepAliveMs(value: unknown): number {
+  if (value === undefined) return KEEP_ALIVE_MS;
+  const { min, max } = KEEP_ALIVE_SECONDS_RANGE;
+  const seconds = typeof value === 'string' && /^\d{1,2}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(seconds >= min && seconds <= max)) throw validationError('keep_alive', `must be a whole number of seconds from ${min} to ${max}`);
+  return seconds * 1000;
 }
 
 /** A cursor (`<xid>.<event id>`), an event id (string result, looked up), or undefined when absent. */

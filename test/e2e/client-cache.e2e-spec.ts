@@ -22,11 +22,17 @@ describe('client library with CacheTTL: answers kept while the event stream is c
   let streamApp: { id: string; secret: string };
 
   const get = (path: string, auth: string) => request(apiUrl).get(path).set('Authorization', auth);
-  /** Asks the protected API for /orders until it answers other than 200 (3 s at most): that answer, and how long after the call it came. */
-  const firstRefusal = async (auth: string): Promise<{ status: number; afterMs: number }> => {
+  /**
+   * Asks the protected API for /orders until it answers other than 200 (`withinMs` at most, a
+   * request every `pauseMs`): that answer, and how long after the call it came.
+   */
+  const firstRefusal = async (auth: string, withinMs = 3_000, pauseMs = 0): Promise<{ status: number; afterMs: number }> => {
     const since = Date.now();
     let status = 200;
-    while (status === 200 && Date.now() - since < 3_000) status = (await get('/orders', auth)).status;
+    while (status === 200 && Date.now() - since < withinMs) {
+      status = (await get('/orders', auth)).status;
+      if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
     return { status, afterMs: Date.now() - since };
   };
   const serviceCalls = () => proxy.calls.filter((call) => !call.path.endsWith('/events/stream')).length;
@@ -125,6 +131,23 @@ describe('client library with CacheTTL: answers kept while the event stream is c
     await get('/profile', revoked.auth).expect(401);
     await get('/profile', revoked.auth).expect(401);
   });
+
+  it('a stream cut silently (connection open, no byte passing) stops the cache within seconds: a revocation then gets its 401', async () => {
+    const reader = await warmReader();
+    proxy.stallStreams();
+    try {
+      await t.http().post('/revoke-token').send({ token: reader.accessToken }).expect(204);
+      // The client asks for a keep-alive every second and gives the stream up after a few silent ones.
+      const { status, afterMs } = await firstRefusal(reader.auth, 10_000, 20);
+      expect(status).toBe(401);
+      expect(afterMs).toBeLessThan(5_000);
+      expect(client.streamConnected).toBe(false);
+    } finally {
+      proxy.cutStreams();
+      proxy.reset();
+    }
+    await eventually(async () => (client.streamConnected ? true : undefined), 'the stream to reconnect', 10_000);
+  }, 30_000);
 
   it('with the stream cut, the next request asks the service (and sees a revocation at once); reconnected, the cache serves again', async () => {
     const reader = await warmReader();

@@ -174,6 +174,18 @@ describe('the live event stream', () => {
     expect(s.ended).toBe(false);
   }, KEEP_ALIVE_MS + 10_000);
 
+  it('?keep_alive=1 asks for a comment line every second; outside 1..15 s it answers 400', async () => {
+    const s = await stream(admin.auth, '?types=MailhookMailSent&keep_alive=1');
+    const opened = Date.now();
+    // Three within a few seconds: far sooner than the default's one in 15 s.
+    await s.until(() => s.comments.filter((c) => c === ': keep-alive').length >= 3, 'three keep-alive comments', 8_000);
+    expect(Date.now() - opened).toBeLessThan(KEEP_ALIVE_MS);
+    for (const value of ['0', '16', '1.5', 'abc', '', '-1']) {
+      const answer = await openEventStream(t.url, streamPath(admin.membershipId, `?keep_alive=${value}`), admin.auth);
+      expect({ value, status: answer.status, errors: answer.body?.errors }).toEqual({ value, status: 400, errors: [{ field: 'keep_alive', message: expect.any(String) }] });
+    }
+  });
+
   it('a revoked Bearer session ends its stream', async () => {
     const { session } = await createSignedInUser(t, admin, { role: 'admin' });
     const s = await stream(session.auth);

@@ -372,7 +372,11 @@ export class ServiceProxy {
   readonly hung = { held: 0, closedByCaller: 0 };
   /** While true, event stream calls answer 503 (the client library's cache loses its stream). */
   refuseStreams = false;
+  /** While true, the event streams pass no byte on and new ones get no answer, their connections left open (`stallStreams`). */
+  private streamsStalled = false;
   private readonly openStreams = new Set<http.ServerResponse>();
+  /** The service's side of each open event stream, to stop passing it on. */
+  private readonly upstreamStreams = new Set<http.IncomingMessage>();
   private hold: { path: string; answered: () => void; released: Promise<void> } | undefined;
 
   private constructor(
@@ -409,6 +413,18 @@ export class ServiceProxy {
     this.openStreams.clear();
   }
 
+  /**
+   * A partition: the event streams stay connected but no byte passes any more (no FIN, no RST),
+   * and a new stream is accepted but never answered. Until `cutStreams` and `reset`.
+   */
+  stallStreams(): void {
+    this.streamsStalled = true;
+    for (const upstream of this.upstreamStreams) {
+      upstream.unpipe();
+      upstream.pause();
+    }
+  }
+
   /** Forwards the next call to `path` at once, but holds the service's answer back until `release`. */
   holdNextAnswer(path: string): HeldAnswer {
     let answered!: () => void;
@@ -421,6 +437,7 @@ export class ServiceProxy {
 
   reset(): void {
     this.refuseStreams = false;
+    this.streamsStalled = false;
     this.hold = undefined;
     this.calls.length = 0;
     this.mode = 'forward';
@@ -455,6 +472,7 @@ export class ServiceProxy {
       }
       this.openStreams.add(res);
       res.on('close', () => this.openStreams.delete(res));
+      if (this.streamsStalled) return;
     }
     if (this.mode === 'hang') {
       this.hung.held++;
@@ -499,8 +517,14 @@ export class ServiceProxy {
         }
         res.writeHead(answerStream.statusCode ?? 502, answerStream.headers);
         answerStream.pipe(res);
-        // A stream cut (or its caller gone) ends the stream from the service too.
-        if (path.endsWith('/events/stream')) res.on('close', () => answerStream.destroy());
+        if (path.endsWith('/events/stream')) {
+          this.upstreamStreams.add(answerStream);
+          // A stream cut (or its caller gone) ends the stream from the service too.
+          res.on('close', () => {
+            this.upstreamStreams.delete(answerStream);
+            answerStream.destroy();
+          });
+        }
       },
     );
     upstream.on('error', () => {

@@ -44,6 +44,12 @@ export interface StreamSink {
   onClose(listener: () => void): void;
 }
 
+/** Where a request asks to resume: a cursor or an event id, and the field it came in (named by a 400). */
+interface ResumePoint {
+  at: StreamCursor | string;
+  field: 'Last-Event-ID' | 'after';
+}
+
 export interface StreamRequest {
   /** `?types=A,B`. */
   types?: unknown;
@@ -143,12 +149,13 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
     if (!streams.size) this.open.delete(membershipId);
   }
 
-  private async resolveCursor(membershipId: string, resumeFrom: StreamCursor | string | undefined): Promise<StreamCursor> {
+  private async resolveCursor(membershipId: string, resumeFrom: ResumePoint | undefined): Promise<StreamCursor> {
     if (resumeFrom === undefined) return this.repository.start();
-    if (typeof resumeFrom !== 'string') return resumeFrom;
+    const { at, field } = resumeFrom;
+    if (typeof at !== 'string') return at;
     // An event id (as GET .../events shows it): resume after that event.
-    const cursor = await this.repository.cursorOfEvent(membershipId, resumeFrom);
-    if (!cursor) throw validationError('after', 'names no event of this membership');
+    const cursor = await this.repository.cursorOfEvent(membershipId, at);
+    if (!cursor) throw validationError(field, 'names no event of this membership');
     return cursor;
   }
 
@@ -296,16 +303,16 @@ function parseKeepAliveMs(value: unknown): number {
   return seconds * 1000;
 }
 
-/** A cursor (`<xid>.<event id>`), an event id (string result, looked up), or undefined when absent. */
-function parseCursorText(value: unknown, field: string): StreamCursor | string | undefined {
+/** A cursor (`<xid>.<event id>`, the xid as the database writes it) or an event id, or undefined when absent; looked up by resolveCursor. */
+function parseCursorText(value: unknown, field: ResumePoint['field']): ResumePoint | undefined {
   if (value === undefined || value === '') return undefined;
   if (typeof value !== 'string') throw validationError(field, 'must be a cursor of this stream or an event id');
   const match = CURSOR_PATTERN.exec(value);
   if (match) {
     const [, xid, id] = match;
-    if (xid !== undefined && id !== undefined && BigInt(xid) <= MAX_XID8 && isPossibleId(id)) return { xid: BigInt(xid).toString(), id };
+    if (xid !== undefined && id !== undefined && BigInt(xid) <= MAX_XID8 && isPossibleId(id)) return { at: { xid: BigInt(xid).toString(), id }, field };
   } else if (isPossibleId(value)) {
-    return value;
+    return { at: value, field };
   }
   throw validationError(field, 'must be a cursor of this stream or an event id');
 }

@@ -93,6 +93,20 @@ describe('the live event stream', () => {
     expect(header.status).toBe(400);
   });
 
+  it('an event id that names no event of this membership answers 400, naming the field it came in', async () => {
+    const value = randomUUID();
+    const byHeader = await openEventStream(t.url, streamPath(admin.membershipId), admin.auth, { 'last-event-id': value });
+    const byQuery = await openEventStream(t.url, streamPath(admin.membershipId, `?after=${value}`), admin.auth);
+    for (const [answer, field] of [[byHeader, 'Last-Event-ID'], [byQuery, 'after']] as const) {
+      answer.stream?.close();
+      expect({ status: answer.status, errorCode: answer.body?.errorCode, field: (answer.body?.errors as { field: string }[] | undefined)?.[0]?.field }).toEqual({
+        status: 400,
+        errorCode: 'ModelValidationError',
+        field,
+      });
+    }
+  });
+
   it('sends each event committed after it opened, as GET .../events/{id} shows it, with text/event-stream and a cursor', async () => {
     const s = await stream(admin.auth);
     const role = await createRole(t, admin, { permissions: ['users.read'] });

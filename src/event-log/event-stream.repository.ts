@@ -71,7 +71,7 @@ export class EventStreamRepository {
     return { xid: row?.xid ?? '0', id: '' };
   }
 
-  /** The cursor of an event of the membership (a stream resumed from an event id), or undefined. */
+  /** The cursor of an event of the membership (a stream resumed from an event id or a cursor), or undefined. */
   async cursorOfEvent(membershipId: string, id: string): Promise<StreamCursor | undefined> {
     const [row] = await queryRows<{ xid: string }>(
       this.database.db,

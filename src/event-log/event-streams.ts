@@ -149,13 +149,19 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
     if (!streams.size) this.open.delete(membershipId);
   }
 
+  /**
+   * Both forms name an event of the membership: an event id (as GET .../events shows it), or a
+   * cursor, which is the `(commit_xid, id)` of an event this stream sent. A cursor is checked
+   * against that event too, not only read: one that names no event, or an xid other than the
+   * event's (a forged or future position), would otherwise skip silently every event before that
+   * position, where the contract promises none is skipped.
+   */
   private async resolveCursor(membershipId: string, resumeFrom: ResumePoint | undefined): Promise<StreamCursor> {
     if (resumeFrom === undefined) return this.repository.start();
     const { at, field } = resumeFrom;
-    if (typeof at !== 'string') return at;
-    // An event id (as GET .../events shows it): resume after that event.
-    const cursor = await this.repository.cursorOfEvent(membershipId, at);
+    const cursor = await this.repository.cursorOfEvent(membershipId, typeof at === 'string' ? at : at.id);
     if (!cursor) throw validationError(field, 'names no event of this membership');
+    if (typeof at !== 'string' && at.xid !== cursor.xid) throw validationError(field, 'is not the position of the event it names');
     return cursor;
   }
 

@@ -93,17 +93,40 @@ describe('the live event stream', () => {
     expect(header.status).toBe(400);
   });
 
-  it('an event id that names no event of this membership answers 400, naming the field it came in', async () => {
-    const value = randomUUID();
-    const byHeader = await openEventStream(t.url, streamPath(admin.membershipId), admin.auth, { 'last-event-id': value });
-    const byQuery = await openEventStream(t.url, streamPath(admin.membershipId, `?after=${value}`), admin.auth);
-    for (const [answer, field] of [[byHeader, 'Last-Event-ID'], [byQuery, 'after']] as const) {
+  it('a cursor or event id that names no event of this membership answers 400, naming the field it came in', async () => {
+    const s = await stream(admin.auth, '?types=RoleCreated');
+    await createRole(t, admin);
+    await s.until(() => s.events.length > 0, 'a RoleCreated event');
+    const cursor = s.events[0].id!;
+    const [xid, id] = [cursor.slice(0, cursor.indexOf('.')), cursor.slice(cursor.indexOf('.') + 1)];
+    const refused = [
+      randomUUID(),
+      `${xid}.${randomUUID()}`,
+      '18446744073709551615.00000000-0000-4000-8000-000000000000',
+      `99999999.${randomUUID()}`,
+      // The event exists, but not at that position: resuming there would skip what lies between.
+      `18446744073709551615.${id}`,
+      `${BigInt(xid) + 1n}.${id}`,
+      `0.${id}`,
+    ];
+    for (const value of refused) {
+      const byHeader = await openEventStream(t.url, streamPath(admin.membershipId), admin.auth, { 'last-event-id': value });
+      const byQuery = await openEventStream(t.url, streamPath(admin.membershipId, `?after=${encodeURIComponent(value)}`), admin.auth);
+      for (const [answer, field] of [[byHeader, 'Last-Event-ID'], [byQuery, 'after']] as const) {
+        answer.stream?.close();
+        expect({ value, status: answer.status, errorCode: answer.body?.errorCode, field: (answer.body?.errors as { field: string }[] | undefined)?.[0]?.field }).toEqual({
+          value,
+          status: 400,
+          errorCode: 'ModelValidationError',
+          field,
+        });
+      }
+    }
+    // The event's own cursor (the xid written with leading zeros, too) and its id are positions.
+    for (const value of [cursor, `00${cursor}`, id]) {
+      const answer = await openEventStream(t.url, streamPath(admin.membershipId), admin.auth, { 'last-event-id': value });
       answer.stream?.close();
-      expect({ status: answer.status, errorCode: answer.body?.errorCode, field: (answer.body?.errors as { field: string }[] | undefined)?.[0]?.field }).toEqual({
-        status: 400,
-        errorCode: 'ModelValidationError',
-        field,
-      });
+      expect({ value, status: answer.status }).toEqual({ value, status: 200 });
     }
   });
 

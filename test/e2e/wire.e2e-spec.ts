@@ -333,7 +333,7 @@ describe('wire conventions', () => {
     });
 
     it('HEAD does not run a GET that changes state: 405 with Allow, and the tokens still work', async () => {
-      const session = await signIn(t, m, inst.admin.username as string, inst.admin.password as string);
+      const session = await signIn(t, m, inst.admin.username, inst.admin.password);
       for (const [path, token] of [['/refresh-token', session.refreshToken], ['/revoke-token', session.accessToken], ['/REVOKE-TOKEN/', session.accessToken]]) {
         const res = await t.http().head(path).set('Authorization', `Bearer ${token}`);
         expect({ path, status: res.status, allow: res.headers.allow }).toEqual({ path, status: 405, allow: 'GET, POST' });

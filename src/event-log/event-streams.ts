@@ -28,7 +28,17 @@ export const KEEP_ALIVE_MS = 15_000;
  */
 export const KEEP_ALIVE_SECONDS_RANGE = { min: 1, max: KEEP_ALIVE_MS / 1000 } as const;
 /** Events that may end a stream's credential or change its access: read even when `types` leaves them out. */
-const CREDENTIAL_EVENT_TYPES = ['TokenRevoked', 'ApplicationUpdated', 'ApplicationDeleted', 'UserUpdated', 'UserDeleted', 'RoleUpdated', 'RoleDeleted'];
+const CREDENTIAL_EVENT_TYPES = [
+  'TokenRevoked',
+  'ApplicationUpdated',
+  'ApplicationDeleted',
+  'UserUpdated',
+  'UserDeleted',
+  'RoleUpdated',
+  'RoleDeleted',
+  'MembershipUpdated',
+  'MembershipSecretKeyRotated',
+];
 /** Longest `?types=` value considered. */
 const MAX_TYPES_LENGTH = 4_096;
 const CURSOR_PATTERN = /^(\d{1,20})\.(.+)$/;
@@ -263,10 +273,13 @@ class EventStream implements OpenStream {
   }
 
   /**
-   * A revoked session (Bearer); the application updated (its secret may be rotated, it may be
-   * inactive) or deleted (Basic); and, for both, the caller itself or its role changed or deleted,
-   * since `events.read` and the forbidden entries may have changed with them. The client
-   * reconnects with Last-Event-ID, and the new stream is judged on what holds then.
+   * A revoked session (Bearer); the membership's signing key rotated, or its name or slug (the
+   * tokens' `iss` and `aud`) changed, which makes every earlier Bearer token of it InvalidToken;
+   * the application updated (its secret may be rotated, it may be inactive) or deleted (Basic,
+   * whose credential the membership's key does not sign); and, for both, the caller itself or
+   * its role changed or deleted, since `events.read` and the forbidden entries may have changed
+   * with them. The client reconnects with Last-Event-ID, and the new stream is judged on what
+   * holds then.
    */
   private endsCredential(row: EventRow): boolean {
     const type = row.eventType;
@@ -276,11 +289,20 @@ class EventStream implements OpenStream {
       if (subject['slug'] === this.caller.roleSlug || row.prior?.['slug'] === this.caller.roleSlug) return true;
     }
     if (this.caller.kind === 'user') {
+      if (type === 'MembershipSecretKeyRotated') return true;
+      if (type === 'MembershipUpdated') return changesTokenClaims(row);
       if (type === 'TokenRevoked') return row.document['session_id'] === this.caller.sessionId || row.document['token_id'] === this.caller.tokenId;
       return (type === 'UserUpdated' || type === 'UserDeleted') && subject['_id'] === this.caller.id;
     }
     return (type === 'ApplicationUpdated' || type === 'ApplicationDeleted') && subject['_id'] === this.caller.id;
   }
+}
+
+/** Whether a MembershipUpdated changed what every token of the membership is checked against (`iss`, `aud`). */
+function changesTokenClaims(row: EventRow): boolean {
+  const after = row.document;
+  const before = row.prior ?? {};
+  return after['name'] !== before['name'] || after['slug'] !== before['slug'];
 }
 
 /** One event in SSE: the cursor, the type, and the event as GET .../events/{id} shows it (JSON has no raw newline). */

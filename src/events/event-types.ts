@@ -37,6 +37,8 @@ export const EVENT_TYPES = [
   'UserMfaDisabled',
   'UserMfaRecoveryCodeUsed',
   'SigningKeyRotated',
+  'MembershipUpdated',
+  'MembershipSecretKeyRotated',
   'OidcConsentGranted',
   'OidcConsentRevoked',
   'WebhookRequestSent',

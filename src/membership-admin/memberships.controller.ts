@@ -56,7 +56,7 @@ export class MembershipsController implements Listing {
     permission: 'memberships.update',
     summary: 'Replace the settings of a membership (own; any for system membership callers)',
     description:
-      'Omitted settings return to their defaults; an omitted slug is kept. A new name or slug changes the token issuer/audience, so earlier tokens of the membership stop verifying.',
+      'Omitted settings return to their defaults; an omitted slug is kept. A new name or slug changes the token issuer/audience, so earlier tokens of the membership stop verifying. Records MembershipUpdated (without the secret key) in the membership\'s event log.',
     answer: MembershipSchema,
   })
   update(@CurrentCaller() caller: Caller, @Param('id') id: string, @Body() body: UpdateMembershipDto): Promise<MembershipResponse> {
@@ -67,6 +67,7 @@ export class MembershipsController implements Listing {
     path: ':id/secret-key',
     permission: 'memberships.update',
     summary: 'Rotate the signing key; every earlier token of the membership becomes InvalidToken',
+    description: "Records MembershipSecretKeyRotated in the membership's event log; the event never carries the key.",
     answer: MembershipSchema,
   })
   rotateSecretKey(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<MembershipResponse> {

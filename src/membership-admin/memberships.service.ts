@@ -17,7 +17,7 @@ import { signInPolicyFrom } from '../memberships/sign-in-policy';
 import { MembershipCache } from '../memberships/membership-cache';
 import { MembershipProvisioner, type ProvisionedMembership } from './membership-provisioner';
 import { MEMBERSHIP_DEFAULTS, type CreateMembershipDto, type UpdateMembershipDto } from '../memberships/membership.dto';
-import { toMembershipResponse, type MembershipResponse } from '../memberships/membership.mapper';
+import { toMembershipEventDocument, toMembershipResponse, type MembershipResponse } from '../memberships/membership.mapper';
 import { MembershipRepository, type MembershipSettings } from '../memberships/membership.repository';
 
 const notFound = (): DomainError => new DomainError('MembershipNotFound', 'The membership does not exist');
@@ -25,9 +25,13 @@ const notFound = (): DomainError => new DomainError('MembershipNotFound', 'The m
 /**
  * Tenancy (contract, "Memberships and tenancy"): only callers of the system membership, holding
  * `memberships.<action>`, may list, create or delete memberships or touch another one; any
- * other caller reads and updates only its own membership. Memberships record no events: the
- * specification's event list has no membership events, and a membership's own event log
- * disappears from the API with it.
+ * other caller reads and updates only its own membership.
+ *
+ * Events: an update records `MembershipUpdated` and a key rotation `MembershipSecretKeyRotated`,
+ * in the membership's own event log, so that event streams end the tokens they invalidate and the
+ * client library and the other instances drop what they cached. Neither event carries the key.
+ * Creating and deleting a membership record none: a new membership's log starts empty, and a
+ * deleted one's log disappears from the API with it.
  */
 @Injectable()
 export class MembershipsService {
@@ -77,7 +81,7 @@ export class MembershipsService {
     if (input.mail_providers !== undefined) this.checkMailProviders(input.mail_providers);
     const otpSettings = input.otp_settings === undefined ? undefined : otpSettingsFrom(input.otp_settings);
     if (otpSettings === null) throw validationError('otp_settings', 'contains_letters and contains_digits cannot both be false');
-    const row = await this.transaction.run(async () => {
+    const row = await this.recorder.transaction(async (record) => {
       const current = await this.memberships.lockById(id);
       if (!current) throw notFound();
       const mailProviders =
@@ -101,7 +105,15 @@ export class MembershipsService {
         throw validationError('code_policy', 'names no token code policy of this membership');
       }
       if (sameSettings(current, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
-      return this.memberships.updateSettings(id, next, caller.id);
+      const updated = await this.memberships.updateSettings(id, next, caller.id);
+      record({
+        membershipId: id,
+        eventType: 'MembershipUpdated',
+        utilizerId: caller.id,
+        document: toMembershipEventDocument(updated),
+        prior: toMembershipEventDocument(current),
+      });
+      return updated;
     });
     this.cache.invalidate(id);
     return this.respond(caller, row);
@@ -110,10 +122,13 @@ export class MembershipsService {
   /** A new signing key: every token issued before it answers InvalidToken from now on. */
   async rotateSecretKey(caller: Caller, id: string): Promise<MembershipResponse> {
     await this.assertMayTouch(caller, id);
-    const row = await this.transaction.run(async () => {
+    const row = await this.recorder.transaction(async (record) => {
       const current = await this.memberships.lockById(id);
       if (!current) throw notFound();
-      return this.memberships.replaceSecretKey(id, newSecret(32), caller.id);
+      const rotated = await this.memberships.replaceSecretKey(id, newSecret(32), caller.id);
+      // The membership without its key: that a rotation happened, and when, is all an event may say.
+      record({ membershipId: id, eventType: 'MembershipSecretKeyRotated', utilizerId: caller.id, document: toMembershipEventDocument(rotated) });
+      return rotated;
     });
     this.cache.invalidate(id);
     return this.respond(caller, row);

@@ -45,3 +45,11 @@ export function toMembershipResponse(row: MembershipRow, options: { includeSecre
   if (options.includeSecretKey) response.secret_key = row.secretKey;
   return response;
 }
+
+/**
+ * The membership as its events show it: never the signing key, whoever caused the event (the
+ * membership's event log is read with events.read, which does not disclose secret keys).
+ */
+export function toMembershipEventDocument(row: MembershipRow): MembershipResponse {
+  return toMembershipResponse(row, { includeSecretKey: false });
+}

@@ -11,8 +11,10 @@ import {
   eventsPath,
   eventually,
   expectErrorBody,
+  type Installation,
   setupInstallation,
   type SignedIn,
+  signIn,
   unique,
 } from '../support/api';
 import { type OpenEventStream, openEventStream, streamPath } from '../support/event-stream';
@@ -50,6 +52,7 @@ function expectExactlyOnce(seen: string[], expected: string[]): void {
 
 describe('the live event stream', () => {
   let t: TestApp;
+  let install: Installation;
   let tenant: CreatedMembership;
   let admin: SignedIn;
   const open: OpenEventStream[] = [];
@@ -63,7 +66,7 @@ describe('the live event stream', () => {
 
   beforeAll(async () => {
     t = await startTestApp({ env: { EVENT_STREAMS_PER_MEMBERSHIP: '3' } });
-    const install = await setupInstallation(t);
+    install = await setupInstallation(t);
     tenant = await createMembership(t, install.admin);
     admin = tenant.admin;
   });
@@ -261,6 +264,69 @@ describe('the live event stream', () => {
     // Another role's change leaves other callers' streams alone.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(bystander.ended).toBe(false);
+  });
+
+  describe("a change of the membership that ends every earlier token (its own membership each, so the suite's admin keeps its token)", () => {
+    /** A fresh membership with a Bearer stream (its admin) and a Basic stream (an application holding events.read). */
+    async function membershipWithStreams(): Promise<{ own: CreatedMembership; bearer: OpenEventStream; basic: OpenEventStream }> {
+      const own = await createMembership(t, install.admin);
+      const app = await createApplicationWithPermissions(t, own.admin, ['events.read']);
+      const opened = await Promise.all([own.admin.auth, app.auth].map((auth) => openEventStream(t.url, streamPath(own.membershipId), auth)));
+      const [bearer, basic] = opened.map((answer) => {
+        if (!answer.stream) throw new Error(`stream refused: ${answer.status} ${JSON.stringify(answer.body)}`);
+        open.push(answer.stream);
+        return answer.stream;
+      });
+      return { own, bearer, basic };
+    }
+    const eventsOf = (s: OpenEventStream, type: string) => s.data.filter((event) => event.event_type === type);
+
+    it('a rotated signing key ends the Bearer streams (not the Basic ones, which the key does not sign); the event holds no key', async () => {
+      const { own, bearer, basic } = await membershipWithStreams();
+      const rotated = await t.http().post(`/memberships/${own.membershipId}/secret-key`).set('Authorization', install.admin.auth).expect(200);
+      await bearer.until(() => bearer.ended, 'the end of the Bearer stream after the rotation');
+      await basic.until(() => eventsOf(basic, 'MembershipSecretKeyRotated').length === 1, 'the rotation on the Basic stream');
+      expect(basic.ended).toBe(false);
+
+      const [event] = eventsOf(basic, 'MembershipSecretKeyRotated');
+      expect(event).toMatchObject({ utilizer_id: install.admin.userId, membership_id: own.membershipId, document: { _id: own.membershipId } });
+      const text = JSON.stringify(event);
+      expect(text).not.toContain('secret_key');
+      for (const key of [rotated.body.secret_key as string, own.membership.secret_key as string]) expect(text).not.toContain(key);
+
+      const again = await openEventStream(t.url, streamPath(own.membershipId), own.admin.auth);
+      expectErrorBody({ status: again.status, body: again.body } as never, 401, 'InvalidToken');
+    });
+
+    it('a new name or slug (iss, aud) ends the Bearer streams; other settings leave them open; the event holds prior and no key', async () => {
+      const { own, bearer, basic } = await membershipWithStreams();
+      const put = (body: Record<string, unknown>) => t.http().put(`/memberships/${own.membershipId}`).set('Authorization', install.admin.auth).send(body).expect(200);
+
+      await put({ name: own.membership.name, expires_in: 1800 });
+      await basic.until(() => eventsOf(basic, 'MembershipUpdated').length === 1, 'the first MembershipUpdated');
+      await bearer.until(() => eventsOf(bearer, 'MembershipUpdated').length === 1, 'the first MembershipUpdated on the Bearer stream');
+      expect(bearer.ended).toBe(false);
+
+      const renamed = unique('Renamed');
+      await put({ name: renamed, expires_in: 1800 });
+      await bearer.until(() => bearer.ended, 'the end of the Bearer stream after the rename');
+      await basic.until(() => eventsOf(basic, 'MembershipUpdated').length === 2, 'the rename on the Basic stream');
+      expect(basic.ended).toBe(false);
+      const event = eventsOf(basic, 'MembershipUpdated')[1];
+      expect(event).toMatchObject({ document: { _id: own.membershipId, name: renamed, expires_in: 1800 }, prior: { name: own.membership.name } });
+      expect(JSON.stringify(event)).not.toContain('secret_key');
+      expect(JSON.stringify(event)).not.toContain(own.membership.secret_key as string);
+      const refused = await openEventStream(t.url, streamPath(own.membershipId), own.admin.auth);
+      expect(refused.status).toBe(401);
+
+      // A new slug alone (the audience) ends a Bearer stream of a token issued under the new name.
+      const fresh = await signIn(t, own.membershipId, own.admin.username, own.admin.password);
+      const answer = await openEventStream(t.url, streamPath(own.membershipId), fresh.auth);
+      const second = answer.stream!;
+      open.push(second);
+      await put({ name: renamed, slug: unique('moved'), expires_in: 1800 });
+      await second.until(() => second.ended, 'the end of the Bearer stream after the new slug');
+    });
   });
 
   it('open streams do not hold a stop up: closing the app ends them at once', async () => {

@@ -381,6 +381,33 @@ describe('memberships API', () => {
       expect((await as(suite.t, a.application!.basic).get(`/memberships/${a.membershipId}`)).status).toBe(200);
     });
 
+    it("records MembershipUpdated (with prior) and MembershipSecretKeyRotated in the membership's own log, never with the key; a refused change records none", async () => {
+      const a = await createMembership(suite.t, suite.inst.admin, { application: true });
+      const updated = await as(suite.t, suite.inst.admin.auth).put(`/memberships/${a.membershipId}`, { name: a.membership.name, expires_in: 900 });
+      expect(updated.status).toBe(200);
+      expectErrorBody(await as(suite.t, suite.inst.admin.auth).put(`/memberships/${a.membershipId}`, { name: a.membership.name, expires_in: 900 }), 409, 'IdenticalDocumentError');
+      const rotated = await as(suite.t, suite.inst.admin.auth).post(`/memberships/${a.membershipId}/secret-key`);
+      expect(rotated.status).toBe(200);
+
+      // Read as the tenant sees its log (its application: the admin's token ended with the key).
+      const log = await as(suite.t, a.application!.basic).post(`/memberships/${a.membershipId}/events/_query?sort=event_time%20asc`, {
+        where: { event_type: { $in: ['MembershipUpdated', 'MembershipSecretKeyRotated'] } },
+      });
+      expect(log.status).toBe(200);
+      expect(log.body.items.map((event: { event_type: string }) => event.event_type)).toEqual(['MembershipUpdated', 'MembershipSecretKeyRotated']);
+      const [update, rotation] = log.body.items as Record<string, Record<string, unknown>>[];
+      expect(update).toMatchObject({
+        utilizer_id: suite.inst.admin.userId,
+        membership_id: a.membershipId,
+        document: { _id: a.membershipId, name: a.membership.name, slug: a.membership.slug, expires_in: 900 },
+        prior: { _id: a.membershipId, expires_in: a.membership.expires_in },
+      });
+      expect(rotation).toMatchObject({ utilizer_id: suite.inst.admin.userId, document: { _id: a.membershipId }, prior: null });
+      const text = JSON.stringify(log.body);
+      expect(text).not.toContain('secret_key');
+      for (const key of [a.membership.secret_key as string, rotated.body.secret_key as string]) expect(text).not.toContain(key);
+    });
+
     it('is refused for another membership and 404 for an unknown one (system caller)', async () => {
       const a = await createMembership(suite.t, suite.inst.admin);
       const b = await createMembership(suite.t, suite.inst.admin);

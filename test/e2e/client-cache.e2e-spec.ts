@@ -9,8 +9,17 @@ import express from 'express';
 import request from 'supertest';
 import { PortcullisClient, portcullis } from '@portcullis/client';
 import { startTestApp, type TestApp } from '../support/app';
-import { createApplicationWithPermissions, eventually, type Installation, setupInstallation, signIn } from '../support/api';
+import { createApplicationWithPermissions, eventually, type Installation, setupInstallation, signIn, unique } from '../support/api';
 import { createUserWithRole, ServiceProxy, type UserWithRole } from '../support/protected-apps';
+import { FOLLOWED_EVENT_TYPES } from '../../packages/client/src/stream-cache';
+import { EVENT_TYPES } from '../../src/events/event-types';
+
+describe("the event types the client's cache follows", () => {
+  it('are types the service records (or the stream would refuse them), and include every type the contract says drops answers', () => {
+    const dropping = EVENT_TYPES.filter((type) => /^(User|Role|Application|Membership)/.test(type) || type === 'TokenRevoked');
+    expect([...FOLLOWED_EVENT_TYPES].sort()).toEqual([...dropping].sort());
+  });
+});
 
 describe('client library with CacheTTL: answers kept while the event stream is connected', () => {
   let t: TestApp;
@@ -148,6 +157,29 @@ describe('client library with CacheTTL: answers kept while the event stream is c
     }
     await eventually(async () => (client.streamConnected ? true : undefined), 'the stream to reconnect', 10_000);
   }, 30_000);
+
+  describe('a change of the membership that ends every earlier token reaches the cached answers within 1 s', () => {
+    // The admin's token ends with the others: signed in again for the tests that follow.
+    afterEach(async () => {
+      inst.admin = await signIn(t, inst.membership._id as string, inst.admin.username, inst.admin.password);
+    });
+
+    it('a rotated signing key (MembershipSecretKeyRotated): the next protected request answers 401', async () => {
+      const reader = await warmReader();
+      await t.http().post(`/memberships/${reader.membershipId}/secret-key`).set('Authorization', inst.admin.auth).expect(200);
+      const { status, afterMs } = await firstRefusal(reader.auth);
+      expect(status).toBe(401);
+      expect(afterMs).toBeLessThan(1_000);
+    });
+
+    it('a new name, the tokens\' iss (MembershipUpdated): the next protected request answers 401', async () => {
+      const reader = await warmReader();
+      await t.http().put(`/memberships/${reader.membershipId}`).set('Authorization', inst.admin.auth).send({ name: unique('Renamed') }).expect(200);
+      const { status, afterMs } = await firstRefusal(reader.auth);
+      expect(status).toBe(401);
+      expect(afterMs).toBeLessThan(1_000);
+    });
+  });
 
   it('with the stream cut, the next request asks the service (and sees a revocation at once); reconnected, the cache serves again', async () => {
     const reader = await warmReader();

@@ -3,8 +3,8 @@ import type { ServerSentEvent } from './event-stream';
 
 /**
  * The event types the cache follows (`?types=` of the stream): every type the contract names for
- * invalidation (TokenRevoked, User*, Role*, Application*, UserType*; the service records no
- * Membership* event). A type the service does not know would be refused, so the list is explicit.
+ * invalidation (TokenRevoked, User*, Role*, Application*, UserType*, Membership*). A type the
+ * service does not know would be refused, so the list is explicit.
  */
 export const FOLLOWED_EVENT_TYPES = [
   'TokenRevoked',
@@ -26,6 +26,9 @@ export const FOLLOWED_EVENT_TYPES = [
   'ApplicationCreated',
   'ApplicationUpdated',
   'ApplicationDeleted',
+  // A new name or slug (the tokens' iss and aud) or a rotated key makes every earlier token invalid.
+  'MembershipUpdated',
+  'MembershipSecretKeyRotated',
 ] as const;
 
 interface Entry<V> {
@@ -43,7 +46,7 @@ interface Entry<V> {
  * - `TokenRevoked`: the entries of its `user_id` (the service's `/whoami` does not name a
  *   session, so every token of that user is asked again; a superset of the session's);
  * - any `User*`: the entries of the user (`document._id`);
- * - `Role*`, `Application*`, `UserType*` (and `Membership*`): everything.
+ * - `Role*`, `Application*`, `UserType*`, `Membership*`: everything.
  *
  * `generation` moves with every drop and every connect or loss of the stream: an answer fetched
  * while it moved may predate the change and is not stored (`set` with the generation it began at).

@@ -49,6 +49,15 @@ export class BoundedCache<V extends NonNullable<unknown>> {
     this.entries.delete(key);
   }
 
+  /** Deletes every entry whose key matches: a walk over all keys, for rare changes, never per request. */
+  deleteWhere(matches: (key: string) => boolean): void {
+    for (const key of [...this.entries.keys()]) if (matches(key)) this.entries.delete(key);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
   /** Entries held now, expired ones not yet swept included. */
   get size(): number {
     return this.entries.size;

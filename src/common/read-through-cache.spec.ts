@@ -13,6 +13,10 @@ class TestCache extends ReadThroughCache<string> {
   forget(key: string): void {
     this.forgetKey(key);
   }
+
+  forgetMembership(membershipId: string): void {
+    this.forgetMembershipScoped(membershipId);
+  }
 }
 
 /** A row cache as the services' caches make one: sized by the configuration. */
@@ -105,6 +109,32 @@ describe('ReadThroughCache', () => {
     const rows = lookup({ a: 'row a', b: 'row b', c: 'row c' });
     for (const key of ['a', 'b', 'c']) await cache.get(key, rows.load(key));
     expect(cache.size).toBe(2);
+    cache.onModuleDestroy();
+  });
+
+  it("forgets one membership's rows (and only those), or everything", async () => {
+    const cache = new TestCache({ maxEntries: 10, ttlMs: 60_000 });
+    const keys = [membershipScopedKey('m1', 'a'), membershipScopedKey('m1', 'b'), membershipScopedKey('m10', 'a'), membershipScopedKey('m2', 'a')];
+    const rows = lookup(Object.fromEntries(keys.map((key) => [key, `row ${key}`])));
+    for (const key of keys) await cache.get(key, rows.load(key));
+    cache.forgetMembership('m1');
+    expect(cache.size).toBe(2);
+    for (const key of keys) await cache.get(key, rows.load(key));
+    expect(rows.calls()).toBe(6);
+    cache.forgetAll();
+    expect(cache.size).toBe(0);
+    cache.onModuleDestroy();
+  });
+
+  it('does not keep what a load read while a forget happened (it may predate the change)', async () => {
+    const cache = new TestCache({ maxEntries: 10, ttlMs: 60_000 });
+    let release: (value: string) => void = () => undefined;
+    const pending = cache.get('k', () => new Promise<string>((resolve) => (release = resolve)));
+    cache.forgetAll();
+    release('old row');
+    expect(await pending).toBe('old row');
+    expect(await cache.get('k', async () => 'new row')).toBe('new row');
+    expect(await cache.get('k', async () => 'not asked')).toBe('new row');
     cache.onModuleDestroy();
   });
 

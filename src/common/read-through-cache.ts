@@ -30,6 +30,11 @@ export abstract class ReadThroughCache<V extends NonNullable<unknown>> {
   private readonly entries: BoundedCache<V | typeof MISSING>;
   private readonly hitTtlMs: number;
   private readonly missTtlMs: number;
+  /**
+   * Moves with every forget. A load that began before a forget may have read the row before the
+   * change that caused it, and would put the old row back for a whole lifetime: it is not kept.
+   */
+  private generation = 0;
 
   protected constructor(options: ReadThroughCacheOptions) {
     this.entries = new BoundedCache({ maxEntries: options.maxEntries, ttlMs: options.ttlMs });
@@ -41,14 +46,32 @@ export abstract class ReadThroughCache<V extends NonNullable<unknown>> {
   protected async read(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
     const cached = this.entries.get(key);
     if (cached !== undefined) return cached === MISSING ? undefined : cached;
+    const generation = this.generation;
     const loaded = await load();
-    this.entries.set(key, loaded ?? MISSING, loaded === undefined ? this.missTtlMs : this.hitTtlMs);
+    if (generation === this.generation) this.entries.set(key, loaded ?? MISSING, loaded === undefined ? this.missTtlMs : this.hitTtlMs);
     return loaded;
   }
 
   /** Called by the instance that changed the row, so the change is visible there at once. */
   protected forgetKey(key: string): void {
+    this.generation++;
     this.entries.delete(key);
+  }
+
+  /**
+   * Forgets every row of one membership (keys made by membershipScopedKey): another instance
+   * changed some of them and said which membership, not which rows.
+   */
+  protected forgetMembershipScoped(membershipId: string): void {
+    const prefix = membershipScopedKey(membershipId, '');
+    this.generation++;
+    this.entries.deleteWhere((key) => key.startsWith(prefix));
+  }
+
+  /** Forgets everything: changes made elsewhere may have gone unheard (the LISTEN connection was lost). */
+  forgetAll(): void {
+    this.generation++;
+    this.entries.clear();
   }
 
   /** Entries held now (hits and remembered misses). */

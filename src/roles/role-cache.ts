@@ -9,7 +9,11 @@ export interface RolePermissions {
   forbidden: readonly PermissionExpression[];
 }
 
-/** Roles change rarely and are read on every request: cached per instance for up to 5 minutes. */
+/**
+ * Roles change rarely and are read on every request: cached per instance for up to 5 minutes. A
+ * change on another instance is heard within about a second (event-log/cached-settings.ts drops
+ * the membership's roles on its NOTIFY); this lifetime bounds a change whose notification was lost.
+ */
 export const ROLE_CACHE_TTL_MS = 5 * 60 * 1000;
 
 const NO_ROLE: RolePermissions = { permissions: [], forbidden: [] };
@@ -47,5 +51,10 @@ export class RoleCache extends RowCache<RolePermissions> {
   /** Called by the instance that changed the role, so the change is visible there at once. */
   invalidate(membershipId: string, slug: string): void {
     this.forgetKey(membershipScopedKey(membershipId, slug));
+  }
+
+  /** Another instance changed a role of the membership (it does not say which). */
+  forgetMembership(membershipId: string): void {
+    this.forgetMembershipScoped(membershipId);
   }
 }

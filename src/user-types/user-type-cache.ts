@@ -25,4 +25,9 @@ export class UserTypeCache extends RowCache<UserTypeRow> {
   invalidate(membershipId: string, slug: string): void {
     this.forgetKey(membershipScopedKey(membershipId, slug));
   }
+
+  /** Another instance changed a user type of the membership (it does not say which). */
+  forgetMembership(membershipId: string): void {
+    this.forgetMembershipScoped(membershipId);
+  }
 }

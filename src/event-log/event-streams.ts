@@ -8,6 +8,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { EventRow } from '../database/schema';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { toEventResponse } from '../events/event.mapper';
+import { CachedSettings, changesCachedSettings } from './cached-settings';
 import { EventStreamRepository, type StreamCursor } from './event-stream.repository';
 import { EventWakeups } from './event-wakeups';
 import { isEventType } from '../events/event-types';
@@ -39,6 +40,8 @@ const CREDENTIAL_EVENT_TYPES = [
   'MembershipUpdated',
   'MembershipSecretKeyRotated',
 ];
+/** Settings events remembered as already dropped (see EventStreams.beforeSending); forgetting one only costs a second drop. */
+const MAX_REMEMBERED_DROPS = 1_000;
 /** Longest `?types=` value considered. */
 const MAX_TYPES_LENGTH = 4_096;
 const CURSOR_PATTERN = /^(\d{1,20})\.(.+)$/;
@@ -71,6 +74,14 @@ export interface StreamRequest {
   keepAlive?: unknown;
 }
 
+/** What a stream tells the hub. */
+interface StreamHooks {
+  /** Called once when the stream ends. */
+  onClosed: () => void;
+  /** Each event read, before it is written. */
+  onRead: (row: EventRow) => void;
+}
+
 /** An open stream, as the hub sees it. */
 interface OpenStream {
   wake(): void;
@@ -88,11 +99,14 @@ interface OpenStream {
 export class EventStreams implements OnModuleInit, OnModuleDestroy {
   private readonly open = new Map<string, Set<OpenStream>>();
   private stopping = false;
+  /** Ids of settings events whose caches the streams dropped lately: each stream reads them, one drop does. */
+  private readonly settingsDropped = new Set<string>();
 
   constructor(
     private readonly repository: EventStreamRepository,
     private readonly permissions: CallerPermissions,
     private readonly wakeups: EventWakeups,
+    private readonly cachedSettings: CachedSettings,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -129,7 +143,10 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
       await this.wakeups.listen();
       const cursor = await this.resolveCursor(membershipId, resumeFrom);
       const hidden = new Set(await this.permissions.hiddenFromLists(caller, 'events'));
-      stream = new EventStream(caller, membershipId, cursor, types, hidden, keepAliveMs, sink, this.repository, this.logger, () => this.forget(membershipId, stream));
+      stream = new EventStream(caller, membershipId, cursor, types, hidden, keepAliveMs, sink, this.repository, this.logger, {
+        onClosed: () => this.forget(membershipId, stream),
+        onRead: (row) => this.beforeSending(row),
+      });
     } finally {
       streams.delete(placeholder);
       if (!streams.size) this.open.delete(membershipId);
@@ -175,6 +192,19 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
     return cursor;
   }
 
+  /**
+   * A Role*, UserType* or Membership* event about to be sent: this instance drops its cached
+   * settings of the membership first. A client drops its own cache on the event and asks this
+   * instance again; were the change another instance's, whose NOTIFY may come after this stream
+   * read the event (its poll), the answer would come from the older copy and be kept anew.
+   */
+  private beforeSending(row: EventRow): void {
+    if (!changesCachedSettings(row.eventType) || this.settingsDropped.has(row.id)) return;
+    if (this.settingsDropped.size >= MAX_REMEMBERED_DROPS) this.settingsDropped.clear();
+    this.settingsDropped.add(row.id);
+    this.cachedSettings.forgetMembership(row.membershipId);
+  }
+
   private wake(membershipId: string): void {
     for (const stream of this.open.get(membershipId) ?? []) stream.wake();
   }
@@ -204,7 +234,7 @@ class EventStream implements OpenStream {
     private readonly sink: StreamSink,
     private readonly repository: EventStreamRepository,
     private readonly logger: Logger,
-    private readonly onClosed: () => void,
+    private readonly hooks: StreamHooks,
   ) {
     this.readTypes = types ? [...new Set([...types, ...CREDENTIAL_EVENT_TYPES])] : undefined;
   }
@@ -238,7 +268,7 @@ class EventStream implements OpenStream {
     for (const timer of this.timers) clearInterval(timer);
     clearTimeout(this.retry);
     this.sink.end();
-    this.onClosed();
+    this.hooks.onClosed();
   }
 
   private async pump(): Promise<void> {
@@ -250,6 +280,7 @@ class EventStream implements OpenStream {
         if (this.closed) return;
         for (const { row, cursor } of read.events) {
           this.cursor = cursor;
+          this.hooks.onRead(row);
           if (this.visible(row) && !this.sink.write(frame(cursor, row))) await this.sink.drained();
           if (this.endsCredential(row)) return this.close();
           if (this.closed) return;

@@ -1,9 +1,10 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from '../common/logger';
 import { DATABASE, type Database } from '../database/database';
 import type { EventRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
+import { CachedSettings, changesCachedSettings } from './cached-settings';
 import { EventStreamRepository } from './event-stream.repository';
 
 /** The NOTIFY channel every instance LISTENs on; the payload is a comma-separated list of membership ids. */
@@ -12,6 +13,14 @@ const CHANNEL = 'portcullis_events';
 const NOTIFY_COALESCE_MS = 25;
 /** A NOTIFY payload must stay under 8000 bytes; past this, `*` wakes every stream. */
 const MAX_NOTIFY_PAYLOAD = 7_000;
+/**
+ * Marks the items of a payload that say "drop what you cached of this membership's settings"
+ * (CachedSettings), sent in a NOTIFY of their own before the wake-up. An instance of an older
+ * version splits it like a wake-up and wakes no stream with it (no membership id has a colon).
+ */
+const FORGET_PREFIX = 'settings:';
+/** Wait before trying a failed LISTEN again. */
+const LISTEN_RETRY_MS = 5_000;
 
 /** Whom a wake-up reaches: this instance's streams of one membership, or all of them. */
 export interface WakeTarget {
@@ -23,23 +32,39 @@ export interface WakeTarget {
  * Says "look now" to this instance's event streams when events commit: at once for this
  * instance's own commits (EventRecorder listeners), and on a PostgreSQL server for the other
  * instances' commits, through the NOTIFY each instance sends after its own (coalesced) and a
- * LISTEN opened with the first stream. The embedded database has one writer, this process, so
- * it needs neither. A lost notification costs a stream at most its poll.
+ * LISTEN opened at start. The embedded database has one writer, this process, so it needs
+ * neither. A lost notification costs a stream at most its poll.
+ *
+ * The same NOTIFY tells the other instances to drop their cached roles, user types and
+ * membership row of a membership whose Role*, UserType* or Membership* event committed
+ * (CachedSettings): within about a second, at no cost per request. A notification lost with the
+ * LISTEN connection empties those caches when it is open again; one lost otherwise (the NOTIFY
+ * statement failed) leaves the caches' own lifetimes as the bound (roles 5 minutes).
  */
 @Injectable()
-export class EventWakeups implements OnModuleDestroy {
+export class EventWakeups implements OnApplicationBootstrap, OnModuleDestroy {
   private target: WakeTarget | undefined;
   private listening: Promise<(() => Promise<void>) | undefined> | undefined;
   private readonly toNotify = new Set<string>();
+  private readonly toForget = new Set<string>();
   private notifyTimer: NodeJS.Timeout | undefined;
+  private listenRetry: NodeJS.Timeout | undefined;
+  /** A LISTEN failed: whatever was notified meanwhile went unheard. */
+  private unheard = false;
   private stopped = false;
 
   constructor(
     private readonly recorder: EventRecorder,
     private readonly repository: EventStreamRepository,
+    private readonly cachedSettings: CachedSettings,
     @Inject(DATABASE) private readonly database: Database,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
+
+  /** LISTEN from the start (not with the first stream): the caches need it even when no stream is open. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.listen();
+  }
 
   /** Wake-ups go to `target` from now on; called once, by the streams' hub at start. */
   deliverTo(target: WakeTarget): void {
@@ -47,16 +72,32 @@ export class EventWakeups implements OnModuleDestroy {
     this.recorder.onCommitted((events) => this.committed(events));
   }
 
-  /** On a server, LISTEN from the first stream on; resolves once listening (or once it failed: the poll still delivers). */
+  /**
+   * On a server, LISTEN (at start, and again by each stream while it is down); resolves once
+   * listening, or once it failed: streams still poll, and it is tried again in LISTEN_RETRY_MS.
+   */
   listen(): Promise<unknown> {
     const listen = this.database.listen;
-    if (!listen) return Promise.resolve();
-    this.listening ??= listen(CHANNEL, (payload) => this.notified(payload), () => this.target?.wakeAll()).catch((error: unknown) => {
-      // The poll still delivers; try LISTEN again with the next stream.
-      this.logger.warn({ err: error }, 'event streams: LISTEN failed; streams poll until it works');
-      this.listening = undefined;
-      return undefined;
-    });
+    if (!listen || this.stopped) return Promise.resolve();
+    this.listening ??= listen(CHANNEL, (payload) => this.notified(payload), () => this.missedNotifications()).then(
+      (unlisten) => {
+        if (this.unheard) this.missedNotifications();
+        this.unheard = false;
+        return unlisten;
+      },
+      (error: unknown) => {
+        this.logger.warn({ err: error }, 'event streams: LISTEN failed; streams poll and other instances\' changes wait for the cache lifetimes until it works');
+        this.listening = undefined;
+        this.unheard = true;
+        if (!this.stopped) {
+          this.listenRetry ??= setTimeout(() => {
+            this.listenRetry = undefined;
+            void this.listen();
+          }, LISTEN_RETRY_MS);
+        }
+        return undefined;
+      },
+    );
     return this.listening;
   }
 
@@ -68,6 +109,7 @@ export class EventWakeups implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     this.stop();
     clearTimeout(this.notifyTimer);
+    clearTimeout(this.listenRetry);
     const unlisten = await this.listening?.catch(() => undefined);
     await unlisten?.();
   }
@@ -77,20 +119,44 @@ export class EventWakeups implements OnModuleDestroy {
     for (const membershipId of memberships) this.target?.wake(membershipId);
     if (this.database.kind !== 'server' || this.stopped) return;
     for (const membershipId of memberships) this.toNotify.add(membershipId);
-    this.notifyTimer ??= setTimeout(() => this.sendNotify(), NOTIFY_COALESCE_MS);
+    for (const event of events) if (changesCachedSettings(event.eventType)) this.toForget.add(event.membershipId);
+    this.notifyTimer ??= setTimeout(() => void this.sendNotify(), NOTIFY_COALESCE_MS);
   }
 
-  private sendNotify(): void {
+  private async sendNotify(): Promise<void> {
     this.notifyTimer = undefined;
-    let payload = [...this.toNotify].join(',');
+    const forget = [...this.toForget].map((membershipId) => `${FORGET_PREFIX}${membershipId}`).join(',');
+    let wake = [...this.toNotify].join(',');
+    this.toForget.clear();
     this.toNotify.clear();
-    if (payload.length > MAX_NOTIFY_PAYLOAD) payload = '*';
-    // After the commit and outside it: a failed NOTIFY costs the other instances at most a poll.
-    this.repository.notify(CHANNEL, payload).catch((error: unknown) => this.logger.warn({ err: error }, 'event streams: NOTIFY failed'));
+    if (wake.length > MAX_NOTIFY_PAYLOAD) wake = '*';
+    // After the commit and outside it: a failed NOTIFY costs the other instances at most a poll
+    // (streams) or the cache lifetime (settings). The forget goes first, so that an instance
+    // whose stream is woken by the second has already dropped what the event made stale.
+    try {
+      if (forget) await this.repository.notify(CHANNEL, forget.length > MAX_NOTIFY_PAYLOAD ? `${FORGET_PREFIX}*` : forget);
+      await this.repository.notify(CHANNEL, wake);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'event streams: NOTIFY failed');
+    }
   }
 
   private notified(payload: string): void {
+    if (payload.startsWith(FORGET_PREFIX)) {
+      for (const item of payload.split(',')) {
+        const membershipId = item.slice(FORGET_PREFIX.length);
+        if (membershipId === '*') this.cachedSettings.forgetAll();
+        else this.cachedSettings.forgetMembership(membershipId);
+      }
+      return;
+    }
     if (payload === '*') return this.target?.wakeAll();
     for (const membershipId of payload.split(',')) this.target?.wake(membershipId);
+  }
+
+  /** The LISTEN connection was lost (or never opened): what was notified meanwhile is gone. */
+  private missedNotifications(): void {
+    this.cachedSettings.forgetAll();
+    this.target?.wakeAll();
   }
 }

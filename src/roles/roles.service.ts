@@ -23,8 +23,9 @@ import { RoleRepository, type RoleContent } from './role.repository';
  *   one can lock a membership out of its own administration;
  * - deleting a role leaves the users and applications that name it without role permissions
  *   (a later role with the same slug applies to them again).
- * Every change invalidates this instance's role cache once it commits; other instances see it
- * within the cache's 5 minutes. Changes run in the request transaction (EventRecordingInterceptor
+ * Every change invalidates this instance's role cache once it commits; other instances drop the
+ * membership's cached roles within about a second (its RoleCreated/Updated/Deleted event, through
+ * event-log/cached-settings.ts), or at worst when their copy expires (ROLE_CACHE_TTL_MS). Changes run in the request transaction (EventRecordingInterceptor
  * on the controller); their events commit with them.
  */
 @Injectable()

@@ -1,8 +1,14 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express from 'express';
 import { Client } from 'pg';
+import request from 'supertest';
+import { PortcullisClient, portcullis } from '@portcullis/client';
 import { ExpirySweeper } from '../../src/common/expiry-sweeper';
+import { MembershipCache } from '../../src/memberships/membership-cache';
 import { ROLE_CACHE_TTL_MS } from '../../src/roles/role-cache';
 import type { TestApp } from '../support/app';
-import { type Installation, signIn, unique } from '../support/api';
+import { createApplicationWithPermissions, createMembership, eventually, type Installation, signIn, unique } from '../support/api';
 import { describeWithServer, useTwoInstances } from '../support/instances';
 
 /*
@@ -144,6 +150,106 @@ describeWithServer('two instances on one database', () => {
       jest.spyOn(Date, 'now').mockImplementation(() => realNow() + ROLE_CACHE_TTL_MS + 1_000);
       expect((await check(b)).body).toMatchObject({ allowed: false, reason: 'no_permission' });
       expect(ROLE_CACHE_TTL_MS).toBeLessThanOrEqual(5 * 60 * 1000);
+    });
+  });
+
+  describe("changes of a membership's roles, user types and settings reach the other instance's caches within about a second", () => {
+    /** Generous against a loaded machine, and still far below the caches' lifetimes (5 minutes, 1 hour), which it would otherwise take. */
+    const WITHIN_MS = 10_000;
+
+    async function readerOn(app: TestApp, permissions: string[]): Promise<{ role: { _id: string; slug: string; name: string }; auth: string }> {
+      const role = await app.http().post(`/memberships/${membershipId}/roles`).set('Authorization', install.admin.auth).send({ name: unique('Reader'), permissions });
+      expect(role.status).toBe(201);
+      const user = await createUser({ role: role.body.slug });
+      return { role: role.body, auth: (await signIn(app, membershipId, user.username, password)).auth };
+    }
+    const changeRoleOn = (app: TestApp, role: { _id: string; name: string }, permissions: string[]) =>
+      app.http().put(`/memberships/${membershipId}/roles/${role._id}`).set('Authorization', install.admin.auth).send({ name: role.name, permissions }).expect(200);
+
+    it("a role changed through B: A's check-permission follows (A had the role cached)", async () => {
+      const reader = await readerOn(a, ['users.read', 'events.read']);
+      const check = (app: TestApp) =>
+        app.http().get('/roles/check-permission').query({ permission: 'events.read' }).set('Authorization', reader.auth).expect(200);
+      expect((await check(a)).body.allowed).toBe(true);
+
+      await changeRoleOn(b, reader.role, ['users.read']);
+      expect((await check(b)).body.allowed).toBe(false);
+      await eventually(async () => ((await check(a)).body.allowed === false ? true : undefined), "A's check-permission to follow B's role change", WITHIN_MS);
+      // The stream route is judged by the same role on A now.
+      const stream = await a.http().get(`/memberships/${membershipId}/events/stream`).set('Authorization', reader.auth);
+      expect(stream.status).toBe(403);
+    });
+
+    it('a user type changed through B: A validates users against the new type', async () => {
+      const slug = unique('kind').toLowerCase();
+      const type = await a
+        .http()
+        .post(`/memberships/${membershipId}/user-types`)
+        .set('Authorization', install.admin.auth)
+        .send({ name: slug, slug, properties: { plan: { type: 'string' } } });
+      expect(type.status).toBe(201);
+      const createOn = (app: TestApp) => {
+        const username = unique('typed');
+        return app
+          .http()
+          .post(`/memberships/${membershipId}/users`)
+          .set('Authorization', install.admin.auth)
+          .send({ username, email_address: `${username}@example.com`, password, user_type: slug });
+      };
+      // A reads the type now, so it holds it in its cache.
+      expect((await createOn(a)).status).toBe(201);
+      const put = await b
+        .http()
+        .put(`/memberships/${membershipId}/user-types/${type.body._id}`)
+        .set('Authorization', install.admin.auth)
+        .send({ name: slug, slug, properties: { plan: { type: 'string', required: true } } });
+      expect(put.status).toBe(200);
+      await eventually(async () => ((await createOn(a)).status === 400 ? true : undefined), "A to validate against B's user type", WITHIN_MS);
+    });
+
+    it("a membership renamed through B: A's cached membership follows", async () => {
+      const tenant = await createMembership(a, install.admin);
+      const cached = a.app.get(MembershipCache);
+      expect((await cached.get(tenant.membershipId))?.name).toBe(tenant.membership.name);
+      const renamed = unique('Renamed');
+      await b.http().put(`/memberships/${tenant.membershipId}`).set('Authorization', install.admin.auth).send({ name: renamed }).expect(200);
+      await eventually(async () => ((await cached.get(tenant.membershipId))?.name === renamed ? true : undefined), "A's cached membership to follow B's rename", WITHIN_MS);
+    });
+
+    describe('through the client library (BaseUrl A, CacheTTL 60)', () => {
+      let client: PortcullisClient;
+      let server: Server | undefined;
+      let apiUrl: string;
+
+      beforeAll(async () => {
+        const streamApp = await createApplicationWithPermissions(a, install.admin, ['events.read']);
+        client = new PortcullisClient({ BaseUrl: a.url, MembershipId: membershipId, CacheTTL: 60, StreamCredentials: `${streamApp.id}:${streamApp.secret}` });
+        const app = express();
+        app.get('/orders', portcullis(client).authorized({ resource: 'orders', action: 'read' }), (_req, res) => {
+          res.json({ ok: true });
+        });
+        const listening = app.listen(0, '127.0.0.1');
+        server = listening;
+        await new Promise<void>((resolve) => listening.once('listening', () => resolve()));
+        apiUrl = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
+      });
+      afterAll(async () => {
+        client?.close();
+        await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+      });
+
+      it("a role losing the permission through B: the protected API answers 403 (the client asks A again, and A no longer answers from its old copy)", async () => {
+        const reader = await readerOn(a, ['orders.read']);
+        const orders = () => request(apiUrl).get('/orders').set('Authorization', reader.auth);
+        await orders().expect(200);
+        await eventually(async () => (client.streamConnected ? true : undefined), 'the event stream to connect');
+        await orders().expect(200);
+
+        await changeRoleOn(b, reader.role, []);
+        await eventually(async () => ((await orders()).status === 403 ? true : undefined), 'the protected API to refuse', WITHIN_MS);
+        // Not a passing refusal: the answer the client keeps now is A's new one.
+        for (let i = 0; i < 5; i++) await orders().expect(403);
+      });
     });
   });
 

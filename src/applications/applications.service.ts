@@ -9,7 +9,7 @@ import type { ApplicationRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { validatePermissionList } from '../roles/permission-list';
 import { assertHoldsGrants, grantedByAssignment } from '../permissions';
-import { loadAssignment } from '../roles/assignment';
+import { assertMayTakeOver, loadAssignment } from '../roles/assignment';
 import { RoleRepository } from '../roles/role.repository';
 import { newApplicationSecret } from './application-secret';
 import type { ApplicationBodyDto } from './application.dto';
@@ -91,6 +91,8 @@ export class ApplicationsService extends MembershipResourceService<ApplicationRo
     return this.changes.transaction(async (record) => {
       const { secret, digest } = newApplicationSecret();
       const current = await this.lockCurrent(membershipId, id);
+      // The caller gets the new secret, and with it all the application holds.
+      await assertMayTakeOver(await this.permissions.granterOf(caller), this.roles, membershipId, current);
       const row = await this.applications.replaceSecretDigest(membershipId, id, digest, caller.id);
       record(this.updatedEvent(membershipId, caller.id, row, current));
       for (const token of await this.applications.revokeClientTokens(membershipId, id, caller.id, 'secret_rotated')) {

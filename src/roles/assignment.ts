@@ -1,4 +1,4 @@
-import type { Assignment } from '../permissions';
+import { type Assignment, assertHoldsGrants, grantedByAssignment, type Granter } from '../permissions';
 import { parseStored } from './role-cache';
 import type { RoleRepository } from './role.repository';
 
@@ -21,4 +21,16 @@ export async function loadAssignment(roles: RoleRepository, membershipId: string
     permissions: parseStored(fields.permissions),
     forbidden: parseStored(fields.forbidden),
   };
+}
+
+/**
+ * Taking over a principal's credentials gives the caller everything the principal holds: setting
+ * another user's password or e-mail address (a reset mail then goes where the caller says),
+ * removing its second factors, rotating an application's secret and reading the new one. So it
+ * counts as granting the principal's role and permissions, as assigning them would (contract
+ * "Grants": a caller grants only what it holds); else `users.update` alone would take over an
+ * admin, and `applications.update` the admin application.
+ */
+export async function assertMayTakeOver(granter: Granter, roles: RoleRepository, membershipId: string, principal: AssignmentFields): Promise<void> {
+  assertHoldsGrants(granter, grantedByAssignment(null, await loadAssignment(roles, membershipId, principal)));
 }

@@ -6,6 +6,9 @@ import { validationFailure } from '../common/validation';
 import type { UserRow, WebauthnCredentialRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
+import { assertMayTakeOver } from '../roles/assignment';
+import { CallerPermissions } from '../roles/caller-permissions';
+import { RoleRepository } from '../roles/role.repository';
 import { TokenRevoker } from '../sessions/token-revoker';
 import { checkPasswordAttempt, invalidCurrentPassword } from '../users/password-attempt';
 import { PasswordHasher } from '../users/password-hasher';
@@ -51,6 +54,8 @@ export class MfaService {
     private readonly passkeys: Passkeys,
     private readonly recorder: EventRecorder,
     private readonly revoker: TokenRevoker,
+    private readonly permissions: CallerPermissions,
+    private readonly roles: RoleRepository,
     @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
   ) {}
 
@@ -166,7 +171,10 @@ export class MfaService {
     if (actor.decision?.reason === 'own_record') {
       throw new DomainError('AccessDenied', 'Removing every factor of a user needs the users.update permission');
     }
-    if (!(await this.users.findById(membershipId, userId))) throw userNotFound();
+    const user = await this.users.findById(membershipId, userId);
+    if (!user) throw userNotFound();
+    // With the factors gone, the password alone signs in: only a caller holding what the user holds may.
+    await assertMayTakeOver(await this.permissions.granterOf(actor.caller), this.roles, membershipId, user);
     await this.recorder.transaction(async (record) => {
       await this.factors.deleteAllFactors(membershipId, userId);
       await this.revoker.revokeAllOfUser(record, membershipId, userId, actor.caller.id, MFA_RESET_REASON);

@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { EventsModule } from '../events/events.module';
 import { MembershipStoreModule } from '../memberships/membership-store.module';
+import { CallerPermissionsModule } from '../roles/caller-permissions.module';
 import { SECOND_STEP_GATE } from '../tokens/second-step';
 import { TokensModule } from '../tokens/tokens.module';
 import { PasswordHasherModule } from '../users/password-hasher.module';
@@ -23,7 +24,7 @@ import { SignInModule } from '../sign-in/sign-in.module';
  */
 @Global()
 @Module({
-  imports: [TokensModule, UsersModule, MembershipStoreModule, EventsModule, PasswordHasherModule, SignInModule],
+  imports: [TokensModule, UsersModule, MembershipStoreModule, CallerPermissionsModule, EventsModule, PasswordHasherModule, SignInModule],
   controllers: [MfaController, SecondStepController],
   providers: [
     MfaRepository,

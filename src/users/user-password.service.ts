@@ -3,6 +3,9 @@ import type { Caller } from '../common/caller';
 import { DomainError, userNotFound } from '../common/errors';
 import { validationFailure } from '../common/validation';
 import { EventRecorder } from '../events/event-recorder';
+import { assertMayTakeOver } from '../roles/assignment';
+import { CallerPermissions } from '../roles/caller-permissions';
+import { RoleRepository } from '../roles/role.repository';
 import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../sign-in/sign-in-attempts';
 import { checkPasswordAttempt, invalidCurrentPassword } from './password-attempt';
 import { PasswordChange } from './password-change';
@@ -19,7 +22,7 @@ const samePassword = (): DomainError => validationFailure([{ field: 'password', 
 
 /**
  * A user's password on the users routes: changed by the user itself (proving the current one) or
- * by a caller holding `users.update.{id}`, and checked by the user itself. A password proved on
+ * by a caller holding `users.update.{id}` and every grant the user holds, and checked by the user itself. A password proved on
  * these routes counts as a sign-in attempt of the user (contract "Sign-in defenses").
  */
 @Injectable()
@@ -29,6 +32,8 @@ export class UserPasswordService {
     private readonly hasher: PasswordHasher,
     private readonly passwords: PasswordChange,
     private readonly events: EventRecorder,
+    private readonly permissions: CallerPermissions,
+    private readonly roles: RoleRepository,
     @Inject(USER_CHALLENGES) private readonly challenges: UserChallenges,
     @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
   ) {}
@@ -55,8 +60,10 @@ export class UserPasswordService {
       // A wrong current password is a failed sign-in of the user (contract "Sign-in defenses").
       const attempt: SignInAttempt = { membershipId, login: { userId: id }, address: clientAddress };
       if (!(await checkPasswordAttempt(this.attempts, this.hasher, attempt, user.passwordHash, body.current_password ?? ''))) throw invalidCurrentPassword();
-    } else if (await this.hasher.verify(user.passwordHash, body.password)) {
-      throw samePassword();
+    } else {
+      // Setting someone else's password takes the account over: the caller must hold what the user holds.
+      await assertMayTakeOver(await this.permissions.granterOf(caller), this.roles, membershipId, user);
+      if (await this.hasher.verify(user.passwordHash, body.password)) throw samePassword();
     }
     const passwordHash = await this.passwords.hash(body.password);
     const exceptSessionId = self && caller.kind === 'user' ? caller.sessionId : undefined;

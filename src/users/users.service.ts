@@ -8,7 +8,7 @@ import type { UserRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
 import { assertHoldsGrants, grantedByAssignment, PermissionExpression, type Decision, type Granter } from '../permissions';
-import { loadAssignment } from '../roles/assignment';
+import { assertMayTakeOver, loadAssignment } from '../roles/assignment';
 import { RoleRepository } from '../roles/role.repository';
 import { TokenRevoker } from '../sessions/token-revoker';
 import { storedDefinitions, validateCustomFields, type CustomFieldSchema, type ValidatedCustomFields } from '../user-types/custom-fields';
@@ -196,6 +196,9 @@ export class UsersService {
       if (isUnchanged(locked, next)) throw new DomainError('IdenticalDocumentError', 'The update changes nothing');
       await this.requireRole(membershipId, next.role, locked.role);
       await this.requireHeldGrants(granter, membershipId, locked, next);
+      // Another user's address decides where its reset mail goes: changing it takes the account over.
+      const someoneElse = !(caller.kind === 'user' && caller.id === id);
+      if (someoneElse && privileged.includes('email_address')) await assertMayTakeOver(granter, this.roles, membershipId, locked);
       if (privileged.includes('username') || privileged.includes('email_address')) {
         await this.requireFreeLogin(membershipId, next, { exceptId: id });
       }

@@ -138,4 +138,33 @@ describe('grants', () => {
       expectDeniedGrant(await as(suite.t, manager).post(rolesBase, { name: 'order writers', permissions: ['orders.update'] }), 'orders.update');
     });
   });
+  describe("taking over a principal's credentials counts as granting what it holds", () => {
+    it("setting another user's password or e-mail address, or removing its second factors, needs every grant of that user", async () => {
+      const manager = await createApplicationWithPermissions(suite.t, suite.admin, MANAGER);
+      const otherAdmin = await createUser(suite.t, suite.admin, { role: 'admin' });
+      const reader = await createUser(suite.t, suite.admin, { permissions: ['users.read'] });
+      const userPath = (id: string) => `${usersBase}/${id}`;
+      expectErrorBody(await as(suite.t, manager).put(`${userPath(otherAdmin._id)}/change-password`, { password: 'taken over at last' }), 403, 'AccessDenied');
+      expectErrorBody(await as(suite.t, manager).put(userPath(otherAdmin._id), putBodyOf(otherAdmin, { email_address: 'thief@example.com' })), 403, 'AccessDenied');
+      expectErrorBody(await as(suite.t, manager).del(`${userPath(otherAdmin._id)}/mfa`), 403, 'AccessDenied');
+      // Nothing changed: the admin still signs in with its password.
+      expect((await signIn(suite.t, suite.admin.membershipId, otherAdmin.username, otherAdmin.password)).accessToken).toEqual(expect.any(String));
+      // What the manager holds, it may take: a reader's password, and the admin, the other admin's.
+      expect((await as(suite.t, manager).put(`${userPath(reader._id)}/change-password`, { password: 'a new reader password' })).status).toBe(204);
+      expect((await as(suite.t, suite.admin).put(`${userPath(otherAdmin._id)}/change-password`, { password: 'set by the admin' })).status).toBe(204);
+    });
+
+    it("rotating an application's secret (the caller reads the new one) needs what the application holds", async () => {
+      const manager = await createApplicationWithPermissions(suite.t, suite.admin, MANAGER);
+      const adminApp = await createApplication(suite.t, suite.admin, { role: 'admin' });
+      const narrowApp = await createApplicationWithPermissions(suite.t, suite.admin, ['users.read']);
+      const rotated = await as(suite.t, manager).post(`${appsBase}/${adminApp.id}/secret`, {});
+      expectErrorBody(rotated, 403, 'AccessDenied');
+      expect(rotated.body.secret).toBeUndefined();
+      // The admin application's secret still works.
+      expect((await suite.t.http().get('/me').set('Authorization', adminApp.basic)).status).toBe(200);
+      const allowed = await as(suite.t, manager).post(`${appsBase}/${narrowApp.id}/secret`, {});
+      expect({ status: allowed.status, secret: typeof allowed.body.secret }).toEqual({ status: 200, secret: 'string' });
+    });
+  });
 });

@@ -38,6 +38,15 @@ export class ProviderIdentityRepository {
     await this.database.db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`provider-email:${membershipId}:${email}`}::text, 0))`);
   }
 
+  /** Forgets every link of the provider (it now names another issuer or client, whose subjects are others). */
+  async unlinkAll(membershipId: string, providerId: string): Promise<number> {
+    const removed = await this.database.db
+      .delete(providerIdentities)
+      .where(and(eq(providerIdentities.membershipId, membershipId), eq(providerIdentities.providerId, providerId)))
+      .returning({ id: providerIdentities.id });
+    return removed.length;
+  }
+
   /** Links the subject to the user; a concurrent sign-in that linked it first wins (nothing is written). */
   async link(membershipId: string, providerId: string, subject: string, userId: string): Promise<void> {
     await this.database.db

@@ -17,6 +17,7 @@ import { UserTypeRepository } from '../user-types/user-type.repository';
 import type { ProviderBodyDto } from './provider.dto';
 import { toProviderResponse, type ProviderResponse } from './provider.mapper';
 import { ProviderCache } from './provider-cache';
+import { ProviderIdentityRepository } from './provider-identity.repository';
 import { ProviderRepository, type ProviderChanges } from './provider.repository';
 
 /** The stored form of a create/replace body (the slug and the secret aside); equal bodies give equal values. */
@@ -58,6 +59,7 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
     private readonly destinations: DestinationPolicy,
     private readonly permissions: CallerPermissions,
     private readonly cache: ProviderCache,
+    private readonly identities: ProviderIdentityRepository,
   ) {
     super({ resource: 'providers', entity: 'Provider', noun: 'provider', toResponse: toProviderResponse }, providers, recorder, permissions);
   }
@@ -106,6 +108,10 @@ export class ProvidersService extends MembershipResourceService<ProviderRow, Pro
       assertHoldsGrants(granter, grantedByAssignment(before, await loadAssignment(this.roles, membershipId, grantsOf(fields.defaultRole))));
       if (fields.trustEmail && (!current.trustEmail || repointed)) await this.assertMayTrust(granter, membershipId);
       const updated = await this.providers.replace(membershipId, id, { ...fields, clientSecret, modifiedAt: new Date(), modifiedBy: utilizerId });
+      // A subject (`sub`) means a user only to the issuer, and with pairwise subjects to the client,
+      // that issued it: a re-pointed provider's links would let the new issuer sign in as every
+      // linked user. They go; each user links again by the rules of a first sign-in.
+      if (repointed) await this.identities.unlinkAll(membershipId, id);
       record(this.updatedEvent(membershipId, utilizerId, updated, current));
       return toProviderResponse(updated);
     });

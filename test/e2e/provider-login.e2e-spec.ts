@@ -408,6 +408,23 @@ describe('sign-in with an external OpenID Connect provider (POST /oauth/{slug}/l
       expectErrorBody(await login({ id_token: await idToken({ sub, email: `${sub}@example.com` }) }, temporary.slug), 409, 'ProviderEmailNotTrusted');
     });
 
+    it("re-pointing a provider (another client_id or issuer) forgets its links: the same sub then signs in as nobody it linked before", async () => {
+      const temporary = await createProvider();
+      const sub = unique('repoint');
+      const meOf = async (res: { body: ApiObject }) =>
+        (await suite.t.http().get('/me').set('Authorization', `Bearer ${String(res.body.access_token)}`)).body._id as string;
+      const first = await login({ id_token: await idToken({ sub, email: `${sub}@example.com` }) }, temporary.slug);
+      expect(first.status).toBe(201);
+      const linked = await meOf(first);
+      const path = `/memberships/${suite.tenant.membershipId}/providers/${temporary._id}`;
+      const put = await suite.t.http().put(path).set('Authorization', admin())
+        .send({ name: temporary.name, type: 'oidc', issuer: oidc.issuer, client_id: 'another-client' });
+      expect(put.status).toBe(200);
+      const after = await login({ id_token: await idToken({ sub, aud: 'another-client', email: `${sub}.elsewhere@example.com` }) }, temporary.slug);
+      expect(after.status).toBe(201);
+      expect(await meOf(after)).not.toBe(linked);
+    });
+
     it('an inactive user answers 401 UserInactive', async () => {
       const sub = unique('frozen');
       const first = await login({ id_token: await idToken({ sub, email: `${sub}@example.com` }) });

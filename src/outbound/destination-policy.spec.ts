@@ -59,6 +59,10 @@ describe('destination policy', () => {
       expect([name, parseIpLiteral(name)]).toEqual([name, undefined]);
     }
     expect(parseIpLiteral('2130706433')?.toString()).toBe('127.0.0.1');
+    // The trailing dot of a fully qualified name does not hide an address.
+    expect(parseIpLiteral('127.0.0.1.')?.toString()).toBe('127.0.0.1');
+    expect(parseIpLiteral('0x7f.0.0.1.')?.toString()).toBe('127.0.0.1');
+    expect(parseIpLiteral('127.0.0.1..')).toBeUndefined();
   });
 
   it('knows localhost names (RFC 6761), in any case and with a trailing dot', () => {

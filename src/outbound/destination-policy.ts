@@ -43,9 +43,14 @@ const REFUSED_RANGES = [...parsedRanges(REFUSED_IPV4), ...parsedRanges(REFUSED_I
 /** IPv6 prefixes that carry an IPv4 address in their last 32 bits and reach it through a translator. */
 const NAT64_PREFIX = ipaddr.parseCIDR('64:ff9b::/96');
 
-/** Parses an IP literal in any notation (also bracketed IPv6); undefined for a host name. */
+/**
+ * Parses an IP literal in any notation (also bracketed IPv6, and IPv4 with the trailing dot of a
+ * fully qualified name, `127.0.0.1.`, which some resolvers take as the address); undefined for a
+ * host name.
+ */
 export function parseIpLiteral(host: string): IpAddress | undefined {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  const unbracketed = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  const bare = unbracketed.endsWith('.') && !unbracketed.endsWith('..') ? unbracketed.slice(0, -1) : unbracketed;
   if (!ipaddr.isValid(bare)) return undefined;
   try {
     return ipaddr.parse(bare);

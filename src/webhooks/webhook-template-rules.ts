@@ -50,7 +50,7 @@ const SAMPLE_CONTEXT: TemplateContext = {
 export function eventProblem(value: unknown): string | undefined {
   if (typeof value !== 'string' || value === '') return 'is required: an event type name such as UserCreated';
   if (RESULT_EVENT_TYPES.includes(value as (typeof RESULT_EVENT_TYPES)[number])) {
-    return `${value} is a hook result event; a webhook on it would trigger itself (not allowed: ${RESULT_EVENT_TYPES.join(', ')})`;
+    return `${value} is a hook result event; a hook on it would trigger itself (not allowed: ${RESULT_EVENT_TYPES.join(', ')})`;
   }
   if (!TRIGGER_EVENT_TYPES.includes(value)) return `is not a known event type: ${JSON.stringify(value.slice(0, 64))}`;
   return undefined;

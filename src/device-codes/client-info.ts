@@ -6,6 +6,12 @@ const KEY = /^[a-z0-9_]{1,64}$/;
 const MAX_VALUE_LENGTH = 256;
 // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/**
+ * Bidirectional controls (marks, embeddings, overrides, isolates): escaping does not stop them
+ * from reversing how the approval page shows a device's name ("\u202eevil" reads as "live").
+ * Other format characters stay allowed: emoji sequences join with U+200D.
+ */
+const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 /**
  * The device's self-description (`name` is its display name). Device-reported and untrusted:
@@ -25,6 +31,7 @@ export function parseClientInfo(value: unknown): Record<string, string> {
     else if (typeof item !== 'string') errors.push({ field, message: 'must be a string' });
     else if (item.length > MAX_VALUE_LENGTH) errors.push({ field, message: `must be at most ${MAX_VALUE_LENGTH} characters` });
     else if (CONTROL.test(item)) errors.push({ field, message: 'must not contain control characters' });
+    else if (BIDI_CONTROL.test(item)) errors.push({ field, message: 'must not contain bidirectional text controls' });
   }
   if (errors.length) throw validationFailure(errors);
   return Object.fromEntries(entries) as Record<string, string>;

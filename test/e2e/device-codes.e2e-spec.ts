@@ -187,6 +187,9 @@ describe('device code flow', () => {
     expect(errorOf(await decide(suite.inst.application.basic, code.user_code, 'approve'))).toEqual({ status: 403, code: 'AccessDenied' });
     expect(errorOf(await suite.t.http().post(codesPath()).send({ client_info: { 'Bad-Key': 'x' } }))).toEqual({ status: 400, code: 'ModelValidationError' });
     expect(errorOf(await suite.t.http().post(codesPath()).send({ client_info: { name: 'a\u0007b' } }))).toEqual({ status: 400, code: 'ModelValidationError' });
+    // A name that would read reversed on the approval page.
+    expect(errorOf(await suite.t.http().post(codesPath()).send({ client_info: { name: '\u202eevil' } }))).toEqual({ status: 400, code: 'ModelValidationError' });
+    expect((await suite.t.http().post(codesPath()).send({ client_info: { name: 'laptop \u{1F468}\u200D\u{1F4BB}' } })).status).toBe(201);
     expect(errorOf(await suite.t.http().post(codesPath()).send({ client_info: { name: 'x'.repeat(257) } }))).toEqual({ status: 400, code: 'ModelValidationError' });
     expect(errorOf(await poll('never-issued'))).toEqual({ status: 400, code: 'InvalidDeviceCode' });
   });

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { EventsModule } from '../events/events.module';
 import { MembershipStoreModule } from '../memberships/membership-store.module';
+import { SignInModule } from '../sign-in/sign-in.module';
 import { TokensModule } from '../tokens/tokens.module';
 import { TokenCodePoliciesModule } from '../token-code-policies/token-code-policies.module';
 import { DevicePageController } from './device-page.controller';
@@ -10,7 +11,7 @@ import { TokenCodesService } from './token-codes.service';
 
 /** The device code flow (RFC 8628): codes, their approval page and API, and the devices' polls. */
 @Module({
-  imports: [TokenCodePoliciesModule, TokensModule, MembershipStoreModule, EventsModule],
+  imports: [TokenCodePoliciesModule, TokensModule, MembershipStoreModule, EventsModule, SignInModule],
   controllers: [TokenCodesController, DevicePageController],
   providers: [TokenCodeRepository, TokenCodesService],
   // The OpenID Provider's RFC 8628 endpoints make and redeem the same codes.

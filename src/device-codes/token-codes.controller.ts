@@ -2,7 +2,7 @@ import { applyDecorators, Body, Controller, Get, HttpCode, Param, Post, Req } fr
 import { ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { Caller } from '../common/caller';
-import { Authenticated, CurrentCaller, Public } from '../common/access-decorators';
+import { Authenticated, ClientAddress, CurrentCaller, Public } from '../common/access-decorators';
 import { ApiRoute } from '../common/api-route';
 import { sessionMetadata } from '../tokens/token.controller';
 import { TokenResponseSchema, type TokenResponse } from '../tokens/token.dto';
@@ -87,17 +87,32 @@ export class TokenCodesController {
     answers: [{ status: 200, type: TokenCodeViewSchema }],
     errors: [403, 404],
   })
-  view(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('userCode') userCode: string): Promise<TokenCodeView> {
-    return this.codes.view(caller, membershipId, userCode);
+  view(
+    @CurrentCaller() caller: Caller,
+    @Param('membershipId') membershipId: string,
+    @Param('userCode') userCode: string,
+    @ClientAddress() address: string,
+  ): Promise<TokenCodeView> {
+    return this.codes.view(caller, membershipId, userCode, address);
   }
 
   @DecisionRoute('approve', 'Approve a device code: the device gets a session of the caller')
-  approve(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('userCode') userCode: string): Promise<TokenCodeView> {
-    return this.codes.decide(caller, membershipId, userCode, 'approved');
+  approve(
+    @CurrentCaller() caller: Caller,
+    @Param('membershipId') membershipId: string,
+    @Param('userCode') userCode: string,
+    @ClientAddress() address: string,
+  ): Promise<TokenCodeView> {
+    return this.codes.decide(caller, membershipId, userCode, 'approved', address);
   }
 
   @DecisionRoute('deny', 'Deny a device code')
-  deny(@CurrentCaller() caller: Caller, @Param('membershipId') membershipId: string, @Param('userCode') userCode: string): Promise<TokenCodeView> {
-    return this.codes.decide(caller, membershipId, userCode, 'denied');
+  deny(
+    @CurrentCaller() caller: Caller,
+    @Param('membershipId') membershipId: string,
+    @Param('userCode') userCode: string,
+    @ClientAddress() address: string,
+  ): Promise<TokenCodeView> {
+    return this.codes.decide(caller, membershipId, userCode, 'denied', address);
   }
 }

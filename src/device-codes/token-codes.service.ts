@@ -12,6 +12,7 @@ import type { ScopedApproval } from '../tokens/token-issuer';
 import type { SessionMetadata, TokenResponse } from '../tokens/token.dto';
 import { SignInSessions } from '../tokens/sign-in-sessions';
 import { TokenService } from '../tokens/token.service';
+import { SIGN_IN_ATTEMPTS, type SignInAttempts } from '../sign-in/sign-in-attempts';
 import { parseClientInfo } from './client-info';
 import { TokenCodeRepository } from './token-code.repository';
 import { TokenCodePolicyRepository } from '../token-code-policies/token-code-policy.repository';
@@ -63,6 +64,7 @@ export class TokenCodesService {
     private readonly signIns: SignInSessions,
     private readonly policies: TokenCodePolicyRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
   ) {}
 
   async create(membershipId: string, clientInfo: unknown): Promise<DeviceAuthorization> {
@@ -127,18 +129,35 @@ export class TokenCodesService {
     return { length: policy.length, containsLetters: policy.containsLetters, containsDigits: policy.containsDigits, expiresIn: policy.expiresIn };
   }
 
-  async view(caller: Caller, membershipId: string, userCode: string): Promise<TokenCodeView> {
-    requireUser(caller);
-    const row = await this.codes.findLive(membershipId, normalizeUserCode(userCode));
-    if (!row) throw codeNotFound();
-    return toView(row);
+  async view(caller: Caller, membershipId: string, userCode: string, address: string): Promise<TokenCodeView> {
+    const { userId } = requireUser(caller);
+    return toView(await this.lookUpTyped(membershipId, userId, address, normalizeUserCode(userCode)));
+  }
+
+  /**
+   * The live code a user typed, or 404. A user code is a secret a person types, short when a
+   * policy makes it so (RFC 8628 5.1: guessing must be limited): each lookup is an attempt under
+   * the sign-in defenses, of the user's user codes (counted apart from its sign-in) and of its
+   * address. A code that names nothing is a failure, one that names a code ends the count, and
+   * past the membership's max_failures every lookup answers 429 until the lock ends.
+   */
+  private async lookUpTyped(membershipId: string, userId: string, address: string, userCode: string): Promise<TokenCodeRow> {
+    const attempt = { membershipId, login: { userCodesOf: userId }, address };
+    await this.attempts.assertOpen(attempt);
+    const row = await this.codes.findLive(membershipId, userCode);
+    if (!row) {
+      await this.attempts.recordFailure(attempt);
+      throw codeNotFound();
+    }
+    await this.attempts.recordSuccess(attempt);
+    return row;
   }
 
   /**
    * Approval or denial by any active user of the membership (it grants the user's own access, so
    * no permission is needed): one conditional update, its event in the same transaction.
    */
-  async decide(caller: Caller, membershipId: string, rawUserCode: string, state: 'approved' | 'denied'): Promise<TokenCodeView> {
+  async decide(caller: Caller, membershipId: string, rawUserCode: string, state: 'approved' | 'denied', address: string): Promise<TokenCodeView> {
     const { userId, profile, amr } = requireUser(caller);
     const userCode = normalizeUserCode(rawUserCode);
     // A session that skipped the factor its user has now (one opened before it was enabled) cannot hand out a device's session.
@@ -148,10 +167,11 @@ export class TokenCodesService {
       state === 'approved' && caller.kind === 'user' && caller.scopes?.length
         ? { scopes: caller.scopes, sessionId: caller.sessionId, tokenId: caller.tokenId, until: new Date(caller.tokenExpiresAt * 1000) }
         : null;
+    const typed = await this.lookUpTyped(membershipId, userId, address, userCode);
     // An application's sign-in (an OpenID Provider code) may hand out a refreshable grant and ID
     // tokens: a scoped token, which can never become a refreshable session (third review), does not
     // approve one. Its oidc_client_id never changes, so reading it first is no race.
-    if (scoped && (await this.codes.findLive(membershipId, userCode))?.oidcClientId) {
+    if (scoped && typed.oidcClientId) {
       throw new DomainError('AccessDenied', "A scoped token cannot approve an application's sign-in; approve it with a full session");
     }
     const decided = await this.recorder.transaction(async (record) => {

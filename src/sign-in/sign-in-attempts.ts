@@ -10,7 +10,14 @@
  * Whose failures count: a user, or, for a name that matches no user, that name lower-cased, so
  * that unknown names lock exactly like real ones and a lock tells nothing about who exists.
  */
-export type SignInLogin = { readonly userId: string } | { readonly unknownName: string };
+export type SignInLogin =
+  | { readonly userId: string }
+  | { readonly unknownName: string }
+  /**
+   * The device user codes a user types (RFC 8628 5.1: guessing them must be limited). Counted
+   * apart from the user's sign-in: approving devices neither locks its password nor ends its count.
+   */
+  | { readonly userCodesOf: string };
 
 /** The login a sign-in step names: the user it found, or else the `name` it was given, lower-cased. */
 export function signInLoginOf(user: { readonly id: string } | null | undefined, name: string): SignInLogin {

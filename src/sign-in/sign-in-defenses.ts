@@ -18,7 +18,9 @@ const IN_FLIGHT_RETRY_SECONDS = 1;
 
 /** The counter of a login: the user, or the unknown name (lower-cased by whoever built the login). */
 function loginKeyOf(membershipId: string, login: SignInLogin): string {
-  return 'userId' in login ? `login:${membershipId}:${login.userId}` : `name:${membershipId}:${login.unknownName.toLowerCase()}`;
+  if ('userId' in login) return `login:${membershipId}:${login.userId}`;
+  if ('userCodesOf' in login) return `user-codes:${membershipId}:${login.userCodesOf}`;
+  return `name:${membershipId}:${login.unknownName.toLowerCase()}`;
 }
 
 const addressKeyOf = (address: string): string => `address:${address}`;
@@ -82,9 +84,10 @@ export class SignInDefenses implements SignInAttempts {
     await this.counters.reset(membershipId, loginKeyOf(membershipId, login));
   }
 
-  /** An administrator's unlock, or a password set by reset: the user's count, lock and doubling start over. */
+  /** An administrator's unlock, or a password set by reset: the user's counts, locks and doubling start over. */
   async clearUser(membershipId: string, userId: string): Promise<void> {
     await this.counters.clear(membershipId, loginKeyOf(membershipId, { userId }));
+    await this.counters.clear(membershipId, loginKeyOf(membershipId, { userCodesOf: userId }));
   }
 
   /** `UserSignInLocked`, on the first lock since the last success (the doubled ones that follow are not recorded). */

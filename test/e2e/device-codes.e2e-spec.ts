@@ -23,6 +23,27 @@ describe('device code flow', () => {
   const errorOf = (res: { status: number; body: { errorCode?: string } }) => ({ status: res.status, code: res.body.errorCode });
   const newUser = () => createSignedInUser(suite.t, suite.admin, { permissions: ['users.read', 'events.read'] });
 
+  it("guessing user codes is limited per user (RFC 8628 5.1): past max_failures wrong codes every lookup answers 429, the user's sign-in untouched", async () => {
+    const code = await createCode();
+    const { user, session } = await newUser();
+    const wrong = (i: number) => `WRONG${String(i).padStart(3, '0')}`;
+    // The default policy: 10 failures within the window lock for 60 s.
+    for (let i = 0; i < 10; i++) {
+      const guess = i % 2 ? suite.t.http().get(`${codesPath()}/${wrong(i)}`).set('Authorization', session.auth) : decide(session.auth, wrong(i), 'approve');
+      expect(errorOf(await guess)).toEqual({ status: 404, code: 'TokenCodeNotFound' });
+    }
+    const locked = await suite.t.http().get(`${codesPath()}/${code.user_code}`).set('Authorization', session.auth);
+    expect({ ...errorOf(locked), retryAfter: Number(locked.headers['retry-after']) > 0 }).toEqual({ status: 429, code: 'TooManySignInAttempts', retryAfter: true });
+    expect(errorOf(await decide(session.auth, code.user_code, 'approve'))).toEqual({ status: 429, code: 'TooManySignInAttempts' });
+    // Counted apart from the password: the user still signs in.
+    const signedIn = await suite.t.http().post('/generate-token').set('X-Service-Alias', suite.admin.membershipId).send({ username: user.username, password: user.password });
+    expect(signedIn.status).toBe(201);
+    // Another user still finds the code, and an administrator's unlock ends the lock.
+    expect((await suite.t.http().get(`${codesPath()}/${code.user_code}`).set('Authorization', (await newUser()).session.auth)).status).toBe(200);
+    expect((await suite.t.http().post(`${usersPath(suite.admin.membershipId)}/${user._id}/unlock`).set('Authorization', suite.admin.auth)).status).toBe(204);
+    expect((await suite.t.http().get(`${codesPath()}/${code.user_code}`).set('Authorization', session.auth)).status).toBe(200);
+  });
+
   it('runs the whole flow: create, view, approve, poll for the pair, which works and is the approver', async () => {
     const code = await createCode();
     expect(code).toEqual({

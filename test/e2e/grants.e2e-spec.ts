@@ -1,4 +1,4 @@
-import { type ApiCaller, type ApiObject, as, createApplication, createApplicationWithPermissions, createRole, createSignedInUser, createUser, expectErrorBody, putBodyOf, signIn, useInstallation, usersPath } from '../support/api';
+import { type ApiCaller, type ApiObject, as, createApplication, createApplicationWithPermissions, createMembership, createRole, createSignedInUser, createUser, expectErrorBody, putBodyOf, signIn, useInstallation, usersPath } from '../support/api';
 
 /**
  * Grants (contract "Grants"): a caller can grant only what it holds, on roles, applications and
@@ -152,6 +152,13 @@ describe('grants', () => {
       // What the manager holds, it may take: a reader's password, and the admin, the other admin's.
       expect((await as(suite.t, manager).put(`${userPath(reader._id)}/change-password`, { password: 'a new reader password' })).status).toBe(204);
       expect((await as(suite.t, suite.admin).put(`${userPath(otherAdmin._id)}/change-password`, { password: 'set by the admin' })).status).toBe(204);
+    });
+
+    it("a membership's admin still sets the password of another admin of its membership", async () => {
+      const tenant = await createMembership(suite.t, suite.admin);
+      const member = await createUser(suite.t, tenant.admin, { role: 'admin' });
+      const changed = await as(suite.t, tenant.admin).put(`${usersPath(tenant.membershipId)}/${member._id}/change-password`, { password: 'set by the tenant admin' });
+      expect(changed.status).toBe(204);
     });
 
     it("rotating an application's secret (the caller reads the new one) needs what the application holds", async () => {

@@ -104,7 +104,11 @@ describeWithServer('providers on two instances', () => {
     const changedAt = await changeThroughA(provider, { client_id: OTHER_CLIENT_ID });
     await pastCacheLifetime(changedAt);
     expectErrorBody(await login(b, provider.slug, await idToken({ sub, email })), 401, 'ProviderTokenInvalid');
-    const forNewClient = await login(b, provider.slug, await idToken({ sub, email, aud: OTHER_CLIENT_ID }));
+    // The new client's tokens are taken. Re-pointing ended the old links (docs/providers.md): the
+    // same sub is now a stranger whose address an existing user has, which this provider may not link.
+    expectErrorBody(await login(b, provider.slug, await idToken({ sub, email, aud: OTHER_CLIENT_ID })), 409, 'ProviderEmailNotTrusted');
+    const newcomer = unique('audience');
+    const forNewClient = await login(b, provider.slug, await idToken({ sub: newcomer, email: `${newcomer}@example.com`, aud: OTHER_CLIENT_ID }));
     expect(forNewClient.status).toBe(201);
   });
 });

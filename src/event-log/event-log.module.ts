@@ -21,6 +21,6 @@ import { EventsService } from './events.service';
   // The stream first: its path must not be taken for GET .../events/:id.
   controllers: [EventStreamController, EventsController],
   providers: [EventsService, EventStreamRepository, CachedSettings, EventWakeups, EventStreams],
-  exports: [EventStreams],
+  exports: [EventStreams, EventWakeups],
 })
 export class EventLogModule {}

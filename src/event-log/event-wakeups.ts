@@ -123,6 +123,18 @@ export class EventWakeups implements OnApplicationBootstrap, OnModuleDestroy {
     this.notifyTimer ??= setTimeout(() => void this.sendNotify(), NOTIFY_COALESCE_MS);
   }
 
+  /**
+   * Tells the other instances to drop what they cached of a membership whose settings changed
+   * with no event to carry the news: a deleted membership takes its event log with it, so no
+   * Membership* event commits, and without this the others would serve the deleted row for the
+   * whole cache lifetime (an hour). Called after the commit.
+   */
+  settingsChanged(membershipId: string): void {
+    if (this.database.kind !== 'server' || this.stopped) return;
+    this.toForget.add(membershipId);
+    this.notifyTimer ??= setTimeout(() => void this.sendNotify(), NOTIFY_COALESCE_MS);
+  }
+
   private async sendNotify(): Promise<void> {
     this.notifyTimer = undefined;
     const forget = [...this.toForget].map((membershipId) => `${FORGET_PREFIX}${membershipId}`).join(',');
@@ -135,7 +147,8 @@ export class EventWakeups implements OnApplicationBootstrap, OnModuleDestroy {
     // whose stream is woken by the second has already dropped what the event made stale.
     try {
       if (forget) await this.repository.notify(CHANNEL, forget.length > MAX_NOTIFY_PAYLOAD ? `${FORGET_PREFIX}*` : forget);
-      await this.repository.notify(CHANNEL, wake);
+      // Nothing to wake when only settingsChanged asked for this NOTIFY.
+      if (wake) await this.repository.notify(CHANNEL, wake);
     } catch (error) {
       this.logger.warn({ err: error }, 'event streams: NOTIFY failed');
     }

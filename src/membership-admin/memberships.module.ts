@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ApplicationsModule } from '../applications/applications.module';
+import { EventLogModule } from '../event-log/event-log.module';
 import { EventsModule } from '../events/events.module';
 import { OutboundModule } from '../outbound/outbound.module';
 import { CallerPermissionsModule } from '../roles/caller-permissions.module';
@@ -11,7 +12,7 @@ import { MembershipsController } from './memberships.controller';
 import { MembershipsService } from './memberships.service';
 
 @Module({
-  imports: [MembershipStoreModule, OutboundModule, EventsModule, CallerPermissionsModule, UsersModule, ApplicationsModule, PasswordHasherModule],
+  imports: [MembershipStoreModule, OutboundModule, EventsModule, EventLogModule, CallerPermissionsModule, UsersModule, ApplicationsModule, PasswordHasherModule],
   controllers: [MembershipsController],
   providers: [MembershipProvisioner, MembershipsService],
   exports: [MembershipStoreModule, MembershipProvisioner],

@@ -5,6 +5,7 @@ import { DomainError, validationError } from '../common/errors';
 import { newSecret } from '../common/ids';
 import type { ListPage, ListRequest } from '../common/query';
 import type { MembershipRow } from '../database/schema';
+import { EventWakeups } from '../event-log/event-wakeups';
 import { EventRecorder } from '../events/event-recorder';
 import { RequestTransaction } from '../common/request-transaction';
 import { objectDecision } from '../permissions';
@@ -31,7 +32,8 @@ const notFound = (): DomainError => new DomainError('MembershipNotFound', 'The m
  * in the membership's own event log, so that event streams end the tokens they invalidate and the
  * client library and the other instances drop what they cached. Neither event carries the key.
  * Creating and deleting a membership record none: a new membership's log starts empty, and a
- * deleted one's log disappears from the API with it.
+ * deleted one's log disappears from the API with it (so a deletion tells the other instances to
+ * drop their cached row itself).
  */
 @Injectable()
 export class MembershipsService {
@@ -43,6 +45,7 @@ export class MembershipsService {
     private readonly transaction: RequestTransaction,
     private readonly permissions: CallerPermissions,
     private readonly destinations: DestinationPolicy,
+    private readonly wakeups: EventWakeups,
   ) {}
 
   async get(caller: Caller, id: string): Promise<MembershipResponse> {
@@ -147,6 +150,9 @@ export class MembershipsService {
       await this.memberships.deleteById(id);
     });
     this.cache.invalidate(id);
+    // No event commits for a deletion: without this the other instances would go on answering
+    // for the membership from their cached row (discovery 200, device codes 500) for an hour.
+    this.wakeups.settingsChanged(id);
   }
 
   /** Unique slugs, and hosts the outbound policy does not refuse outright (contract "Outbound calls"). */

@@ -216,6 +216,20 @@ describeWithServer('two instances on one database', () => {
       await eventually(async () => ((await cached.get(tenant.membershipId))?.name === renamed ? true : undefined), "A's cached membership to follow B's rename", WITHIN_MS);
     });
 
+    it('a membership deleted through B: A forgets its cached row (no event is recorded for a deletion), so A answers 404 as B does', async () => {
+      const tenant = await createMembership(a, install.admin);
+      const discovery = `/oidc/${tenant.membershipId}/.well-known/openid-configuration`;
+      // A reads the membership now, so it holds it in its cache.
+      await a.http().get(discovery).expect(200);
+      // A membership holding users cannot be deleted: its only user, the tenant's admin, goes first.
+      await b.http().delete(`/memberships/${tenant.membershipId}/users/${tenant.admin.userId}`).set('Authorization', tenant.admin.auth).expect(204);
+      await b.http().delete(`/memberships/${tenant.membershipId}`).set('Authorization', install.admin.auth).expect(204);
+      await b.http().get(discovery).expect(404);
+      await eventually(async () => ((await a.http().get(discovery)).status === 404 ? true : undefined), "A to forget the membership B deleted", WITHIN_MS);
+      const code = await a.http().post(`/memberships/${tenant.membershipId}/codes`).send({ client_info: { name: 'TV' } });
+      expect([code.status, code.body.errorCode]).toEqual([404, 'MembershipNotFound']);
+    });
+
     describe('through the client library (BaseUrl A, CacheTTL 60)', () => {
       let client: PortcullisClient;
       let server: Server | undefined;

@@ -33,7 +33,8 @@ export class ApplicationBodyDto extends NamedBodyDto(ApplicationGrantsDto, {
 
 /** What the routes answer; `description` is always there, null when not set. */
 export class ApplicationSchema extends NamedResourceSchema {
-  @ApiPropertyOptional({ nullable: true, type: String }) role!: string | null;
+  // Always in the answer, null without a role: required like description and oidc.
+  @ApiProperty({ nullable: true, type: String }) role!: string | null;
   @ApiProperty({ type: [String] }) permissions!: string[];
   @ApiProperty({ type: [String] }) forbidden!: string[];
   @ApiProperty() is_active!: boolean;

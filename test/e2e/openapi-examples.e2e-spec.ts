@@ -129,6 +129,13 @@ describe('the OpenAPI document drives Swagger UI', () => {
     expect(codesByStatus.get('401')).toEqual(new Set(['InvalidToken', 'SetupRejected', 'ProviderTokenInvalid']));
   });
 
+  it('requires every field an application answer always carries (role is null without one, never left out)', async () => {
+    // GET /me with the setup's Basic token answers the application, as every application route does.
+    const res = await t.http().get('/me').set('Authorization', install.application.basic).expect(200);
+    const schema = document.components.schemas.ApplicationSchema as Schema & { required?: string[] };
+    expect(Object.keys(res.body as object).sort()).toEqual([...(schema.required ?? [])].sort());
+  });
+
   it('accepts every request-body example of the document (no 400, no 500) when sent as it is', async () => {
     const http = t.http;
     const m = install.admin.membershipId;

@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { Authenticated, clientAddressOf, CurrentCaller, Public } from '../common/access-decorators';
 import type { Caller } from '../common/caller';
 import { parseAuthorization, withoutBearerPrefix } from '../common/authorization-header';
-import { DomainError } from '../common/errors';
+import { DomainError, validationError } from '../common/errors';
 import { ApplicationSchema } from '../applications/application.dto';
 import { UserResource } from '../openapi/resource-schemas';
 import { parseBooleanParam } from '../common/params';
@@ -106,9 +106,10 @@ export class TokenController {
   @ApiRoute({
     summary: 'Sign in, or get a scoped token',
     description:
-      'Sign-in: no Authorization, header X-Service-Alias (or Membership, MembershipId) and body {username, password}; ' +
-      'answers a token pair. Scoped token: Authorization: Bearer <access token>, body {scopes}; answers an access ' +
-      'token limited to the scopes (no refresh token). An unknown user and a wrong password answer alike. ' +
+      'Sign-in: header X-Service-Alias (or Membership, MembershipId) and body {username, password} (an Authorization ' +
+      'header is then ignored); answers a token pair. Scoped token: Authorization: Bearer <access token>, body ' +
+      '{scopes} and no username or password; answers an access token limited to the scopes (no refresh token). ' +
+      'scopes with a username or password: 400. An unknown user and a wrong password answer alike. ' +
       "Wrong passwords count per login (an unknown name like a user) and per client address: past the membership's " +
       'sign_in_policy the login is locked, 429 TooManySignInAttempts with Retry-After, whatever the password.',
     security: ['bearer', 'none'],
@@ -125,10 +126,13 @@ export class TokenController {
   })
   generate(@Req() request: Request, @Body() body: GenerateTokenDto): Promise<TokenResponse> {
     const authorization = request.headers.authorization;
-    if (authorization) {
+    if (authorization && !hasSignInCredentials(body)) {
       const credentials = parseAuthorization(authorization);
       if (!credentials) throw new DomainError('InvalidToken', 'The Authorization header must be "Bearer <token>"');
       return this.tokens.issueScoped(credentials, body.scopes, sessionMetadata(request));
+    }
+    if (body.scopes !== undefined) {
+      throw validationError('scopes', 'belongs to a scoped-token request, which sends an access token and no username or password');
     }
     return this.signIns.signIn(membershipHeader(request), body.username, body.password, sessionMetadata(request));
   }
@@ -259,4 +263,13 @@ export class TokenController {
     if (!caller.profile) throw new Error('/me must be declared with @Authenticated({ profile: true })');
     return caller.profile;
   }
+}
+
+/**
+ * A username or password in the body makes a sign-in, whatever Authorization says: the
+ * specification's scoped-token request sends an access token and no credentials, and a client
+ * that attaches its last token to every call (an HTTP interceptor) must still be able to sign in.
+ */
+function hasSignInCredentials(body: GenerateTokenDto): boolean {
+  return body.username !== undefined || body.password !== undefined;
 }

@@ -92,6 +92,29 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
       }
     });
 
+    it('is a sign-in whenever the body has credentials, an Authorization header beside them ignored; scopes with credentials are refused', async () => {
+      const admin = await fresh();
+      const credentials = { username: suite.inst.admin.username, password: suite.inst.admin.password };
+      // A client that attaches its last token to every call, a revoked one included.
+      await suite.t.http().post('/revoke-token').set('Authorization', admin.auth).send();
+      for (const authorization of [admin.auth, 'Bearer not-a-jwt', 'Basic abc:def']) {
+        const res = await suite.t.http().post('/generate-token').set('X-Service-Alias', membershipId).set('Authorization', authorization).send(credentials);
+        expect({ authorization, status: res.status }).toEqual({ authorization, status: 201 });
+        expect(res.body.refresh_token).toEqual(expect.any(String));
+      }
+      const wrong = await suite.t.http().post('/generate-token').set('X-Service-Alias', membershipId).set('Authorization', admin.auth).send({ ...credentials, password: 'wrong password!' });
+      expect(wrong.status).toBe(401);
+      expect(wrong.body.errorCode).toBe('InvalidCredentials');
+      for (const authorization of [undefined, (await fresh()).auth]) {
+        const request = suite.t.http().post('/generate-token').set('X-Service-Alias', membershipId);
+        if (authorization) request.set('Authorization', authorization);
+        const mixed = await request.send({ ...credentials, scopes: ['users.read'] });
+        expect(mixed.status).toBe(400);
+        expect(mixed.body.errorCode).toBe('ModelValidationError');
+        expect(mixed.body.errors).toEqual([{ field: 'scopes', message: expect.stringContaining('scoped-token request') }]);
+      }
+    });
+
     it('requires the membership header (400) and a known membership (404)', async () => {
       const missing = await suite.t.http().post('/generate-token').send({ username: 'a', password: 'b' });
       expect(missing.status).toBe(400);

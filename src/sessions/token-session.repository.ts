@@ -262,10 +262,18 @@ function prepareIssue(db: Database['db'], shape: IssueShape) {
     ),
   };
   // Parent and child rows in one statement: the foreign key is checked at its end.
+  // Opening reads the user's row with a share lock, as joining reads the session's: a sign-in
+  // whose checks ran before its user was deleted or frozen opens nothing (a deletion would fail
+  // the foreign key, a 500; a freeze would leave a session made after its revocation, alive
+  // again once the user is reactivated), and a deletion or freeze waiting for this statement
+  // revokes what it opened.
   const session = shape.opensSession
     ? db.$with('in_session', { id: sql<string>`id` }).as(
         sql`insert into ${sessions} (id, membership_id, user_id, created_at)
-          values (${p('sessionId')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('createdAt')}::timestamptz)
+          select ${p('sessionId')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('createdAt')}::timestamptz
+          from (select 1 from ${users}
+                where id = ${p('userId')}::text and membership_id = ${p('membershipId')}::text and is_active
+                for share) as still_active
           returning id`,
       )
     : db.$with('in_session', { id: sql<string>`id` }).as(
@@ -342,7 +350,8 @@ export class TokenSessionRepository {
    * in ONE statement, atomic without BEGIN and COMMIT round trips (sign-in and refresh run it on
    * every call). With `usedUp`, the refreshed record or the authorization code is marked used in
    * the same statement and nothing is created unless it was still unused. Nothing is created in a
-   * revoked session either. Answers whether the record was created.
+   * revoked session either, nor a session opened for a user deleted or made inactive meanwhile.
+   * Answers whether the record was created.
    */
   async issue(session: NewTokenSession, eventRows: readonly EventRow[], opensSession: boolean, usedUp?: UsedUpByIssuance): Promise<boolean> {
     // The events inserted say whether the session was: a session is never issued without one.

@@ -8,6 +8,9 @@ import { PASSWORD_AMR, SECOND_STEP_GATE, type SecondStepGate } from './second-st
 import { TokenIssuer } from './token-issuer';
 import type { SessionMetadata, TokenResponse } from './token.dto';
 
+const userInactive = (): DomainError => new DomainError('UserInactive', 'The user account is not active');
+const invalidCredentials = (): DomainError => new DomainError('InvalidCredentials', 'The username or password is not correct');
+
 /**
  * Opens sign-in sessions, each with its token pair and TokenGenerated: after the right password,
  * for a user an external provider verified, and after a passed second step. The first two ask the
@@ -31,7 +34,8 @@ export class SignInSessions {
     await this.passwords.signInCompleted(attempt);
 
     const issued = this.issuer.pair(membership, user, metadata, { scopes: null, amr: PASSWORD_AMR });
-    await this.issued.store(issued, [tokenGeneratedEvent(user, issued.response)]);
+    // The user was deleted or frozen while its password was checked: no session, as for a sign-in just after.
+    if (!(await this.issued.store(issued, [tokenGeneratedEvent(user, issued.response)]))) throw invalidCredentials();
     return issued.response;
   }
 
@@ -40,12 +44,12 @@ export class SignInSessions {
    * `grant` is added to the TokenGenerated document.
    */
   async signInVerified(membership: SigningMembership, user: UserRecord, metadata: SessionMetadata, grant: Record<string, string>): Promise<TokenResponse> {
-    if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
+    if (!user.isActive) throw userInactive();
     // The provider's own MFA claims are not trusted: a local factor is asked as after a password.
     await this.secondStep?.requireSecondStep({ membership, user, metadata, grant, amr: [] });
     const issued = this.issuer.pair(membership, user, metadata);
     const generated = tokenGeneratedEvent(user, issued.response);
-    await this.issued.store(issued, [{ ...generated, document: { ...generated.document, ...grant } }]);
+    if (!(await this.issued.store(issued, [{ ...generated, document: { ...generated.document, ...grant } }]))) throw userInactive();
     return issued.response;
   }
 
@@ -60,10 +64,10 @@ export class SignInSessions {
     grant: Readonly<Record<string, string>>,
     amr: readonly string[],
   ): Promise<TokenResponse> {
-    if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
+    if (!user.isActive) throw userInactive();
     const issued = this.issuer.pair(membership, user, metadata, { scopes: null, amr });
     const generated = tokenGeneratedEvent(user, issued.response);
-    await this.issued.store(issued, [{ ...generated, document: { ...generated.document, ...grant, amr: [...amr] } }]);
+    if (!(await this.issued.store(issued, [{ ...generated, document: { ...generated.document, ...grant, amr: [...amr] } }]))) throw userInactive();
     return issued.response;
   }
 

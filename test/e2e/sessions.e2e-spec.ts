@@ -4,7 +4,8 @@ import { DATABASE, type Database } from '../../src/database/database';
 import { tokenSessions } from '../../src/database/schema';
 import { EventRecorder } from '../../src/events/event-recorder';
 import { TokenSessionRepository } from '../../src/sessions/token-session.repository';
-import { bearer, createSignedInUser, eventsAbout, putBodyOf, signIn, useInstallation, usersPath } from '../support/api';
+import { PasswordHasher } from '../../src/users/password-hasher';
+import { bearer, createSignedInUser, deferred, eventsAbout, putBodyOf, settles, signIn, useInstallation, usersPath } from '../support/api';
 
 /**
  * Sessions: a sign-in, every pair refreshed from it and every scoped token made from any of its
@@ -220,6 +221,58 @@ describe('sessions, revocation triggers and token families', () => {
       expect(stored).toBe(false);
       const { db } = suite.t.app.get<Database>(DATABASE);
       expect(await db.select().from(tokenSessions).where(eq(tokenSessions.id, tokenId))).toEqual([]);
+    });
+  });
+
+  describe('a sign-in whose password was checked before a user-wide change', () => {
+    /**
+     * Signs `user` in with its password, holding the sign-in right after its password check until
+     * `meanwhile` has answered: what a sign-in meets when the change lands during its argon2 verify.
+     */
+    async function signInAround(user: { username: string; password: string }, meanwhile: () => Promise<void>) {
+      const hasher = suite.t.app.get(PasswordHasher);
+      const verify = hasher.verify.bind(hasher);
+      const checked = deferred();
+      const hold = deferred();
+      const spy = jest.spyOn(hasher, 'verify').mockImplementationOnce(async (hash, password) => {
+        const right = await verify(hash, password);
+        checked.release();
+        await hold.promise;
+        return right;
+      });
+      try {
+        const answer = suite.t
+          .http()
+          .post('/generate-token')
+          .set('X-Service-Alias', suite.admin.membershipId)
+          .send({ username: user.username, password: user.password })
+          .then((res) => res);
+        await settles(checked.promise, 'the password check');
+        await meanwhile();
+        hold.release();
+        return await answer;
+      } finally {
+        spy.mockRestore();
+      }
+    }
+
+    it('its user deleted meanwhile: 401 InvalidCredentials, never a 500', async () => {
+      const { user } = await newUser();
+      const res = await signInAround(user, async () => {
+        await suite.t.http().delete(`${usersPath(suite.admin.membershipId)}/${user._id}`).set('Authorization', suite.admin.auth).expect(204);
+      });
+      expect({ status: res.status, code: res.body.errorCode }).toEqual({ status: 401, code: 'InvalidCredentials' });
+    });
+
+    it('its user frozen meanwhile: no session opens, so none comes back when the user is reactivated', async () => {
+      const { user } = await newUser();
+      const userPath = `${usersPath(suite.admin.membershipId)}/${user._id}`;
+      const res = await signInAround(user, async () => {
+        await suite.t.http().post(`${userPath}/freeze`).set('Authorization', suite.admin.auth).expect(200);
+      });
+      await suite.t.http().post(`${userPath}/activate`).set('Authorization', suite.admin.auth).expect(200);
+      expect({ status: res.status, code: res.body.errorCode }).toEqual({ status: 401, code: 'InvalidCredentials' });
+      expect(res.body.access_token).toBeUndefined();
     });
   });
 

@@ -263,16 +263,17 @@ function prepareIssue(db: Database['db'], shape: IssueShape) {
   };
   // Parent and child rows in one statement: the foreign key is checked at its end.
   // Opening reads the user's row with a share lock, as joining reads the session's: a sign-in
-  // whose checks ran before its user was deleted or frozen opens nothing (a deletion would fail
-  // the foreign key, a 500; a freeze would leave a session made after its revocation, alive
-  // again once the user is reactivated), and a deletion or freeze waiting for this statement
-  // revokes what it opened.
+  // whose checks ran before its user was deleted, frozen or given a new password opens nothing (a
+  // deletion would fail the foreign key, a 500; a freeze or a password change would leave a
+  // session made after its revocation), and a change waiting for this statement revokes what it
+  // opened. A password sign-in names the hash its password was checked against.
   const session = shape.opensSession
     ? db.$with('in_session', { id: sql<string>`id` }).as(
         sql`insert into ${sessions} (id, membership_id, user_id, created_at)
           select ${p('sessionId')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('createdAt')}::timestamptz
           from (select 1 from ${users}
                 where id = ${p('userId')}::text and membership_id = ${p('membershipId')}::text and is_active
+                  and (${p('passwordHash')}::text is null or password_hash = ${p('passwordHash')}::text)
                 for share) as still_active
           returning id`,
       )
@@ -350,10 +351,17 @@ export class TokenSessionRepository {
    * in ONE statement, atomic without BEGIN and COMMIT round trips (sign-in and refresh run it on
    * every call). With `usedUp`, the refreshed record or the authorization code is marked used in
    * the same statement and nothing is created unless it was still unused. Nothing is created in a
-   * revoked session either, nor a session opened for a user deleted or made inactive meanwhile.
+   * revoked session either, nor a session opened for a user deleted or made inactive meanwhile,
+   * or, given `checkedPasswordHash`, whose password hash is no longer that one.
    * Answers whether the record was created.
    */
-  async issue(session: NewTokenSession, eventRows: readonly EventRow[], opensSession: boolean, usedUp?: UsedUpByIssuance): Promise<boolean> {
+  async issue(
+    session: NewTokenSession,
+    eventRows: readonly EventRow[],
+    opensSession: boolean,
+    usedUp?: UsedUpByIssuance,
+    checkedPasswordHash?: string,
+  ): Promise<boolean> {
     // The events inserted say whether the session was: a session is never issued without one.
     if (!eventRows.length) throw new Error('A token session is issued with at least one event');
     const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
@@ -365,6 +373,7 @@ export class TokenSessionRepository {
       consumedId: usedUp?.kind === 'refreshed_record' ? usedUp.tokenId : null,
       revokedBy: usedUp?.kind === 'refreshed_record' ? usedUp.revokedBy : null,
       codeDigest: usedUp?.kind === 'authorization_code' ? usedUp.digest : null,
+      passwordHash: checkedPasswordHash ?? null,
       id: session.id,
       sessionId: session.sessionId,
       membershipId: session.membershipId,

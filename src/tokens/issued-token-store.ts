@@ -18,10 +18,14 @@ export class IssuedTokenStore {
     private readonly sessions: TokenSessionRepository,
   ) {}
 
-  /** False when nothing was stored: the session was revoked meanwhile, or `usedUp` was used already. */
-  async store(issued: IssuedTokens, events: NewEvent[], usedUp?: UsedUpByIssuance): Promise<boolean> {
+  /**
+   * False when nothing was stored: the session was revoked meanwhile, `usedUp` was used already,
+   * or the user to open a session for was deleted, made inactive or (given `checkedPasswordHash`,
+   * the hash a sign-in's password was checked against) given another password meanwhile.
+   */
+  async store(issued: IssuedTokens, events: NewEvent[], usedUp?: UsedUpByIssuance, checkedPasswordHash?: string): Promise<boolean> {
     const rows = this.recorder.prepare(events);
-    const stored = await this.sessions.issue(issued.session, rows, issued.opensSession, usedUp);
+    const stored = await this.sessions.issue(issued.session, rows, issued.opensSession, usedUp, checkedPasswordHash);
     if (stored) this.recorder.publish(rows);
     return stored;
   }

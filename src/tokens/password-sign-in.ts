@@ -21,6 +21,8 @@ export interface PasswordPassed {
   membership: SigningMembership;
   user: UserRecord;
   attempt: SignInAttempt;
+  /** The hash the password was checked against: a session opens only while it is still the user's. */
+  passwordHash: string;
 }
 
 /**
@@ -107,8 +109,7 @@ export class PasswordSignIn {
       await this.attempts.recordSuccess(attempt);
       throw new DomainError('UserInactive', 'The user account is not active');
     }
-    const { passwordHash: _hash, ...userRecord } = user;
-    void _hash;
-    return { membership, user: userRecord, attempt };
+    const { passwordHash, ...userRecord } = user;
+    return { membership, user: userRecord, attempt, passwordHash };
   }
 }

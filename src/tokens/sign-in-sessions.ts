@@ -27,15 +27,16 @@ export class SignInSessions {
 
   /** Sign-in with a password (`/generate-token`); its failures are PasswordSignIn's. */
   async signIn(membershipId: string | undefined, login: string | undefined, password: string | undefined, metadata: SessionMetadata): Promise<TokenResponse> {
-    const { membership, user, attempt } = await this.passwords.authenticate(membershipId, login, password, metadata);
+    const { membership, user, attempt, passwordHash } = await this.passwords.authenticate(membershipId, login, password, metadata);
     // Only after the right password: a guesser learns nothing from the second step. When one is
     // due (MfaRequired), the attempt stays counted until the second step passes.
     await this.secondStep?.requireSecondStep({ membership, user, metadata, grant: { grant: 'password' }, amr: PASSWORD_AMR });
     await this.passwords.signInCompleted(attempt);
 
     const issued = this.issuer.pair(membership, user, metadata, { scopes: null, amr: PASSWORD_AMR });
-    // The user was deleted or frozen while its password was checked: no session, as for a sign-in just after.
-    if (!(await this.issued.store(issued, [tokenGeneratedEvent(user, issued.response)]))) throw invalidCredentials();
+    // The user was deleted, frozen or given a new password while its password was checked: no
+    // session, as for a sign-in just after (else one would outlive the change's revocation).
+    if (!(await this.issued.store(issued, [tokenGeneratedEvent(user, issued.response)], undefined, passwordHash))) throw invalidCredentials();
     return issued.response;
   }
 

@@ -264,6 +264,20 @@ describe('sessions, revocation triggers and token families', () => {
       expect({ status: res.status, code: res.body.errorCode }).toEqual({ status: 401, code: 'InvalidCredentials' });
     });
 
+    it('its password changed meanwhile: the old password opens no session that outlives the change', async () => {
+      const { user } = await newUser();
+      const res = await signInAround(user, async () => {
+        await suite.t
+          .http()
+          .put(`${usersPath(suite.admin.membershipId)}/${user._id}/change-password`)
+          .set('Authorization', suite.admin.auth)
+          .send({ password: 'changed while it signed in' })
+          .expect(204);
+      });
+      expect({ status: res.status, code: res.body.errorCode }).toEqual({ status: 401, code: 'InvalidCredentials' });
+      await signIn(suite.t, suite.admin.membershipId, user.username, 'changed while it signed in');
+    });
+
     it('its user frozen meanwhile: no session opens, so none comes back when the user is reactivated', async () => {
       const { user } = await newUser();
       const userPath = `${usersPath(suite.admin.membershipId)}/${user._id}`;

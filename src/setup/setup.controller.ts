@@ -2,7 +2,7 @@ import { Body, type CanActivate, Controller, type ExecutionContext, HttpCode, In
 import { ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Public } from '../common/access-decorators';
-import { ProvisionedMembershipSchema } from '../memberships/membership.schemas';
+import { SetUpInstallationSchema } from '../memberships/membership.schemas';
 import { ProvisionMembershipDto } from '../memberships/membership.dto';
 import type { ProvisionedMembership } from '../membership-admin/membership-provisioner';
 import { SETUP_REJECTED_MESSAGE, SetupService } from './setup.service';
@@ -35,7 +35,7 @@ export class SetupController {
       'latest start when SETUP_TOKEN is unset (each start writes a new one; the earlier ones stop working). ' +
       'Two concurrent calls: one wins.',
     security: ['setup_token'],
-    answers: [{ status: 201, description: 'The installation is set up', type: ProvisionedMembershipSchema }],
+    answers: [{ status: 201, description: 'The installation is set up', type: SetUpInstallationSchema }],
     errors: [400, 413, 415],
     errorExamples: {
       401: { description: 'SetupRejected: the X-Setup-Token header is missing or wrong', errorCode: 'SetupRejected', message: SETUP_REJECTED_MESSAGE },

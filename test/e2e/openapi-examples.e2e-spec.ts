@@ -136,6 +136,17 @@ describe('the OpenAPI document drives Swagger UI', () => {
     expect(Object.keys(res.body as object).sort()).toEqual([...(schema.required ?? [])].sort());
   });
 
+  it('requires every field a membership answer always carries, its settings objects and the setup answer\'s user included', async () => {
+    const schemas = document.components.schemas as Record<string, Schema & { required?: string[] }>;
+    const keysOf = (value: unknown): string[] => Object.keys(value as object).sort();
+    const required = (name: string): string[] => [...(schemas[name]?.required ?? [])].sort();
+    const res = await t.http().get(`/memberships/${install.admin.membershipId}`).set('Authorization', install.admin.auth).expect(200);
+    expect(keysOf(res.body.otp_settings)).toEqual(required('OtpSettingsSchema'));
+    expect(keysOf(res.body.sign_in_policy)).toEqual(required('SignInPolicySchema'));
+    // Setup always has its first admin user (and here an application, which stays optional).
+    expect(required('SetUpInstallationSchema')).toEqual(keysOf(install.setupResponse).filter((key) => key !== 'application'));
+  });
+
   it('accepts every request-body example of the document (no 400, no 500) when sent as it is', async () => {
     const http = t.http;
     const m = install.admin.membershipId;

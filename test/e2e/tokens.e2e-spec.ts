@@ -221,7 +221,13 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
       const second = await suite.t.http().post('/refresh-token').query({ revoke: false }).send({ token: admin.refreshToken });
       expect(second.status).toBe(201);
       expect(second.body.access_token).not.toBe(first.body.access_token);
+      const third = await suite.t.http().post('/refresh-token').query({ revoke: '0' }).send({ token: admin.refreshToken });
+      expect(third.status).toBe(201);
       await suite.t.http().get('/me').set('Authorization', admin.auth).expect(200);
+      // Anything else is refused, and the answer says what is taken.
+      const shouted = await suite.t.http().post('/refresh-token').query({ revoke: 'FALSE' }).send({ token: admin.refreshToken });
+      expect(shouted.status).toBe(400);
+      expect(shouted.body.errors).toEqual([{ field: 'revoke', message: 'must be true or false (or 1 or 0)' }]);
     });
 
     it('two concurrent refreshes with one token: exactly one wins', async () => {

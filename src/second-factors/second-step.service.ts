@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { DomainError } from '../common/errors';
+import { RequestTransaction } from '../common/request-transaction';
 import { isPossibleId } from '../common/ids';
 import { validationFailure } from '../common/validation';
 import type { MfaSignInRow } from '../database/schema';
@@ -52,6 +53,7 @@ export class SecondStepService {
     private readonly membershipCache: MembershipCache,
     private readonly signInSessions: SignInSessions,
     private readonly recorder: EventRecorder,
+    private readonly transaction: RequestTransaction,
     @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
   ) {}
 
@@ -73,7 +75,14 @@ export class SecondStepService {
     const signIn = await this.signIns.countAttempt(found.membershipId, found.tokenDigest);
     if (!signIn) throw invalidMfaToken();
 
-    const passed = await this.check(signIn, factor, body);
+    // Single use: of two requests with right factors, one opens the session. The factor is used up
+    // in the same transaction as the token, so the loser's is given back (a recovery code sent
+    // twice in parallel, or two of them, costs one).
+    const passed = await this.transaction.run(async () => {
+      const right = await this.check(signIn, factor, body);
+      if (right && !(await this.signIns.delete(signIn.membershipId, signIn.id))) throw invalidMfaToken();
+      return right;
+    });
     if (!passed) {
       await this.attempts.recordFailure(attempt);
       if (signIn.attempts >= MAX_MFA_ATTEMPTS) {
@@ -82,8 +91,6 @@ export class SecondStepService {
       }
       throw codeInvalid();
     }
-    // Single use: of two requests with right codes, one opens the session.
-    if (!(await this.signIns.delete(signIn.membershipId, signIn.id))) throw invalidMfaToken();
     await this.attempts.recordSuccess(attempt);
 
     const [membership, user] = await Promise.all([

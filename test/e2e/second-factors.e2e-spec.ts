@@ -241,6 +241,17 @@ describe('second factors', () => {
     });
   });
 
+  describe('parallel second steps', () => {
+    it('spend one recovery code: the requests that lose the mfa_token race keep theirs', async () => {
+      const { user, session, recoveryCodes } = await userWithTotp();
+      const token = await mfaTokenOf(user.username, user.password);
+      const answers = await Promise.all(recoveryCodes.slice(0, 8).map((code) => secondStep({ mfa_token: token, recovery_code: code })));
+      expect(answers.filter((res) => res.status === 201)).toHaveLength(1);
+      for (const lost of answers.filter((res) => res.status !== 201)) expectErrorBody(lost, 401, 'InvalidToken');
+      expect((await as(t(), session).get(mfaPath(user._id))).body.recovery_codes_left).toBe(9);
+    });
+  });
+
   describe('removing factors', () => {
     it('lets the user remove its TOTP with its password, and then signs in with the password alone', async () => {
       const { user, session } = await userWithTotp();

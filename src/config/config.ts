@@ -14,7 +14,16 @@ export type DatabaseTarget =
        */
       image?: Blob;
     }
-  | { kind: 'server'; url: string; poolSize: number };
+  | {
+      kind: 'server';
+      url: string;
+      poolSize: number;
+      /**
+       * DATABASE_STATEMENT_TIMEOUT_MS: the longest any one statement of the pool may run (the
+       * server's statement_timeout; 0: none). Migrations are exempt. docs/bounded-work.md says why.
+       */
+      statementTimeoutMs?: number;
+    };
 
 export interface AppConfig {
   port: number;
@@ -181,9 +190,17 @@ function outboundAllow(env: Env): OutboundAllowList {
   }
 }
 
+/**
+ * Every statement the service runs is a few milliseconds; a filter on unindexed JSON paths over a
+ * large membership is not (one `_query` of the event log measured 118 s of the server's CPU on a
+ * million events). The server cancels a statement past this; the embedded database cannot.
+ */
+const DEFAULT_STATEMENT_TIMEOUT_MS = 2_000;
+
 function databaseTarget(env: Env): DatabaseTarget {
   const url = env.DATABASE_URL;
   const poolSize = integer(env, 'DATABASE_POOL_SIZE', 10, 1, 500);
+  const statementTimeoutMs = integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', DEFAULT_STATEMENT_TIMEOUT_MS, 0, 3_600_000);
   if (url === undefined || url === '') {
     return { kind: 'embedded', dataDir: resolve(env.DATA_DIR || './data') };
   }
@@ -197,7 +214,7 @@ function databaseTarget(env: Env): DatabaseTarget {
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
     throw new ConfigError('DATABASE_URL', `must use postgres:// or memory://, got "${parsed.protocol}"`);
   }
-  return { kind: 'server', url, poolSize };
+  return { kind: 'server', url, poolSize, statementTimeoutMs };
 }
 
 /** A comma-separated list of origins (`https://app.example`), each exactly an origin; null when unset. */

@@ -91,25 +91,31 @@ export async function migrateServer(client: Client | PoolClient): Promise<void> 
   await migratePg(drizzlePg(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
 }
 
-async function openServer(url: string, poolSize: number): Promise<Database> {
+async function openServer(url: string, poolSize: number, statementTimeoutMs = 0): Promise<Database> {
   const pool = new Pool({
     connectionString: url,
     max: poolSize,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     application_name: 'portcullis',
+    // Sent when each connection starts: the session's default, which RESET returns to (0 or absent: none).
+    ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
   });
   // An idle client losing its connection must not take the process down; the next query reconnects.
   pool.on('error', () => undefined);
   const client = await pool.connect();
   let autovacuum: boolean;
   try {
+    // Migrations may build indexes on large tables, and waiting for another instance's lock is
+    // expected: neither is bound by the statement timeout, which RESET gives back to the pool.
+    await client.query('set statement_timeout = 0');
     // Several instances may start at once; only one applies migrations, the others wait and then see them applied.
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
       await migrateServer(client);
     } finally {
       await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+      await client.query('reset statement_timeout');
     }
     const { rows } = await client.query<{ autovacuum: string }>("select current_setting('autovacuum') as autovacuum");
     autovacuum = rows[0]?.autovacuum === 'on';
@@ -119,6 +125,20 @@ async function openServer(url: string, poolSize: number): Promise<Database> {
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   const handle = handleOf({ db, kind: 'server', description: `PostgreSQL server at ${redactUrl(url)}`, autovacuum }, pool, () => pool.end());
   return { ...handle, listen: (channel, onNotification, onReconnect) => listenOn(url, channel, onNotification, onReconnect) };
+}
+
+/** PostgreSQL's query_canceled: a statement past statement_timeout (or cancelled by an operator). */
+const QUERY_CANCELED = '57014';
+
+/** Whether `error` (or an error it wraps, as drizzle wraps the driver's) is a statement cancelled by the database. */
+export function isStatementCancelled(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const candidate = current as { code?: unknown; cause?: unknown };
+    if (candidate.code === QUERY_CANCELED) return true;
+    current = candidate.cause;
+  }
+  return false;
 }
 
 /** Wait before opening a lost LISTEN connection again; the streams' poll covers the gap. */
@@ -169,7 +189,9 @@ async function listenOn(url: string, channel: string, onNotification: (payload: 
 }
 
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
-  return target.kind === 'embedded' ? openEmbedded(target.dataDir, target.image) : openServer(target.url, target.poolSize);
+  return target.kind === 'embedded'
+    ? openEmbedded(target.dataDir, target.image)
+    : openServer(target.url, target.poolSize, target.statementTimeoutMs);
 }
 
 /** Where the start-up warning sends the operator. */

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { JSON_BODY_LIMITS } from '../../src/common/json-budget';
+import { DATABASE, type Database } from '../../src/database/database';
 import { MembershipCache } from '../../src/memberships/membership-cache';
 import type { TestApp } from '../support/app';
 import { bootInstallation, expectErrorBody, type Installation, webhookBody, webhooksPath } from '../support/api';
+import { describeWithServer } from '../support/instances';
 
 /**
  * Contract, "Bounded work and per-object rules": the key and depth budget of request bodies,
@@ -181,5 +184,54 @@ describe('bounded work per request', () => {
       // Every miss was cached (each id could exist), yet the cache holds no more than its bound.
       expect(cache().size).toBe(CACHE_MAX_ENTRIES);
     }, 120_000);
+  });
+});
+
+/**
+ * A `_query` within every documented limit can still ask the database for minutes of work: 990
+ * `$or` conditions on unindexed document paths, each evaluated on every event of the membership
+ * (118 s of the server's CPU on a million events). The server's statement timeout bounds any one
+ * statement, and the list answers 400 InvalidQuery instead of running on.
+ */
+describeWithServer('bounded work: the database statement timeout', () => {
+  /**
+   * The bound and the log are scaled together, far apart: 50,000 events take that query about
+   * 6 s on the shared test machine, six times the timeout, and a cheap list stays far below it.
+   */
+  const STATEMENT_TIMEOUT_MS = 1_000;
+  const EVENTS = 50_000;
+  let t: TestApp;
+  let inst: Installation;
+
+  beforeAll(async () => {
+    ({ t, inst } = await bootInstallation({ env: { DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS) } }));
+    const { db } = t.app.get<Database>(DATABASE);
+    // The seeding is bulk work the service never does: the timeout would end it too.
+    await db.transaction(async (tx) => {
+      await tx.execute(sql`set local statement_timeout = 0`);
+      await tx.execute(sql`insert into events (id, membership_id, event_type, utilizer_id, document, event_time)
+        select gen_random_uuid()::text, ${inst.admin.membershipId}, 'UserUpdated', 'seed', jsonb_build_object('_id', g::text, 'username', 'user' || g), now() - make_interval(secs => g)
+        from generate_series(1, ${EVENTS}::int) g`);
+      await tx.execute(sql`analyze events`);
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const eventsQuery = () => `/memberships/${inst.admin.membershipId}/events/_query`;
+
+  it('answers 400 InvalidQuery for a filter the database cannot finish within the timeout', async () => {
+    // Within the body budget (992 keys) and the filter's node limit (1981 nodes).
+    const conditions = Array.from({ length: 990 }, (_, i) => ({ [`document.a${i}.b.c.d.e.f.g.h.i`]: `absent${i}` }));
+    const res = await t.http().post(`${eventsQuery()}?limit=1`).set('Authorization', inst.admin.auth).send({ where: { $or: conditions } });
+    expectErrorBody(res, 400, 'InvalidQuery');
+    expect(res.body.message).toMatch(/more database work than one request may take/);
+  });
+
+  it('still answers an indexed query of the same log', async () => {
+    const res = await t.http().post(`${eventsQuery()}?limit=5`).set('Authorization', inst.admin.auth).send({ where: { event_type: 'UserUpdated' } });
+    expect(res.status).toBe(200);
+    expect(res.body.items).toHaveLength(5);
   });
 });

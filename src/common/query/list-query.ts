@@ -1,6 +1,6 @@
 import { and, inArray, notInArray, type Placeholder, sql, type SQL } from 'drizzle-orm';
 import { type PgColumn, type PgTable, unionAll } from 'drizzle-orm/pg-core';
-import type { Executor } from '../../database/database';
+import { type Executor, isStatementCancelled } from '../../database/database';
 import { DomainError } from '../errors';
 import { isPossibleId } from '../ids';
 import type { QuerySchema } from './query-schema';
@@ -145,6 +145,22 @@ export async function listResponses<TRow>(query: ListQuery<TRow>, params: ListPa
  * resource. Repositories call it with their table and query schema.
  */
 export async function runListQuery<TRow>(query: ListQuery<TRow>): Promise<ListPage<Record<string, unknown>>> {
+  try {
+    return await runBoundedListQuery(query);
+  } catch (error) {
+    // The database's statement timeout (DATABASE_STATEMENT_TIMEOUT_MS) ended the page or its count:
+    // the request asked for more work than one request may cost (docs/bounded-work.md).
+    if (isStatementCancelled(error)) {
+      throw new DomainError(
+        'InvalidQuery',
+        'The query needs more database work than one request may take; narrow it with the indexed fields (see the sortable fields), a smaller skip, or without with_count',
+      );
+    }
+    throw error;
+  }
+}
+
+async function runBoundedListQuery<TRow>(query: ListQuery<TRow>): Promise<ListPage<Record<string, unknown>>> {
   const params = parseListParams(query.request.query);
   const projection = parseSelect(query.schema, query.request.select);
   const responses = query.statements ? await query.statements.responses(query, params) : await listResponses(query, params);

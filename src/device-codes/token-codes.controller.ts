@@ -53,6 +53,13 @@ export class TokenCodesController {
     body: { model: CreateTokenCodeDto, examples: { device: { summary: 'A TV', value: { client_info: { name: 'Living room TV' } } } }, required: false },
     answers: [{ status: 201, type: DeviceAuthorizationSchema }],
     errors: [400, 404, 413, 415],
+    errorExamples: {
+      503: {
+        description: "AuthenticationServiceUnavailable: no free user code; the membership's code policy allows too few codes for those now stored (Retry-After, seconds)",
+        errorCode: 'AuthenticationServiceUnavailable',
+        message: "No free user code after 10 draws: the membership's code policy allows too few codes for the codes now stored",
+      },
+    },
   })
   create(@Param('membershipId') membershipId: string, @Body() body: CreateTokenCodeDto): Promise<DeviceAuthorization> {
     return this.codes.create(membershipId, body.client_info);

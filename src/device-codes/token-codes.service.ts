@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Caller } from '../common/caller';
-import { DomainError } from '../common/errors';
+import { DomainError, RetryLaterError } from '../common/errors';
 import { newId, newSecret } from '../common/ids';
 import { validationFailure } from '../common/validation';
 import { APP_CONFIG, type AppConfig } from '../config/config';
@@ -36,8 +36,14 @@ export interface TokenCodeView {
   expires_at: string;
 }
 
-/** Drawing a user code again on collision; with 28^8 codes, running out means something is wrong. */
+/**
+ * Drawing a user code again on collision. With the default 28^8 codes running out cannot happen,
+ * but a policy may allow as few as 10^5, and creating codes is public: anyone can fill that space
+ * (a code stays stored until its expiry plus SWEEP_GRACE_SECONDS). A full space is not a bug of
+ * the service: it answers 503 with Retry-After (NO_FREE_CODE_RETRY_SECONDS), never a 500.
+ */
 const MAX_USER_CODE_DRAWS = 10;
+const NO_FREE_CODE_RETRY_SECONDS = 60;
 const DEVICE_CODE_BYTES = 32;
 /** The longest `client_info` value (contract: 256 characters), which the service's own values keep to as well. */
 const MAX_CLIENT_INFO_VALUE = 256;
@@ -119,7 +125,11 @@ export class TokenCodesService {
         interval,
       };
     }
-    throw new Error(`No free user code after ${MAX_USER_CODE_DRAWS} draws`);
+    throw new RetryLaterError(
+      'AuthenticationServiceUnavailable',
+      `No free user code after ${MAX_USER_CODE_DRAWS} draws: the membership's code policy allows too few codes for the codes now stored`,
+      NO_FREE_CODE_RETRY_SECONDS,
+    );
   }
 
   /** The membership's code policy; none named (or none left): the contract's defaults. */

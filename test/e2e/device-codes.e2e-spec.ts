@@ -4,7 +4,7 @@ import { events, tokenCodes, users } from '../../src/database/schema';
 import { ExpirySweeper } from '../../src/common/expiry-sweeper';
 import { startTestApp } from '../support/app';
 import { captureLog } from '../support/log-capture';
-import { createSignedInUser, putBodyOf, setupInstallation, useInstallation, usersPath } from '../support/api';
+import { createMembership, createSignedInUser, putBodyOf, setupInstallation, updateMembership, useInstallation, usersPath } from '../support/api';
 import { scopedToken } from '../support/protected-apps';
 
 /** The device code flow (RFC 8628), from the device's side and the approving user's. */
@@ -251,5 +251,25 @@ describe('device code flow', () => {
     } finally {
       await logged.close();
     }
+  });
+
+  it("a code space filled by anonymous creates answers 503 with Retry-After, not 500 (contract: a 500 is always a bug)", async () => {
+    const { t, admin } = suite;
+    const tenant = await createMembership(t, admin);
+    const policy = await t
+      .http()
+      .post(`/memberships/${tenant.membershipId}/token-code-policies`)
+      .set('Authorization', tenant.admin.auth)
+      .send({ name: 'five-digits', length: 5, contains_letters: false, contains_digits: true, expires_in: 1800 });
+    expect(policy.status).toBe(201);
+    await updateMembership(t, tenant, { code_policy: policy.body.slug });
+    // What 100,000 anonymous POST .../codes leave stored (one row each): every five-digit code, pending.
+    const { db } = t.app.get<Database>(DATABASE);
+    await db.execute(sql`insert into token_codes (id, membership_id, user_code, device_code_digest, poll_interval, expires_at)
+      select gen_random_uuid()::text, ${tenant.membershipId}, lpad(g::text, 5, '0'), md5(g::text) || md5('d' || g), 5, now() + interval '1800 seconds'
+      from generate_series(0, 99999) g`);
+
+    const res = await t.http().post(`/memberships/${tenant.membershipId}/codes`).send({ client_info: { name: 'Living room TV' } });
+    expect({ ...errorOf(res), retryAfter: Number(res.headers['retry-after']) > 0 }).toEqual({ status: 503, code: 'AuthenticationServiceUnavailable', retryAfter: true });
   });
 });

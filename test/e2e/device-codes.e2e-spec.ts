@@ -264,10 +264,14 @@ describe('device code flow', () => {
     expect(policy.status).toBe(201);
     await updateMembership(t, tenant, { code_policy: policy.body.slug });
     // What 100,000 anonymous POST .../codes leave stored (one row each): every five-digit code, pending.
+    // Bulk work the service never does: on a server the statement timeout would end it.
     const { db } = t.app.get<Database>(DATABASE);
-    await db.execute(sql`insert into token_codes (id, membership_id, user_code, device_code_digest, poll_interval, expires_at)
-      select gen_random_uuid()::text, ${tenant.membershipId}, lpad(g::text, 5, '0'), md5(g::text) || md5('d' || g), 5, now() + interval '1800 seconds'
-      from generate_series(0, 99999) g`);
+    await db.transaction(async (tx) => {
+      await tx.execute(sql`set local statement_timeout = 0`);
+      await tx.execute(sql`insert into token_codes (id, membership_id, user_code, device_code_digest, poll_interval, expires_at)
+        select gen_random_uuid()::text, ${tenant.membershipId}, lpad(g::text, 5, '0'), md5(g::text) || md5('d' || g), 5, now() + interval '1800 seconds'
+        from generate_series(0, 99999) g`);
+    });
 
     const res = await t.http().post(`/memberships/${tenant.membershipId}/codes`).send({ client_info: { name: 'Living room TV' } });
     expect({ ...errorOf(res), retryAfter: Number(res.headers['retry-after']) > 0 }).toEqual({ status: 503, code: 'AuthenticationServiceUnavailable', retryAfter: true });

@@ -160,6 +160,16 @@ export function validationError(field: string, message: string): DomainError {
   return new DomainError('ModelValidationError', `${field}: ${message}`, [{ field, message }]);
 }
 
+/** 401 InvalidCredentials: one answer for an unknown login and a wrong password. */
+export function invalidCredentials(): DomainError {
+  return new DomainError('InvalidCredentials', 'The username or password is not correct');
+}
+
+/** 401 UserInactive: the user exists but is frozen or not activated. */
+export function userInactive(): DomainError {
+  return new DomainError('UserInactive', 'The user account is not active');
+}
+
 /** 404 UserNotFound: the user a route names does not exist in the membership (or cannot). */
 export function userNotFound(): DomainError {
   return new DomainError('UserNotFound', 'The user does not exist');

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Caller } from '../common/caller';
-import { DomainError, RetryLaterError } from '../common/errors';
+import { DomainError, RetryLaterError, userInactive } from '../common/errors';
 import { newId, newSecret } from '../common/ids';
 import { validationFailure } from '../common/validation';
 import { APP_CONFIG, type AppConfig } from '../config/config';
@@ -218,7 +218,7 @@ export class TokenCodesService {
     // here it would become a token pair of the management API, which the client never asked for.
     const { code, membership, approver } = await this.approvedCode(membershipId, deviceCode, null);
     // Approved. A deleted approver deletes its codes with it, so the approver is there.
-    if (!approver?.isActive) throw new DomainError('UserInactive', 'The user account is not active');
+    if (!approver?.isActive) throw userInactive();
     const scoped = scopedApprovalOf(code);
     // Approved with scopes before approvals kept the approving token's session: never a full pair.
     if (code.scopes?.length && !scoped) throw new DomainError('AuthorizationDenied', 'The approval cannot be used; approve the code again');

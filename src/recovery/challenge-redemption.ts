@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError } from '../common/errors';
+import { userInactive } from '../common/errors';
 import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
 import { SignInDefenses } from '../sign-in/sign-in-defenses';
@@ -14,7 +14,6 @@ import { UserChallengeRepository } from './user-challenge.repository';
 /** Revocation reason stored with the sessions a password reset ends. */
 export const PASSWORD_RESET_REASON = 'password_reset';
 
-const userInactive = (): DomainError => new DomainError('UserInactive', 'The user account is not active');
 
 /**
  * The mailed tokens, used up: a reset token sets a new password, an activation token activates

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { DomainError } from '../common/errors';
+import { DomainError, invalidCredentials, userInactive } from '../common/errors';
 import { isPossibleId } from '../common/ids';
 import { LOGGER } from '../common/logger';
 import type { UserRecord } from '../database/schema';
@@ -13,8 +13,6 @@ import type { SessionMetadata } from './token.dto';
 /** Membership ids are at most 64 characters; a longer header value is cut in the log. */
 const MAX_LOGGED_MEMBERSHIP_ID = 64;
 
-const invalidCredentials = (): DomainError =>
-  new DomainError('InvalidCredentials', 'The username or password is not correct');
 
 /** A right password: its membership and user, and the attempt the sign-in defenses counted for it. */
 export interface PasswordPassed {
@@ -107,7 +105,7 @@ export class PasswordSignIn {
     if (!user.isActive) {
       // The password was right and no sign-in follows: the guessing is over.
       await this.attempts.recordSuccess(attempt);
-      throw new DomainError('UserInactive', 'The user account is not active');
+      throw userInactive();
     }
     const { passwordHash, ...userRecord } = user;
     return { membership, user: userRecord, attempt, passwordHash };

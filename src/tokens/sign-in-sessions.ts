@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { DomainError } from '../common/errors';
+import { DomainError, invalidCredentials, userInactive } from '../common/errors';
 import type { UserRecord } from '../database/schema';
 import type { SigningMembership } from '../sessions/token-session.repository';
 import { IssuedTokenStore, tokenGeneratedEvent } from './issued-token-store';
@@ -7,9 +7,6 @@ import { PasswordSignIn } from './password-sign-in';
 import { PASSWORD_AMR, SECOND_STEP_GATE, type SecondStepGate } from './second-step';
 import { TokenIssuer } from './token-issuer';
 import type { SessionMetadata, TokenResponse } from './token.dto';
-
-const userInactive = (): DomainError => new DomainError('UserInactive', 'The user account is not active');
-const invalidCredentials = (): DomainError => new DomainError('InvalidCredentials', 'The username or password is not correct');
 
 /**
  * Opens sign-in sessions, each with its token pair and TokenGenerated: after the right password,

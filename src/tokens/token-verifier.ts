@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, type ErrorCode } from '../common/errors';
+import { DomainError, type ErrorCode, userInactive } from '../common/errors';
 import type { UserRecord } from '../database/schema';
 import { JwtCodec, type TokenClaims } from './jwt-codec';
 import {
@@ -131,7 +131,7 @@ export class TokenVerifier {
       throw new DomainError(CODES[use].revoked, 'The token has been revoked');
     }
     if (!user) throw invalid();
-    if (!user.isActive) throw new DomainError('UserInactive', 'The user account is not active');
+    if (!user.isActive) throw userInactive();
     return { claims, isRefreshToken, membership, session, family, user };
   }
 }

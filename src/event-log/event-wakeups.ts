@@ -117,10 +117,10 @@ export class EventWakeups implements OnApplicationBootstrap, OnModuleDestroy {
   private committed(events: readonly EventRow[]): void {
     const memberships = new Set(events.map((event) => event.membershipId));
     for (const membershipId of memberships) this.target?.wake(membershipId);
-    if (this.database.kind !== 'server' || this.stopped) return;
+    if (!this.notifiesOthers()) return;
     for (const membershipId of memberships) this.toNotify.add(membershipId);
     for (const event of events) if (changesCachedSettings(event.eventType)) this.toForget.add(event.membershipId);
-    this.notifyTimer ??= setTimeout(() => void this.sendNotify(), NOTIFY_COALESCE_MS);
+    this.scheduleNotify();
   }
 
   /**
@@ -130,8 +130,18 @@ export class EventWakeups implements OnApplicationBootstrap, OnModuleDestroy {
    * whole cache lifetime (an hour). Called after the commit.
    */
   settingsChanged(membershipId: string): void {
-    if (this.database.kind !== 'server' || this.stopped) return;
+    if (!this.notifiesOthers()) return;
     this.toForget.add(membershipId);
+    this.scheduleNotify();
+  }
+
+  /** Only a server has other instances to tell, and a stopping instance tells them nothing more. */
+  private notifiesOthers(): boolean {
+    return this.database.kind === 'server' && !this.stopped;
+  }
+
+  /** One NOTIFY for everything gathered within NOTIFY_COALESCE_MS. */
+  private scheduleNotify(): void {
     this.notifyTimer ??= setTimeout(() => void this.sendNotify(), NOTIFY_COALESCE_MS);
   }
 

@@ -457,12 +457,6 @@ export class TokenSessionRepository {
   }
 
   /**
-   * Moves the user's approved, not yet polled device codes to denied: an approved code is a session
-   * waiting to be picked up, so whatever ends all of the user's sessions ends it too (contract,
-   * "Decisions of the third review"). The table belongs to device codes; this one statement lives
-   * here because revocation, which every user-wide trigger calls, sits below that feature.
-   */
-  /**
    * Ends the user's sign-ins still under way past their first step: pending second steps
    * (`mfa_token`s) and OpenID Provider interactions that know the user (at the second-factor form
    * or the consent page). A user-wide trigger ends them as it ends sessions: else a proof of the
@@ -473,6 +467,12 @@ export class TokenSessionRepository {
     await this.database.db.delete(oidcInteractions).where(and(eq(oidcInteractions.membershipId, membershipId), eq(oidcInteractions.userId, userId)));
   }
 
+  /**
+   * Moves the user's approved, not yet polled device codes to denied: an approved code is a session
+   * waiting to be picked up, so whatever ends all of the user's sessions ends it too (contract,
+   * "Decisions of the third review"). The table belongs to device codes; this one statement lives
+   * here because revocation, which every user-wide trigger calls, sits below that feature.
+   */
   async denyApprovedDeviceCodes(membershipId: string, userId: string): Promise<number> {
     const denied = await this.database.db
       .update(tokenCodes)

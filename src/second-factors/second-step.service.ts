@@ -80,8 +80,12 @@ export class SecondStepService {
     // twice in parallel, or two of them, costs one).
     const passed = await this.transaction.run(async () => {
       const right = await this.check(signIn, factor, body);
-      if (right && !(await this.signIns.delete(signIn.membershipId, signIn.id))) throw invalidMfaToken();
-      return right;
+      if (!right) return undefined;
+      if (!(await this.signIns.delete(signIn.membershipId, signIn.id))) throw invalidMfaToken();
+      // Read once the token is used up: a user-wide change that commits from here on could no
+      // longer end this sign-in (its token is gone), so the session opens only while the user
+      // still has this password (a change waiting for the token's lock has not committed it yet).
+      return { ...right, user: await this.users.findById(signIn.membershipId, signIn.userId) };
     });
     if (!passed) {
       await this.attempts.recordFailure(attempt);
@@ -93,10 +97,8 @@ export class SecondStepService {
     }
     await this.attempts.recordSuccess(attempt);
 
-    const [membership, user] = await Promise.all([
-      this.memberships.findById(signIn.membershipId),
-      this.users.findById(signIn.membershipId, signIn.userId),
-    ]);
+    const { user } = passed;
+    const membership = await this.memberships.findById(signIn.membershipId);
     if (!membership || !user) throw invalidMfaToken();
     if (passed.events.length || passed.apply) {
       await this.recorder.transaction(async (record) => {
@@ -105,7 +107,7 @@ export class SecondStepService {
       });
     }
     const amr = [...signIn.amr, FACTOR_AMR[factor], 'mfa'];
-    const response = await this.signInSessions.completeSecondStep(membership, user, metadata, signIn.grant, amr);
+    const response = await this.signInSessions.completeSecondStep(membership, user, metadata, signIn.grant, amr, user.passwordHash);
     return passed.recoveryCodes ? { ...response, recovery_codes: passed.recoveryCodes } : response;
   }
 

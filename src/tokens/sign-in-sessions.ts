@@ -8,6 +8,9 @@ import { PASSWORD_AMR, SECOND_STEP_GATE, type SecondStepGate } from './second-st
 import { TokenIssuer } from './token-issuer';
 import type { SessionMetadata, TokenResponse } from './token.dto';
 
+/** A second step whose user was changed (a new password, frozen, deleted) after its token was used up: the change ended it. */
+const signInEnded = (): DomainError => new DomainError('InvalidToken', 'A change to the user ended this sign-in meanwhile: sign in again');
+
 /**
  * Opens sign-in sessions, each with its token pair and TokenGenerated: after the right password,
  * for a user an external provider verified, and after a passed second step. The first two ask the
@@ -53,7 +56,9 @@ export class SignInSessions {
 
   /**
    * A sign-in whose second step passed (second-factors/ calls it after checking the factor): a new
-   * session carrying `amr`; TokenGenerated adds the first step's grant and `amr`.
+   * session carrying `amr`; TokenGenerated adds the first step's grant and `amr`. `passwordHash` is
+   * the user's hash as read once the step's token was used up: a user-wide change committed since
+   * then (a new password, a freeze, a deletion) opens nothing, as it would have ended the token.
    */
   async completeSecondStep(
     membership: SigningMembership,
@@ -61,11 +66,13 @@ export class SignInSessions {
     metadata: SessionMetadata,
     grant: Readonly<Record<string, string>>,
     amr: readonly string[],
+    passwordHash: string,
   ): Promise<TokenResponse> {
     if (!user.isActive) throw userInactive();
     const issued = this.issuer.pair(membership, user, metadata, { scopes: null, amr });
     const generated = tokenGeneratedEvent(user, issued.response);
-    if (!(await this.issued.store(issued, [{ ...generated, document: { ...generated.document, ...grant, amr: [...amr] } }]))) throw userInactive();
+    const events = [{ ...generated, document: { ...generated.document, ...grant, amr: [...amr] } }];
+    if (!(await this.issued.store(issued, events, undefined, passwordHash))) throw signInEnded();
     return issued.response;
   }
 

@@ -1,4 +1,5 @@
 import { SignJWT } from 'jose';
+import { SignInSessions } from '../../src/tokens/sign-in-sessions';
 import {
   type ApiObject,
   type ApiCaller,
@@ -7,10 +8,12 @@ import {
   createUser,
   createMailhook,
   createWebhook,
+  deferred,
   eventually,
   expectErrorBody,
   loopbackSmtpProvider,
   queryEvents,
+  settles,
   unique,
   updateMembership,
   useTenants,
@@ -249,6 +252,33 @@ describe('second factors', () => {
       expect(answers.filter((res) => res.status === 201)).toHaveLength(1);
       for (const lost of answers.filter((res) => res.status !== 201)) expectErrorBody(lost, 401, 'InvalidToken');
       expect((await as(t(), session).get(mfaPath(user._id))).body.recovery_codes_left).toBe(9);
+    });
+
+    it('a password changed once the step has used its mfa_token opens no session: 401 InvalidToken', async () => {
+      const { user, secret } = await userWithTotp();
+      const token = await mfaTokenOf(user.username, user.password);
+      // Held after the factor passed and the token was used up, before the session opens: the
+      // change finds no sign-in under way to end, so only the opening itself can refuse.
+      const sessions = t().app.get(SignInSessions);
+      const complete = sessions.completeSecondStep.bind(sessions);
+      const reached = deferred();
+      const hold = deferred();
+      const spy = jest.spyOn(sessions, 'completeSecondStep').mockImplementationOnce(async (...args) => {
+        reached.release();
+        await hold.promise;
+        return complete(...args);
+      });
+      try {
+        const answer = secondStep({ mfa_token: token, totp: totpAt(secret, currentStep()) }).then((res) => res);
+        await settles(reached.promise, 'the second step past its used-up mfa_token');
+        const newPassword = 'changed during the second step';
+        expect((await as(t(), suite.tenant.admin).put(`/memberships/${m()}/users/${user._id}/change-password`, { password: newPassword })).status).toBe(204);
+        hold.release();
+        expectErrorBody(await answer, 401, 'InvalidToken');
+        expect((await firstStep(user.username, newPassword)).body.errorCode).toBe('MfaRequired');
+      } finally {
+        spy.mockRestore();
+      }
     });
   });
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
 import { DomainError, validationError } from '../common/errors';
@@ -10,6 +10,7 @@ import { SYSTEM_UTILIZER } from '../events/event-types';
 import { MembershipRepository } from '../memberships/membership.repository';
 import type { SessionMetadata, TokenResponse } from '../tokens/token.dto';
 import { SignInSessions } from '../tokens/sign-in-sessions';
+import { noPasswordHash } from '../users/password-hasher';
 import { toUserResponse } from '../users/user.mapper';
 import { UserRepository } from '../users/user.repository';
 import { ActivationIssuer } from '../recovery/activation-issuer';
@@ -153,8 +154,8 @@ export class ProviderSignIn {
         membershipId,
         username,
         emailAddress: email,
-        // Matches no password: password sign-in answers InvalidCredentials until a reset sets one.
-        passwordHash: `!unusable-${randomBytes(16).toString('hex')}`,
+        // Password sign-in answers InvalidCredentials until a reset sets one.
+        passwordHash: noPasswordHash(),
         firstname: clipName(claims.given_name),
         lastname: clipName(claims.family_name),
         role: provider.defaultRole,

@@ -10,8 +10,9 @@ import { assertMayTakeOver } from '../roles/assignment';
 import { CallerPermissions } from '../roles/caller-permissions';
 import { RoleRepository } from '../roles/role.repository';
 import { TokenRevoker } from '../sessions/token-revoker';
+import { TokenSessionRepository } from '../sessions/token-session.repository';
 import { checkPasswordAttempt, invalidCurrentPassword } from '../users/password-attempt';
-import { PasswordHasher } from '../users/password-hasher';
+import { hasNoPassword, PasswordHasher } from '../users/password-hasher';
 import { UserRepository } from '../users/user.repository';
 import { SIGN_IN_ATTEMPTS, type SignInAttempts } from '../sign-in/sign-in-attempts';
 import type { FactorState, PasskeyView } from './mfa.dto';
@@ -34,6 +35,12 @@ const toPasskeyView = (row: WebauthnCredentialRow): PasskeyView => ({
 });
 
 /**
+ * How recent a sign-in proves a user who has no password, where the others send `current_password`:
+ * long enough to enroll a factor after signing in, short enough that a token kept for hours does not.
+ */
+export const FRESH_SIGN_IN_SECONDS = 600;
+
+/**
  * Who acts on a user's factors, and from where (the address counts failures of `current_password`);
  * the decision is the guard's on the routes that admit an administrator (`users.update.{id}`).
  */
@@ -54,6 +61,7 @@ export class MfaService {
     private readonly passkeys: Passkeys,
     private readonly recorder: EventRecorder,
     private readonly revoker: TokenRevoker,
+    private readonly sessions: TokenSessionRepository,
     private readonly permissions: CallerPermissions,
     private readonly roles: RoleRepository,
     @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
@@ -195,7 +203,7 @@ export class MfaService {
     if (!user) throw userNotFound();
     if (caller.kind !== 'user' || caller.id !== userId) throw new DomainError('AccessDenied', 'Only the user itself manages its second factors');
     if (caller.scopes !== null) throw new DomainError('AccessDenied', 'Managing second factors needs an unscoped token');
-    await this.checkCurrentPassword(user, currentPassword, required, actor.address);
+    await this.checkCurrentPassword(user, currentPassword, required, actor);
     return user;
   }
 
@@ -212,17 +220,35 @@ export class MfaService {
     if (!(await this.users.findById(membershipId, userId))) throw userNotFound();
   }
 
+  private async assertFreshSignIn({ caller }: FactorActor, membershipId: string): Promise<void> {
+    const signedInAt = caller.kind === 'user' ? await this.sessions.findSignInTime(membershipId, caller.sessionId) : undefined;
+    if (!signedInAt || Date.now() - signedInAt.getTime() > FRESH_SIGN_IN_SECONDS * 1000) {
+      throw new DomainError(
+        'AccessDenied',
+        `You have no password: sign in again (a sign-in of the last ${FRESH_SIGN_IN_SECONDS / 60} minutes) to manage your second factors`,
+      );
+    }
+  }
+
   private attemptOf(membershipId: string, userId: string, address: string) {
     return { membershipId, login: { userId }, address };
   }
 
-  /** A wrong current password is a sign-in failure of the login (contract, "Sign-in defenses"). */
-  private async checkCurrentPassword(user: UserRow, password: string | undefined, required: boolean, address: string): Promise<void> {
+  /**
+   * A wrong current password is a sign-in failure of the login (contract, "Sign-in defenses"). A
+   * user with no password (signed up through a provider) cannot send one where it is required: a
+   * sign-in of the last FRESH_SIGN_IN_SECONDS proves it instead (its session's, not its token's).
+   */
+  private async checkCurrentPassword(user: UserRow, password: string | undefined, required: boolean, actor: FactorActor): Promise<void> {
     if (password === undefined) {
-      if (required) throw validationFailure([{ field: 'current_password', message: 'is required to manage your own second factors' }]);
+      if (!required) return;
+      if (!hasNoPassword(user.passwordHash)) {
+        throw validationFailure([{ field: 'current_password', message: 'is required to manage your own second factors' }]);
+      }
+      await this.assertFreshSignIn(actor, user.membershipId);
       return;
     }
-    const attempt = this.attemptOf(user.membershipId, user.id, address);
+    const attempt = this.attemptOf(user.membershipId, user.id, actor.address);
     if (!(await checkPasswordAttempt(this.attempts, this.hasher, attempt, user.passwordHash, password))) throw invalidCurrentPassword();
   }
 }

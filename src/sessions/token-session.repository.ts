@@ -456,6 +456,16 @@ export class TokenSessionRepository {
     ]);
   }
 
+  /** When a sign-in session opened: the time of its sign-in, which refreshing does not move. */
+  async findSignInTime(membershipId: string, sessionId: string): Promise<Date | undefined> {
+    const [row] = await this.database.db
+      .select({ createdAt: sessions.createdAt })
+      .from(sessions)
+      .where(and(eq(sessions.membershipId, membershipId), eq(sessions.id, sessionId)))
+      .limit(1);
+    return row?.createdAt;
+  }
+
   /**
    * Ends the user's sign-ins still under way past their first step: pending second steps
    * (`mfa_token`s) and OpenID Provider interactions that know the user (at the second-factor form

@@ -1,5 +1,6 @@
+import argon2 from 'argon2';
 import { loadConfig } from '../config/config';
-import { PasswordHasher } from './password-hasher';
+import { hasNoPassword, noPasswordHash, PasswordHasher } from './password-hasher';
 
 const hasherFor = (nodeEnv: string) => new PasswordHasher(loadConfig({ NODE_ENV: nodeEnv, DATABASE_URL: 'memory://' }));
 
@@ -21,6 +22,21 @@ describe('PasswordHasher parameters', () => {
       await expect(hasher.verify(strong, 'a password of eight')).resolves.toBe(true);
       await expect(hasher.verify(cheap, 'a password of eight')).resolves.toBe(true);
       await expect(hasher.verify(cheap, 'another password')).resolves.toBe(false);
+    }
+  });
+
+  it('verifies nothing against a user with no password, yet spends a real argon2 verify on it as on a wrong password', async () => {
+    const hash = noPasswordHash();
+    expect(hasNoPassword(hash)).toBe(true);
+    expect(hash).not.toBe(noPasswordHash());
+    // Answering at once would tell a guesser, by the time alone, that this user signs in through a provider.
+    const verify = jest.spyOn(argon2, 'verify');
+    try {
+      await expect(hasherFor('test').verify(hash, hash)).resolves.toBe(false);
+      expect(verify).toHaveBeenCalledTimes(1);
+      expect(verify.mock.calls[0][0]).toMatch(/^\$argon2id\$/);
+    } finally {
+      verify.mockRestore();
     }
   });
 });

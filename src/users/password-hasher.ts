@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import argon2 from 'argon2';
 import { APP_CONFIG, type AppConfig } from '../config/config';
@@ -30,6 +31,22 @@ export const TEST_ARGON2_OPTIONS = {
 export const MAX_PASSWORD_LENGTH = 256;
 export const MIN_PASSWORD_LENGTH = 8;
 
+/** How the stored hash of a user without a password begins: no argon2 hash does. */
+const NO_PASSWORD_PREFIX = '!unusable-';
+
+/**
+ * The stored hash of a user who has no password (signed up through an external provider): no
+ * password verifies against it until a reset or an administrator sets one.
+ */
+export function noPasswordHash(): string {
+  return `${NO_PASSWORD_PREFIX}${randomBytes(16).toString('hex')}`;
+}
+
+/** Whether the user has no password of its own (see noPasswordHash). */
+export function hasNoPassword(passwordHash: string): boolean {
+  return passwordHash.startsWith(NO_PASSWORD_PREFIX);
+}
+
 @Injectable()
 export class PasswordHasher {
   /** Verified for unknown users so that they answer in the same time as a wrong password. */
@@ -45,6 +62,8 @@ export class PasswordHasher {
   }
 
   async verify(hash: string, password: string): Promise<boolean> {
+    // As long as a wrong password: the answer's time must not tell that the user has none.
+    if (hasNoPassword(hash)) return this.verifyDecoy(password);
     try {
       return await argon2.verify(hash, password);
     } catch {

@@ -1,4 +1,7 @@
+import { eq } from 'drizzle-orm';
 import { SignJWT } from 'jose';
+import { DATABASE, type Database } from '../../src/database/database';
+import { sessions } from '../../src/database/schema';
 import { SignInSessions } from '../../src/tokens/sign-in-sessions';
 import {
   type ApiObject,
@@ -468,6 +471,39 @@ describe('second factors', () => {
       expect(claimsOf(done.body.access_token).amr).toEqual(['otp', 'mfa']);
       const generated = await queryEvents(t(), suite.tenant.admin, { event_type: 'TokenGenerated', 'document.user._id': userId });
       expect(generated.map((e) => e.document)).toContainEqual(expect.objectContaining({ grant: 'provider', provider: provider.body.slug, amr: ['otp', 'mfa'] }));
+    });
+
+    it('lets a user with no password of its own manage its factors in a session signed in within 10 minutes', async () => {
+      const provider = await as(t(), suite.tenant.admin).post(`/memberships/${m()}/providers`, { name: unique('No password OIDC'), type: 'oidc', issuer: oidc.issuer, client_id: CLIENT_ID });
+      expect(provider.status).toBe(201);
+      const signedIn = await t()
+        .http()
+        .post(`/oauth/${provider.body.slug}/login?membership_id=${m()}`)
+        .send({ id_token: await idToken('no-password-sub', 'no.password@example.com') });
+      expect(signedIn.status).toBe(201);
+      const userId = claimsOf(signedIn.body.access_token).sub as string;
+      const call = as(t(), `Bearer ${signedIn.body.access_token}`);
+
+      const started = await call.post(`${mfaPath(userId)}/totp`, {});
+      expect(started.status).toBe(201);
+      secrets.push(started.body.secret);
+      await awayFromStepEdge();
+      const confirmed = await call.post(`${mfaPath(userId)}/totp/confirm`, { code: totpAt(started.body.secret, currentStep()) });
+      expect(confirmed.status).toBe(200);
+      secrets.push(...(confirmed.body.recovery_codes as string[]));
+      // No password verifies against none: a guess is a wrong current password, counted as ever.
+      expectErrorBody(await call.post(`${mfaPath(userId)}/recovery-codes`, { current_password: 'a guessed password' }), 400, 'InvalidCurrentPassword');
+
+      // The proof is the sign-in's time, which a refresh does not move: past 10 minutes, sign in again.
+      const database = t().app.get<Database>(DATABASE);
+      const sessionId = claimsOf(signedIn.body.access_token).sid as string;
+      await database.db.update(sessions).set({ createdAt: new Date(Date.now() - 11 * 60_000) }).where(eq(sessions.id, sessionId));
+      const refreshed = await t().http().post('/refresh-token').send({ token: signedIn.body.refresh_token });
+      expect(refreshed.status).toBe(201);
+      const stale = await as(t(), `Bearer ${refreshed.body.access_token}`).post(`${mfaPath(userId)}/recovery-codes`, {});
+      expectErrorBody(stale, 403, 'AccessDenied');
+      expect(stale.body.message).toContain('sign in again');
+      expect((await as(t(), `Bearer ${refreshed.body.access_token}`).get(mfaPath(userId))).body.totp).toEqual({ enabled: true, created_at: expect.any(String) });
     });
   });
 

@@ -143,24 +143,39 @@ export function isStatementCancelled(error: unknown): boolean {
 
 /** Wait before opening a lost LISTEN connection again; the streams' poll covers the gap. */
 const LISTEN_RETRY_MS = 1_000;
+/**
+ * How often the LISTEN connection proves it still answers, and how long the proof may take. A
+ * connection dropped without a word (a NAT or a firewall forgetting an idle flow, a server host
+ * gone) raises no error: only a question it cannot answer shows that notifications stopped.
+ */
+const LISTEN_HEARTBEAT_MS = 10_000;
+const LISTEN_HEARTBEAT_TIMEOUT_MS = 5_000;
 
 /**
  * LISTEN on a connection of its own (outside the pool: a pooled client would be handed to other
- * queries). On a loss it reconnects after LISTEN_RETRY_MS and calls `onReconnect`, since
- * notifications sent meanwhile are gone.
+ * queries). On a loss, an error or a heartbeat left unanswered, it reconnects after
+ * LISTEN_RETRY_MS and calls `onReconnect`, since notifications sent meanwhile are gone.
  */
 async function listenOn(url: string, channel: string, onNotification: (payload: string) => void, onReconnect: () => void): Promise<() => Promise<void>> {
   let stopped = false;
   let client: Client | undefined;
   let retry: NodeJS.Timeout | undefined;
   const open = async (): Promise<void> => {
-    const next = new Client({ connectionString: url, application_name: 'portcullis-listen', connectionTimeoutMillis: 5_000 });
+    const next = new Client({
+      connectionString: url,
+      application_name: 'portcullis-listen',
+      connectionTimeoutMillis: 5_000,
+      query_timeout: LISTEN_HEARTBEAT_TIMEOUT_MS,
+    });
     next.on('notification', (message) => {
       if (message.channel === channel) onNotification(message.payload ?? '');
     });
+    let heartbeat: NodeJS.Timeout | undefined;
     const lost = () => {
+      clearInterval(heartbeat);
       if (stopped || client !== next) return;
       client = undefined;
+      // With the heartbeat still waiting for its answer, end() closes the socket at once.
       void next.end().catch(() => undefined);
       retry = setTimeout(() => void reopen(), LISTEN_RETRY_MS);
     };
@@ -169,6 +184,8 @@ async function listenOn(url: string, channel: string, onNotification: (payload: 
     client = next;
     await next.connect();
     await next.query(`LISTEN ${escapeIdentifier(channel)}`);
+    heartbeat = setInterval(() => void next.query('select 1').catch(lost), LISTEN_HEARTBEAT_MS);
+    heartbeat.unref();
   };
   const reopen = async (): Promise<void> => {
     if (stopped) return;

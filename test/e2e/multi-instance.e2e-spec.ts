@@ -216,6 +216,44 @@ describeWithServer('two instances on one database', () => {
       await eventually(async () => ((await cached.get(tenant.membershipId))?.name === renamed ? true : undefined), "A's cached membership to follow B's rename", WITHIN_MS);
     });
 
+    it("with the LISTEN connections gone silent (their backends stopped, the sockets open): each instance sees its heartbeat unanswered, listens again and follows the other's changes", async () => {
+      const tenant = await createMembership(a, install.admin);
+      const cached = a.app.get(MembershipCache);
+      await cached.get(tenant.membershipId);
+      const admin = new Client({ connectionString: a.databaseUrl });
+      await admin.connect();
+      const listeners = async (): Promise<number[]> =>
+        (
+          await admin.query<{ pid: number }>("select pid from pg_stat_activity where datname = current_database() and application_name = 'portcullis-listen'")
+        ).rows.map((row) => row.pid);
+      const silenced: number[] = [];
+      try {
+        // Two per instance: the event wake-ups' and the webhook deliveries'.
+        const open = await listeners();
+        expect(open).toHaveLength(4);
+        // SIGSTOP: the backend neither answers nor closes, as a peer behind a dropped flow would not.
+        for (const pid of open) {
+          process.kill(pid, 'SIGSTOP');
+          silenced.push(pid);
+        }
+        // The heartbeat asks every 10 s and waits 5 s: well within 30 s, each connection is replaced.
+        await eventually(
+          async () => {
+            const fresh = (await listeners()).filter((pid) => !silenced.includes(pid));
+            return fresh.length === silenced.length ? true : undefined;
+          },
+          'both instances to open new LISTEN connections',
+          30_000,
+        );
+      } finally {
+        for (const pid of silenced) process.kill(pid, 'SIGCONT');
+        await admin.end();
+      }
+      const renamed = unique('Heard again');
+      await b.http().put(`/memberships/${tenant.membershipId}`).set('Authorization', install.admin.auth).send({ name: renamed }).expect(200);
+      await eventually(async () => ((await cached.get(tenant.membershipId))?.name === renamed ? true : undefined), "A's cached membership to follow B's rename", WITHIN_MS);
+    }, 60_000);
+
     it('a membership deleted through B: A forgets its cached row (no event is recorded for a deletion), so A answers 404 as B does', async () => {
       const tenant = await createMembership(a, install.admin);
       const discovery = `/oidc/${tenant.membershipId}/.well-known/openid-configuration`;

@@ -170,7 +170,9 @@ async function listenOn(url: string, channel: string, onNotification: (payload: 
     next.on('notification', (message) => {
       if (message.channel === channel) onNotification(message.payload ?? '');
     });
-    let heartbeat: NodeJS.Timeout | undefined;
+    // Asks from the start; what it asks before LISTEN is answered simply waits its turn.
+    const heartbeat = setInterval(() => void next.query('select 1').catch(lost), LISTEN_HEARTBEAT_MS);
+    heartbeat.unref();
     const lost = () => {
       clearInterval(heartbeat);
       if (stopped || client !== next) return;
@@ -182,10 +184,13 @@ async function listenOn(url: string, channel: string, onNotification: (payload: 
     next.on('error', lost);
     next.on('end', lost);
     client = next;
-    await next.connect();
-    await next.query(`LISTEN ${escapeIdentifier(channel)}`);
-    heartbeat = setInterval(() => void next.query('select 1').catch(lost), LISTEN_HEARTBEAT_MS);
-    heartbeat.unref();
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${escapeIdentifier(channel)}`);
+    } catch (error) {
+      clearInterval(heartbeat);
+      throw error;
+    }
   };
   const reopen = async (): Promise<void> => {
     if (stopped) return;

@@ -85,6 +85,7 @@ export const ERROR_STATUS = {
   UnsupportedMediaType: 415,
   // 429, 431
   TooManySignInAttempts: 429,
+  TooManyDeviceCodeRequests: 429,
   TooManyStreams: 429,
   HeadersTooLarge: 431,
   // 500, 502, 503

@@ -72,6 +72,8 @@ export interface AppConfig {
   signInAddressMaxFailures: number;
   /** SIGN_IN_ADDRESS_WINDOW_SECONDS: the window of the per-address count. */
   signInAddressWindowSeconds: number;
+  /** DEVICE_CODE_ADDRESS_MAX: device codes one client address may request within 15 minutes, over every membership (0: no limit). */
+  deviceCodeAddressMax: number;
   /** SIGN_IN_DEFENSES=off turns counting and locks off, for the benchmark's side-by-side only; refused in production. */
   signInDefenses: boolean;
   /** OUTBOUND_ALLOW: destinations permitted although the outbound policy refuses their range. */
@@ -340,6 +342,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     trustProxy: trustProxy(env),
     signInAddressMaxFailures: integer(env, 'SIGN_IN_ADDRESS_MAX_FAILURES', 200, 1, 1_000_000),
     signInAddressWindowSeconds: integer(env, 'SIGN_IN_ADDRESS_WINDOW_SECONDS', 900, 60, 86_400),
+    deviceCodeAddressMax: integer(env, 'DEVICE_CODE_ADDRESS_MAX', 100, 0, 1_000_000),
     signInDefenses: signInDefenses(env),
     outboundAllow: outboundAllow(env),
     cacheMaxEntries: integer(env, 'CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),

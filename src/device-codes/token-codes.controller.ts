@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import type { Caller } from '../common/caller';
 import { Authenticated, ClientAddress, CurrentCaller, Public } from '../common/access-decorators';
 import { ApiRoute } from '../common/api-route';
+import { DEVICE_CODE_ADDRESS_WINDOW_SECONDS } from '../sign-in/sign-in-attempts';
 import { sessionMetadata } from '../tokens/token.controller';
 import { TokenResponseSchema, type TokenResponse } from '../tokens/token.dto';
 import { CreateTokenCodeDto, DeviceAuthorizationSchema, PollTokenCodeDto, TokenCodeViewSchema } from './token-code.dto';
@@ -54,6 +55,11 @@ export class TokenCodesController {
     answers: [{ status: 201, type: DeviceAuthorizationSchema }],
     errors: [400, 404, 413, 415],
     errorExamples: {
+      429: {
+        description: `TooManyDeviceCodeRequests: more than DEVICE_CODE_ADDRESS_MAX codes requested from this client address within ${DEVICE_CODE_ADDRESS_WINDOW_SECONDS / 60} minutes (Retry-After, seconds)`,
+        errorCode: 'TooManyDeviceCodeRequests',
+        message: 'Too many device codes requested from this address; try again later',
+      },
       503: {
         description: "AuthenticationServiceUnavailable: no free user code; the membership's code policy allows too few codes for those now stored (Retry-After, seconds)",
         errorCode: 'AuthenticationServiceUnavailable',
@@ -61,8 +67,8 @@ export class TokenCodesController {
       },
     },
   })
-  create(@Param('membershipId') membershipId: string, @Body() body: CreateTokenCodeDto): Promise<DeviceAuthorization> {
-    return this.codes.create(membershipId, body.client_info);
+  create(@Param('membershipId') membershipId: string, @Body() body: CreateTokenCodeDto, @ClientAddress() address: string): Promise<DeviceAuthorization> {
+    return this.codes.create(membershipId, body.client_info, address);
   }
 
   @Post('token')

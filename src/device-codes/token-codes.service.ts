@@ -73,8 +73,9 @@ export class TokenCodesService {
     @Inject(SIGN_IN_ATTEMPTS) private readonly attempts: SignInAttempts,
   ) {}
 
-  async create(membershipId: string, clientInfo: unknown): Promise<DeviceAuthorization> {
-    return this.createCode(membershipId, parseClientInfo(clientInfo), null);
+  /** A code for the specification's route, requested from `address` (anonymous, so counted per address). */
+  async create(membershipId: string, clientInfo: unknown, address: string): Promise<DeviceAuthorization> {
+    return this.createCode(membershipId, parseClientInfo(clientInfo), null, address);
   }
 
   /**
@@ -83,19 +84,28 @@ export class TokenCodesService {
    * `/device` page), tied to the client and the scopes it asked. Its `client_info` is the client's
    * name and what it asks, written by the service, so the approving user sees which application it admits.
    */
-  async createForClient(membershipId: string, client: { id: string; name: string }, scopes: readonly string[]): Promise<DeviceAuthorization> {
+  async createForClient(
+    membershipId: string,
+    client: { id: string; name: string },
+    scopes: readonly string[],
+    address: string,
+  ): Promise<DeviceAuthorization> {
     const info: Record<string, string> = { name: client.name.slice(0, MAX_CLIENT_INFO_VALUE), client_id: client.id };
     if (scopes.length) info.scope = scopes.join(' ').slice(0, MAX_CLIENT_INFO_VALUE);
-    return this.createCode(membershipId, info, { clientId: client.id, scopes: [...scopes] });
+    return this.createCode(membershipId, info, { clientId: client.id, scopes: [...scopes] }, address);
   }
 
   private async createCode(
     membershipId: string,
     info: Record<string, string>,
     oidc: { clientId: string; scopes: string[] } | null,
+    address: string,
   ): Promise<DeviceAuthorization> {
     const membership = await this.memberships.get(membershipId);
     if (!membership) throw new DomainError('MembershipNotFound', 'The membership does not exist');
+    // Anyone may ask (a public client too): one address may not hold enough codes to fill a
+    // short code policy's space, nor grow the table without bound.
+    await this.attempts.countDeviceCodeRequest(address);
     const shape = await this.shapeOf(membershipId, membership.codePolicy);
     const deviceCode = newSecret(DEVICE_CODE_BYTES);
     const interval = this.config.devicePollIntervalSeconds;

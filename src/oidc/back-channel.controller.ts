@@ -26,7 +26,7 @@ export class BackChannelController {
       "Form-encoded. For clients whose grant_types hold urn:ietf:params:oauth:grant-type:device_code (public clients too, with their client_id). The codes are the membership's device codes: its code policy, the /device page and the approve/deny routes apply. Poll the token endpoint with grant_type=urn:ietf:params:oauth:grant-type:device_code.",
     form: DeviceAuthorizationForm,
     answer: { description: 'The codes (RFC 8628 3.2)', type: DeviceAuthorizationDto },
-    errors: 'invalid_request, invalid_scope, unauthorized_client',
+    errors: 'invalid_request, invalid_scope, unauthorized_client; 429 slow_down past DEVICE_CODE_ADDRESS_MAX codes from one client address within 15 minutes (Retry-After)',
   })
   deviceAuthorization(@Param('membershipId') membershipId: string, @ClientRequest() request: BackChannelRequest): Promise<DeviceAuthorization> {
     return this.devices.authorize(membershipId, request);

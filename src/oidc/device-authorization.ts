@@ -21,7 +21,7 @@ export class OidcDeviceAuthorization {
     private readonly codes: TokenCodesService,
   ) {}
 
-  async authorize(membershipId: string, request: ClientAuthRequest): Promise<DeviceAuthorization> {
+  async authorize(membershipId: string, request: ClientAuthRequest & { clientAddress: string }): Promise<DeviceAuthorization> {
     // Public clients authenticate with `none` (their client_id), as at the token endpoint.
     const { client } = await this.clients.authenticate(membershipId, request);
     if (!clientMayUse(client, DEVICE_CODE_GRANT)) throw new OAuthError('unauthorized_client', 'The client may not use the device_code grant');
@@ -30,6 +30,6 @@ export class OidcDeviceAuthorization {
     if (scopes.includes('offline_access') && !clientMayUse(client, 'refresh_token')) {
       throw new OAuthError('invalid_scope', 'offline_access needs the refresh_token grant, which the client does not have');
     }
-    return this.codes.createForClient(membershipId, client, scopes);
+    return this.codes.createForClient(membershipId, client, scopes, request.clientAddress);
   }
 }

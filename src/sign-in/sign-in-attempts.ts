@@ -31,6 +31,12 @@ export interface SignInAttempt {
   readonly address: string;
 }
 
+/**
+ * The window of the device codes one address may request, about a code's lifetime: DEVICE_CODE_ADDRESS_MAX
+ * then bounds the codes it holds at once, so a short code policy cannot be filled from a few addresses.
+ */
+export const DEVICE_CODE_ADDRESS_WINDOW_SECONDS = 900;
+
 export interface SignInAttempts {
   /**
    * Throws `DomainError('TooManySignInAttempts')` (429 with Retry-After) while the login or the address is locked.
@@ -42,6 +48,12 @@ export interface SignInAttempts {
   recordFailure(attempt: SignInAttempt): Promise<void>;
   /** A success: the login's count starts over. */
   recordSuccess(attempt: SignInAttempt): Promise<void>;
+  /**
+   * Counts a device code requested from `address` (a device sign-in starting, anonymous): throws
+   * `RetryLaterError('TooManyDeviceCodeRequests')` (429 with Retry-After) past DEVICE_CODE_ADDRESS_MAX
+   * requests within DEVICE_CODE_ADDRESS_WINDOW_SECONDS, over every membership.
+   */
+  countDeviceCodeRequest(address: string): Promise<void>;
 }
 
 export const SIGN_IN_ATTEMPTS = Symbol('SIGN_IN_ATTEMPTS');

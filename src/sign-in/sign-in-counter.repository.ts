@@ -83,6 +83,24 @@ const failureStatement = sql`with policy as (${policy}), address as (
 const resetStatement = sql`update sign_in_counters set failures = 0, lock_level = 0, locked_until = null, window_ends_at = now()
   where id = ${p('loginKey')}::text and membership_id = ${p('membershipId')}::text and ${UNFLUSHED_COMMIT}`;
 
+/**
+ * One request of a rate-limited kind from one key (a client address): counted within a fixed
+ * window that starts with the first request after the last window ended.
+ */
+const requestStatement = sql`with counted as (
+    insert into sign_in_counters as c (id, membership_id, failures, window_ends_at, lock_level, expires_at)
+    values (${p('key')}::text, null, 1, now() + make_interval(secs => ${p('windowSeconds')}::int),
+            0, now() + make_interval(secs => ${p('windowSeconds')}::int))
+    on conflict (id) do update set
+      failures = case when c.window_ends_at <= now() then 1 else c.failures + 1 end,
+      window_ends_at = case when c.window_ends_at <= now() then excluded.window_ends_at else c.window_ends_at end,
+      expires_at = greatest(c.expires_at, excluded.expires_at)
+    returning c.failures, c.window_ends_at
+  )
+  select failures, greatest(0, extract(epoch from (window_ends_at - now()))) as window_left
+  from counted
+  where ${UNFLUSHED_COMMIT}`;
+
 /** What counting an attempt found: the login's count with this attempt, and the locks in force. */
 export interface ReservedAttempt {
   failures: number;
@@ -121,6 +139,7 @@ export class SignInCounterRepository {
   private readonly reserveRows;
   private readonly failureRows;
   private readonly resetRows;
+  private readonly requestRows;
 
   constructor(@Inject(DATABASE) private readonly database: Database) {
     const db = database.db;
@@ -131,6 +150,7 @@ export class SignInCounterRepository {
     );
     this.failureRows = prepareRows<{ lock_level: number; failures: number; locked_until: string | Date }>(db, 'sign_in_failure', failureStatement);
     this.resetRows = prepareRows<never>(db, 'sign_in_reset', resetStatement);
+    this.requestRows = prepareRows<{ failures: number; window_left: string }>(db, 'rate_limited_request', requestStatement);
   }
 
   /**
@@ -163,6 +183,12 @@ export class SignInCounterRepository {
   /** A success: the login's count, lock and doubling start over (resetStatement). */
   async reset(membershipId: string, loginKey: string): Promise<void> {
     await this.resetRows({ membershipId, loginKey });
+  }
+
+  /** Counts one request of `key` within its window (requestStatement): the count so far, this one included, and the seconds left of the window. */
+  async countRequest(key: string, windowSeconds: number): Promise<{ count: number; windowLeft: number }> {
+    const [row] = await this.requestRows({ key, windowSeconds });
+    return { count: row.failures, windowLeft: Number(row.window_left) };
   }
 
   /** An unlock or a password set by reset: the login's count, lock and doubling are forgotten. */

@@ -6,7 +6,7 @@ import { LOGGER } from '../common/logger';
 import { toUserResponse } from '../common/user-document';
 import { EventRecorder } from '../events/event-recorder';
 import { SYSTEM_UTILIZER } from '../events/event-types';
-import type { SignInAttempt, SignInAttempts, SignInLogin } from './sign-in-attempts';
+import { DEVICE_CODE_ADDRESS_WINDOW_SECONDS, type SignInAttempt, type SignInAttempts, type SignInLogin } from './sign-in-attempts';
 import { type AddressLimit, SignInCounterRepository } from './sign-in-counter.repository';
 
 /** The same answer for every lock, of a user, of an unknown name or of an address: it tells nothing but when to return. */
@@ -24,6 +24,8 @@ function loginKeyOf(membershipId: string, login: SignInLogin): string {
 }
 
 const addressKeyOf = (address: string): string => `address:${address}`;
+const deviceCodesKeyOf = (address: string): string => `device-codes:${address}`;
+
 
 /**
  * The sign-in defenses (contract "Sign-in defenses"), behind the SignInAttempts port.
@@ -40,6 +42,8 @@ const addressKeyOf = (address: string): string => `address:${address}`;
 @Injectable()
 export class SignInDefenses implements SignInAttempts {
   private readonly addressLimit: AddressLimit;
+  /** DEVICE_CODE_ADDRESS_MAX; 0: no limit. */
+  private readonly deviceCodeAddressMax: number;
   /** False only when SIGN_IN_DEFENSES=off (the benchmark's comparison): nothing is counted or refused. */
   private readonly enabled: boolean;
 
@@ -51,6 +55,7 @@ export class SignInDefenses implements SignInAttempts {
   ) {
     this.addressLimit = { maxFailures: config.signInAddressMaxFailures, windowSeconds: config.signInAddressWindowSeconds };
     this.enabled = config.signInDefenses;
+    this.deviceCodeAddressMax = config.deviceCodeAddressMax;
   }
 
   async assertOpen({ membershipId, login, address }: SignInAttempt): Promise<void> {
@@ -82,6 +87,14 @@ export class SignInDefenses implements SignInAttempts {
   async recordSuccess({ membershipId, login }: SignInAttempt): Promise<void> {
     if (!this.enabled) return;
     await this.counters.reset(membershipId, loginKeyOf(membershipId, login));
+  }
+
+  async countDeviceCodeRequest(address: string): Promise<void> {
+    if (!this.enabled || this.deviceCodeAddressMax === 0) return;
+    const counted = await this.counters.countRequest(deviceCodesKeyOf(address), DEVICE_CODE_ADDRESS_WINDOW_SECONDS);
+    if (counted.count > this.deviceCodeAddressMax) {
+      throw new RetryLaterError('TooManyDeviceCodeRequests', 'Too many device codes requested from this address; try again later', counted.windowLeft);
+    }
   }
 
   /** An administrator's unlock, or a password set by reset: the user's counts, locks and doubling start over. */

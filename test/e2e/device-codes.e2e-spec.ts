@@ -4,7 +4,7 @@ import { events, tokenCodes, users } from '../../src/database/schema';
 import { ExpirySweeper } from '../../src/common/expiry-sweeper';
 import { startTestApp } from '../support/app';
 import { captureLog } from '../support/log-capture';
-import { createMembership, createSignedInUser, putBodyOf, setupInstallation, updateMembership, useInstallation, usersPath } from '../support/api';
+import { createApplication, createMembership, createSignedInUser, putBodyOf, setupInstallation, updateMembership, useInstallation, usersPath } from '../support/api';
 import { scopedToken } from '../support/protected-apps';
 
 /** The device code flow (RFC 8628), from the device's side and the approving user's. */
@@ -275,5 +275,36 @@ describe('device code flow', () => {
 
     const res = await t.http().post(`/memberships/${tenant.membershipId}/codes`).send({ client_info: { name: 'Living room TV' } });
     expect({ ...errorOf(res), retryAfter: Number(res.headers['retry-after']) > 0 }).toEqual({ status: 503, code: 'AuthenticationServiceUnavailable', retryAfter: true });
+  });
+
+  it('one client address may request DEVICE_CODE_ADDRESS_MAX codes per 15 minutes, over every membership and both routes; then 429 with Retry-After', async () => {
+    const limited = await startTestApp({ env: { DEVICE_CODE_ADDRESS_MAX: '3' } });
+    try {
+      const own = await setupInstallation(limited);
+      const other = await createMembership(limited, own.admin);
+      const create = (membershipId: string) => limited.http().post(`/memberships/${membershipId}/codes`).send({ client_info: { name: 'TV' } });
+      const client = await createApplication(limited, other.admin, {
+        oidc: { redirect_uris: ['http://127.0.0.1:9/callback'], grant_types: ['urn:ietf:params:oauth:grant-type:device_code'], public: true },
+      } as Record<string, unknown>);
+      const authorize = () => limited.http().post(`/oidc/${other.membershipId}/device/authorize`).type('form').send({ client_id: client.id });
+
+      expect((await create(own.admin.membershipId)).status).toBe(201);
+      expect((await create(other.membershipId)).status).toBe(201);
+      expect((await authorize()).status).toBe(200);
+      // A header the service does not trust (TRUST_PROXY is off) names no other client.
+      const refused = await create(own.admin.membershipId).set('X-Forwarded-For', '198.51.100.7');
+      expect({ ...errorOf(refused), retryAfter: Number(refused.headers['retry-after']) }).toEqual({
+        status: 429,
+        code: 'TooManyDeviceCodeRequests',
+        retryAfter: expect.any(Number),
+      });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(800);
+      expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(900);
+      // The OpenID Provider's route answers in OAuth's shape (RFC 8628 names slow_down for a device going too fast).
+      const oauth = await authorize();
+      expect({ status: oauth.status, body: oauth.body }).toEqual({ status: 429, body: { error: 'slow_down', error_description: expect.any(String) } });
+    } finally {
+      await limited.close();
+    }
   });
 });

@@ -100,7 +100,7 @@ export class Interactions {
       return this.frontChannel.message(membershipId, 403, 'A second factor is required', 'Your organisation requires a second factor. Set up an authenticator app (TOTP) for your account first, then sign in again.');
     }
     await this.passwords.signInCompleted(attempt);
-    return this.signedIn(membershipId, owned, user, PASSWORD_AMR, 'login', visitor);
+    return this.signedIn(membershipId, owned, user, PASSWORD_AMR, 'login', visitor, passed.passwordHash);
   }
 
   async secondFactor(membershipId: string, interactionId: string, cookie: string | undefined, form: Readonly<Record<string, unknown>>, visitor: PageVisitor): Promise<PageResult> {
@@ -151,9 +151,13 @@ export class Interactions {
     amr: string[],
     from: OidcInteractionRow['stage'],
     visitor: PageVisitor,
+    checkedPasswordHash?: string,
   ): Promise<PageResult> {
     const { row, client } = owned;
-    const opened = await this.ssoSessions.open(membershipId, user, { amr, clientId: client.id }, { userAgent: visitor.userAgent });
+    const opened = await this.ssoSessions.open(membershipId, user, { amr, clientId: client.id, checkedPasswordHash }, { userAgent: visitor.userAgent });
+    // The user was deleted, frozen or given a new password while this step checked it: the answer
+    // of a moment later (the form again; a second factor's sign-in was ended by the change).
+    if (!opened) return from === 'login' ? this.stagePage(membershipId, owned, 400, { error: 'The username or password is not correct.' }) : this.gone(membershipId);
     const ssoCookie = this.frontChannel.ssoCookie(membershipId, opened.cookie, opened.maxAgeSeconds);
     const signIn = { userId: user.id, sessionId: opened.session.sessionId, authTime: opened.session.authTime, amr };
     const forced = (row.prompt ?? '').split(' ').includes('consent');

@@ -42,13 +42,15 @@ export class SsoSessions {
   /**
    * Opens a session after a sign-in at the pages; answers the cookie value (`<record id>.<secret>`).
    * It lives as long as the membership's refresh tokens: the longest session the membership allows.
+   * Undefined when nothing opened: the user was deleted or made inactive meanwhile, or no longer
+   * has `checkedPasswordHash` (the hash a password step checked), as for a sign-in a moment later.
    */
   async open(
     membershipId: string,
     user: UserRecord,
-    proof: { amr: readonly string[]; clientId: string },
+    proof: { amr: readonly string[]; clientId: string; checkedPasswordHash?: string },
     metadata: { ipAddress?: string; userAgent?: string },
-  ): Promise<{ cookie: string; session: SsoSession; maxAgeSeconds: number }> {
+  ): Promise<{ cookie: string; session: SsoSession; maxAgeSeconds: number } | undefined> {
     const lifetimes = await this.memberships.get(membershipId);
     if (!lifetimes) throw new Error(`membership ${membershipId} vanished during a sign-in`);
     const id = randomUUID();
@@ -90,8 +92,10 @@ export class SsoSessions {
       },
       rows,
       true,
+      undefined,
+      proof.checkedPasswordHash,
     );
-    if (!stored) throw new Error('a new single sign-on session was not stored');
+    if (!stored) return undefined;
     this.recorder.publish(rows);
     return { cookie: `${id}.${secret}`, session: { sessionId: id, user, authTime: now, amr: [...proof.amr] }, maxAgeSeconds: lifetimes.refreshTokenExpiresIn };
   }

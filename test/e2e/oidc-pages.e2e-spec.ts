@@ -1,6 +1,7 @@
 import * as client from 'openid-client';
 import { decodeJwt } from 'jose';
-import { as, createApplication, createMembership, createSignedInUser, createUser, eventsAbout, updateMembership, useInstallation } from '../support/api';
+import { PasswordHasher } from '../../src/users/password-hasher';
+import { as, createApplication, createMembership, createSignedInUser, createUser, deferred, eventsAbout, settles, updateMembership, useInstallation } from '../support/api';
 import { formAction, PageBrowser, type PageAnswer } from '../support/oidc-browser';
 import { awayFromStepEdge, currentStep, totpAt } from '../support/totp';
 
@@ -190,6 +191,53 @@ describe('OpenID Provider: authorization endpoint and pages', () => {
     // The same lock at /generate-token: one login, one count.
     const api = await suite.t.http().post('/generate-token').set('X-Service-Alias', s.tenant.membershipId).send({ username: s.user.username, password: s.user.password });
     expect(api.status).toBe(429);
+  });
+
+  describe('a login whose password was checked before a change to its user', () => {
+    /** Submits the login form, holding the sign-in right after its password check until `meanwhile` has answered. */
+    async function submitAround(s: Setup, page: PageAnswer, meanwhile: () => Promise<void>): Promise<PageAnswer> {
+      const hasher = suite.t.app.get(PasswordHasher);
+      const verify = hasher.verify.bind(hasher);
+      const checked = deferred();
+      const hold = deferred();
+      const spy = jest.spyOn(hasher, 'verify').mockImplementationOnce(async (hash, password) => {
+        const right = await verify(hash, password);
+        checked.release();
+        await hold.promise;
+        return right;
+      });
+      try {
+        const answer = s.browser.submit(page, { username: s.user.username, password: s.user.password }, suite.t.url);
+        await settles(checked.promise, 'the password check');
+        await meanwhile();
+        hold.release();
+        return await answer;
+      } finally {
+        spy.mockRestore();
+      }
+    }
+
+    it('its password changed meanwhile: the form again (400), no session and no code; the new password signs in', async () => {
+      const s = await setup({ oidc: { require_consent: false } });
+      const newPassword = 'changed while the form was checked';
+      const page = await submitAround(s, await loginPage(s), async () => {
+        expect((await as(suite.t, s.tenant.admin).put(`/memberships/${s.tenant.membershipId}/users/${s.user._id}/change-password`, { password: newPassword })).status).toBe(204);
+      });
+      expect({ status: page.status, location: page.location }).toEqual({ status: 400, location: undefined });
+      expect(page.html).toContain('The username or password is not correct.');
+      // No session: the single sign-on session's TokenGenerated names the user by user_id.
+      expect(await eventsAbout(suite.t, s.tenant.membershipId, 'TokenGenerated', s.user._id)).toHaveLength(0);
+      const done = await s.browser.submit(page, { username: s.user.username, password: newPassword }, suite.t.url);
+      expect(redirectParams(done)).toMatchObject({ code: expect.any(String) });
+    });
+
+    it('its user deleted meanwhile: the form again (400), never a 500', async () => {
+      const s = await setup({ oidc: { require_consent: false } });
+      const page = await submitAround(s, await loginPage(s), async () => {
+        expect((await as(suite.t, s.tenant.admin).del(`/memberships/${s.tenant.membershipId}/users/${s.user._id}`)).status).toBe(204);
+      });
+      expect({ status: page.status, location: page.location }).toEqual({ status: 400, location: undefined });
+    });
   });
 
   it('deny: back to the client with access_denied, state and iss', async () => {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, eq, getTableColumns, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, type Placeholder, type SQL, sql } from 'drizzle-orm';
 import { DATABASE, type Database, prepareRows, UNFLUSHED_COMMIT } from '../database/database';
 import { signInCounters, users, type UserRecord } from '../database/schema';
 import { DEFAULT_SIGN_IN_POLICY } from '../memberships/sign-in-policy';
@@ -16,6 +16,19 @@ const policy = sql`select coalesce((sign_in_policy->>'max_failures')::int, ${DEF
          coalesce((sign_in_policy->>'window_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.window_seconds}) as window_seconds,
          coalesce((sign_in_policy->>'lock_seconds')::int, ${DEFAULT_SIGN_IN_POLICY.lock_seconds}) as lock_seconds
   from memberships where id = ${p('membershipId')}::text`;
+
+/**
+ * Counts one more of the counter `key` (not of a membership: a client address's) within its fixed
+ * window of `windowSeconds`, which starts again with the first count after it ended. The row is
+ * `c` for the caller's `returning`.
+ */
+const countInWindow = (key: Placeholder, windowSeconds: Placeholder): SQL => sql`insert into sign_in_counters as c (id, membership_id, failures, window_ends_at, lock_level, expires_at)
+    values (${key}::text, null, 1, now() + make_interval(secs => ${windowSeconds}::int),
+            0, now() + make_interval(secs => ${windowSeconds}::int))
+    on conflict (id) do update set
+      failures = case when c.window_ends_at <= now() then 1 else c.failures + 1 end,
+      window_ends_at = case when c.window_ends_at <= now() then excluded.window_ends_at else c.window_ends_at end,
+      expires_at = greatest(c.expires_at, excluded.expires_at)`;
 
 /**
  * Counts an attempt of the login unless the address is locked; nothing is counted while the login
@@ -50,13 +63,7 @@ const reserveStatement = sql`with policy as (${policy}), address_lock as (
  * locked when its count has reached the policy's limit and no lock holds yet.
  */
 const failureStatement = sql`with policy as (${policy}), address as (
-    insert into sign_in_counters as c (id, membership_id, failures, window_ends_at, lock_level, expires_at)
-    values (${p('addressKey')}::text, null, 1, now() + make_interval(secs => ${p('addressWindowSeconds')}::int),
-            0, now() + make_interval(secs => ${p('addressWindowSeconds')}::int))
-    on conflict (id) do update set
-      failures = case when c.window_ends_at <= now() then 1 else c.failures + 1 end,
-      window_ends_at = case when c.window_ends_at <= now() then excluded.window_ends_at else c.window_ends_at end,
-      expires_at = greatest(c.expires_at, excluded.expires_at)
+    ${countInWindow(p('addressKey'), p('addressWindowSeconds'))}
     returning c.id
   ), counted as (
     select failures from sign_in_counters where id = ${p('loginKey')}::text
@@ -88,13 +95,7 @@ const resetStatement = sql`update sign_in_counters set failures = 0, lock_level 
  * window that starts with the first request after the last window ended.
  */
 const requestStatement = sql`with counted as (
-    insert into sign_in_counters as c (id, membership_id, failures, window_ends_at, lock_level, expires_at)
-    values (${p('key')}::text, null, 1, now() + make_interval(secs => ${p('windowSeconds')}::int),
-            0, now() + make_interval(secs => ${p('windowSeconds')}::int))
-    on conflict (id) do update set
-      failures = case when c.window_ends_at <= now() then 1 else c.failures + 1 end,
-      window_ends_at = case when c.window_ends_at <= now() then excluded.window_ends_at else c.window_ends_at end,
-      expires_at = greatest(c.expires_at, excluded.expires_at)
+    ${countInWindow(p('key'), p('windowSeconds'))}
     returning c.failures, c.window_ends_at
   )
   select failures, greatest(0, extract(epoch from (window_ends_at - now()))) as window_left

@@ -1,7 +1,6 @@
 import * as client from 'openid-client';
 import { decodeJwt } from 'jose';
-import { PasswordHasher } from '../../src/users/password-hasher';
-import { as, createApplication, createMembership, createSignedInUser, createUser, deferred, eventsAbout, settles, updateMembership, useInstallation } from '../support/api';
+import { aroundPasswordCheck, as, createApplication, createMembership, createSignedInUser, createUser, eventsAbout, updateMembership, useInstallation } from '../support/api';
 import { formAction, PageBrowser, type PageAnswer } from '../support/oidc-browser';
 import { awayFromStepEdge, currentStep, totpAt } from '../support/totp';
 
@@ -195,27 +194,8 @@ describe('OpenID Provider: authorization endpoint and pages', () => {
 
   describe('a login whose password was checked before a change to its user', () => {
     /** Submits the login form, holding the sign-in right after its password check until `meanwhile` has answered. */
-    async function submitAround(s: Setup, page: PageAnswer, meanwhile: () => Promise<void>): Promise<PageAnswer> {
-      const hasher = suite.t.app.get(PasswordHasher);
-      const verify = hasher.verify.bind(hasher);
-      const checked = deferred();
-      const hold = deferred();
-      const spy = jest.spyOn(hasher, 'verify').mockImplementationOnce(async (hash, password) => {
-        const right = await verify(hash, password);
-        checked.release();
-        await hold.promise;
-        return right;
-      });
-      try {
-        const answer = s.browser.submit(page, { username: s.user.username, password: s.user.password }, suite.t.url);
-        await settles(checked.promise, 'the password check');
-        await meanwhile();
-        hold.release();
-        return await answer;
-      } finally {
-        spy.mockRestore();
-      }
-    }
+    const submitAround = (s: Setup, page: PageAnswer, meanwhile: () => Promise<void>): Promise<PageAnswer> =>
+      aroundPasswordCheck(suite.t, () => s.browser.submit(page, { username: s.user.username, password: s.user.password }, suite.t.url), meanwhile);
 
     it('its password changed meanwhile: the form again (400), no session and no code; the new password signs in', async () => {
       const s = await setup({ oidc: { require_consent: false } });

@@ -4,8 +4,7 @@ import { DATABASE, type Database } from '../../src/database/database';
 import { tokenSessions } from '../../src/database/schema';
 import { EventRecorder } from '../../src/events/event-recorder';
 import { TokenSessionRepository } from '../../src/sessions/token-session.repository';
-import { PasswordHasher } from '../../src/users/password-hasher';
-import { bearer, createSignedInUser, deferred, eventsAbout, putBodyOf, settles, signIn, useInstallation, usersPath } from '../support/api';
+import { aroundPasswordCheck, bearer, createSignedInUser, eventsAbout, putBodyOf, signIn, useInstallation, usersPath } from '../support/api';
 
 /**
  * Sessions: a sign-in, every pair refreshed from it and every scoped token made from any of its
@@ -230,30 +229,14 @@ describe('sessions, revocation triggers and token families', () => {
      * `meanwhile` has answered: what a sign-in meets when the change lands during its argon2 verify.
      */
     async function signInAround(user: { username: string; password: string }, meanwhile: () => Promise<void>) {
-      const hasher = suite.t.app.get(PasswordHasher);
-      const verify = hasher.verify.bind(hasher);
-      const checked = deferred();
-      const hold = deferred();
-      const spy = jest.spyOn(hasher, 'verify').mockImplementationOnce(async (hash, password) => {
-        const right = await verify(hash, password);
-        checked.release();
-        await hold.promise;
-        return right;
-      });
-      try {
-        const answer = suite.t
+      const send = () =>
+        suite.t
           .http()
           .post('/generate-token')
           .set('X-Service-Alias', suite.admin.membershipId)
           .send({ username: user.username, password: user.password })
           .then((res) => res);
-        await settles(checked.promise, 'the password check');
-        await meanwhile();
-        hold.release();
-        return await answer;
-      } finally {
-        spy.mockRestore();
-      }
+      return aroundPasswordCheck(suite.t, send, meanwhile);
     }
 
     it('its user deleted meanwhile: 401 InvalidCredentials, never a 500', async () => {

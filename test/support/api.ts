@@ -19,6 +19,7 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Response, Test } from 'supertest';
 import { DATABASE, type Database } from '../../src/database/database';
 import { events, type EventRow } from '../../src/database/schema';
+import { PasswordHasher } from '../../src/users/password-hasher';
 import { startTestApp, TEST_SETUP_TOKEN, type TestApp, type TestAppOptions } from './app';
 import { useStarted } from './use-started';
 
@@ -565,6 +566,33 @@ export async function settles<T>(promise: Promise<T>, what: string, timeoutMs = 
   const settled = await eventually(async () => outcome, what, timeoutMs);
   if ('error' in settled) throw settled.error;
   return settled.value;
+}
+
+/**
+ * Starts a sign-in with `send` (a password step of any route), holds it right after the app's next
+ * password check has verified until `meanwhile` has answered, then lets it go on: what a sign-in
+ * meets when a change to its user lands during its argon2 verify. Answers what `send` answered.
+ */
+export async function aroundPasswordCheck<T>(t: TestApp, send: () => Promise<T>, meanwhile: () => Promise<void>): Promise<T> {
+  const hasher = t.app.get(PasswordHasher);
+  const verify = hasher.verify.bind(hasher);
+  const checked = deferred();
+  const hold = deferred();
+  const spy = jest.spyOn(hasher, 'verify').mockImplementationOnce(async (hash, password) => {
+    const right = await verify(hash, password);
+    checked.release();
+    await hold.promise;
+    return right;
+  });
+  try {
+    const answer = send();
+    await settles(checked.promise, 'the password check');
+    await meanwhile();
+    hold.release();
+    return await answer;
+  } finally {
+    spy.mockRestore();
+  }
 }
 
 /** The result events (WebhookRequestSent/Failed) of one webhook, oldest first, once there are at least `count`. */

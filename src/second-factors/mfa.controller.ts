@@ -14,12 +14,13 @@ import {
   TotpSecretSchema,
   type FactorState,
 } from './mfa.dto';
-import { type FactorActor, MfaService } from './mfa.service';
+import { type FactorActor, FRESH_SIGN_IN_SECONDS, MfaService } from './mfa.service';
 
 const SELF_ONLY = 'The user itself, with an unscoped token.';
-const PASSWORD_REQUIRED = `${SELF_ONLY} current_password is required (a wrong one: 400 InvalidCurrentPassword, counted as a sign-in failure).`;
-const SELF_OR_ADMIN =
-  'The user itself with current_password, or a caller holding users.update.{id} (without current_password).';
+/** Users who signed up through a provider have no password: a recent sign-in stands for it (MfaService, FRESH_SIGN_IN_SECONDS). */
+const NO_PASSWORD = `A user without a password (signed up through a provider) leaves it out and needs a session signed in within the last ${FRESH_SIGN_IN_SECONDS / 60} minutes (else 403 AccessDenied).`;
+const PASSWORD_REQUIRED = `${SELF_ONLY} current_password is required (a wrong one: 400 InvalidCurrentPassword, counted as a sign-in failure). ${NO_PASSWORD}`;
+const SELF_OR_ADMIN = `The user itself with current_password, or a caller holding users.update.{id} (without current_password). ${NO_PASSWORD}`;
 const PASSWORD_EXAMPLE = { self: { summary: 'The user itself', value: { current_password: 'correct horse battery' } } };
 /** The removal routes' example is an administrator's (no body); the user itself sends {current_password}. */
 const ADMINISTRATOR_EXAMPLE = { administrator: { summary: 'A caller holding users.update.{id}: no current_password', value: {} } };

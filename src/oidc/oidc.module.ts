@@ -16,6 +16,7 @@ import { Consents } from './consents';
 import { ConsentsController } from './consents.controller';
 import { EndSession } from './end-session';
 import { FrontChannel } from './front-channel';
+import { IdTokenHints } from './id-token-hint';
 import { InteractionRepository } from './interaction.repository';
 import { Interactions } from './interactions';
 import { BackChannelController } from './back-channel.controller';
@@ -60,6 +61,7 @@ import { TokenIntrospection } from './token-introspection';
     Consents,
     AuthorizationEndpoint,
     Interactions,
+    IdTokenHints,
     EndSession,
     UserInfo,
     AuthorizationCodeGrant,

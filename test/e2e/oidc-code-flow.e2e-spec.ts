@@ -124,7 +124,25 @@ describe('OpenID Provider: authorization code flow', () => {
     // The same claims with another signature: no client is named, so no redirect, only the signed-out page.
     const [header, payload] = expired.split('.');
     const forged = await logout(`${header}.${payload}.${Buffer.alloc(64, 1).toString('base64url')}`);
-    expect({ status: forged.status, location: forged.location }).toEqual({ status: 200, location: undefined });
+    expect({ status: forged.status, location: forged.location }).toEqual({ status: 400, location: undefined });
+  });
+
+  it('logout: an id_token_hint the issuer did not sign (forged, alg none) never redirects, even with client_id (RP-Initiated Logout 2)', async () => {
+    const s = await setup();
+    const { tokens } = await codeFlow(s, 'openid');
+    const [header, payload] = tokens.id_token!.split('.');
+    const forged = `${header}.${payload}.${Buffer.alloc(64, 1).toString('base64url')}`;
+    const algNone = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${payload}.`;
+    for (const hint of [forged, algNone]) {
+      // openid-client's buildEndSessionUrl names the client as well: the hint must be checked all the same.
+      const url = client.buildEndSessionUrl(s.config, { id_token_hint: hint, post_logout_redirect_uri: SIGNED_OUT, state: 'bye' });
+      expect(url.searchParams.get('client_id')).toBe(s.app.id);
+      const out = await s.browser.request(url.href);
+      expect({ status: out.status, location: out.location }).toEqual({ status: 400, location: undefined });
+    }
+    // The issuer's own hint still leads back to the client.
+    const real = await s.browser.request(client.buildEndSessionUrl(s.config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: SIGNED_OUT, state: 'bye' }).href);
+    expect({ status: real.status, location: real.location }).toEqual({ status: 303, location: `${SIGNED_OUT}?state=bye` });
   });
 
   it("logout with another user's id_token_hint leaves this browser's session alone, its cookie included", async () => {

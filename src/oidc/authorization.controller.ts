@@ -34,7 +34,10 @@ const InteractionPost = createParamDecorator((_data: unknown, context: Execution
   };
 });
 
-/** What the authorization and end-session endpoints read of a browser's visit: the query and the single sign-on cookie. */
+/**
+ * What the authorization and end-session endpoints read of a browser's visit: the request's
+ * parameters (the query of a GET, the form of a POST) and the single sign-on cookie.
+ */
 interface SignOnVisit {
   query: Readonly<Record<string, unknown>>;
   ssoCookie: string | undefined;
@@ -42,7 +45,10 @@ interface SignOnVisit {
 
 const SignOnVisit = createParamDecorator((_data: unknown, context: ExecutionContext): SignOnVisit => {
   const request = context.switchToHttp().getRequest<Request>();
-  return { query: request.query, ssoCookie: cookieOf(request.headers.cookie, SSO_COOKIE) };
+  // OpenID Connect Core 3.1.2.1: by POST the parameters come form-serialized in the body, not in the query.
+  const form: unknown = request.body;
+  const parameters = request.method === 'POST' ? (form && typeof form === 'object' ? (form as Record<string, unknown>) : {}) : request.query;
+  return { query: parameters, ssoCookie: cookieOf(request.headers.cookie, SSO_COOKIE) };
 });
 
 /** A step's form: a public POST under the interaction, answered by a redirect (or the page again), as the document says. */
@@ -80,6 +86,18 @@ export class AuthorizationController {
     answers: [REDIRECT_RESPONSE, { status: 400, description: 'An HTML page: the client or redirect_uri cannot be trusted' }],
   })
   async authorize(@Param('membershipId', IssuerIdPipe) membershipId: string, @SignOnVisit() visit: SignOnVisit, @Res() response: Response): Promise<void> {
+    sendPageResult(response, await this.endpoint.authorize(membershipId, visit.query, visit.ssoCookie));
+  }
+
+  @Post('authorize')
+  @Public()
+  @ApiConsumes('application/x-www-form-urlencoded')
+  @ApiRoute({
+    summary: 'Authorization endpoint by POST (OpenID Connect Core 3.1.2.1)',
+    description: "GET authorize's parameters, form-encoded in the body; answered as GET answers them.",
+    answers: [REDIRECT_RESPONSE, { status: 400, description: 'An HTML page: the client or redirect_uri cannot be trusted' }],
+  })
+  async authorizeByPost(@Param('membershipId', IssuerIdPipe) membershipId: string, @SignOnVisit() visit: SignOnVisit, @Res() response: Response): Promise<void> {
     sendPageResult(response, await this.endpoint.authorize(membershipId, visit.query, visit.ssoCookie));
   }
 

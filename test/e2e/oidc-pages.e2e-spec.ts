@@ -126,6 +126,22 @@ describe('OpenID Provider: authorization endpoint and pages', () => {
     });
   });
 
+  it('the authorization endpoint takes POST too (OpenID Connect Core 3.1.2.1): the form-encoded parameters, answered as GET answers them', async () => {
+    const s = await setup({ oidc: { require_consent: false } });
+    const form = Object.fromEntries((await authorizeUrl(s)).searchParams);
+    const started = await s.browser.request(`${s.issuer}/authorize`, { form });
+    expect({ status: started.status, interaction: started.location?.startsWith(`${s.issuer}/interaction/`) }).toEqual({ status: 303, interaction: true });
+    const page = await s.browser.follow(started.location!, suite.t.url);
+    expect(page.html).toContain('name="password"');
+    const done = redirectParams(await s.browser.submit(page, { username: s.user.username, password: s.user.password }, suite.t.url));
+    expect({ code: typeof done.code, state: done.state, iss: done.iss }).toEqual({ code: 'string', state: 'the-state', iss: s.issuer });
+    // Refusals as by GET: after the client is known back to redirect_uri, before it a 400 page.
+    const refused = redirectParams(await s.browser.request(`${s.issuer}/authorize`, { form: { ...form, response_type: 'token' } }));
+    expect({ error: refused.error, state: refused.state, iss: refused.iss }).toEqual({ error: 'unsupported_response_type', state: 'the-state', iss: s.issuer });
+    const untrusted = await s.browser.request(`${s.issuer}/authorize`, { form: { ...form, redirect_uri: 'http://127.0.0.1:9/elsewhere' } });
+    expect({ status: untrusted.status, location: untrusted.location }).toEqual({ status: 400, location: undefined });
+  });
+
   it('pages: strict headers, escaped client names, cookies HttpOnly SameSite=Lax within the issuer, forms under <issuer>/interaction/', async () => {
     const name = '<script>alert(1)</script>';
     const s = await setup({ name });

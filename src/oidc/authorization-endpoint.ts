@@ -14,6 +14,7 @@ import {
 } from './authorization-request';
 import { Consents } from './consents';
 import { FrontChannel, INTERACTION_SECONDS } from './front-channel';
+import { IdTokenHints, INVALID_HINT } from './id-token-hint';
 import { InteractionRepository } from './interaction.repository';
 import { Issuers } from './issuer';
 import { OidcClients } from './oidc-clients';
@@ -38,6 +39,7 @@ export class AuthorizationEndpoint {
     private readonly interactions: InteractionRepository,
     private readonly codes: AuthorizationCodes,
     private readonly frontChannel: FrontChannel,
+    private readonly hints: IdTokenHints,
   ) {}
 
   async authorize(membershipId: string, query: Readonly<Record<string, unknown>>, ssoCookie: string | undefined): Promise<PageResult> {
@@ -61,8 +63,14 @@ export class AuthorizationEndpoint {
       throw error;
     }
 
+    // OpenID Connect Core 3.1.2.1: the hint must be an ID token of this issuer, and a session of
+    // another user than the one it names does not answer the request (prompt=none: login_required).
+    const hint = await this.hints.read(membershipId, request.idTokenHint);
+    if (hint === INVALID_HINT) {
+      return this.errorRedirect(membershipId, request.redirectUri, request.state, new AuthorizationError('invalid_request', 'id_token_hint is not an ID token of this issuer'));
+    }
     const sso = await this.ssoSessions.find(membershipId, ssoCookie);
-    if (!sso || !(await this.signInStillGood(membershipId, request, sso))) {
+    if (!sso || (hint !== undefined && hint.sub !== sso.user.id) || !(await this.signInStillGood(membershipId, request, sso))) {
       if (request.prompts.includes('none')) return this.errorRedirect(membershipId, request.redirectUri, request.state, new AuthorizationError('login_required', 'The user must sign in'));
       return this.startInteraction(membershipId, request, undefined);
     }

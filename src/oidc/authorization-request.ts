@@ -42,6 +42,8 @@ export interface AuthorizationRequest {
   prompts: Prompt[];
   maxAge?: number;
   resource?: string;
+  /** `id_token_hint` as sent (OpenID Connect Core 3.1.2.1); the endpoint checks it against the issuer's keys. */
+  idTokenHint?: string;
 }
 
 /** RFC 7636 4.2: base64url of a SHA-256 is 43 characters; a challenge is 43 to 128 unreserved ones. */
@@ -127,6 +129,7 @@ export function parseAuthorizationRequest(query: Readonly<Record<string, unknown
     prompts,
     maxAge: maxAgeText === undefined ? undefined : Number(maxAgeText),
     resource,
+    idTokenHint: single(query, 'id_token_hint'),
   };
 }
 

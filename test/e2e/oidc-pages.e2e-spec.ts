@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import * as client from 'openid-client';
 import { decodeJwt } from 'jose';
+import { SigningKeys } from '../../src/oidc/signing-keys';
 import { aroundPasswordCheck, as, createApplication, createMembership, createSignedInUser, createUser, eventsAbout, updateMembership, useInstallation } from '../support/api';
 import { formAction, PageBrowser, type PageAnswer } from '../support/oidc-browser';
 import { awayFromStepEdge, currentStep, totpAt } from '../support/totp';
@@ -140,6 +142,25 @@ describe('OpenID Provider: authorization endpoint and pages', () => {
     expect({ error: refused.error, state: refused.state, iss: refused.iss }).toEqual({ error: 'unsupported_response_type', state: 'the-state', iss: s.issuer });
     const untrusted = await s.browser.request(`${s.issuer}/authorize`, { form: { ...form, redirect_uri: 'http://127.0.0.1:9/elsewhere' } });
     expect({ status: untrusted.status, location: untrusted.location }).toEqual({ status: 400, location: undefined });
+  });
+
+  it("id_token_hint (OpenID Connect Core 3.1.2.1): prompt=none for another user than the session's is login_required; a hint the issuer did not sign is invalid_request", async () => {
+    const s = await setup({ oidc: { require_consent: false } });
+    const signedIn = redirectParams(await s.browser.submit(await loginPage(s), { username: s.user.username, password: s.user.password }, suite.t.url));
+    expect(signedIn.code).toBeDefined();
+    const keys = suite.t.app.get(SigningKeys);
+    const now = Math.floor(Date.now() / 1000);
+    const idToken = (sub: string) => keys.sign(s.tenant.membershipId, { iss: s.issuer, sub, aud: s.app.id, iat: now, exp: now + 300 }, 'JWT');
+    const mine = await idToken(s.user._id);
+    const someoneElses = await idToken(randomUUID());
+    expect(redirectParams(await s.browser.request((await authorizeUrl(s, { prompt: 'none', id_token_hint: mine })).href)).code).toBeDefined();
+    const other = redirectParams(await s.browser.request((await authorizeUrl(s, { prompt: 'none', id_token_hint: someoneElses })).href));
+    expect({ error: other.error, code: other.code, state: other.state, iss: other.iss }).toEqual({ error: 'login_required', code: undefined, state: 'the-state', iss: s.issuer });
+    // Without prompt=none the session does not serve it either: the login page.
+    expect((await s.browser.follow((await authorizeUrl(s, { id_token_hint: someoneElses })).href, suite.t.url)).html).toContain('name="password"');
+    const [header, payload] = mine.split('.');
+    const forged = redirectParams(await s.browser.request((await authorizeUrl(s, { prompt: 'none', id_token_hint: `${header}.${payload}.${Buffer.alloc(64, 1).toString('base64url')}` })).href));
+    expect({ error: forged.error, code: forged.code }).toEqual({ error: 'invalid_request', code: undefined });
   });
 
   it('pages: strict headers, escaped client names, cookies HttpOnly SameSite=Lax within the issuer, forms under <issuer>/interaction/', async () => {

@@ -141,7 +141,7 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 const STATE_CHANGING_GETS: readonly [RegExp, string][] = [
   [/^\/(?:refresh-token|revoke-token)\/?$/i, 'GET, POST'],
-  [/^\/oidc\/[^/]+\/logout\/?$/i, 'GET'],
+  [/^\/oidc\/[^/]+\/logout\/?$/i, 'GET, POST'],
 ];
 
 /** 405 with Allow for HEAD on a GET that changes state (STATE_CHANGING_GETS); undefined otherwise. */

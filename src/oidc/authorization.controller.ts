@@ -148,4 +148,16 @@ export class AuthorizationController {
   async logout(@Param('membershipId', IssuerIdPipe) membershipId: string, @SignOnVisit() visit: SignOnVisit, @Res() response: Response): Promise<void> {
     sendPageResult(response, await this.endSession.logout(membershipId, visit.query, visit.ssoCookie));
   }
+
+  @Post('logout')
+  @Public()
+  @ApiConsumes('application/x-www-form-urlencoded')
+  @ApiRoute({
+    summary: 'End session endpoint by POST (RP-Initiated Logout 1.0 2)',
+    description: "GET logout's parameters, form-encoded in the body; answered as GET answers them. A cross-site post carries no single sign-on cookie: the id_token_hint's sid names the session to end.",
+    answers: [PAGE_RESPONSE, REDIRECT_RESPONSE],
+  })
+  async logoutByPost(@Param('membershipId', IssuerIdPipe) membershipId: string, @SignOnVisit() visit: SignOnVisit, @Res() response: Response): Promise<void> {
+    sendPageResult(response, await this.endSession.logout(membershipId, visit.query, visit.ssoCookie));
+  }
 }

@@ -6,7 +6,7 @@ import type { PageResult } from './page-result';
 import { SsoSessions } from './sso-sessions';
 
 /**
- * `GET <issuer>/logout` (OpenID Connect RP-Initiated Logout 1.0): ends the single sign-on session
+ * `GET|POST <issuer>/logout` (OpenID Connect RP-Initiated Logout 1.0): ends the single sign-on session
  * (and with it every token issued in it), clears its cookie, and sends the browser to the
  * client's `post_logout_redirect_uri` when it is one the client registered (exact match) and the
  * client is known from `id_token_hint` or `client_id`; otherwise a signed-out page. An
@@ -26,7 +26,10 @@ export class EndSession {
     const text = (name: string) => (typeof query[name] === 'string' && (query[name]).length <= 4096 ? (query[name]) : undefined);
     const read = await this.hints.read(membershipId, query.id_token_hint);
     const hint = read === INVALID_HINT ? undefined : read;
-    const session = await this.ssoSessions.find(membershipId, ssoCookie);
+    // The browser's session by its cookie; without one (a cross-site POST, a lost cookie) the one the hint's sid names.
+    const session =
+      (await this.ssoSessions.find(membershipId, ssoCookie)) ??
+      (hint?.sid && hint.sub ? await this.ssoSessions.named(membershipId, hint.sid, hint.sub) : undefined);
     // A hint naming another user leaves this browser's session alone, its cookie included: the
     // request is not about it (clearing the cookie alone would sign the browser out of a session
     // that lives on). A hint that is not the issuer's names no one: the session ends as without one.

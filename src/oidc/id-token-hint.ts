@@ -3,10 +3,11 @@ import { decodeJwt } from 'jose';
 import { Issuers } from './issuer';
 import { SigningKeys, UnverifiableToken } from './signing-keys';
 
-/** Who an `id_token_hint` names: the user (`sub`) and the client it was issued to (`aud`). */
+/** Who an `id_token_hint` names: the user (`sub`), the client it was issued to (`aud`) and the sign-in session (`sid`). */
 export interface HintedIdToken {
   sub?: string;
   aud?: string;
+  sid?: string;
 }
 
 /** An `id_token_hint` that was sent but is no ID token of this issuer: forged, altered (alg none), another issuer's, unreadable. */
@@ -38,6 +39,6 @@ export class IdTokenHints {
     }
     const claims = decodeJwt(hint);
     const aud = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud;
-    return { sub: claims.sub, aud };
+    return { sub: claims.sub, aud, sid: typeof claims.sid === 'string' ? claims.sid : undefined };
   }
 }

@@ -113,6 +113,17 @@ export class SsoSessions {
     return { sessionId: found.record.sessionId, user: found.user, authTime: found.record.authTime ?? found.record.accessExpiresAt, amr: found.record.amr };
   }
 
+  /**
+   * The live session an ID token's `sid` names, when it is `userId`'s: RP-initiated logout without
+   * the cookie (a cross-site POST carries no SameSite=Lax cookie), asked with a hint the issuer signed.
+   */
+  async named(membershipId: string, sessionId: string, userId: string): Promise<SsoSession | undefined> {
+    if (!isPossibleId(sessionId)) return undefined;
+    const found = await this.records.find(membershipId, sessionId, 'browser');
+    if (!found?.user || found.user.id !== userId || !found.session || found.session.revokedAt || found.record.revokedAt) return undefined;
+    return { sessionId: found.record.sessionId, user: found.user, authTime: found.record.authTime ?? found.record.accessExpiresAt, amr: found.record.amr };
+  }
+
   /** RP-initiated logout: the session and every token issued in it end (TokenRevoked, reason `logout`). */
   async end(membershipId: string, session: SsoSession): Promise<void> {
     await this.recorder.transaction((record) => this.revoker.revokeSession(record, membershipId, session.sessionId, session.user.id, 'logout'));

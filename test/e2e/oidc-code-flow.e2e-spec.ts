@@ -145,6 +145,23 @@ describe('OpenID Provider: authorization code flow', () => {
     expect({ status: real.status, location: real.location }).toEqual({ status: 303, location: `${SIGNED_OUT}?state=bye` });
   });
 
+  it('logout by POST (RP-Initiated Logout 1.0 2): the form\'s parameters; without the cookie (a cross-site post) the hint\'s sid names the session to end', async () => {
+    const s = await setup();
+    const { tokens } = await codeFlow(s);
+    // A cross-site form post carries no SameSite=Lax cookie: this one carries none.
+    const res = await fetch(`${s.issuer}/logout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ id_token_hint: tokens.id_token!, post_logout_redirect_uri: SIGNED_OUT, state: 'bye' }),
+      redirect: 'manual',
+    });
+    expect({ status: res.status, location: res.headers.get('location') }).toEqual({ status: 303, location: `${SIGNED_OUT}?state=bye` });
+    // The session ended: its tokens with it, and the browser's cookie opens nothing any more.
+    await expect(client.fetchUserInfo(s.config, tokens.access_token, s.user._id)).rejects.toThrow();
+    await expect(client.refreshTokenGrant(s.config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    expect((await s.browser.follow((await authorizationRequest(s)).url.href, suite.t.url)).html).toContain('name="password"');
+  });
+
   it("logout with another user's id_token_hint leaves this browser's session alone, its cookie included", async () => {
     const s = await setup();
     const { tokens } = await codeFlow(s, 'openid');

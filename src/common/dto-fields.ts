@@ -1,7 +1,7 @@
 import { applyDecorators, type Type as ClassType } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions, IntersectionType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsInt, IsObject, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { IsBoolean, IsInt, IsObject, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { IsSlug } from './patterns';
 
 /*
@@ -35,6 +35,14 @@ export const DocumentedDescriptionField = (maxLength: number, docs: ApiPropertyO
 /** An optional, nullable reference to a role or user type of the membership by its slug (whether it exists is the service's check). */
 export const SlugReferenceField = (docs: ApiPropertyOptions): PropertyDecorator =>
   stacked(ApiPropertyOptional({ nullable: true, type: String, ...docs }), IsOptional(), IsString(), Length(1, 64));
+
+/**
+ * In place of IsOptional for a field that may be left out but is not nullable: left out, it is
+ * absent; sent as null, it is a value like any other and the field's own rules refuse it (400).
+ * IsOptional skips null as well, and a service telling "sent" from "left out" by `!== undefined`
+ * would then get a null where the DTO promises a string.
+ */
+export const Omittable = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
 
 /** An optional boolean; `docs` states its default. */
 export const OptionalBooleanField = (docs: ApiPropertyOptions): PropertyDecorator => stacked(ApiPropertyOptional(docs), IsOptional(), IsBoolean());

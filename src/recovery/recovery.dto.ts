@@ -1,18 +1,19 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsEmail, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsEmail, IsString, Length, MaxLength } from 'class-validator';
+import { Omittable } from '../common/dto-fields';
 import { MAX_TOKEN_LENGTH } from '../tokens/jwt-codec';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../users/password-hasher';
 
-/** Who asks: exactly one of the two (checked by the service, which names the field). */
+/** Who asks: exactly one of the two (checked by the service, which names the field); null is neither. */
 export class ResetLoginDto {
   @ApiPropertyOptional({ example: 'ada@example.com', description: 'Exactly one of email_address and username' })
-  @IsOptional()
+  @Omittable()
   @IsEmail()
   @MaxLength(254)
   email_address?: string;
 
   @ApiPropertyOptional({ example: 'ada', description: 'Exactly one of email_address and username' })
-  @IsOptional()
+  @Omittable()
   @IsString()
   @Length(1, 128)
   username?: string;

@@ -259,6 +259,11 @@ describe('account recovery by mail (a real SMTP server on 127.0.0.1)', () => {
     expectErrorBody(await suite.t.http().post(resetPath()).send({ email_address: 'a@example.com', username: 'a' }), 400, 'ModelValidationError');
     expectErrorBody(await suite.t.http().post(resetPath()).send({ email_address: 'not an address' }), 400, 'ModelValidationError');
     expectErrorBody(await suite.t.http().post(resetPath()).send({ username: ['a'] }), 400, 'ModelValidationError');
+    // null is neither of the two (not a 202 whose work then fails on a null login, nor a 500 at /verify-otp).
+    for (const login of [{ username: null }, { email_address: null }, { username: 'a', email_address: null }]) {
+      expectErrorBody(await suite.t.http().post(resetPath()).send(login), 400, 'ModelValidationError');
+      expectErrorBody(await suite.t.http().post('/verify-otp').send({ membership_id: suite.tenant.membershipId, otp: '1234', ...login }), 400, 'ModelValidationError');
+    }
     expectErrorBody(await suite.t.http().post('/memberships/nope/users/reset-password').send({ username: 'a' }), 404, 'MembershipNotFound');
     expectErrorBody(await setPassword('x'.repeat(10_000)), 400, 'ModelValidationError');
     expectErrorBody(await setPassword('a.b.c', 'short'), 400, 'ModelValidationError');

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsObject, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { Omittable } from '../common/dto-fields';
 import { MAX_PASSWORD_LENGTH } from '../users/password-hasher';
 
 /** Typed codes are short; anything longer is refused before any work. */
@@ -17,7 +18,7 @@ const CurrentPassword = (required: boolean) =>
 /** Body of the self routes that need the current password (start TOTP, passkey options, new recovery codes, a self DELETE). */
 export class CurrentPasswordDto {
   @CurrentPassword(true)
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(MAX_PASSWORD_LENGTH)
   current_password?: string;
@@ -30,7 +31,7 @@ export class ConfirmTotpDto {
   code!: string;
 
   @CurrentPassword(false)
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(MAX_PASSWORD_LENGTH)
   current_password?: string;
@@ -47,7 +48,7 @@ export class RegisterPasskeyDto {
   response!: Record<string, unknown>;
 
   @CurrentPassword(false)
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(MAX_PASSWORD_LENGTH)
   current_password?: string;

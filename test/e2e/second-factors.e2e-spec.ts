@@ -92,6 +92,19 @@ describe('second factors', () => {
   });
 
   describe('TOTP enrollment', () => {
+    it('answers a null current_password with 400 on every route that takes one, as the user itself (not a 500)', async () => {
+      const { user, session } = await createSignedInUser(t(), suite.tenant.admin, { username: unique('nul') });
+      const call = as(t(), session);
+      const body = { current_password: null };
+      expectErrorBody(await call.post(`${mfaPath(user._id)}/totp`, body), 400, 'ModelValidationError');
+      expectErrorBody(await call.post(`${mfaPath(user._id)}/totp/confirm`, { code: '123456', ...body }), 400, 'ModelValidationError');
+      expectErrorBody(await call.post(`${mfaPath(user._id)}/recovery-codes`, body), 400, 'ModelValidationError');
+      expectErrorBody(await call.post(`${mfaPath(user._id)}/webauthn/options`, body), 400, 'ModelValidationError');
+      expectErrorBody(await call.post(`${mfaPath(user._id)}/webauthn`, { name: 'Laptop', response: {}, ...body }), 400, 'ModelValidationError');
+      expectErrorBody(await call.del(`${mfaPath(user._id)}/totp`, body), 400, 'ModelValidationError');
+      expectErrorBody(await call.del(`${mfaPath(user._id)}/webauthn/${suite.tenant.membershipId}`, body), 400, 'ModelValidationError');
+    });
+
     it('needs the current password, gives a 160-bit secret and the otpauth URI, and enables on the first right code', async () => {
       const { user, session } = await createSignedInUser(t(), suite.tenant.admin, { username: unique('ada') });
       const call = as(t(), session);

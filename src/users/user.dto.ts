@@ -1,7 +1,7 @@
 import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, Length, MaxLength } from 'class-validator';
-import { SlugReferenceField } from '../common/dto-fields';
+import { Omittable, SlugReferenceField } from '../common/dto-fields';
 import type { FieldError } from '../common/errors';
 import { IsEmailAddress, IsUsername } from '../common/patterns';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './password-hasher';
@@ -79,7 +79,7 @@ export class ChangePasswordDto {
     format: 'password',
     description: 'Required when users change their own password; not accepted from another caller',
   })
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(MAX_PASSWORD_LENGTH)
   current_password?: string;

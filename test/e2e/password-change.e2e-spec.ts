@@ -18,6 +18,10 @@ describe('password change', () => {
     const res = await change(session, user._id, { password: 'taken over for good' });
     expectErrorBody(res, 400, 'ModelValidationError');
     expect(res.body.errors).toEqual([{ field: 'current_password', message: expect.any(String) }]);
+    // null is no password either: refused as a value, not checked (and counted) as a wrong password.
+    const sentNull = await change(session, user._id, { current_password: null, password: 'taken over for good' });
+    expectErrorBody(sentNull, 400, 'ModelValidationError');
+    expect(sentNull.body.errors).toEqual([{ field: 'current_password', message: expect.any(String) }]);
     await stillWorks(session, user._id);
     await stillWorks(otherDevice, user._id);
     await signIn(suite.t, suite.admin.membershipId, user.username, user.password);

@@ -106,11 +106,8 @@ export class SsoSessions {
     const separator = cookie.indexOf('.');
     const id = cookie.slice(0, separator);
     if (separator <= 0 || !isPossibleId(id)) return undefined;
-    const found = await this.records.find(membershipId, id, 'browser');
-    if (!found?.user?.isActive || !found.session || found.session.revokedAt || found.record.revokedAt) return undefined;
-    if (found.record.accessExpiresAt.getTime() <= Date.now()) return undefined;
-    if (!matchesDigest(cookie.slice(separator + 1), found.record.accessJti)) return undefined;
-    return { sessionId: found.record.sessionId, user: found.user, authTime: found.record.authTime ?? found.record.accessExpiresAt, amr: found.record.amr };
+    const found = await this.liveSession(membershipId, id);
+    return found && matchesDigest(cookie.slice(separator + 1), found.secretDigest) ? found.session : undefined;
   }
 
   /**
@@ -119,9 +116,17 @@ export class SsoSessions {
    */
   async named(membershipId: string, sessionId: string, userId: string): Promise<SsoSession | undefined> {
     if (!isPossibleId(sessionId)) return undefined;
-    const found = await this.records.find(membershipId, sessionId, 'browser');
-    if (!found?.user || found.user.id !== userId || !found.session || found.session.revokedAt || found.record.revokedAt) return undefined;
-    return { sessionId: found.record.sessionId, user: found.user, authTime: found.record.authTime ?? found.record.accessExpiresAt, amr: found.record.amr };
+    const found = await this.liveSession(membershipId, sessionId);
+    return found?.session.user.id === userId ? found.session : undefined;
+  }
+
+  /** The session of a browser record still live (user active, neither ended nor expired), with its cookie secret's digest. */
+  private async liveSession(membershipId: string, recordId: string): Promise<{ session: SsoSession; secretDigest: string } | undefined> {
+    const found = await this.records.find(membershipId, recordId, 'browser');
+    if (!found?.user?.isActive || !found.session || found.session.revokedAt || found.record.revokedAt) return undefined;
+    if (found.record.accessExpiresAt.getTime() <= Date.now()) return undefined;
+    const { record, user } = found;
+    return { session: { sessionId: record.sessionId, user, authTime: record.authTime ?? record.accessExpiresAt, amr: record.amr }, secretDigest: record.accessJti };
   }
 
   /** RP-initiated logout: the session and every token issued in it end (TokenRevoked, reason `logout`). */

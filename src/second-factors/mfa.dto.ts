@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsObject, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { Omittable } from '../common/dto-fields';
@@ -8,19 +9,22 @@ const MAX_CODE_LENGTH = 64;
 /** An mfa_token is `<membership id>.<43 base64url characters>`. */
 const MAX_MFA_TOKEN_LENGTH = 256;
 
-const CurrentPassword = (required: boolean) =>
-  ApiPropertyOptional({
-    maxLength: MAX_PASSWORD_LENGTH,
-    format: 'password',
-    description: required ? 'Required when users act on their own factors' : 'Checked when sent',
-  });
+/** `current_password`: may be left out (the service says where it is required), never null. */
+const CurrentPassword = (required: boolean): PropertyDecorator =>
+  applyDecorators(
+    ApiPropertyOptional({
+      maxLength: MAX_PASSWORD_LENGTH,
+      format: 'password',
+      description: required ? 'Required when users act on their own factors' : 'Checked when sent',
+    }),
+    Omittable(),
+    IsString(),
+    MaxLength(MAX_PASSWORD_LENGTH),
+  );
 
 /** Body of the self routes that need the current password (start TOTP, passkey options, new recovery codes, a self DELETE). */
 export class CurrentPasswordDto {
   @CurrentPassword(true)
-  @Omittable()
-  @IsString()
-  @MaxLength(MAX_PASSWORD_LENGTH)
   current_password?: string;
 }
 
@@ -31,9 +35,6 @@ export class ConfirmTotpDto {
   code!: string;
 
   @CurrentPassword(false)
-  @Omittable()
-  @IsString()
-  @MaxLength(MAX_PASSWORD_LENGTH)
   current_password?: string;
 }
 
@@ -48,9 +49,6 @@ export class RegisterPasskeyDto {
   response!: Record<string, unknown>;
 
   @CurrentPassword(false)
-  @Omittable()
-  @IsString()
-  @MaxLength(MAX_PASSWORD_LENGTH)
   current_password?: string;
 }
 

@@ -67,24 +67,39 @@ function clientErrorAnswer(nodeCode: string | undefined): DomainError {
  * Node answers it with a bare status line. This answers it as the app would answer anything,
  * with the contract's error body, and closes the connection, as Node does. Nothing is written when
  * an answer on that connection has started (it would corrupt it), as Node's own default.
+ *
+ * CONNECT never reaches the app either: Node hands it to 'connect' listeners, and with none it
+ * closes the connection without a word. This service is no proxy: 405, with the error body and an
+ * empty Allow (RFC 9110 15.5.6: the target, a host and port, allows no method here).
  */
 export function answerClientErrors(server: Server): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // `_httpMessage`: the answer in progress on this connection, which Node's default checks too.
     const answering = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
     if (error.code !== 'ECONNRESET' && socket.writable && !answering?.headersSent) {
-      const refused = clientErrorAnswer(error.code);
-      const body = JSON.stringify(refused.toBody());
-      socket.write(
-        `HTTP/1.1 ${refused.status} ${STATUS_CODES[refused.status]}\r\n` +
-          'Content-Type: application/json; charset=utf-8\r\n' +
-          `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-          'Cache-Control: no-store\r\nConnection: close\r\n\r\n' +
-          body,
-      );
+      writeRefusal(socket, clientErrorAnswer(error.code));
     }
     socket.destroy();
   });
+  server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
+    if (socket.writable) {
+      writeRefusal(socket, new DomainError('MethodNotAllowed', 'CONNECT is not answered here: this service is not a proxy'), 'Allow: \r\n');
+    }
+    socket.destroy();
+  });
+}
+
+/** `refused` as a whole HTTP/1.1 answer written straight to the connection, which closes after it. */
+function writeRefusal(socket: Duplex, refused: DomainError, extraHeaders = ''): void {
+  const body = JSON.stringify(refused.toBody());
+  socket.write(
+    `HTTP/1.1 ${refused.status} ${STATUS_CODES[refused.status]}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      extraHeaders +
+      'Cache-Control: no-store\r\nConnection: close\r\n\r\n' +
+      body,
+  );
 }
 
 /**

@@ -357,6 +357,21 @@ describe('wire conventions', () => {
       }
     });
 
+    it('CONNECT answers 405 with the error body and an empty Allow, not a closed connection', async () => {
+      for (const request of ['CONNECT 127.0.0.1:5432 HTTP/1.1\r\nHost: 127.0.0.1:5432\r\n\r\n', 'CONNECT /me HTTP/1.1\r\nHost: x\r\n\r\n']) {
+        const answer = await rawExchange(request);
+        const [status, ...headers] = answer.slice(0, answer.indexOf('\r\n\r\n')).split('\r\n');
+        expect({ request, status, allow: headers.find((header) => /^allow:/i.test(header)), body: bodyOf(answer) }).toEqual({
+          request,
+          status: 'HTTP/1.1 405 Method Not Allowed',
+          allow: 'Allow: ',
+          body: { statusCode: 405, errorCode: 'MethodNotAllowed', message: expect.any(String) },
+        });
+      }
+      // The service goes on answering.
+      expect((await t.http().get('/ping')).status).toBe(200);
+    });
+
     it('a query parameter named with brackets (types[]=..., as axios sends a list) is refused, not ignored', async () => {
       for (const query of ['limit[]=1', 'with_count%5B%5D=true', 'sort[x]=created_at']) {
         const res = await t.http().get(`/memberships/${m}/users?${query}`).set('Authorization', inst.admin.auth);

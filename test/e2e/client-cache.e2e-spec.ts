@@ -93,6 +93,16 @@ describe('client library with CacheTTL: answers kept while the event stream is c
     expect(serviceCalls()).toBe(before);
   });
 
+  it('a decision the cache holds is given at once (no promise), and a revocation turns it back into a call', async () => {
+    const reader = await warmReader();
+    const rule = { mode: 'authorized', permission: { resource: 'orders', action: 'read' } } as const;
+    const kept = client.decide({ authorization: reader.auth, routeTemplate: '/orders' }, rule);
+    expect(kept).toMatchObject({ allowed: true, principal: { identity: { _id: reader.userId } } });
+    await t.http().post('/revoke-token').send({ token: reader.accessToken }).expect(204);
+    await eventually(async () => (client.decide({ authorization: reader.auth, routeTemplate: '/orders' }, rule) instanceof Promise ? true : undefined), 'the revocation to drop the kept answer');
+    expect(await client.decide({ authorization: reader.auth, routeTemplate: '/orders' }, rule)).toMatchObject({ allowed: false, status: 401 });
+  });
+
   it('a revoked token gets its first 401 at the protected API within 1 s of the revoke answer', async () => {
     const reader = await warmReader();
     await t.http().post('/revoke-token').send({ token: reader.accessToken }).expect(204);

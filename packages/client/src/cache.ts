@@ -71,10 +71,11 @@ export class LookupTable<T, F> {
     return this.inFlight.size;
   }
 
-  run(key: string, cacheable: boolean, fetch: () => Promise<Lookup<T, F>>, epoch = 0): Promise<Lookup<T, F>> {
+  /** A cached result comes at once; a lookup's, as a promise. */
+  run(key: string, cacheable: boolean, fetch: () => Promise<Lookup<T, F>>, epoch = 0): Lookup<T, F> | Promise<Lookup<T, F>> {
     const cache = cacheable ? this.cache : undefined;
     const hit = cache?.get(key);
-    if (hit !== undefined) return Promise.resolve({ ok: true, value: hit });
+    if (hit !== undefined) return { ok: true, value: hit };
 
     const pending = this.inFlight.get(key);
     if (pending !== undefined && pending.epoch === epoch) return pending.promise;

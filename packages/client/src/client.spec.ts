@@ -254,6 +254,21 @@ describe('PortcullisClient.authorize against a stand-in service', () => {
       expect(fake.service.count('whoami')).toBe(2);
     });
 
+    it('gives a decision the cache holds at once, not as a promise; one that needs the service as a promise', async () => {
+      fake.service.accept(BASIC, APP, ['app-1.orders.read.o-1']);
+      const c = client({ BasicTokenCacheTTL: 60 });
+      const first = c.decide(request(BASIC), ordersRead);
+      expect(first).toBeInstanceOf(Promise);
+      expect((await first).allowed).toBe(true);
+      const kept = c.decide(request(BASIC), ordersRead);
+      expect(kept).not.toBeInstanceOf(Promise);
+      expect(kept).toMatchObject({ allowed: true, principal: { identity: { _id: APP._id } } });
+      // Another permission of the same caller: its identity is kept, its permission is not.
+      expect(c.decide(request(BASIC, { params: { orderId: 'o-2' } }), ordersRead)).toBeInstanceOf(Promise);
+      // Refused before any call: at once as well.
+      expect(c.decide(request('Bearer'), ordersRead)).toMatchObject({ allowed: false, status: 401 });
+    });
+
     it('keys the cache by a SHA-256 of the header, never the secret', async () => {
       fake.service.accept(BASIC, APP, ['app-1.orders.read.o-1']);
       const c = client({ BasicTokenCacheTTL: 60 });

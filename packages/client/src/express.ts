@@ -6,8 +6,8 @@
  * `req.params` (route placeholders) are known. Mounted with `app.use(...)` before routing, pass
  * the template as `route` (resource) and expect route placeholders to stay as written.
  */
-import type { Request, RequestHandler } from 'express';
-import type { EndpointRule, PortcullisClient } from './client';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { AuthorizationOutcome, EndpointRule, PortcullisClient } from './client';
 import { type AuthorizationDenied, inDevelopment } from './errors';
 import { compilePermission, type PermissionTemplate } from './expression';
 import { attachPrincipal, toProtectedRequest } from './request';
@@ -46,22 +46,24 @@ export function portcullis(
   client: PortcullisClient,
   options: PortcullisMiddlewareOptions = {},
 ): PortcullisMiddleware {
+  const answer = (outcome: AuthorizationOutcome, req: Request, res: Response, next: NextFunction): void => {
+    if (outcome.allowed) {
+      attachPrincipal(req, outcome.principal);
+      next();
+      return;
+    }
+    if (options.onDenied) options.onDenied(outcome, req);
+    else if (outcome.required !== undefined && inDevelopment()) {
+      console.warn(`[portcullis] 403 ${req.method} ${req.originalUrl}: the caller needs ${outcome.required}`);
+    }
+    // The exact error body, as the service would answer.
+    res.status(outcome.status).set(outcome.headers).json(outcome.body);
+  };
   const middleware = (rule: EndpointRule, route?: string): RequestHandler => (req, res, next) => {
-    client.authorize(toProtectedRequest(req, route), rule)
-      .then((outcome) => {
-        if (outcome.allowed) {
-          attachPrincipal(req, outcome.principal);
-          next();
-          return;
-        }
-        if (options.onDenied) options.onDenied(outcome, req);
-        else if (outcome.required !== undefined && inDevelopment()) {
-          console.warn(`[portcullis] 403 ${req.method} ${req.originalUrl}: the caller needs ${outcome.required}`);
-        }
-        // The exact error body, as the service would answer.
-        res.status(outcome.status).set(outcome.headers).json(outcome.body);
-      })
-      .catch(next);
+    const decided = client.decide(toProtectedRequest(req, route), rule);
+    // A decision the cache gave at once goes on at once (next() in this turn, no promise).
+    if (decided instanceof Promise) decided.then((outcome) => answer(outcome, req, res, next)).catch(next);
+    else answer(decided, req, res, next);
   };
   return {
     authorized(rule: ExpressAuthorizedRule = {}): RequestHandler {

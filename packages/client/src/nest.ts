@@ -19,6 +19,7 @@ import {
 import { APP_GUARD, Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import {
+  type AuthorizationOutcome,
   type EndpointMode,
   type EndpointRule,
   type PortcullisPrincipal,
@@ -190,15 +191,21 @@ export class PortcullisGuard implements CanActivate {
     this.reflector = reflector ?? new Reflector();
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** A decision the cache gave at once returns at once: no promise on a cached route. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const rule = resolveEndpointRule(context.getHandler(), context.getClass(), this.reflector);
     if (rule.mode === 'unauthorized') return true;
     if (context.getType() !== 'http') {
       throw new PortcullisConfigError('PortcullisGuard protects HTTP endpoints only.');
     }
+    const decided = this.client.decide(toProtectedRequest(context.switchToHttp().getRequest<Request>()), rule);
+    return decided instanceof Promise ? decided.then((outcome) => this.answer(outcome, context)) : this.answer(decided, context);
+  }
+
+  /** True for an allowed request (its caller attached); otherwise the refusal, thrown. */
+  private answer(outcome: AuthorizationOutcome, context: ExecutionContext): true {
     const http = context.switchToHttp();
     const request = http.getRequest<Request>();
-    const outcome = await this.client.authorize(toProtectedRequest(request), rule);
     if (outcome.allowed) {
       attachPrincipal(request, outcome.principal);
       return true;

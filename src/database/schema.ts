@@ -683,6 +683,12 @@ export const oidcInteractions = pgTable(
     maxAge: integer('max_age'),
     /** The RFC 8707 resource the access token is for, when one was asked. */
     resource: text('resource'),
+    /**
+     * The user a verified `id_token_hint` names (its `sub`): another user signing in here ends the
+     * request with `login_required` (OpenID Connect Core 3.1.2.1). No foreign key: a hint names a
+     * user the issuer knew, who may be gone since.
+     */
+    hintedUserId: text('hinted_user_id'),
     /** What the user must do next. */
     stage: text('stage').$type<'login' | 'second_factor' | 'consent'>().notNull().default('login'),
     /** Set once the password (and, at `consent`, the second factor) was right. */

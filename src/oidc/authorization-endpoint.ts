@@ -72,7 +72,7 @@ export class AuthorizationEndpoint {
     const sso = await this.ssoSessions.find(membershipId, ssoCookie);
     if (!sso || (hint !== undefined && hint.sub !== sso.user.id) || !(await this.signInStillGood(membershipId, request, sso))) {
       if (request.prompts.includes('none')) return this.errorRedirect(membershipId, request.redirectUri, request.state, new AuthorizationError('login_required', 'The user must sign in'));
-      return this.startInteraction(membershipId, request, undefined);
+      return this.startInteraction(membershipId, request, undefined, hint?.sub);
     }
     if (await this.consents.needed(membershipId, sso.user.id, client, request.scopes, request.prompts.includes('consent'))) {
       if (request.prompts.includes('none')) return this.errorRedirect(membershipId, request.redirectUri, request.state, new AuthorizationError('consent_required', 'The user must consent'));
@@ -92,8 +92,11 @@ export class AuthorizationEndpoint {
     return (await this.codeFactor.need(membershipId, sso.user.id)) === 'none';
   }
 
-  /** An interaction row and its cookie, then its first page: login, or consent for a signed-in user. */
-  private async startInteraction(membershipId: string, request: AuthorizationRequest, sso: SsoSession | undefined): Promise<PageResult> {
+  /**
+   * An interaction row and its cookie, then its first page: login, or consent for a signed-in user.
+   * `hintedUserId`: the user a verified id_token_hint names, the only one the login page may sign in.
+   */
+  private async startInteraction(membershipId: string, request: AuthorizationRequest, sso: SsoSession | undefined, hintedUserId?: string): Promise<PageResult> {
     const id = randomUUID();
     const secret = newOpaqueSecret();
     await this.interactions.insert({
@@ -109,6 +112,7 @@ export class AuthorizationEndpoint {
       prompt: request.prompts.join(' ') || null,
       maxAge: request.maxAge ?? null,
       resource: request.resource ?? null,
+      hintedUserId: hintedUserId ?? null,
       stage: sso ? 'consent' : 'login',
       userId: sso?.user.id ?? null,
       amr: sso?.amr ?? null,

@@ -85,6 +85,11 @@ export class Interactions {
       throw error;
     }
     const { user, attempt } = passed;
+    if (owned.row.hintedUserId !== null && owned.row.hintedUserId !== user.id) {
+      // The password was right: the guessing is over, but this request was for another user.
+      await this.passwords.signInCompleted(attempt);
+      return this.endWithError(membershipId, owned.row, 'login_required', 'Another user signed in than the one id_token_hint names');
+    }
     // Unless the page signs in now, the attempt stays counted: a second factor is still due.
     const need = await this.codeFactor.need(membershipId, user.id);
     if (need === 'codes') {
@@ -128,16 +133,23 @@ export class Interactions {
     if (!row.userId || !row.sessionId || !row.authTime) return this.gone(membershipId);
     // Single use: of two posts of one consent form, one goes on.
     if (!(await this.interactions.delete(membershipId, row.id))) return this.gone(membershipId);
-    const clearCookie = this.frontChannel.interactionCookie(membershipId, row.id, null);
-    if (decision === 'deny') {
-      const location = authorizationResponseUrl(row.redirectUri, this.issuers.of(membershipId), row.state ?? undefined, {
-        error: 'access_denied',
-        error_description: 'The user denied access',
-      });
-      return { kind: 'redirect', location, cookies: [clearCookie] };
-    }
+    if (decision === 'deny') return this.errorAnswer(membershipId, row, 'access_denied', 'The user denied access');
     await this.consents.grant(membershipId, row.userId, row.clientId, row.scopes);
-    return this.codes.redirectWithCode(membershipId, this.codeGrant(row, { userId: row.userId, sessionId: row.sessionId, authTime: row.authTime, amr: row.amr }), [clearCookie]);
+    return this.codes.redirectWithCode(membershipId, this.codeGrant(row, { userId: row.userId, sessionId: row.sessionId, authTime: row.authTime, amr: row.amr }), [
+      this.frontChannel.interactionCookie(membershipId, row.id, null),
+    ]);
+  }
+
+  /** Ends the interaction (single use: of two posts, one goes on) with an error answer to the client. */
+  private async endWithError(membershipId: string, row: OidcInteractionRow, error: string, description: string): Promise<PageResult> {
+    if (!(await this.interactions.delete(membershipId, row.id))) return this.gone(membershipId);
+    return this.errorAnswer(membershipId, row, error, description);
+  }
+
+  /** The authorization error answer to the client's redirect_uri, the interaction cookie cleared. */
+  private errorAnswer(membershipId: string, row: OidcInteractionRow, error: string, description: string): PageResult {
+    const location = authorizationResponseUrl(row.redirectUri, this.issuers.of(membershipId), row.state ?? undefined, { error, error_description: description });
+    return { kind: 'redirect', location, cookies: [this.frontChannel.interactionCookie(membershipId, row.id, null)] };
   }
 
   /**

@@ -163,6 +163,22 @@ describe('OpenID Provider: authorization endpoint and pages', () => {
     expect({ error: forged.error, code: forged.code }).toEqual({ error: 'invalid_request', code: undefined });
   });
 
+  it('id_token_hint at the login page: another user signing in ends the request with login_required, no code and no session; the hinted user gets a code', async () => {
+    const s = await setup({ oidc: { require_consent: false } });
+    const other = await createUser(suite.t, s.tenant.admin);
+    const keys = suite.t.app.get(SigningKeys);
+    const now = Math.floor(Date.now() / 1000);
+    const hint = await keys.sign(s.tenant.membershipId, { iss: s.issuer, sub: s.user._id, aud: s.app.id, iat: now, exp: now + 300 }, 'JWT');
+
+    const refused = redirectParams(await s.browser.submit(await loginPage(s, { id_token_hint: hint }), { username: other.username, password: other.password }, suite.t.url));
+    expect({ error: refused.error, code: refused.code, state: refused.state, iss: refused.iss }).toEqual({ error: 'login_required', code: undefined, state: 'the-state', iss: s.issuer });
+    // The other user's sign-in opened no session here: the next request without a hint asks to sign in.
+    expect(redirectParams(await s.browser.request((await authorizeUrl(s, { prompt: 'none' })).href)).error).toBe('login_required');
+
+    const passed = redirectParams(await s.browser.submit(await loginPage(s, { id_token_hint: hint }), { username: s.user.username, password: s.user.password }, suite.t.url));
+    expect(passed.code).toBeDefined();
+  });
+
   it('pages: strict headers, escaped client names, cookies HttpOnly SameSite=Lax within the issuer, forms under <issuer>/interaction/', async () => {
     const name = '<script>alert(1)</script>';
     const s = await setup({ name });

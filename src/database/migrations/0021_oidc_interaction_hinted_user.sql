@@ -1,0 +1,1 @@
+ALTER TABLE "oidc_interactions" ADD COLUMN "hinted_user_id" text;

@@ -76,11 +76,24 @@ export async function migrateEmbedded(client: PGlite): Promise<void> {
   await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
 }
 
+/** The embedded databases' handles (cannotCancelStatements). */
+const uncancellable = new WeakSet<object>();
+
+/**
+ * Whether statements run through `executor` can never be cancelled: the embedded database runs
+ * them in this process's own thread and ignores `statement_timeout`, so work a request asks for
+ * must be bounded before it starts (docs/bounded-work.md). A transaction's executor answers false.
+ */
+export function cannotCancelStatements(executor: Executor): boolean {
+  return uncancellable.has(executor);
+}
+
 async function openEmbedded(dataDir: string | null, image: Blob | undefined): Promise<Database> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const client = dataDir ? new PGlite(dataDir) : new PGlite(image ? { loadDataDir: image } : {});
   await client.waitReady;
   const db = drizzlePglite(client, { schema }) as unknown as Db;
+  uncancellable.add(db);
   await migrateEmbedded(client);
   const description = dataDir ? `embedded PostgreSQL (PGlite) in ${dataDir}` : 'embedded PostgreSQL (PGlite) in memory';
   return handleOf({ db, kind: 'embedded', description }, client, () => client.close());

@@ -235,3 +235,44 @@ describeWithServer('bounded work: the database statement timeout', () => {
     expect(res.body.items).toHaveLength(5);
   });
 });
+
+/**
+ * The embedded database runs statements in the service's own thread and cannot cancel one, so the
+ * statement timeout bounds nothing there: a list with conditions no index serves is judged by its
+ * plan before it runs (UNCANCELLABLE_QUERY_COST_MAX), as if they matched nothing.
+ */
+describe('bounded work: a list the embedded database could not stop', () => {
+  /** 990 unindexed conditions on these cost the planner about 100,000 units (about 1.7 s of PGlite); one costs about 3,000. */
+  const EVENTS = 20_000;
+  let t: TestApp;
+  let inst: Installation;
+
+  beforeAll(async () => {
+    // Embedded in both phases of the suite: the server cancels statements itself (above).
+    ({ t, inst } = await bootInstallation({ databaseUrl: 'memory://' }));
+    const { db } = t.app.get<Database>(DATABASE);
+    await db.execute(sql`insert into events (id, membership_id, event_type, utilizer_id, document, event_time)
+      select gen_random_uuid()::text, ${inst.admin.membershipId}, 'UserUpdated', 'seed', jsonb_build_object('_id', g::text, 'username', 'user' || g), now() - make_interval(secs => g)
+      from generate_series(1, ${EVENTS}::int) g`);
+    await db.execute(sql`analyze events`);
+  }, 120_000);
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const eventsQuery = (query = 'limit=1') => t.http().post(`/memberships/${inst.admin.membershipId}/events/_query?${query}`).set('Authorization', inst.admin.auth);
+
+  it('answers 400 InvalidQuery, before running it, for a filter of unindexed conditions past the bound', async () => {
+    const conditions = Array.from({ length: 990 }, (_, i) => ({ [`document.a${i}.b.c.d.e.f.g.h.i`]: `absent${i}` }));
+    const res = await eventsQuery().send({ where: { $or: conditions } });
+    expectErrorBody(res, 400, 'InvalidQuery');
+    expect(res.body.message).toMatch(/more database work than one request may take/);
+  });
+
+  it('still answers an unindexed condition within the bound, its count, and an indexed query', async () => {
+    const one = await eventsQuery('limit=2&with_count=true').send({ where: { 'document.username': 'user7' } });
+    expect({ status: one.status, count: one.body.count, ids: one.body.items.map((item: { document: { _id: string } }) => item.document._id) }).toEqual({ status: 200, count: 1, ids: ['7'] });
+    const indexed = await eventsQuery('limit=5').send({ where: { event_type: 'UserUpdated' } });
+    expect({ status: indexed.status, items: indexed.body.items.length }).toEqual({ status: 200, items: 5 });
+  });
+});

@@ -9,6 +9,7 @@ export {
   parseSelect,
   translateSort,
   translateWhere,
+  whereReadsUnindexed,
   type ListParams,
   type Projection,
 } from './translate';

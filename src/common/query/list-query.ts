@@ -1,11 +1,11 @@
 import { and, inArray, notInArray, type Placeholder, sql, type SQL } from 'drizzle-orm';
 import { type PgColumn, type PgTable, unionAll } from 'drizzle-orm/pg-core';
-import { type Executor, isStatementCancelled } from '../../database/database';
+import { cannotCancelStatements, type Executor, isStatementCancelled, queryRows } from '../../database/database';
 import { DomainError } from '../errors';
 import { isPossibleId } from '../ids';
 import type { QuerySchema } from './query-schema';
 import { isPlainObject } from './field-path';
-import { applyProjection, type ListParams, parseListParams, parseSelect, translateSort, translateWhere } from './translate';
+import { applyProjection, type ListParams, parseListParams, parseSelect, translateSort, translateWhere, whereReadsUnindexed } from './translate';
 
 /** What a list or `_query` request carries: the query string, and for `_query` a body. */
 export interface ListRequest {
@@ -150,29 +150,67 @@ export async function runListQuery<TRow>(query: ListQuery<TRow>): Promise<ListPa
   } catch (error) {
     // The database's statement timeout (DATABASE_STATEMENT_TIMEOUT_MS) ended the page or its count:
     // the request asked for more work than one request may cost (docs/bounded-work.md).
-    if (isStatementCancelled(error)) {
-      throw new DomainError(
-        'InvalidQuery',
-        'The query needs more database work than one request may take; narrow it with the indexed fields (see the sortable fields), a smaller skip, or without with_count',
-      );
-    }
+    if (isStatementCancelled(error)) throw tooMuchWork();
     throw error;
   }
 }
 
+function tooMuchWork(): DomainError {
+  return new DomainError(
+    'InvalidQuery',
+    'The query needs more database work than one request may take; narrow it with the indexed fields (see the sortable fields), a smaller skip, or without with_count',
+  );
+}
+
+/**
+ * The most planner cost a list may reach on a database that cannot cancel a statement, reckoned
+ * as if its unindexed conditions matched nothing. Measured on PGlite (docs/bounded-work.md): a
+ * `document.*` condition costs about 60,000 units a second, so this is about 0.8 s of work.
+ */
+export const UNCANCELLABLE_QUERY_COST_MAX = 50_000;
+
 async function runBoundedListQuery<TRow>(query: ListQuery<TRow>): Promise<ListPage<Record<string, unknown>>> {
   const params = parseListParams(query.request.query);
   const projection = parseSelect(query.schema, query.request.select);
+  if (cannotCancelStatements(query.executor) && whereReadsUnindexed(query.schema, query.request.where)) {
+    await assertAffordable(query, params);
+  }
   const responses = query.statements ? await query.statements.responses(query, params) : await listResponses(query, params);
   const page: ListPage<Record<string, unknown>> = {
     items: responses.map((response) => applyProjection(response as Record<string, unknown>, projection)),
   };
   if (params.withCount) {
-    const condition = and(visibleScope(query), translateWhere(query.schema, query.request.where));
-    const [{ count }] = await query.executor.select({ count: sql<number>`count(*)::int` }).from(query.table).where(condition);
+    const [{ count }] = await countSelect(query);
     page.count = count;
   }
   return page;
+}
+
+function countSelect<TRow>(query: ListQuery<TRow>) {
+  const condition = and(visibleScope(query), translateWhere(query.schema, query.request.where));
+  return query.executor.select({ count: sql<number>`count(*)::int` }).from(query.table).where(condition);
+}
+
+interface PlanNode {
+  'Total Cost': number;
+  Plans?: PlanNode[];
+}
+
+/**
+ * Refuses, before it runs, a list whose statements could run past UNCANCELLABLE_QUERY_COST_MAX.
+ * Each plan is judged by its costliest node: under a LIMIT the planner counts on finding the page
+ * early, which a filter that matches nothing belies, and the node below it is the whole scan.
+ */
+async function assertAffordable<TRow>(query: ListQuery<TRow>, params: ListParams): Promise<void> {
+  const statements = params.withCount ? [listSelect(query, params), countSelect(query)] : [listSelect(query, params)];
+  for (const statement of statements) {
+    const [row] = await queryRows<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(query.executor, sql`explain (format json) ${statement}`);
+    if (row && costliestNode(row['QUERY PLAN'][0].Plan) > UNCANCELLABLE_QUERY_COST_MAX) throw tooMuchWork();
+  }
+}
+
+function costliestNode(node: PlanNode): number {
+  return Math.max(node['Total Cost'], ...(node.Plans ?? []).map(costliestNode));
 }
 
 export const MAX_BULK_IDS = 1000;

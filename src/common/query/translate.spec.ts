@@ -12,6 +12,7 @@ import {
   parseSelect,
   translateSort,
   translateWhere,
+  whereReadsUnindexed,
   type FieldType,
   type QuerySchema,
 } from './index';
@@ -767,5 +768,20 @@ describe('translation semantics on PGlite', () => {
     expect(await order('age')).toEqual(['b', 'a', 'd', 'e', 'c']);
     expect(await order('age desc')).toEqual(['c', 'e', 'd', 'a', 'b']);
     expect(await order('sys.created_at asc')).toEqual(['d', 'a', 'e', 'b', 'c']);
+  });
+});
+
+describe('whereReadsUnindexed', () => {
+  it('is true when any condition, at any depth, compares a json path or a field that is not sortable', () => {
+    expect(whereReadsUnindexed(schema, { 'document.user.name': 'x' })).toBe(true);
+    expect(whereReadsUnindexed(schema, { count: { $gt: 1 } })).toBe(true);
+    expect(whereReadsUnindexed(schema, { event_type: 'A', $or: [{ _id: 'x' }, { $and: [{ is_active: true }] }] })).toBe(true);
+  });
+
+  it('is false for sortable (indexed) fields only, and for no filter', () => {
+    expect(whereReadsUnindexed(schema, { event_type: { $in: ['A', 'B'] }, event_time: { $gte: '2026-01-01T00:00:00Z' } })).toBe(false);
+    expect(whereReadsUnindexed(schema, { $or: [{ _id: 'x' }, { 'sys.created_at': { $lt: '2026-01-01T00:00:00Z' } }] })).toBe(false);
+    expect(whereReadsUnindexed(schema, undefined)).toBe(false);
+    expect(whereReadsUnindexed(schema, {})).toBe(false);
   });
 });

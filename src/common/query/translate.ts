@@ -76,6 +76,8 @@ function anyOf(parts: SQL[]): SQL {
 /** Walks one `where`, counting everything it visits against the documented limits. */
 class WhereTranslator {
   private nodes = 0;
+  /** A condition compares a field no index serves (whereReadsUnindexed). */
+  readsUnindexed = false;
 
   constructor(private readonly schema: QuerySchema) {}
 
@@ -120,6 +122,8 @@ class WhereTranslator {
 
   private field(path: string, operand: unknown): SQL {
     const target = resolvePath(this.schema, path, 'where');
+    // Sortable fields are the indexed ones; a path inside a json column never is.
+    if (target.subPath.length > 0 || target.field.sortable !== true) this.readsUnindexed = true;
     if (!isPlainObject(operand)) return this.compare(target, '$eq', operand);
 
     const keys = Object.keys(operand);
@@ -354,6 +358,20 @@ export function translateWhere(schema: QuerySchema, where: unknown): SQL | undef
   if (Object.keys(where).length === 0) return undefined;
   const condition = new WhereTranslator(schema).filter(where, 1);
   return sql`(${condition})`;
+}
+
+/**
+ * Whether a `where` (one translateWhere accepts) compares a field no index serves: a path inside
+ * a json column, or a field that is not sortable. The database then evaluates that condition on
+ * every row the rest of the filter leaves, and the planner cannot tell how many that is: its
+ * estimate for such a condition is a default, so a LIMIT looks cheaper than a filter that matches
+ * nothing makes it (runListQuery bounds these where it cannot cancel a statement).
+ */
+export function whereReadsUnindexed(schema: QuerySchema, where: unknown): boolean {
+  if (!isPlainObject(where) || Object.keys(where).length === 0) return false;
+  const translator = new WhereTranslator(schema);
+  translator.filter(where, 1);
+  return translator.readsUnindexed;
 }
 
 const MAX_SORT_LENGTH = 200;

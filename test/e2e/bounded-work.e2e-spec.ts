@@ -188,6 +188,22 @@ describe('bounded work per request', () => {
 });
 
 /**
+ * `count` UserUpdated events in the membership, one a second back from now, each document
+ * `{_id: "<n>", username: "user<n>"}`, then analysed. Bulk work the service never does, so the
+ * statement timeout is lifted for it (on the embedded database it is ignored anyway).
+ */
+async function seedEvents(t: TestApp, membershipId: string, count: number): Promise<void> {
+  const { db } = t.app.get<Database>(DATABASE);
+  await db.transaction(async (tx) => {
+    await tx.execute(sql`set local statement_timeout = 0`);
+    await tx.execute(sql`insert into events (id, membership_id, event_type, utilizer_id, document, event_time)
+      select gen_random_uuid()::text, ${membershipId}, 'UserUpdated', 'seed', jsonb_build_object('_id', g::text, 'username', 'user' || g), now() - make_interval(secs => g)
+      from generate_series(1, ${count}::int) g`);
+    await tx.execute(sql`analyze events`);
+  });
+}
+
+/**
  * A `_query` within every documented limit can still ask the database for minutes of work: 990
  * `$or` conditions on unindexed document paths, each evaluated on every event of the membership
  * (118 s of the server's CPU on a million events). The server's statement timeout bounds any one
@@ -205,15 +221,7 @@ describeWithServer('bounded work: the database statement timeout', () => {
 
   beforeAll(async () => {
     ({ t, inst } = await bootInstallation({ env: { DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS) } }));
-    const { db } = t.app.get<Database>(DATABASE);
-    // The seeding is bulk work the service never does: the timeout would end it too.
-    await db.transaction(async (tx) => {
-      await tx.execute(sql`set local statement_timeout = 0`);
-      await tx.execute(sql`insert into events (id, membership_id, event_type, utilizer_id, document, event_time)
-        select gen_random_uuid()::text, ${inst.admin.membershipId}, 'UserUpdated', 'seed', jsonb_build_object('_id', g::text, 'username', 'user' || g), now() - make_interval(secs => g)
-        from generate_series(1, ${EVENTS}::int) g`);
-      await tx.execute(sql`analyze events`);
-    });
+    await seedEvents(t, inst.admin.membershipId, EVENTS);
   }, 120_000);
   afterAll(async () => {
     await t?.close();
@@ -250,11 +258,7 @@ describe('bounded work: a list the embedded database could not stop', () => {
   beforeAll(async () => {
     // Embedded in both phases of the suite: the server cancels statements itself (above).
     ({ t, inst } = await bootInstallation({ databaseUrl: 'memory://' }));
-    const { db } = t.app.get<Database>(DATABASE);
-    await db.execute(sql`insert into events (id, membership_id, event_type, utilizer_id, document, event_time)
-      select gen_random_uuid()::text, ${inst.admin.membershipId}, 'UserUpdated', 'seed', jsonb_build_object('_id', g::text, 'username', 'user' || g), now() - make_interval(secs => g)
-      from generate_series(1, ${EVENTS}::int) g`);
-    await db.execute(sql`analyze events`);
+    await seedEvents(t, inst.admin.membershipId, EVENTS);
   }, 120_000);
   afterAll(async () => {
     await t?.close();

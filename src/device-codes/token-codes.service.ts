@@ -158,8 +158,9 @@ export class TokenCodesService {
    * The live code a user typed, or 404. A user code is a secret a person types, short when a
    * policy makes it so (RFC 8628 5.1: guessing must be limited): each lookup is an attempt under
    * the sign-in defenses, of the user's user codes (counted apart from its sign-in) and of its
-   * address. A code that names nothing is a failure, one that names a code ends the count, and
-   * past the membership's max_failures every lookup answers 429 until the lock ends.
+   * address. A code that names nothing is a failure, and past the membership's max_failures every
+   * lookup answers 429 until the lock ends. One that names a code is no failure, but does not start
+   * the count over either: creating a code is public, so a guesser always holds one that exists.
    */
   private async lookUpTyped(membershipId: string, userId: string, address: string, userCode: string): Promise<TokenCodeRow> {
     const attempt = { membershipId, login: { userCodesOf: userId }, address };
@@ -169,7 +170,7 @@ export class TokenCodesService {
       await this.attempts.recordFailure(attempt);
       throw codeNotFound();
     }
-    await this.attempts.recordSuccess(attempt);
+    await this.attempts.recordNeither(attempt);
     return row;
   }
 

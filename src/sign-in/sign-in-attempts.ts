@@ -49,6 +49,12 @@ export interface SignInAttempts {
   /** A success: the login's count starts over. */
   recordSuccess(attempt: SignInAttempt): Promise<void>;
   /**
+   * An attempt that was no wrong guess but proves nothing either, because the secret it matched may be
+   * the caller's own (a device user code anyone can create): the attempt is no longer counted, and the
+   * failures before it stay, so that such matches between wrong guesses cannot keep the login from its lock.
+   */
+  recordNeither(attempt: SignInAttempt): Promise<void>;
+  /**
    * Counts a device code requested from `address` (a device sign-in starting, anonymous): throws
    * `RetryLaterError('TooManyDeviceCodeRequests')` (429 with Retry-After) past DEVICE_CODE_ADDRESS_MAX
    * requests within DEVICE_CODE_ADDRESS_WINDOW_SECONDS, over every membership.

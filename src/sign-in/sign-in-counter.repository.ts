@@ -91,6 +91,15 @@ const resetStatement = sql`update sign_in_counters set failures = 0, lock_level 
   where id = ${p('loginKey')}::text and membership_id = ${p('membershipId')}::text and ${UNFLUSHED_COMMIT}`;
 
 /**
+ * An attempt that was neither a wrong guess nor a proof (a device user code that names a code):
+ * the count `reserve` added for it is taken back, and the failures before it stay. Nothing moves
+ * while a lock holds (reserve counted nothing then).
+ */
+const releaseStatement = sql`update sign_in_counters set failures = greatest(failures - 1, 0)
+  where id = ${p('loginKey')}::text and membership_id = ${p('membershipId')}::text
+    and (locked_until is null or locked_until <= now()) and ${UNFLUSHED_COMMIT}`;
+
+/**
  * One request of a rate-limited kind from one key (a client address): counted within a fixed
  * window that starts with the first request after the last window ended.
  */
@@ -140,6 +149,7 @@ export class SignInCounterRepository {
   private readonly reserveRows;
   private readonly failureRows;
   private readonly resetRows;
+  private readonly releaseRows;
   private readonly requestRows;
 
   constructor(@Inject(DATABASE) private readonly database: Database) {
@@ -151,6 +161,7 @@ export class SignInCounterRepository {
     );
     this.failureRows = prepareRows<{ lock_level: number; failures: number; locked_until: string | Date }>(db, 'sign_in_failure', failureStatement);
     this.resetRows = prepareRows<never>(db, 'sign_in_reset', resetStatement);
+    this.releaseRows = prepareRows<never>(db, 'sign_in_release', releaseStatement);
     this.requestRows = prepareRows<{ failures: number; window_left: string }>(db, 'rate_limited_request', requestStatement);
   }
 
@@ -184,6 +195,11 @@ export class SignInCounterRepository {
   /** A success: the login's count, lock and doubling start over (resetStatement). */
   async reset(membershipId: string, loginKey: string): Promise<void> {
     await this.resetRows({ membershipId, loginKey });
+  }
+
+  /** An attempt that proved nothing either way: the login's count loses the one `reserve` added (releaseStatement). */
+  async release(membershipId: string, loginKey: string): Promise<void> {
+    await this.releaseRows({ membershipId, loginKey });
   }
 
   /** Counts one request of `key` within its window (requestStatement): the count so far, this one included, and the seconds left of the window. */

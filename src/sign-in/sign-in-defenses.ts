@@ -89,6 +89,11 @@ export class SignInDefenses implements SignInAttempts {
     await this.counters.reset(membershipId, loginKeyOf(membershipId, login));
   }
 
+  async recordNeither({ membershipId, login }: SignInAttempt): Promise<void> {
+    if (!this.enabled) return;
+    await this.counters.release(membershipId, loginKeyOf(membershipId, login));
+  }
+
   async countDeviceCodeRequest(address: string): Promise<void> {
     if (!this.enabled || this.deviceCodeAddressMax === 0) return;
     const counted = await this.counters.countRequest(deviceCodesKeyOf(address), DEVICE_CODE_ADDRESS_WINDOW_SECONDS);

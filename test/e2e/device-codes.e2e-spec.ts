@@ -44,6 +44,27 @@ describe('device code flow', () => {
     expect((await suite.t.http().get(`${codesPath()}/${code.user_code}`).set('Authorization', session.auth)).status).toBe(200);
   });
 
+  it("a code the guesser holds itself does not start its count over: looking up its own code between wrong guesses still locks", async () => {
+    // Anyone can create a code (public route) and so always has one that exists: were finding it a
+    // success of the count, wrong guesses between such lookups would never reach the lock.
+    const own = await createCode();
+    const { session } = await newUser();
+    const wrong = (i: number) => `WRONG${String(i).padStart(3, '0')}`;
+    let locked = false;
+    for (let i = 0; i < 30 && !locked; i++) {
+      if (i % 5 === 4) {
+        const found = await suite.t.http().get(`${codesPath()}/${own.user_code}`).set('Authorization', session.auth);
+        locked = found.status === 429;
+        if (!locked) expect(found.status).toBe(200);
+        continue;
+      }
+      const guess = await suite.t.http().get(`${codesPath()}/${wrong(i)}`).set('Authorization', session.auth);
+      locked = guess.status === 429;
+      if (!locked) expect(errorOf(guess)).toEqual({ status: 404, code: 'TokenCodeNotFound' });
+    }
+    expect(locked).toBe(true);
+  });
+
   it('runs the whole flow: create, view, approve, poll for the pair, which works and is the approver', async () => {
     const code = await createCode();
     expect(code).toEqual({

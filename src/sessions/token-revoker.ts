@@ -70,7 +70,7 @@ export class TokenRevoker {
           user_id: token.userId,
           // An OpenID Provider grant's record names its client and the grant that issued it.
           ...(token.clientId ? { client_id: token.clientId } : {}),
-          ...(token.grantType ? { grant: token.grantType } : {}),
+          ...(token.clientId && token.grantType ? { grant: token.grantType } : {}),
           reason,
         },
       });

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, eq, getTableColumns, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, isNull, notExists, or, sql, type SQL } from 'drizzle-orm';
 import { DATABASE, type Database } from '../database/database';
 import { userHasLogin } from '../database/user-login';
 import { eventRecords, eventWrites } from '../events/event.repository';
@@ -20,6 +20,12 @@ import {
   type UserRecord,
   type UserRow,
 } from '../database/schema';
+
+/**
+ * `grant_type` of the first record of a session a device code opened: it tells that session from
+ * one a sign-in opened (TokenRevoked names a grant for OpenID Provider records only).
+ */
+export const DEVICE_CODE_SESSION_GRANT = 'device_code';
 
 export type NewTokenSession = typeof tokenSessions.$inferInsert & { createdAt: Date };
 import { runListQuery, type ListPage, type ListRequest } from '../common/query';
@@ -456,12 +462,20 @@ export class TokenSessionRepository {
     ]);
   }
 
-  /** When a sign-in session opened: the time of its sign-in, which refreshing does not move. */
+  /**
+   * When a sign-in session opened: the time of its sign-in, which refreshing does not move.
+   * Undefined for a session a device code opened (its first record's grant is `device_code`):
+   * an approval by any older session made it, so its opening proves no recent sign-in.
+   */
   async findSignInTime(membershipId: string, sessionId: string): Promise<Date | undefined> {
+    const openedByDevice = this.database.db
+      .select({ one: sql`1` })
+      .from(tokenSessions)
+      .where(and(eq(tokenSessions.id, sessions.id), eq(tokenSessions.grantType, DEVICE_CODE_SESSION_GRANT)));
     const [row] = await this.database.db
       .select({ createdAt: sessions.createdAt })
       .from(sessions)
-      .where(and(eq(sessions.membershipId, membershipId), eq(sessions.id, sessionId)))
+      .where(and(eq(sessions.membershipId, membershipId), eq(sessions.id, sessionId), notExists(openedByDevice)))
       .limit(1);
     return row?.createdAt;
   }

@@ -10,7 +10,7 @@ import { IssuedTokenStore, tokenGeneratedEvent } from './issued-token-store';
 import { toUserCaller } from './token-caller';
 import { type IssuedTokens, type ScopedApproval, TokenIssuer } from './token-issuer';
 import { TokenRevoker } from '../sessions/token-revoker';
-import type { SigningMembership } from '../sessions/token-session.repository';
+import { DEVICE_CODE_SESSION_GRANT, type SigningMembership } from '../sessions/token-session.repository';
 import { RefreshTokenReuse, TokenVerifier, type VerifiedBearer } from './token-verifier';
 import type { SessionMetadata, TokenResponse, VerificationResponse } from './token.dto';
 
@@ -52,6 +52,9 @@ export class TokenService {
     const issued = grant.scoped
       ? this.scopedFromApproval(membership, user, grant.scoped, grant.amr, metadata)
       : this.issuer.pair(membership, user, metadata, { scopes: null, amr: grant.amr });
+    // A new session, but no new sign-in: whatever asks how recently the user proved itself
+    // (managing factors without a password) must not take an approval by an old session for one.
+    if (!grant.scoped) issued.session.grantType = DEVICE_CODE_SESSION_GRANT;
     const generated = tokenGeneratedEvent(user, issued.response);
     const event = { ...generated, document: { ...generated.document, grant: 'device_code', user_code: grant.userCode } };
     if (!(await code.consume())) return undefined;

@@ -518,6 +518,31 @@ describe('second factors', () => {
       expect(stale.body.message).toContain('sign in again');
       expect((await as(t(), `Bearer ${refreshed.body.access_token}`).get(mfaPath(userId))).body.totp).toEqual({ enabled: true, created_at: expect.any(String) });
     });
+
+    it('a device code approved by a stale session opens no fresh sign-in: its pair cannot manage factors without a password', async () => {
+      const provider = await as(t(), suite.tenant.admin).post(`/memberships/${m()}/providers`, { name: unique('Device OIDC'), type: 'oidc', issuer: oidc.issuer, client_id: CLIENT_ID });
+      expect(provider.status).toBe(201);
+      const signedIn = await t()
+        .http()
+        .post(`/oauth/${provider.body.slug}/login?membership_id=${m()}`)
+        .send({ id_token: await idToken('device-stale-sub', 'device.stale@example.com') });
+      expect(signedIn.status).toBe(201);
+      const userId = claimsOf(signedIn.body.access_token).sub as string;
+      // The session's sign-in is past the 10 minutes: it may no longer manage factors.
+      const database = t().app.get<Database>(DATABASE);
+      await database.db.update(sessions).set({ createdAt: new Date(Date.now() - 11 * 60_000) }).where(eq(sessions.id, claimsOf(signedIn.body.access_token).sid as string));
+      expectErrorBody(await as(t(), `Bearer ${signedIn.body.access_token}`).post(`${mfaPath(userId)}/totp`, {}), 403, 'AccessDenied');
+
+      // The same stale token approves a device code of its own: the device's pair is a new session, but no new sign-in.
+      const code = await t().http().post(`/memberships/${m()}/codes`).send({ client_info: { name: 'Attacker laptop' } });
+      expect(code.status).toBe(201);
+      expect((await t().http().post(`/memberships/${m()}/codes/${code.body.user_code}/approve`).set('Authorization', `Bearer ${signedIn.body.access_token}`).send()).status).toBe(200);
+      const pair = await t().http().post(`/memberships/${m()}/codes/token`).send({ device_code: code.body.device_code });
+      expect(pair.status).toBe(201);
+      const started = await as(t(), `Bearer ${pair.body.access_token}`).post(`${mfaPath(userId)}/totp`, {});
+      if (started.status === 201) secrets.push(started.body.secret);
+      expectErrorBody(started, 403, 'AccessDenied');
+    });
   });
 
   // Last: it reads what every test above left behind.

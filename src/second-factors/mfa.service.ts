@@ -217,7 +217,11 @@ export class MfaService {
     if (currentPassword !== undefined) {
       throw validationFailure([{ field: 'current_password', message: 'is sent only by users acting on their own factors' }]);
     }
-    if (!(await this.users.findById(membershipId, userId))) throw userNotFound();
+    const user = await this.users.findById(membershipId, userId);
+    if (!user) throw userNotFound();
+    // Removing a user's only factor leaves its password alone to sign in, as resetAll does: the
+    // same take-over rule applies to one factor as to all of them.
+    await assertMayTakeOver(await this.permissions.granterOf(caller), this.roles, membershipId, user);
   }
 
   private async assertFreshSignIn({ caller }: FactorActor, membershipId: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { currentStep, totpAt } from '../support/totp';
 import { type ApiCaller, type ApiObject, as, createApplication, createApplicationWithPermissions, createMembership, createRole, createSignedInUser, createUser, expectErrorBody, putBodyOf, signIn, useInstallation, usersPath } from '../support/api';
 
 /**
@@ -152,6 +153,22 @@ describe('grants', () => {
       // What the manager holds, it may take: a reader's password, and the admin, the other admin's.
       expect((await as(suite.t, manager).put(`${userPath(reader._id)}/change-password`, { password: 'a new reader password' })).status).toBe(204);
       expect((await as(suite.t, suite.admin).put(`${userPath(otherAdmin._id)}/change-password`, { password: 'set by the admin' })).status).toBe(204);
+    });
+
+    it("removing one second factor of another user (TOTP alone) needs every grant of that user, as removing them all does", async () => {
+      const manager = await createApplicationWithPermissions(suite.t, suite.admin, MANAGER);
+      const { user: otherAdmin, session } = await createSignedInUser(suite.t, suite.admin, { role: 'admin' });
+      const mfaPath = `${usersBase}/${otherAdmin._id}/mfa`;
+      const started = await as(suite.t, session).post(`${mfaPath}/totp`, { current_password: otherAdmin.password });
+      expect(started.status).toBe(201);
+      const confirmed = await as(suite.t, session).post(`${mfaPath}/totp/confirm`, { code: totpAt(started.body.secret, currentStep() - 1) });
+      expect(confirmed.status).toBe(200);
+
+      expectErrorBody(await as(suite.t, manager).del(`${mfaPath}/totp`), 403, 'AccessDenied');
+      // The admin's TOTP is still there.
+      expect((await as(suite.t, suite.admin).get(mfaPath)).body).toMatchObject({ totp: { enabled: true } });
+      // The membership's admin holds what the other admin holds, and may.
+      expect((await as(suite.t, suite.admin).del(`${mfaPath}/totp`)).status).toBe(204);
     });
 
     it("a membership's admin still sets the password of another admin of its membership", async () => {

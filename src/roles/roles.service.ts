@@ -74,12 +74,18 @@ export class RolesService extends MembershipResourceService<RoleRow, RoleBodyDto
     });
   }
 
-  /** All or nothing: the admin role among the ids refuses the whole request. */
-  protected override async beforeDelete(membershipId: string, ids: readonly string[]): Promise<void> {
+  /**
+   * All or nothing: the admin role among the ids refuses the whole request, and so does a role
+   * whose forbidden entries the caller does not hold. Its users and applications lose those entries
+   * with it, which grants them what they denied (Grants), as removing the entries by PUT would.
+   */
+  protected override async beforeDelete(membershipId: string, ids: readonly string[], caller: Caller): Promise<void> {
     const existing = await this.roles.findByIds(membershipId, ids);
     if (existing.some((row) => row.slug === ADMIN_ROLE_SLUG)) {
       throw new DomainError('SystemRolesCannotBeDeleted', 'The admin role cannot be deleted');
     }
+    const removedForbidden = existing.flatMap((row) => grantedBy(listsOf(row), { permissions: [], forbidden: [] }));
+    if (removedForbidden.length) assertHoldsGrants(await this.permissions.granterOf(caller), removedForbidden);
   }
 
   protected override afterDelete(membershipId: string, deleted: readonly RoleRow[]): void {

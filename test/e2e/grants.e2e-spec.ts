@@ -72,6 +72,24 @@ describe('grants', () => {
       const narrowed = await as(suite.t, manager).put(path, { name: 'guarded', permissions: ['users.read'], forbidden: ['events.read', 'tokens.read'] });
       expect(narrowed.status).toBe(200);
     });
+    it("deleting a role takes its forbidden entries from its holders, which grants what they denied (21.9)", async () => {
+      const manager = await createApplicationWithPermissions(suite.t, suite.admin, ['roles.delete', 'roles.read', 'users.read']);
+      const restricted = await createRole(suite.t, suite.admin, { forbidden: ['events.read'] });
+      const { session } = await createSignedInUser(suite.t, suite.admin, { role: restricted.slug, permissions: ['events.read'] });
+      const events = `/memberships/${suite.admin.membershipId}/events`;
+      expectErrorBody(await as(suite.t, session).get(events), 403, 'AccessDenied');
+
+      expectDeniedGrant(await as(suite.t, manager).del(`${rolesBase}/${restricted._id}`), 'events.read');
+      expectDeniedGrant(await as(suite.t, manager).del(rolesBase, { ids: [restricted._id] }), 'events.read');
+      // The role is still there, and its holder still cannot read events.
+      expect((await as(suite.t, suite.admin).get(`${rolesBase}/${restricted._id}`)).status).toBe(200);
+      expectErrorBody(await as(suite.t, session).get(events), 403, 'AccessDenied');
+
+      // A role without forbidden entries grants nothing by going; the admin, who holds events.read, may delete this one.
+      const plain = await createRole(suite.t, suite.admin, { permissions: ['users.read'] });
+      expect((await as(suite.t, manager).del(`${rolesBase}/${plain._id}`)).status).toBe(204);
+      expect((await as(suite.t, suite.admin).del(`${rolesBase}/${restricted._id}`)).status).toBe(204);
+    });
   });
 
   describe('applications', () => {

@@ -174,10 +174,10 @@ export abstract class MembershipResourceService<TRow extends { id: string }, TBo
   }
 
   /**
-   * What must hold before any of these ids is deleted (a row in use, a managed row): throwing
-   * here deletes none of them. Runs in the delete's transaction.
+   * What must hold before any of these ids is deleted (a row in use, a managed row, what the
+   * deletion grants `caller`'s grantees): throwing here deletes none of them. Runs in the delete's transaction.
    */
-  protected async beforeDelete(_membershipId: string, _ids: readonly string[]): Promise<void> {}
+  protected async beforeDelete(_membershipId: string, _ids: readonly string[], _caller: Caller): Promise<void> {}
 
   /**
    * What follows the deletes (a cache to forget), after their transaction: committed when the
@@ -188,7 +188,7 @@ export abstract class MembershipResourceService<TRow extends { id: string }, TBo
   private async deleteRows(caller: Caller, membershipId: string, ids: readonly string[]): Promise<TRow[]> {
     const deletedEvent = this.eventType('Deleted');
     const deleted = await this.changes.transaction(async (record) => {
-      await this.beforeDelete(membershipId, ids);
+      await this.beforeDelete(membershipId, ids, caller);
       const rows = await this.rows.deleteByIds(membershipId, ids);
       for (const row of rows) {
         record({ membershipId, eventType: deletedEvent, utilizerId: caller.id, document: {}, prior: this.eventDocument(row) });

@@ -58,7 +58,9 @@ export class MembershipsService {
   async list(caller: Caller, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
     await this.assertSystemCaller(caller, 'list memberships');
     const holder = await this.permissions.holderOf(caller);
-    return this.memberships.list(request, (row) =>
+    // Without the memberships a forbidden entry denies the caller reading (contract "Bounded work and per-object rules").
+    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'memberships');
+    return this.memberships.list({ ...request, hiddenIds }, (row) =>
       toMembershipResponse(row, { includeSecretKey: objectDecision(holder, 'memberships', 'read', row.id).allowed }),
     );
   }

@@ -96,6 +96,7 @@ export class MembershipRepository {
     return runListQuery<MembershipRow>({
       executor: this.database.db,
       table: memberships,
+      idColumn: memberships.id,
       scope: sql`true`,
       schema: MEMBERSHIP_QUERY_SCHEMA,
       request,

@@ -541,6 +541,8 @@ export class TokenSessionRepository {
       executor: this.database.db,
       // The runner reads from one table-like source; the listing subquery is one (see token-listing.schema.ts).
       table: tokenListing as unknown as PgTable,
+      // The subquery's id, for the ids a forbidden entry hides from the caller (request.hiddenIds).
+      idColumn: tokenListing.id,
       scope: this.listingScope(membershipId, state) ?? sql`false`,
       schema: TOKEN_LISTING_QUERY_SCHEMA,
       request,

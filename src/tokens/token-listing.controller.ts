@@ -26,8 +26,8 @@ const TOKEN_QUERY_EXAMPLE = { where: { username: 'ada' }, select: { username: 1,
 export class ActiveTokensController implements Listing {
   constructor(private readonly listings: TokenListingService) {}
 
-  listPage(_caller: Caller, request: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
-    return this.listings.list(membershipId, 'active', request);
+  listPage(caller: Caller, request: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
+    return this.listings.list(caller, membershipId, 'active', request);
   }
 
   @GetRoute({ permission: 'tokens.read', summary: 'Get one live token session', answer: TokenSessionSchema, operationId: 'TokenListing_getActive' })
@@ -61,7 +61,7 @@ export class ActiveTokensController implements Listing {
 export class RevokedTokensController implements Listing {
   constructor(private readonly listings: TokenListingService) {}
 
-  listPage(_caller: Caller, request: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
-    return this.listings.list(membershipId, 'revoked', request);
+  listPage(caller: Caller, request: ListRequest, membershipId: string): Promise<ListPage<Record<string, unknown>>> {
+    return this.listings.list(caller, membershipId, 'revoked', request);
   }
 }

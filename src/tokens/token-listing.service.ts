@@ -3,6 +3,7 @@ import type { Caller } from '../common/caller';
 import { DomainError } from '../common/errors';
 import type { ListPage, ListRequest } from '../common/query';
 import { EventRecorder } from '../events/event-recorder';
+import { CallerPermissions } from '../roles/caller-permissions';
 import { toTokenSessionResponse, type TokenSessionResponse } from './token-listing.mapper';
 import { TokenRevoker } from '../sessions/token-revoker';
 import { TokenSessionRepository, type SessionListingState } from '../sessions/token-session.repository';
@@ -24,10 +25,13 @@ export class TokenListingService {
     private readonly sessions: TokenSessionRepository,
     private readonly revoker: TokenRevoker,
     private readonly recorder: EventRecorder,
+    private readonly permissions: CallerPermissions,
   ) {}
 
-  list(membershipId: string, state: SessionListingState, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
-    return this.sessions.listSessions(membershipId, state, request, toTokenSessionResponse);
+  /** Without the records whose `tokens.read.<id>` a forbidden entry denies the caller, as GET .../active-tokens/{id} would. */
+  async list(caller: Caller, membershipId: string, state: SessionListingState, request: ListRequest): Promise<ListPage<Record<string, unknown>>> {
+    const hiddenIds = await this.permissions.hiddenFromLists(caller, 'tokens');
+    return this.sessions.listSessions(membershipId, state, { ...request, hiddenIds }, toTokenSessionResponse);
   }
 
   async getActive(membershipId: string, sessionId: string): Promise<TokenSessionResponse> {

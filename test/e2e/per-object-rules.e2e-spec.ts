@@ -1,4 +1,4 @@
-import { type ApiCaller, type ApiObject, createApplication, createApplicationWithPermissions, createRole, createSignedInUser, createUser, createUserType, createWebhook, expectErrorBody, putBodyOf, unique, useInstallation, usersPath, userTypesPath, webhooksPath } from '../support/api';
+import { type ApiCaller, type ApiObject, createApplication, createApplicationWithPermissions, createMembership, createRole, createSignedInUser, createUser, createUserType, createWebhook, expectErrorBody, putBodyOf, unique, useInstallation, usersPath, userTypesPath, webhooksPath } from '../support/api';
 
 /**
  * Contract "Bounded work and per-object rules": bulk routes apply each id's decision, lists leave
@@ -95,6 +95,52 @@ describe('per-object rules', () => {
 
       const byAdmin = await suite.t.http().post(`${resource.path()}/_query`).set('Authorization', suite.admin.auth).send({ where: { _id: { $in: [hidden, shown] } } });
       expect(ids(byAdmin.body.items).sort()).toEqual([hidden, shown].sort());
+    });
+  });
+
+  /** Collections whose listing code does not go through the shared resource service: the same rule holds. */
+  const otherListings: { name: string; resource: string; path: () => string; create: () => Promise<string> }[] = [
+    {
+      name: 'active-tokens',
+      resource: 'tokens',
+      path: () => `/memberships/${suite.admin.membershipId}/active-tokens`,
+      // A new sign-in session of a new user: its record's id is the one the listing shows.
+      create: async () => {
+        const { user } = await createSignedInUser(suite.t, suite.admin);
+        const res = await suite.t
+          .http()
+          .post(`/memberships/${suite.admin.membershipId}/active-tokens/_query`)
+          .set('Authorization', suite.admin.auth)
+          .send({ where: { user_id: user._id } });
+        return res.body.items[0]._id as string;
+      },
+    },
+    {
+      name: 'memberships',
+      resource: 'memberships',
+      path: () => '/memberships',
+      create: async () => (await createMembership(suite.t, suite.admin)).membershipId,
+    },
+  ];
+
+  describe.each(otherListings)('list and _query of $name', (listing) => {
+    it('leave out the items whose read the caller is denied by a forbidden entry', async () => {
+      const hidden = await listing.create();
+      const shown = await listing.create();
+      const caller = await createApplicationWithPermissions(suite.t, suite.admin, [`${listing.resource}.read`], [`${listing.resource}.read.${hidden}`]);
+      const ids = (items: ApiObject[]): string[] => items.map((item) => item._id as string);
+
+      expectErrorBody(await suite.t.http().get(`${listing.path()}/${hidden}`).set('Authorization', caller.auth), 403, 'AccessDenied');
+      const list = await suite.t.http().get(listing.path()).query({ limit: 1000, with_count: true }).set('Authorization', caller.auth);
+      expect(list.status).toBe(200);
+      expect(ids(list.body.items)).toContain(shown);
+      expect(ids(list.body.items)).not.toContain(hidden);
+      expect(list.body.count).toBe(list.body.items.length);
+
+      const query = await suite.t.http().post(`${listing.path()}/_query`).query({ with_count: true }).set('Authorization', caller.auth).send({ where: { _id: { $in: [hidden, shown] } } });
+      expect(query.status).toBe(200);
+      expect(ids(query.body.items)).toEqual([shown]);
+      expect(query.body.count).toBe(1);
     });
   });
 

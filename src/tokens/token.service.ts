@@ -97,7 +97,13 @@ export class TokenService {
     }
     const parentId = verified.session.kind === 'scoped' && verified.session.parentId ? verified.session.parentId : verified.session.id;
     const origin = { sessionId: verified.family.id, parentId, amr: verified.claims.amr };
-    const issued = this.issuer.scoped(verified.membership, verified.user, origin, requested.map((s) => s.text), metadata);
+    // A token carrying scopes only narrows (third review: "scoped means carrying scopes"), in time
+    // too: what it makes ends when it does, else a chain of them would renew access for ever, a
+    // scoped token made refreshable. From a full access token the membership's lifetime applies.
+    const carriesScopes = verified.session.kind === 'scoped' || (verified.session.scopes?.length ?? 0) > 0;
+    const remaining = carriesScopes ? verified.claims.exp - Math.floor(Date.now() / 1000) : Number.POSITIVE_INFINITY;
+    if (remaining <= 0) throw new DomainError('TokenWasExpired', 'The token has expired');
+    const issued = this.issuer.scoped(verified.membership, verified.user, origin, requested.map((s) => s.text), metadata, remaining);
     // Its session revoked between the check and the write: nothing was issued.
     if (!(await this.issued.store(issued, [tokenGeneratedEvent(verified.user, issued.response)]))) {
       throw new DomainError('TokenWasRevoked', 'The token has been revoked');

@@ -184,6 +184,20 @@ describe('tokens: sign-in, scoped tokens, refresh, verify, revoke, /me', () => {
       expect(notHeld.body).toMatchObject({ allowed: false, reason: 'no_permission' });
     });
 
+    it('a scoped token made from a scoped token lives no longer than it: chaining never renews access', async () => {
+      const admin = await fresh();
+      const parent = await suite.t.http().post('/generate-token').set('Authorization', admin.auth).send({ scopes: ['users.read'] });
+      expect(parent.status).toBe(201);
+      const parentExp = decodeJwt(parent.body.access_token).exp!;
+      // A second later, a fresh 12 hours would reach past the parent's end.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const child = await suite.t.http().post('/generate-token').set('Authorization', `Bearer ${parent.body.access_token}`).send({ scopes: ['users.read'] });
+      expect(child.status).toBe(201);
+      const claims = decodeJwt(child.body.access_token);
+      expect(claims.exp!).toBeLessThanOrEqual(parentExp);
+      expect(child.body.expires_in).toBe(claims.exp! - claims.iat!);
+    });
+
     it('a scoped token cannot be refreshed and dies with its sign-in session', async () => {
       const admin = await fresh();
       const scoped = await suite.t.http().post('/generate-token').set('Authorization', admin.auth).send({ scopes: ['users.read'] });

@@ -1,6 +1,6 @@
 import { DomainError } from '../common/errors';
 import type { PermissionHolder } from './decide';
-import { escapePermissionSegment, type PermissionExpression, type PermissionSegments, segmentsCover, WILDCARD } from './permission-expression';
+import { escapePermissionSegment, PermissionExpression, type PermissionSegments, segmentsCover, WILDCARD } from './permission-expression';
 
 /** Whether two expressions share at least one concrete request: in each segment one side is `*` or both are equal. */
 export function segmentsOverlap(a: PermissionSegments, b: PermissionSegments): boolean {
@@ -44,6 +44,17 @@ export function holdsGrant(granter: Granter, granted: PermissionSegments): boole
   if (scopes == null) return true;
   // A scope's subject `*` stands for the holder itself.
   return scopes.some((scope) => segmentsCover(scope.subject === WILDCARD ? { ...segmentsOf(scope), subject: self } : scope, asHolder));
+}
+
+/** The requests two overlapping expressions share (in each segment the literal side, or `*` when both are). */
+export function segmentsMeet(a: PermissionSegments, b: PermissionSegments): PermissionExpression {
+  const meet = (x: string, y: string): string => (x === WILDCARD ? y : x);
+  return PermissionExpression.of({
+    subject: meet(a.subject, b.subject),
+    resource: meet(a.resource, b.resource),
+    action: meet(a.action, b.action),
+    object: meet(a.object, b.object),
+  });
 }
 
 function segmentsOf(e: PermissionSegments): PermissionSegments {

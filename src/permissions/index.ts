@@ -8,6 +8,6 @@ export {
 export type { PermissionSegments } from './permission-expression';
 export { decide, holdsScope, isScopeSubset, OWN_RECORD_ACTIONS } from './decide';
 export type { Decision, DecisionReason, PermissionHolder } from './decide';
-export { assertHoldsGrants, grantedBy, grantedByAssignment, holdsGrant, segmentsOverlap } from './grants';
+export { assertHoldsGrants, grantedBy, grantedByAssignment, holdsGrant, segmentsMeet, segmentsOverlap } from './grants';
 export type { Assignment, GrantedLists, Granter } from './grants';
 export { firstDeniedObject, forbiddenObjectIds, objectDecision, objectPermission } from './object-access';

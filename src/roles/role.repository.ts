@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { inArray } from 'drizzle-orm';
-import { roles, type RoleRow } from '../database/schema';
+import { and, eq, inArray, ne, sql } from 'drizzle-orm';
+import { applications, roles, users, type RoleRow } from '../database/schema';
 import { MembershipScopedRepository } from '../common/crud/membership-scoped.repository';
 import { membershipSysFields, namedResourceFields, querySchema, sortableFieldNames } from '../common/query';
 import { toRoleResponse } from './role.mapper';
@@ -29,6 +29,22 @@ export class RoleRepository extends MembershipScopedRepository<RoleRow, NewRoleR
   async findByIds(membershipId: string, ids: readonly string[]): Promise<RoleRow[]> {
     if (!ids.length) return [];
     return this.findWhere(membershipId, [inArray(roles.id, [...ids])]);
+  }
+
+  /**
+   * The distinct own permission lists of the users and applications that name one of these role
+   * slugs, each with the slug (empty lists left out): what deleting a role's forbidden entries
+   * would let through. Reads the users and applications tables, as the statement that asks this
+   * of a role belongs with the role.
+   */
+  async ownPermissionsOfHolders(membershipId: string, slugs: readonly string[]): Promise<{ role: string; permissions: string[] }[]> {
+    if (!slugs.length) return [];
+    const of = (table: typeof users | typeof applications) =>
+      this.database.db
+        .selectDistinct({ role: sql<string>`${table.role}`, permissions: table.permissions })
+        .from(table)
+        .where(and(eq(table.membershipId, membershipId), inArray(table.role, [...slugs]), ne(table.permissions, sql`'[]'::jsonb`)));
+    return [...(await of(users)), ...(await of(applications))];
   }
 
   /** Replaces the content, stamped as modified now by `modifiedBy`. */

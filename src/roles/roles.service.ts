@@ -9,7 +9,7 @@ import type { EventType } from '../events/event-types';
 import { RequestTransaction } from '../common/request-transaction';
 import { EventRecorder } from '../events/event-recorder';
 import { validatePermissionList } from './permission-list';
-import { assertHoldsGrants, grantedBy, type GrantedLists } from '../permissions';
+import { assertHoldsGrants, grantedBy, type GrantedLists, segmentsMeet, segmentsOverlap } from '../permissions';
 import { parseStored, RoleCache } from './role-cache';
 import type { RoleBodyDto } from './role.dto';
 import { ADMIN_ROLE_SLUG, toRoleResponse, type RoleResponse } from './role.mapper';
@@ -76,16 +76,25 @@ export class RolesService extends MembershipResourceService<RoleRow, RoleBodyDto
 
   /**
    * All or nothing: the admin role among the ids refuses the whole request, and so does a role
-   * whose forbidden entries the caller does not hold. Its users and applications lose those entries
-   * with it, which grants them what they denied (Grants), as removing the entries by PUT would.
+   * whose going would let its users or applications do what the caller may not. They lose its
+   * forbidden entries with it, and what those entries denied of their own permissions is then
+   * granted to them (Grants), as removing the entries by PUT would be. Only that part counts, so
+   * a role nobody holds, or one whose holders have no own permissions it denied, goes freely
+   * (and an admin can delete a role forbidding `*`, which no caller holds).
    */
   protected override async beforeDelete(membershipId: string, ids: readonly string[], caller: Caller): Promise<void> {
     const existing = await this.roles.findByIds(membershipId, ids);
     if (existing.some((row) => row.slug === ADMIN_ROLE_SLUG)) {
       throw new DomainError('SystemRolesCannotBeDeleted', 'The admin role cannot be deleted');
     }
-    const removedForbidden = existing.flatMap((row) => grantedBy(listsOf(row), { permissions: [], forbidden: [] }));
-    if (removedForbidden.length) assertHoldsGrants(await this.permissions.granterOf(caller), removedForbidden);
+    const guarding = existing.filter((row) => row.forbidden.length > 0);
+    const holders = await this.roles.ownPermissionsOfHolders(membershipId, guarding.map((row) => row.slug));
+    const released = guarding.flatMap((row) => {
+      const forbidden = parseStored(row.forbidden);
+      const own = holders.filter((holder) => holder.role === row.slug).flatMap((holder) => parseStored(holder.permissions));
+      return forbidden.flatMap((entry) => own.filter((permission) => segmentsOverlap(entry, permission)).map((permission) => segmentsMeet(entry, permission)));
+    });
+    if (released.length) assertHoldsGrants(await this.permissions.granterOf(caller), released);
   }
 
   protected override afterDelete(membershipId: string, deleted: readonly RoleRow[]): void {

@@ -85,10 +85,17 @@ describe('grants', () => {
       expect((await as(suite.t, suite.admin).get(`${rolesBase}/${restricted._id}`)).status).toBe(200);
       expectErrorBody(await as(suite.t, session).get(events), 403, 'AccessDenied');
 
-      // A role without forbidden entries grants nothing by going; the admin, who holds events.read, may delete this one.
+      // Only what its holders gain counts: a role without forbidden entries, or one nobody holds, goes freely.
       const plain = await createRole(suite.t, suite.admin, { permissions: ['users.read'] });
       expect((await as(suite.t, manager).del(`${rolesBase}/${plain._id}`)).status).toBe(204);
+      const unheld = await createRole(suite.t, suite.admin, { forbidden: ['events.read'] });
+      expect((await as(suite.t, manager).del(`${rolesBase}/${unheld._id}`)).status).toBe(204);
+      // The admin, who holds events.read, may delete it; and a role forbidding `*` (which no one holds) too.
       expect((await as(suite.t, suite.admin).del(`${rolesBase}/${restricted._id}`)).status).toBe(204);
+      const suspended = await createRole(suite.t, suite.admin, { forbidden: ['*'] });
+      await createUser(suite.t, suite.admin, { role: suspended.slug, permissions: ['events.read'] });
+      expectDeniedGrant(await as(suite.t, manager).del(`${rolesBase}/${suspended._id}`), 'events.read');
+      expect((await as(suite.t, suite.admin).del(`${rolesBase}/${suspended._id}`)).status).toBe(204);
     });
   });
 

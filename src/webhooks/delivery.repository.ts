@@ -30,7 +30,17 @@ export interface ClaimedDelivery {
     prior: Record<string, unknown> | null;
     eventTime: Date;
   } | null;
-  webhook: { status: string; tryCount: number; request: WebhookRequestTemplate; secret: string | null } | null;
+  webhook: ClaimedWebhook | null;
+  /** When this instance claimed it (ms since the epoch): what it carries of the webhook is as of then. */
+  claimedAt: number;
+}
+
+/** The webhook as a claim (or a later look) finds it. */
+export interface ClaimedWebhook {
+  status: string;
+  tryCount: number;
+  request: WebhookRequestTemplate;
+  secret: string | null;
 }
 
 interface ClaimedRow {
@@ -78,6 +88,7 @@ const toClaimed = (row: ClaimedRow): ClaimedDelivery => ({
       ? null
       : { eventType: row.event_type, utilizerId: row.utilizer_id, document: row.document, prior: row.prior, eventTime: new Date(row.event_time) },
   webhook: row.webhook_status === null ? null : { status: row.webhook_status, tryCount: row.try_count, request: row.request, secret: row.secret },
+  claimedAt: Date.now(),
 });
 
 /**
@@ -162,6 +173,23 @@ export class DeliveryRepository {
           returning d.id`,
     );
     return rows.length;
+  }
+
+  /**
+   * The webhook as it is now, for a delivery this lease still holds (pending): undefined when the
+   * lease no longer holds it (canceled by a passive or deleted webhook, redelivered, claimed
+   * again), `null` when the webhook is gone.
+   */
+  async heldWebhook(membershipId: string, id: string, leaseId: string): Promise<ClaimedWebhook | null | undefined> {
+    const [row] = await queryRows<{ webhook_status: string | null; try_count: number; request: WebhookRequestTemplate; secret: string | null }>(
+      this.database.db,
+      sql`select w.status as webhook_status, w.try_count, w.request, w.secret
+          from ${deliveries} d
+          left join webhooks w on w.id = d.webhook_id and w.membership_id = d.membership_id
+          where d.id = ${id} and d.membership_id = ${membershipId} and d.lease_id = ${leaseId} and d.status = 'pending'`,
+    );
+    if (!row) return undefined;
+    return row.webhook_status === null ? null : { status: row.webhook_status, tryCount: row.try_count, request: row.request, secret: row.secret };
   }
 
   /** Claimed rows this instance will not attempt (it is stopping): due again at once, for any instance. */

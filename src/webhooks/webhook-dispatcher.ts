@@ -30,6 +30,12 @@ export const WEBHOOK_LOOKUP_TTL_MS = 5_000;
 const CLAIM_GAP_MS = 10;
 /** Most retry times an instance keeps a timer for; the claim interval covers the rest. */
 const MAX_RETRY_WAKES = 10_000;
+/**
+ * A delivery that waited in the queue longer than this since its claim looks at its row and its
+ * webhook again before its call: meanwhile the webhook may have been made passive, deleted or
+ * changed, and the row canceled or redelivered. One that starts at once skips the extra read.
+ */
+const STALE_CLAIM_MS = 50;
 /** Most deliveries one claim statement takes. */
 const CLAIM_BATCH = 100;
 /** Backoff: WEBHOOK_RETRY_BASE_MS doubled per attempt, ±20% jitter, at most this. */
@@ -352,7 +358,14 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  private async attemptHeld(delivery: ClaimedDelivery, lease: string): Promise<void> {
+  private async attemptHeld(claimed: ClaimedDelivery, lease: string): Promise<void> {
+    const delivery = await this.current(claimed, lease);
+    if (!delivery) {
+      // Canceled, redelivered or claimed again while it waited: its row is someone else's now.
+      this.attemptCounts.canceled++;
+      this.held.delete(claimed.id);
+      return;
+    }
     const { event, webhook } = delivery;
     if (!event || !webhook || webhook.status !== 'active') {
       this.attemptCounts.canceled++;
@@ -385,6 +398,23 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       }),
     ]);
     if (!final) this.wakeAt(nextAttemptAt.getTime());
+  }
+
+  /**
+   * The claimed delivery with its webhook as it is now, when it waited in the queue (see
+   * STALE_CLAIM_MS); undefined when the lease no longer holds its row. A failed read keeps the
+   * claim's copy: the lease still bounds it, and a lost call would be worse than a late one.
+   */
+  private async current(delivery: ClaimedDelivery, lease: string): Promise<ClaimedDelivery | undefined> {
+    if (Date.now() - delivery.claimedAt <= STALE_CLAIM_MS) return delivery;
+    let webhook: ClaimedDelivery['webhook'] | undefined;
+    try {
+      webhook = await this.store.heldWebhook(delivery.membershipId, delivery.id, lease);
+    } catch (error) {
+      this.logger.warn({ err: error, deliveryId: delivery.id }, 'could not read a queued webhook delivery again; attempting it as claimed');
+      return delivery;
+    }
+    return webhook === undefined ? undefined : { ...delivery, webhook };
   }
 
   private async finish(delivery: ClaimedDelivery, lease: string, outcome: AttemptOutcome): Promise<void> {

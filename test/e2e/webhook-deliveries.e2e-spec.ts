@@ -251,3 +251,36 @@ describe('webhook deliveries with a full queue', () => {
     expect(metrics.text).toMatch(/portcullis_durable_queue_oldest_pending_seconds\{queue="webhooks"\} 0/);
   });
 });
+
+/**
+ * A delivery claimed into this instance's queue while 8 calls are in flight waits there with the
+ * webhook as it was at the claim. Deleting the webhook (or making it passive) meanwhile must stop
+ * it: the contract's "a passive or deleted webhook cancels its pending deliveries".
+ */
+describe('webhook deliveries queued in memory', () => {
+  const suite = useInstallation({ env: { ...ALLOW_LOOPBACK_RECEIVERS, WEBHOOK_TIMEOUT_MS: '5000' } });
+  let receiver: WebhookReceiver;
+  beforeAll(async () => (receiver = await WebhookReceiver.start()));
+  afterAll(async () => {
+    await receiver?.close();
+  });
+
+  for (const change of ['deleted', 'made passive'] as const) {
+    it(`sends nothing for a queued delivery of a webhook ${change} while it waited`, async () => {
+      receiver.reset();
+      const { admin } = await createMembership(suite.t, suite.admin);
+      receiver.answerAfter(1500);
+      const path = change === 'deleted' ? '/queued-deleted' : '/queued-passive';
+      const hook = await createWebhook(suite.t, admin, receiver.url(path));
+      // 8 calls in flight (the queue's concurrency), held back by the receiver; the 9th and 10th wait in the queue.
+      for (let i = 0; i < 10; i++) await createUser(suite.t, admin);
+      await receiver.waitForRequests(8, { path, timeoutMs: 5000 });
+      const hookPath = `${webhooksPath(admin.membershipId)}/${hook._id as string}`;
+      if (change === 'deleted') await as(suite.t, admin).del(hookPath).expect(204);
+      else await as(suite.t, admin).put(hookPath, webhookBody(receiver.url(path), { name: hook.name, status: 'passive' })).expect(200);
+      // The 8 answers come 1.5 s after their calls; queued calls would go out then.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      expect(receiver.received(path).length).toBe(8);
+    });
+  }
+});

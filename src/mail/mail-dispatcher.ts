@@ -109,6 +109,20 @@ export class MailDispatcher implements BeforeApplicationShutdown {
   }
 
   private async deliver(item: MailItem): Promise<void> {
+    // The item carries the hook as it was when its event committed; it may have waited in the
+    // queue behind slow servers since. A hook made inactive or deleted meanwhile sends no more
+    // ("inactive hooks are kept, never sent"), as no result event is owed for a message not tried.
+    let current: MailhookRow | undefined = item.hook;
+    try {
+      current = await this.mailhooks.findById(item.hook.membershipId, item.hook.id);
+    } catch (error) {
+      // A failed look sends as queued: a lost message would be worse than a late change missed.
+      this.logger.warn({ err: error, mailhookId: item.hook.id }, 'could not read a mail hook again; sending the queued message as it is');
+    }
+    if (!current?.isActive) {
+      this.logger.info({ mailhookId: item.hook.id, eventId: item.event.id }, 'mail hook inactive or deleted since its event; the queued message was not sent');
+      return;
+    }
     const { attempts, result } = await this.delivery.deliver(item);
     await this.recordResult(item, attempts, result);
   }

@@ -160,3 +160,32 @@ describe('mail delivery (a real SMTP server on 127.0.0.1)', () => {
     });
   });
 });
+
+/**
+ * Messages wait in the mail queue (4 sent at a time) with the hook as it was when the event
+ * committed. A hook made inactive or deleted meanwhile must send no more: "inactive hooks are
+ * kept, never sent".
+ */
+describe('mail queued in memory (a slow SMTP server on 127.0.0.1)', () => {
+  const suite = useInstallation({ env: { ...ALLOW_LOOPBACK_RECEIVERS, MAIL_TRY_COUNT: '1', MAIL_TIMEOUT_MS: '5000' } });
+  const catcher = useMailCatcher({ rcptDelayMs: 1500 });
+
+  for (const change of ['made inactive', 'deleted'] as const) {
+    it(`sends no queued message of a hook ${change} while it waited`, async () => {
+      const tenant = await createMembership(suite.t, suite.admin);
+      await updateMembership(suite.t, tenant, { mail_providers: [loopbackSmtpProvider(catcher.port)] });
+      const recipients = Array.from({ length: 8 }, () => ({ email_address: `${unique('queued')}@example.com` }));
+      const body = { name: unique('Queued'), mail_provider: 'catcher', from_address: 'no-reply@example.com', event: 'UserCreated', mail_subject: 'x', mail_template: 'x', recipients };
+      const hook = await createMailhook(suite.t, tenant.admin, body);
+      await createUser(suite.t, tenant.admin);
+      // 4 messages in flight (the queue's concurrency), held at RCPT TO; 4 wait in the queue.
+      await eventually(async () => (recipients.filter((r) => catcher.rcptAttempts.has(r.email_address)).length >= 4 ? true : undefined), '4 messages in flight');
+      const hookPath = `/memberships/${tenant.membershipId}/mailhooks/${hook._id as string}`;
+      if (change === 'deleted') await suite.t.http().delete(hookPath).set('Authorization', tenant.admin.auth).expect(204);
+      else await suite.t.http().put(hookPath).set('Authorization', tenant.admin.auth).send({ ...body, name: hook.name, is_active: false }).expect(200);
+      // The 4 in flight end 1.5 s after their RCPT TO; queued ones would reach RCPT TO then.
+      await new Promise((resolve) => setTimeout(resolve, 3500));
+      expect(recipients.filter((r) => catcher.rcptAttempts.has(r.email_address)).length).toBe(4);
+    });
+  }
+});

@@ -27,6 +27,8 @@ export interface MailCatcherOptions {
   starttls?: boolean;
   key?: string;
   cert?: string;
+  /** Holds each RCPT TO answer back this long: a slow server, with messages in flight. */
+  rcptDelayMs?: number;
 }
 
 function decodeQuotedPrintable(text: string): string {
@@ -81,11 +83,15 @@ export class MailCatcher {
         const email = address.address.toLowerCase();
         const attempt = (rcptAttempts.get(email) ?? 0) + 1;
         rcptAttempts.set(email, attempt);
-        const refusal = options.reply?.(email, attempt);
-        if (!refusal) return callback();
-        const error = new Error(refusal.message) as Error & { responseCode: number };
-        error.responseCode = refusal.code;
-        callback(error);
+        const answer = (): void => {
+          const refusal = options.reply?.(email, attempt);
+          if (!refusal) return callback();
+          const error = new Error(refusal.message) as Error & { responseCode: number };
+          error.responseCode = refusal.code;
+          callback(error);
+        };
+        if (options.rcptDelayMs) setTimeout(answer, options.rcptDelayMs);
+        else answer();
       },
       onData(stream, session, callback) {
         const chunks: Buffer[] = [];

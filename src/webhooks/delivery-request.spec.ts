@@ -121,6 +121,11 @@ describe('prepareDeliveryRequest', () => {
 });
 
 describe('maskHeaders / maskUrl', () => {
+  it('masks the signature header: a reader of result events must not get a signed request to replay', () => {
+    const prepared = prepareDeliveryRequest(webhook({ secret: 'a-secret-of-16-chars' }), deliveryEvent(), NOW, 'd-1');
+    expect(maskHeaders(prepared.headers)['X-Webhook-Signature']).toBe(MASKED_VALUE);
+  });
+
   it('masks credential-carrying headers only', () => {
     expect(
       maskHeaders({ Authorization: 'Bearer x', Cookie: 'a=b', 'X-Api-Key': 'k', 'X-Session-Token': 't', 'Content-Type': 'application/json', 'X-Event': 'UserCreated' }),

@@ -93,7 +93,8 @@ export function maskHeaders(headers: Record<string, string>): Record<string, str
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     Object.defineProperty(out, name, {
-      value: isCredentialHeader(name) ? MASKED_VALUE : value,
+      // The signature too: with the event (the body) it is a request a reader could replay to the receiver.
+      value: isCredentialHeader(name) || name.toLowerCase() === WEBHOOK_SIGNATURE_HEADER.toLowerCase() ? MASKED_VALUE : value,
       enumerable: true,
       writable: true,
       configurable: true,

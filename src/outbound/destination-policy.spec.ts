@@ -29,13 +29,15 @@ describe('destination policy', () => {
       expect(range(literal)).toBe(expected);
     });
 
-    // IPv4-mapped (::ffff:), NAT64 (64:ff9b::, an IPv4 address a translator forwards to) and the
+    // IPv4-mapped (::ffff:), NAT64 (64:ff9b::, an IPv4 address a translator forwards to), 6to4
+    // (2002:AABB:CCDD::, a relay's), Teredo (2001:0:..., the client address inverted) and the
     // deprecated IPv4-compatible form (ipaddr.js reads the dotted ::127.0.0.1 as mapped: refused either way)
     it.each(
       casesByOutcome({
-        loopback: ['::ffff:127.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:7f00:1', '[::ffff:127.0.0.1]', '64:ff9b::7f00:1', '::127.0.0.1'],
-        private: ['::ffff:10.0.0.1', '::ffff:172.16.0.1', '::ffff:192.168.1.1', '64:ff9b::a00:1'],
-        'link-local': ['::ffff:169.254.169.254'],
+        loopback: ['::ffff:127.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:7f00:1', '[::ffff:127.0.0.1]', '64:ff9b::7f00:1', '::127.0.0.1', '2002:7f00:1::', '2002:7f00:1:0:1::1', '2001:0:4136:e378:8000:63bf:80ff:fffe'],
+        private: ['::ffff:10.0.0.1', '::ffff:172.16.0.1', '::ffff:192.168.1.1', '64:ff9b::a00:1', '2002:a00:1::1', '2002:c0a8:101::', '2001:0:4136:e378:8000:63bf:f5ff:fffe'],
+        'link-local': ['::ffff:169.254.169.254', '2002:a9fe:a9fe::1', '2001:0:4136:e378:8000:63bf:5601:5601'],
+        'NAT64 local-use': ['64:ff9b:1::7f00:1', '64:ff9b:1:ffff::808:808'],
         'carrier-grade NAT': ['::ffff:100.64.0.1'],
         unspecified: ['::ffff:0.0.0.0'],
         multicast: ['::ffff:224.0.0.1'],
@@ -46,7 +48,7 @@ describe('destination policy', () => {
       expect(range(literal)).toBe(expected);
     });
 
-    it.each(['8.8.8.8', '1.1.1.1', '93.184.215.14', '134744072', '0x08080808', '172.15.255.255', '172.32.0.1', '100.63.255.255', '100.128.0.1', '169.253.0.1', '223.255.255.255', '2606:4700:4700::1111', '2001:db8::1', '::ffff:8.8.8.8', '64:ff9b::808:808'])(
+    it.each(['8.8.8.8', '1.1.1.1', '93.184.215.14', '134744072', '0x08080808', '172.15.255.255', '172.32.0.1', '100.63.255.255', '100.128.0.1', '169.253.0.1', '223.255.255.255', '2606:4700:4700::1111', '2001:db8::1', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:f7f7:f7f7'])(
       'lets the public address %s through',
       (literal) => {
         expect(range(literal)).toBeUndefined();

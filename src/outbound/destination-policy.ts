@@ -32,6 +32,10 @@ const REFUSED_IPV6: ReadonlyArray<readonly [string, string]> = [
   ['link-local', 'fe80::/10'],
   ['site-local', 'fec0::/10'],
   ['multicast', 'ff00::/8'],
+  // RFC 8215's local-use NAT64 prefix: each network places the IPv4 address in it as it chooses
+  // (RFC 6052 allows six layouts), so the address it reaches cannot be read off it; nothing public
+  // lives there.
+  ['NAT64 local-use', '64:ff9b:1::/48'],
 ];
 
 function parsedRanges(ranges: ReadonlyArray<readonly [string, string]>): ReadonlyArray<readonly [string, [IpAddress, number]]> {
@@ -40,8 +44,12 @@ function parsedRanges(ranges: ReadonlyArray<readonly [string, string]>): Readonl
 
 const REFUSED_RANGES = [...parsedRanges(REFUSED_IPV4), ...parsedRanges(REFUSED_IPV6)];
 
-/** IPv6 prefixes that carry an IPv4 address in their last 32 bits and reach it through a translator. */
+/** The well-known NAT64 prefix (RFC 6052): the IPv4 address a translator forwards to is its last 32 bits. */
 const NAT64_PREFIX = ipaddr.parseCIDR('64:ff9b::/96');
+/** 6to4 (RFC 3056): a relay delivers to the IPv4 address in bits 16 to 47 (2002:7f00:1:: is 127.0.0.1). */
+const SIX_TO_FOUR_PREFIX = ipaddr.parseCIDR('2002::/16');
+/** Teredo (RFC 4380): a relay delivers to the client's IPv4 address, the last 32 bits inverted. */
+const TEREDO_PREFIX = ipaddr.parseCIDR('2001::/32');
 
 /**
  * Parses an IP literal in any notation (also bracketed IPv6, and IPv4 with the trailing dot of a
@@ -61,14 +69,17 @@ export function parseIpLiteral(host: string): IpAddress | undefined {
 
 /**
  * The IPv4 address an IPv6 address stands for, when it does: IPv4-mapped (::ffff:a.b.c.d), which
- * the kernel connects to as IPv4, and NAT64 (64:ff9b::a.b.c.d), which a translator forwards.
+ * the kernel connects to as IPv4, and the forms a translator or relay forwards to an IPv4 address
+ * (NAT64, 6to4, Teredo). A host with such a route would otherwise reach a refused IPv4 address
+ * through an IPv6 literal or a name resolving to one.
  */
 function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
   if (address.isIPv4MappedAddress()) return address.toIPv4Address();
-  if (address.match(NAT64_PREFIX)) {
-    const bytes = address.toByteArray().slice(12);
-    return ipaddr.fromByteArray(bytes) as ipaddr.IPv4;
-  }
+  const bytes = address.toByteArray();
+  const ipv4 = (four: number[]) => ipaddr.fromByteArray(four) as ipaddr.IPv4;
+  if (address.match(NAT64_PREFIX)) return ipv4(bytes.slice(12));
+  if (address.match(SIX_TO_FOUR_PREFIX)) return ipv4(bytes.slice(2, 6));
+  if (address.match(TEREDO_PREFIX)) return ipv4(bytes.slice(12).map((byte) => byte ^ 0xff));
   return undefined;
 }
 

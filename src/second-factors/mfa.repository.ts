@@ -102,13 +102,19 @@ export class MfaRepository {
     return rows.length > 0;
   }
 
-  /** Enables TOTP with a secret enrolled at sign-in (`mfa_policy: required`). */
-  async enableTotp(membershipId: string, userId: string, secret: string, step: number): Promise<void> {
+  /**
+   * Enables TOTP with a secret enrolled at sign-in (`mfa_policy: required`), only while the user
+   * has none: of sign-ins enrolling at the same time, the first to commit wins, and a later one
+   * (waiting on the row's lock, then seeing the secret) gets false instead of overwriting it.
+   */
+  async enableTotp(membershipId: string, userId: string, secret: string, step: number): Promise<boolean> {
     await this.ensureRow(membershipId, userId);
-    await this.database.db
+    const rows = await this.database.db
       .update(userMfa)
       .set({ totpSecret: secret, totpEnabledAt: new Date(), totpPendingSecret: null, totpLastStep: step })
-      .where(ofUser(userMfa, membershipId, userId));
+      .where(and(ofUser(userMfa, membershipId, userId), isNull(userMfa.totpSecret)))
+      .returning({ id: userMfa.id });
+    return rows.length > 0;
   }
 
   /**

@@ -140,7 +140,9 @@ export class SecondStepService {
       recoveryCodes,
       events: [mfaEvent('UserMfaEnabled', membershipId, userId, 'totp', userId)],
       apply: async () => {
-        await this.factors.enableTotp(membershipId, userId, secret, step);
+        // Another sign-in of the user enrolled meanwhile: its secret stays, and this one (its
+        // token used up, nothing recorded) signs in again with that factor.
+        if (!(await this.factors.enableTotp(membershipId, userId, secret, step))) throw codeInvalid();
         await this.factors.replaceRecoveryCodes(membershipId, userId, recoveryCodes.map((c) => recoveryCodeDigest(userId, c)));
       },
     };

@@ -397,6 +397,45 @@ describe('second factors', () => {
       expectErrorBody(await t().http().post('/generate-token/mfa/totp').send({ mfa_token: again.body.mfa_token }), 400, 'ModelValidationError');
       await as(t(), tenantAdmin).put(membershipPath, { name: current.name, mfa_policy: 'optional' });
     });
+    it('of sign-ins enrolling at the same time, one enables its secret; the others are refused and change nothing', async () => {
+      const tenantAdmin = suite.other.admin;
+      const membershipPath = `/memberships/${tenantAdmin.membershipId}`;
+      const current = (await as(t(), tenantAdmin).get(membershipPath)).body;
+      expect((await as(t(), tenantAdmin).put(membershipPath, { name: current.name, mfa_policy: 'required' })).status).toBe(200);
+      try {
+        const user = await createUser(t(), tenantAdmin);
+        // Three: more attempts of one login in flight than the sign-in policy's max_failures are refused (429).
+        const enrollments = await Promise.all(
+          Array.from({ length: 3 }, async () => {
+            const first = await firstStep(user.username, user.password, tenantAdmin.membershipId);
+            expectMfaRequired(first, { mfa_methods: [], enroll: ['totp'] });
+            const enroll = await t().http().post('/generate-token/mfa/totp').send({ mfa_token: first.body.mfa_token });
+            expect(enroll.status).toBe(201);
+            secrets.push(first.body.mfa_token, enroll.body.secret);
+            return { token: first.body.mfa_token as string, secret: enroll.body.secret as string };
+          }),
+        );
+        await awayFromStepEdge();
+        const answers = await Promise.all(enrollments.map(({ token, secret }) => secondStep({ mfa_token: token, totp: totpAt(secret, currentStep()) })));
+        const winners = answers.flatMap((answer, index) => (answer.status === 201 ? [index] : []));
+        // Each later one had overwritten the secret and the recovery codes an earlier one was shown.
+        expect(winners).toHaveLength(1);
+        for (const answer of answers) if (answer.status !== 201) expectErrorBody(answer, 400, 'MfaCodeInvalid');
+        const winner = answers[winners[0]];
+        secrets.push(...winner.body.recovery_codes);
+        // The secret enabled is the winner's, and so are the recovery codes.
+        const next = await firstStep(user.username, user.password, tenantAdmin.membershipId);
+        expectMfaRequired(next, { mfa_methods: ['totp', 'recovery_code'] });
+        const { secret } = enrollments[winners[0]];
+        const loserSecret = enrollments.find((_, index) => index !== winners[0])!.secret;
+        expectErrorBody(await secondStep({ mfa_token: next.body.mfa_token, totp: totpAt(loserSecret, currentStep() + 1) }), 400, 'MfaCodeInvalid');
+        expect((await secondStep({ mfa_token: next.body.mfa_token, totp: totpAt(secret, currentStep() + 1) })).status).toBe(201);
+        const byCode = await firstStep(user.username, user.password, tenantAdmin.membershipId);
+        expect((await secondStep({ mfa_token: byCode.body.mfa_token, recovery_code: winner.body.recovery_codes[0] })).status).toBe(201);
+      } finally {
+        await as(t(), tenantAdmin).put(membershipPath, { name: current.name, mfa_policy: 'optional' });
+      }
+    });
   });
 
   describe('device approval', () => {

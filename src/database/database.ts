@@ -303,6 +303,6 @@ export function prepareAmbientRows<T>(database: Database, name: string, statemen
  * instance at once, exactly like any commit; a crash of the database server (not of an instance)
  * may lose the last fraction of a second of them (wal_writer_delay, three times over at most). In
  * exchange nobody waits for a disk flush for them. Used by the sign-in counters (a rate limit,
- * not a record).
+ * not a record) and by TokenVerified (a record of a read, not of a change: EventRecorder.recordRead).
  */
 export const UNFLUSHED_COMMIT: SQL = sql`(select set_config('synchronous_commit', 'off', true)) is not null`;

@@ -40,6 +40,17 @@ describe('EventRepository.insertBatch', () => {
     expect(stored).toEqual(rows);
   });
 
+  it('stores a batch of read events (committed unflushed) exactly as the others', async () => {
+    const rows = [
+      { ...row(7, { quote: 'say "hi"', nested: { list: [1, '{}', null] } }), membershipId: 'm-read' },
+      { ...row(8, { unicode: 'zoë ☃ 𝄞' }, { n: 2 }), membershipId: 'm-read', eventType: 'TokenVerified' },
+    ];
+    await repository.insertReadBatch(rows);
+    await repository.insertReadBatch([]);
+    const stored = await database().db.select().from(events).where(eq(events.membershipId, 'm-read')).orderBy(asc(events.id));
+    expect(stored).toEqual(rows);
+  });
+
   it('stores a single event and does nothing for none', async () => {
     await repository.insertBatch([]);
     const one = { ...row(5, { only: 'one' }), membershipId: 'm-single' };

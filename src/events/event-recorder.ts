@@ -49,10 +49,11 @@ interface PendingEvents {
  A service records a change's events in one way, `transaction(async (record) => ...)`. It
  * joins the request transaction that a controller's EventRecordingInterceptor opened, or opens
  * one when none is open (queue jobs, setup, sign-in, token routes). Repositories reach it without
- * being handed it, and the events go in one insert just before the commit. Two other entry points
+ * being handed it, and the events go in one insert just before the commit. Three other entry points
  * serve events that are not part of a transaction's change: `record` (group commit, for events
- * that are the change themselves: delivery results, TokenVerified) and `prepare` + `publish`
- * (the token routes' hot path, whose repository writes the events in its own statement).
+ * that are the change themselves: delivery results), `recordRead` (the same for events that record
+ * a read: TokenVerified) and `prepare` + `publish` (the token routes' hot path, whose repository
+ * writes the events in its own statement).
  */
 @Injectable()
 export class EventRecorder {
@@ -93,26 +94,42 @@ export class EventRecorder {
   }
 
   /**
-   * An event that is itself the change (webhook and mail results), or that records a read and must
-   * be stored before the answer (TokenVerified). Group commit: the events recorded while
-   * one INSERT is on its way go together in the next one, and each caller resumes only once its
-   * own event is stored. Under load one statement carries many events; alone, an event is written
-   * at once.
+   * An event that is itself the change (webhook and mail results, a sign-in lock). Group commit:
+   * the events recorded while one INSERT is on its way go together in the next one, and each
+   * caller resumes only once its own event is stored. Under load one statement carries many
+   * events; alone, an event is written at once.
    */
   async record(event: NewEvent): Promise<RecordedEvent> {
+    return this.recordIn(this.groupCommit, event);
+  }
+
+  /**
+   * An event that records a read and must be stored before the answer (TokenVerified): group
+   * commit as `record`, in batches of their own whose commit does not wait for the disk flush.
+   * When this resolves the event is committed and visible to every reader and instance, and no
+   * crash of an instance can lose it; a crash of the database server may lose the last fraction
+   * of a second of them (never a change: nothing else shares their commits). The flush was a
+   * fifth of the database's CPU per verification, the verify routes' largest cost above their
+   * floor (docs/benchmarks.md).
+   */
+  async recordRead(event: NewEvent): Promise<RecordedEvent> {
+    return this.recordIn(this.readGroupCommit, event);
+  }
+
+  private async recordIn(groupCommit: GroupCommit<RecordedEvent>, event: NewEvent): Promise<RecordedEvent> {
     const row = toRow(event);
-    await this.groupCommit.add(row);
+    await groupCommit.add(row);
     this.publish([row]);
     return row;
   }
 
   /**
-   * Resolves once every event handed to `record` before this call is written (or its write has
-   * failed). Events written after the call are not waited for, so a steady stream of
-   * verifications cannot hold the shutdown drains up.
+   * Resolves once every event handed to `record` or `recordRead` before this call is written (or
+   * its write has failed). Events written after the call are not waited for, so a steady stream
+   * of verifications cannot hold the shutdown drains up.
    */
-  settled(): Promise<void> {
-    return this.groupCommit.settled();
+  async settled(): Promise<void> {
+    await Promise.all([this.groupCommit.settled(), this.readGroupCommit.settled()]);
   }
 
   /** Shutdown: the events of requests still in flight are written before the database closes. */
@@ -136,6 +153,7 @@ export class EventRecorder {
   }
 
   private readonly groupCommit = new GroupCommit<RecordedEvent>((rows) => this.repository.insertBatch(rows));
+  private readonly readGroupCommit = new GroupCommit<RecordedEvent>((rows) => this.repository.insertReadBatch(rows));
 
   /**
    * Rows (ids, sanitized documents, times) for events that a repository writes itself, in the

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, desc, eq, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
-import { DATABASE, type Database, type Executor } from '../database/database';
+import { DATABASE, type Database, type Executor, UNFLUSHED_COMMIT } from '../database/database';
 import { deliveries, events, webhooks, type EventRow } from '../database/schema';
 import { ListStatements, querySchema, runListQuery, type ListPage, type ListQuery, type ListRequest } from '../common/query';
 import { readEventRow, toEventResponse } from './event.mapper';
@@ -98,9 +98,9 @@ export function eventRecords(rows: readonly EventRow[]): { eventsJson: string } 
  * per connection, where a multi-row VALUES insert is a new statement for every batch size (group
  * commit writes batches of every size) with seven parameters per row.
  */
-function prepareBatchInsert(db: Database['db']) {
-  const { source, queued, rows } = eventWrites(db);
-  return db.with(source, queued).insert(events).select(rows).prepare('insert_events');
+function prepareBatchInsert(db: Database['db'], commit: 'flushed' | 'unflushed') {
+  const { source, queued, rows } = eventWrites(db, sql.placeholder('eventsJson'), commit === 'unflushed' ? UNFLUSHED_COMMIT : undefined);
+  return db.with(source, queued).insert(events).select(rows).prepare(commit === 'unflushed' ? 'insert_read_events' : 'insert_events');
 }
 
 /** The events list of a membership, for runListQuery (and for explaining its plans). */
@@ -124,11 +124,13 @@ export function eventListQuery(executor: Executor, membershipId: string, request
 @Injectable()
 export class EventRepository {
   private readonly batchInsert: ReturnType<typeof prepareBatchInsert>;
+  private readonly readBatchInsert: ReturnType<typeof prepareBatchInsert>;
   /** The list and `_query` statements by query shape: the event log is read with a few shapes, often. */
   private readonly listStatements: ListStatements;
 
   constructor(@Inject(DATABASE) private readonly database: Database) {
-    this.batchInsert = prepareBatchInsert(database.db);
+    this.batchInsert = prepareBatchInsert(database.db, 'flushed');
+    this.readBatchInsert = prepareBatchInsert(database.db, 'unflushed');
     this.listStatements = new ListStatements(database.db);
   }
 
@@ -136,6 +138,16 @@ export class EventRepository {
   async insertBatch(rows: readonly EventRow[]): Promise<void> {
     if (!rows.length) return;
     await this.batchInsert.execute(eventRecords(rows));
+  }
+
+  /**
+   * Events that record a read (TokenVerified), as `insertBatch` but committed without waiting for
+   * the disk flush (UNFLUSHED_COMMIT): visible to every reader and instance when this resolves; a
+   * crash of the database server, not of an instance, may lose the last fraction of a second of them.
+   */
+  async insertReadBatch(rows: readonly EventRow[]): Promise<void> {
+    if (!rows.length) return;
+    await this.readBatchInsert.execute(eventRecords(rows));
   }
 
   /** Events of a change, in the change's transaction, with the webhook deliveries they owe. */

@@ -26,7 +26,8 @@ import { ApiRoute } from '../common/api-route';
 const MEMBERSHIP_HEADERS = ['x-service-alias', 'membership', 'membershipid'] as const;
 
 const VERIFY_RECORDS =
-  'Records TokenVerified. The event is stored before the answer is sent: a verification that was answered is in the event log.';
+  'Records TokenVerified. The event is committed before the answer is sent: a verification that was answered is in the event log ' +
+  '(its commit does not wait for the disk flush: only a crash of the database server may lose the last fraction of a second of them).';
 
 export function membershipHeader(request: Request): string | undefined {
   for (const name of MEMBERSHIP_HEADERS) {

@@ -156,7 +156,7 @@ export class TokenService {
   async verify(credentials: Credentials, presented: string): Promise<VerificationResponse> {
     if (credentials.scheme === 'basic') {
       const application = await this.applications.verifyBasic(credentials.applicationId, credentials.secret);
-      await this.recorder.record({
+      await this.recorder.recordRead({
         membershipId: application.membershipId,
         eventType: 'TokenVerified',
         utilizerId: application.id,
@@ -166,8 +166,8 @@ export class TokenService {
     }
     const verified = await this.verifier.verifyCaller(credentials.token, 'any');
     const expiresAt = new Date(verified.claims.exp * 1000);
-    // Written durably before the answer (group commit: under load one INSERT carries many verifications).
-    await this.recorder.record({
+    // Committed before the answer (group commit: under load one INSERT carries many verifications).
+    await this.recorder.recordRead({
       membershipId: verified.claims.prn,
       eventType: 'TokenVerified',
       utilizerId: verified.claims.sub,

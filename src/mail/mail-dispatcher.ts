@@ -108,23 +108,41 @@ export class MailDispatcher implements BeforeApplicationShutdown {
     }
   }
 
-  private async deliver(item: MailItem): Promise<void> {
-    // The item carries the hook as it was when its event committed; it may have waited in the
-    // queue behind slow servers since. A hook made inactive or deleted meanwhile sends no more
-    // ("inactive hooks are kept, never sent"), as no result event is owed for a message not tried.
-    let current: MailhookRow | undefined = item.hook;
+  private async deliver(queued: MailItem): Promise<void> {
+    const item = await this.asHookIsNow(queued);
+    if (!item) return;
+    const { attempts, result } = await this.delivery.deliver(item);
+    await this.recordResult(item, attempts, result);
+  }
+
+  /**
+   * The queued message with its hook as it is now, as a webhook's attempt renders with the webhook
+   * as it is then: the item carries the hook as it was when its event committed, and it may have
+   * waited behind slow servers since. A hook made inactive, deleted, moved to another event or no
+   * longer listing the recipient sends nothing ("inactive hooks are kept, never sent"; no result
+   * event is owed for a message not tried); a changed template, subject, sender or provider applies.
+   */
+  private async asHookIsNow(item: MailItem): Promise<MailItem | undefined> {
+    let current: MailhookRow | undefined;
     try {
       current = await this.mailhooks.findById(item.hook.membershipId, item.hook.id);
     } catch (error) {
       // A failed look sends as queued: a lost message would be worse than a late change missed.
       this.logger.warn({ err: error, mailhookId: item.hook.id }, 'could not read a mail hook again; sending the queued message as it is');
+      return item;
     }
-    if (!current?.isActive) {
-      this.logger.info({ mailhookId: item.hook.id, eventId: item.event.id }, 'mail hook inactive or deleted since its event; the queued message was not sent');
-      return;
-    }
-    const { attempts, result } = await this.delivery.deliver(item);
-    await this.recordResult(item, attempts, result);
+    const notSent = (reason: string): undefined => {
+      this.logger.info({ mailhookId: item.hook.id, eventId: item.event.id }, `mail hook ${reason} since its event; the queued message was not sent`);
+      return undefined;
+    };
+    if (!current?.isActive) return notSent('inactive or deleted');
+    if (current.event !== item.event.eventType) return notSent('moved to another event');
+    const user = subjectUserOf(item.event.eventType, item.event.document, item.event.prior);
+    const address = item.recipient.email_address.toLowerCase();
+    const recipient = recipientsOf(current.recipients, current.sendToUtilizer, user).find((entry) => entry.email_address.toLowerCase() === address);
+    if (!recipient) return notSent('no longer sending to this recipient');
+    // The values stay as queued: they were handed to the subject user's own message only.
+    return { ...item, hook: current, recipient };
   }
 
   /** One result event per message, after its last attempt: never the subject, body or values. */

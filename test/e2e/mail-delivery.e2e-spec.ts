@@ -188,4 +188,26 @@ describe('mail queued in memory (a slow SMTP server on 127.0.0.1)', () => {
       expect(recipients.filter((r) => catcher.rcptAttempts.has(r.email_address)).length).toBe(4);
     });
   }
+
+  it('sends a queued message with its hook as it is when sent: the new template, and none to a recipient removed', async () => {
+    const tenant = await createMembership(suite.t, suite.admin);
+    await updateMembership(suite.t, tenant, { mail_providers: [loopbackSmtpProvider(catcher.port)] });
+    const recipients = Array.from({ length: 8 }, () => ({ email_address: `${unique('changed')}@example.com` }));
+    const body = { name: unique('Changed'), mail_provider: 'catcher', from_address: 'no-reply@example.com', event: 'UserCreated', mail_subject: 'old subject', mail_template: 'old template', recipients };
+    const hook = await createMailhook(suite.t, tenant.admin, body);
+    await createUser(suite.t, tenant.admin);
+    await eventually(async () => (recipients.filter((r) => catcher.rcptAttempts.has(r.email_address)).length >= 4 ? true : undefined), '4 messages in flight');
+    const waiting = recipients.filter((r) => !catcher.rcptAttempts.has(r.email_address));
+    expect(waiting).toHaveLength(4);
+    // The first waiting recipient leaves the hook; the template and subject change.
+    const kept = recipients.filter((r) => r !== waiting[0]);
+    const hookPath = `/memberships/${tenant.membershipId}/mailhooks/${hook._id as string}`;
+    await suite.t.http().put(hookPath).set('Authorization', tenant.admin.auth).send({ ...body, name: hook.name, recipients: kept, mail_subject: 'new subject', mail_template: 'new template' }).expect(200);
+    await eventually(async () => (waiting.slice(1).every((r) => catcher.mailsTo(r.email_address).length) ? true : undefined), 'the 3 waiting messages sent', 15_000);
+    for (const recipient of waiting.slice(1)) {
+      const [sent] = catcher.mailsTo(recipient.email_address);
+      expect([sent.headers.subject, sent.body.trim()]).toEqual(['new subject', 'new template']);
+    }
+    expect(catcher.rcptAttempts.has(waiting[0].email_address)).toBe(false);
+  });
 });

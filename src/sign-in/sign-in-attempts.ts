@@ -40,18 +40,26 @@ export const DEVICE_CODE_ADDRESS_WINDOW_SECONDS = 900;
 export interface SignInAttempts {
   /**
    * Throws `DomainError('TooManySignInAttempts')` (429 with Retry-After) while the login or the address is locked.
-   * Counts the attempt as a failure of the login before the secret is checked (so parallel attempts cannot pass the
-   * limit): call it first, outside a request transaction, and end every attempt with recordFailure or recordSuccess.
+   * Counts the attempt as a failure of the login and of the address before the secret is checked (so parallel
+   * attempts cannot pass either limit): call it first, outside a request transaction, and end every attempt with
+   * recordFailure or recordSuccess (or recordNeither).
    */
   assertOpen(attempt: SignInAttempt): Promise<void>;
-  /** One failure of the login (counted by assertOpen) and of the address; the failure that reaches the limit locks them. */
+  /** One failure of the login and of the address (both counted by assertOpen); the failure that reaches the limit locks the login. */
   recordFailure(attempt: SignInAttempt): Promise<void>;
-  /** A success: the login's count starts over. */
+  /** A success: the login's count starts over, and the address no longer counts the attempt. */
   recordSuccess(attempt: SignInAttempt): Promise<void>;
+  /**
+   * The secret was right but the sign-in goes on (a second step may be due): the address no longer
+   * counts the attempt, while the login keeps it counted until the sign-in ends (recordSuccess or
+   * recordFailure of a later step). Only failures stay counted for an address.
+   */
+  recordRightSecret(attempt: SignInAttempt): Promise<void>;
   /**
    * An attempt that was no wrong guess but proves nothing either, because the secret it matched may be
    * the caller's own (a device user code anyone can create): the attempt is no longer counted, and the
    * failures before it stay, so that such matches between wrong guesses cannot keep the login from its lock.
+   * The address no longer counts it either.
    */
   recordNeither(attempt: SignInAttempt): Promise<void>;
   /**

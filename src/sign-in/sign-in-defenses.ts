@@ -36,8 +36,11 @@ const deviceCodesKeyOf = (address: string): string => `device-codes:${address}`;
  * `recordSuccess` clears the login's count. Every step that checks a typed secret therefore calls
  * `assertOpen` first, outside any request transaction (a rollback must not undo a count).
  *
- * A client address counts failures only (not attempts) over every membership; at
- * SIGN_IN_ADDRESS_MAX_FAILURES within its window it is refused until the window ends.
+ * A client address counts, over every membership, the attempts its logins let through, each as a
+ * failure until it ends otherwise: `recordSuccess`, `recordNeither` and `recordRightSecret` give
+ * the place back, so only failures stay counted, and attempts in flight count like failures (else
+ * one burst of parallel guesses over many logins would all be checked before the first failed).
+ * At SIGN_IN_ADDRESS_MAX_FAILURES within its window it is refused until the window ends.
  */
 @Injectable()
 export class SignInDefenses implements SignInAttempts {
@@ -46,6 +49,12 @@ export class SignInDefenses implements SignInAttempts {
   private readonly deviceCodeAddressMax: number;
   /** False only when SIGN_IN_DEFENSES=off (the benchmark's comparison): nothing is counted or refused. */
   private readonly enabled: boolean;
+  /**
+   * The attempts whose place in the address's count is settled (kept as a failure, or given back):
+   * an attempt's right password gives it back at once while the login's count waits for the end of
+   * the sign-in, whose success must not give it back a second time.
+   */
+  private readonly addressSettled = new WeakSet<SignInAttempt>();
 
   constructor(
     private readonly counters: SignInCounterRepository,
@@ -67,11 +76,20 @@ export class SignInDefenses implements SignInAttempts {
     // Attempts in flight have used the login's allowance: within a second they have either locked
     // it (the next attempt learns for how long) or succeeded and cleared the count.
     if (reserved.failures > reserved.maxFailures) throw locked(IN_FLIGHT_RETRY_SECONDS);
+    // Parallel attempts of other logins took the address's last places first: this one is refused
+    // and counts for neither.
+    if (reserved.addressFailures > this.addressLimit.maxFailures) {
+      await this.counters.release(membershipId, loginKeyOf(membershipId, login), addressKeyOf(address));
+      throw locked(reserved.addressWindowLeft);
+    }
   }
 
-  async recordFailure({ membershipId, login, address }: SignInAttempt): Promise<void> {
+  async recordFailure(attempt: SignInAttempt): Promise<void> {
     if (!this.enabled) return;
-    const lock = await this.counters.recordFailure(membershipId, loginKeyOf(membershipId, login), addressKeyOf(address), this.addressLimit);
+    const { membershipId, login } = attempt;
+    // The address counted the attempt as a failure when it was reserved: it stays counted.
+    this.addressSettled.add(attempt);
+    const lock = await this.counters.recordFailure(membershipId, loginKeyOf(membershipId, login));
     if (!lock || !('userId' in login)) return;
     // Never the name or the address: the log holds who was locked by id only.
     this.logger.info({ membershipId, userId: login.userId, lockLevel: lock.level, lockedUntil: lock.lockedUntil.toISOString() }, 'sign-in locked');
@@ -84,14 +102,27 @@ export class SignInDefenses implements SignInAttempts {
     }
   }
 
-  async recordSuccess({ membershipId, login }: SignInAttempt): Promise<void> {
+  async recordSuccess(attempt: SignInAttempt): Promise<void> {
     if (!this.enabled) return;
-    await this.counters.reset(membershipId, loginKeyOf(membershipId, login));
+    await this.counters.reset(attempt.membershipId, loginKeyOf(attempt.membershipId, attempt.login), this.addressToGiveBack(attempt));
   }
 
-  async recordNeither({ membershipId, login }: SignInAttempt): Promise<void> {
+  async recordNeither(attempt: SignInAttempt): Promise<void> {
     if (!this.enabled) return;
-    await this.counters.release(membershipId, loginKeyOf(membershipId, login));
+    await this.counters.release(attempt.membershipId, loginKeyOf(attempt.membershipId, attempt.login), this.addressToGiveBack(attempt));
+  }
+
+  async recordRightSecret(attempt: SignInAttempt): Promise<void> {
+    if (!this.enabled) return;
+    const addressKey = this.addressToGiveBack(attempt);
+    if (addressKey) await this.counters.releaseAddress(addressKey);
+  }
+
+  /** The address key whose count gets the attempt's place back, once per attempt; null when it was settled already. */
+  private addressToGiveBack(attempt: SignInAttempt): string | null {
+    if (this.addressSettled.has(attempt)) return null;
+    this.addressSettled.add(attempt);
+    return addressKeyOf(attempt.address);
   }
 
   async countDeviceCodeRequest(address: string): Promise<void> {

@@ -102,6 +102,9 @@ export class PasswordSignIn {
       await this.attempts.recordFailure(attempt);
       throw invalidCredentials();
     }
+    // A right password is no failure of the address, whatever follows (a second step, an inactive
+    // account); the login's count waits for the end of the sign-in.
+    await this.attempts.recordRightSecret(attempt);
     if (!user.isActive) {
       // The password was right and no sign-in follows: the guessing is over.
       await this.attempts.recordSuccess(attempt);

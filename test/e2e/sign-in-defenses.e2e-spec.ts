@@ -309,6 +309,36 @@ describe('the per-address lock and TRUST_PROXY', () => {
     expectLocked(await attempt(t, first.membershipId, first.admin.username, first.admin.password, { 'X-Forwarded-For': '198.51.100.9' }));
   });
 
+  it('parallel guesses over many logins from one address: no more reach the password check than the address allows', async () => {
+    const { t, first, second } = await bootWith({ TRUST_PROXY: 'loopback' });
+    const guesser = { 'X-Forwarded-For': '203.0.113.50' };
+    // One wrong password for each of 40 names at once: each name is far from its own lock, so
+    // only the address stands between the guesser and 40 guesses. Its attempts in flight count.
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => attempt(t, i % 2 ? first.membershipId : second.membershipId, unique('nobody'), WRONG, guesser)),
+    );
+    const statuses = answers.map((res) => res.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(3);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(37);
+    expectLocked(await attempt(t, first.membershipId, first.admin.username, first.admin.password, guesser));
+  });
+
+  it('right passwords do not use up an address: only failures stay counted', async () => {
+    const { t, first, second } = await bootWith({ TRUST_PROXY: 'loopback' });
+    const office = { 'X-Forwarded-For': '198.51.100.60' };
+    for (let i = 0; i < 2; i++) expectErrorBody(await attempt(t, first.membershipId, unique('nobody'), WRONG, office), 401, 'InvalidCredentials');
+    // Many sign-ins from the same address, one after another, and a right current password.
+    for (let i = 0; i < 6; i++) {
+      const tenant = i % 2 ? first : second;
+      expect((await attempt(t, tenant.membershipId, tenant.admin.username, tenant.admin.password, office)).status).toBe(201);
+    }
+    const check = await t.http().post('/users/check-password').set('Authorization', first.admin.auth).set(office).send({ password: first.admin.password });
+    expect(check.body).toEqual({ valid: true });
+    // The third failure is the address's third: then it is locked.
+    expectErrorBody(await attempt(t, first.membershipId, unique('nobody'), WRONG, office), 401, 'InvalidCredentials');
+    expectLocked(await attempt(t, second.membershipId, second.admin.username, second.admin.password, office));
+  });
+
   it('settings are validated at start with one line naming the variable', () => {
     const base = { SETUP_TOKEN: 'x'.repeat(32) };
     expect(loadConfig(base).trustProxy).toBe(false);

@@ -90,8 +90,9 @@ export class Interactions {
       await this.passwords.signInCompleted(attempt);
       return this.endWithError(membershipId, owned.row, 'login_required', 'Another user signed in than the one id_token_hint names');
     }
-    // Unless the page signs in now, the attempt stays counted: a second factor is still due.
+    // Unless the page signs in now, the login's attempt stays counted: a second factor is still due.
     const need = await this.codeFactor.need(membershipId, user.id);
+    if (need !== 'none') await this.passwords.signInContinues(attempt);
     if (need === 'codes') {
       if (!(await this.interactions.advance(membershipId, owned.row.id, 'login', { stage: 'second_factor', userId: user.id, amr: PASSWORD_AMR }))) {
         return this.gone(membershipId);

@@ -32,8 +32,8 @@ export interface PasswordPassed {
  * A right password does not clear the login's count: the sign-in is not over while a second
  * factor is due, and wrong codes must add up to a lock with the passwords before them (else each
  * right password would start the count over, and second factors could be guessed without end).
- * The caller calls `signInCompleted` when no second step follows; a passed second step clears the
- * count itself.
+ * The caller calls `signInCompleted` when no second step follows, else `signInContinues`; a passed
+ * second step clears the count itself.
  */
 @Injectable()
 export class PasswordSignIn {
@@ -65,9 +65,23 @@ export class PasswordSignIn {
     }
   }
 
-  /** The sign-in of a right password is complete (no second step follows): the login's count starts over. */
+  /**
+   * The sign-in of a right password is complete (no second step follows): the login's count starts
+   * over, and the address gives the attempt's place back (one statement).
+   */
   async signInCompleted(attempt: SignInAttempt): Promise<void> {
     await this.attempts.recordSuccess(attempt);
+  }
+
+  /**
+   * The password was right but the sign-in does not end here (a second step is due, or the
+   * caller refuses it for another reason): the address gives the attempt's place back at once,
+   * since a right password is no failure of the address whatever follows, and the login's count
+   * waits for the end of the sign-in. Every caller of `authenticate` ends a right password with
+   * this or `signInCompleted`; only the first costs a statement of its own.
+   */
+  async signInContinues(attempt: SignInAttempt): Promise<void> {
+    await this.attempts.recordRightSecret(attempt);
   }
 
   private async check(
@@ -102,9 +116,6 @@ export class PasswordSignIn {
       await this.attempts.recordFailure(attempt);
       throw invalidCredentials();
     }
-    // A right password is no failure of the address, whatever follows (a second step, an inactive
-    // account); the login's count waits for the end of the sign-in.
-    await this.attempts.recordRightSecret(attempt);
     if (!user.isActive) {
       // The password was right and no sign-in follows: the guessing is over.
       await this.attempts.recordSuccess(attempt);

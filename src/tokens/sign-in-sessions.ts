@@ -29,8 +29,13 @@ export class SignInSessions {
   async signIn(membershipId: string | undefined, login: string | undefined, password: string | undefined, metadata: SessionMetadata): Promise<TokenResponse> {
     const { membership, user, attempt, passwordHash } = await this.passwords.authenticate(membershipId, login, password, metadata);
     // Only after the right password: a guesser learns nothing from the second step. When one is
-    // due (MfaRequired), the attempt stays counted until the second step passes.
-    await this.secondStep?.requireSecondStep({ membership, user, metadata, grant: { grant: 'password' }, amr: PASSWORD_AMR });
+    // due (MfaRequired), the login's attempt stays counted until the second step passes.
+    try {
+      await this.secondStep?.requireSecondStep({ membership, user, metadata, grant: { grant: 'password' }, amr: PASSWORD_AMR });
+    } catch (error) {
+      await this.passwords.signInContinues(attempt);
+      throw error;
+    }
     await this.passwords.signInCompleted(attempt);
 
     const issued = this.issuer.pair(membership, user, metadata, { scopes: null, amr: PASSWORD_AMR });

@@ -339,6 +339,18 @@ describe('the per-address lock and TRUST_PROXY', () => {
     expectLocked(await attempt(t, second.membershipId, second.admin.username, second.admin.password, office));
   });
 
+  it('a right password whose second step is due does not use up an address either', async () => {
+    const { t, first } = await bootWith({ TRUST_PROXY: 'loopback' });
+    const office = { 'X-Forwarded-For': '198.51.100.61' };
+    const current = (await as(t, first.admin).get(`/memberships/${first.membershipId}`)).body;
+    expect((await as(t, first.admin).put(`/memberships/${first.membershipId}`, { name: current.name, mfa_policy: 'required' })).status).toBe(200);
+    for (let i = 0; i < 2; i++) expectErrorBody(await attempt(t, first.membershipId, unique('nobody'), WRONG, office), 401, 'InvalidCredentials');
+    // Each right password stops at the second step (MfaRequired, enrollment due): none is a failure of the address.
+    for (let i = 0; i < 4; i++) expectErrorBody(await attempt(t, first.membershipId, first.admin.username, first.admin.password, office), 401, 'MfaRequired');
+    expectErrorBody(await attempt(t, first.membershipId, unique('nobody'), WRONG, office), 401, 'InvalidCredentials');
+    expectLocked(await attempt(t, first.membershipId, first.admin.username, first.admin.password, office));
+  });
+
   it('settings are validated at start with one line naming the variable', () => {
     const base = { SETUP_TOKEN: 'x'.repeat(32) };
     expect(loadConfig(base).trustProxy).toBe(false);

@@ -35,6 +35,8 @@ const CREDENTIAL_EVENT_TYPES = [
   'ApplicationDeleted',
   'UserUpdated',
   'UserDeleted',
+  // A role may be deleted while held: a new role under that slug gives its holders its lists.
+  'RoleCreated',
   'RoleUpdated',
   'RoleDeleted',
   'MembershipUpdated',
@@ -309,14 +311,16 @@ class EventStream implements OpenStream {
    * the application updated (its secret may be rotated, it may be inactive) or deleted (Basic,
    * whose credential the membership's key does not sign); and, for both, the caller itself or
    * its role changed or deleted, since `events.read` and the forbidden entries may have changed
-   * with them. The client reconnects with Last-Event-ID, and the new stream is judged on what
+   * with them. A role created under the caller's role slug counts as its role changed: a role
+   * can be deleted while users or applications still name it, and a new one with that slug gives
+   * them its permissions and forbidden entries (it may forbid `events`). The client reconnects with Last-Event-ID, and the new stream is judged on what
    * holds then.
    */
   private endsCredential(row: EventRow): boolean {
     const type = row.eventType;
     // A deletion's document is empty; what was deleted is the prior one.
     const subject = (type.endsWith('Deleted') ? row.prior : row.document) ?? {};
-    if ((type === 'RoleUpdated' || type === 'RoleDeleted') && this.caller.roleSlug !== null) {
+    if ((type === 'RoleCreated' || type === 'RoleUpdated' || type === 'RoleDeleted') && this.caller.roleSlug !== null) {
       if (subject['slug'] === this.caller.roleSlug || row.prior?.['slug'] === this.caller.roleSlug) return true;
     }
     if (this.caller.kind === 'user') {

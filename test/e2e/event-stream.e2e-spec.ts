@@ -266,6 +266,23 @@ describe('the live event stream', () => {
     expect(bystander.ended).toBe(false);
   });
 
+  it('a role created under the slug of a deleted role its caller still names ends the stream: the new role may forbid events', async () => {
+    // A role can be deleted while held; the caller keeps its slug and reads events by its own permission.
+    const role = await createRole(t, admin, { permissions: ['events.read'] });
+    const app = await createApplication(t, admin, { role: role.slug as string, permissions: ['events.read'] });
+    await t.http().delete(`/memberships/${admin.membershipId}/roles/${role._id as string}`).set('Authorization', admin.auth).expect(204);
+    const s = await stream(app.auth);
+    await t
+      .http()
+      .post(`/memberships/${admin.membershipId}/roles`)
+      .set('Authorization', admin.auth)
+      .send({ name: unique('Again'), slug: role.slug, permissions: [], forbidden: ['events'] })
+      .expect(201);
+    await s.until(() => s.ended, 'the end of the stream after a role took its slug');
+    const again = await openEventStream(t.url, streamPath(admin.membershipId), app.auth);
+    expect(again.status).toBe(403);
+  });
+
   describe("a change of the membership that ends every earlier token (its own membership each, so the suite's admin keeps its token)", () => {
     /** A fresh membership with a Bearer stream (its admin) and a Basic stream (an application holding events.read). */
     async function membershipWithStreams(): Promise<{ own: CreatedMembership; bearer: OpenEventStream; basic: OpenEventStream }> {

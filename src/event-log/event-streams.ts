@@ -114,7 +114,11 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    this.wakeups.deliverTo({ wake: (membershipId) => this.wake(membershipId), wakeAll: () => this.wakeAll() });
+    this.wakeups.deliverTo({
+      wake: (membershipId) => this.wake(membershipId),
+      wakeAll: () => this.wakeAll(),
+      end: (membershipId) => this.end(membershipId),
+    });
   }
 
   /** Open streams of a membership on this instance. */
@@ -209,6 +213,11 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
 
   private wake(membershipId: string): void {
     for (const stream of this.open.get(membershipId) ?? []) stream.wake();
+  }
+
+  /** Ends every open stream of a membership (it was deleted, with every credential of it). */
+  private end(membershipId: string): void {
+    for (const stream of [...(this.open.get(membershipId) ?? [])]) stream.close();
   }
 
   private wakeAll(): void {

@@ -19,6 +19,11 @@ const MAX_NOTIFY_PAYLOAD = 7_000;
  * version splits it like a wake-up and wakes no stream with it (no membership id has a colon).
  */
 const FORGET_PREFIX = 'settings:';
+/**
+ * Marks the items of a payload that say "this membership is deleted: end its streams" (no event
+ * can say it, the event log goes with the membership). An older version wakes no stream with it.
+ */
+const ENDED_PREFIX = 'ended:';
 /** Wait before trying a failed LISTEN again. */
 const LISTEN_RETRY_MS = 5_000;
 
@@ -26,6 +31,8 @@ const LISTEN_RETRY_MS = 5_000;
 export interface WakeTarget {
   wake(membershipId: string): void;
   wakeAll(): void;
+  /** The membership is gone, and with it every credential of its streams: end them. */
+  end(membershipId: string): void;
 }
 
 /**
@@ -47,6 +54,7 @@ export class EventWakeups implements OnApplicationBootstrap, OnModuleDestroy {
   private listening: Promise<(() => Promise<void>) | undefined> | undefined;
   private readonly toNotify = new Set<string>();
   private readonly toForget = new Set<string>();
+  private readonly toEnd = new Set<string>();
   private notifyTimer: NodeJS.Timeout | undefined;
   private listenRetry: NodeJS.Timeout | undefined;
   /** A LISTEN failed: whatever was notified meanwhile went unheard. */
@@ -135,6 +143,20 @@ export class EventWakeups implements OnApplicationBootstrap, OnModuleDestroy {
     this.scheduleNotify();
   }
 
+  /**
+   * A deleted membership: its streams end on every instance. Their credentials went with it (an
+   * application is deleted with its membership), and no event commits to end them: a stream
+   * left open would go on telling a client library that nothing changed, and its cache would
+   * keep allowing those applications. Also drops the cached settings (settingsChanged). Called
+   * after the commit.
+   */
+  membershipDeleted(membershipId: string): void {
+    this.target?.end(membershipId);
+    if (!this.notifiesOthers()) return;
+    this.toEnd.add(membershipId);
+    this.settingsChanged(membershipId);
+  }
+
   /** Only a server has other instances to tell, and a stopping instance tells them nothing more. */
   private notifiesOthers(): boolean {
     return this.database.kind === 'server' && !this.stopped;
@@ -149,14 +171,18 @@ export class EventWakeups implements OnApplicationBootstrap, OnModuleDestroy {
     this.notifyTimer = undefined;
     const forget = [...this.toForget].map((membershipId) => `${FORGET_PREFIX}${membershipId}`).join(',');
     let wake = [...this.toNotify].join(',');
+    const end = [...this.toEnd].map((membershipId) => `${ENDED_PREFIX}${membershipId}`);
     this.toForget.clear();
     this.toNotify.clear();
+    this.toEnd.clear();
     if (wake.length > MAX_NOTIFY_PAYLOAD) wake = '*';
     // After the commit and outside it: a failed NOTIFY costs the other instances at most a poll
     // (streams) or the cache lifetime (settings). The forget goes first, so that an instance
     // whose stream is woken by the second has already dropped what the event made stale.
     try {
       if (forget) await this.repository.notify(CHANNEL, forget.length > MAX_NOTIFY_PAYLOAD ? `${FORGET_PREFIX}*` : forget);
+      // One NOTIFY per deleted membership: deletions are rare, and none may be cut to fit a payload.
+      for (const item of end) await this.repository.notify(CHANNEL, item);
       // Nothing to wake when only settingsChanged asked for this NOTIFY.
       if (wake) await this.repository.notify(CHANNEL, wake);
     } catch (error) {
@@ -165,6 +191,7 @@ export class EventWakeups implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private notified(payload: string): void {
+    if (payload.startsWith(ENDED_PREFIX)) return this.target?.end(payload.slice(ENDED_PREFIX.length));
     if (payload.startsWith(FORGET_PREFIX)) {
       for (const item of payload.split(',')) {
         const membershipId = item.slice(FORGET_PREFIX.length);

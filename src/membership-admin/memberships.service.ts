@@ -153,8 +153,9 @@ export class MembershipsService {
     });
     this.cache.invalidate(id);
     // No event commits for a deletion: without this the other instances would go on answering
-    // for the membership from their cached row (discovery 200, device codes 500) for an hour.
-    this.wakeups.settingsChanged(id);
+    // for the membership from their cached row (discovery 200, device codes 500) for an hour,
+    // and the membership's event streams, whose credentials are gone, would stay open.
+    this.wakeups.membershipDeleted(id);
   }
 
   /** Unique slugs, and hosts the outbound policy does not refuse outright (contract "Outbound calls"). */

@@ -346,6 +346,18 @@ describe('the live event stream', () => {
     });
   });
 
+  it("a deleted membership ends its streams: no event can say so, and the application's credential went with it", async () => {
+    const own = await createMembership(t, install.admin);
+    const app = await createApplicationWithPermissions(t, own.admin, ['events.read']);
+    const s = (await openEventStream(t.url, streamPath(own.membershipId), app.auth)).stream!;
+    open.push(s);
+    // A membership is deleted once it holds no users.
+    await t.http().delete(`/memberships/${own.membershipId}/users/${own.admin.userId}`).set('Authorization', own.admin.auth).expect(204);
+    await t.http().delete(`/memberships/${own.membershipId}`).set('Authorization', install.admin.auth).expect(204);
+    await s.until(() => s.ended, 'the end of the stream of the deleted membership', 2_000);
+    expect((await openEventStream(t.url, streamPath(own.membershipId), app.auth)).status).toBe(401);
+  });
+
   it('open streams do not hold a stop up: closing the app ends them at once', async () => {
     const own = await startTestApp();
     const install = await setupInstallation(own);
@@ -403,6 +415,16 @@ describeWithServer('the live event stream on two instances of one server databas
     // 1 s poll alone would give one time in thirty (one slow sample on a loaded machine is not a failure).
     const delays = await crossInstanceDelays(s, 5, "B's RoleCreated on A");
     expect(delays[3]).toBeLessThan(300);
+  });
+
+  it('a membership deleted on B ends its streams on A within 1 s', async () => {
+    const own = await createMembership(a, instances.install.admin);
+    const app = await createApplicationWithPermissions(a, own.admin, ['events.read']);
+    const s = (await openEventStream(a.url, streamPath(own.membershipId), app.auth)).stream!;
+    open.push(s);
+    await b.http().delete(`/memberships/${own.membershipId}/users/${own.admin.userId}`).set('Authorization', own.admin.auth).expect(204);
+    await b.http().delete(`/memberships/${own.membershipId}`).set('Authorization', instances.install.admin.auth).expect(204);
+    await s.until(() => s.ended, "the end of A's stream of the membership B deleted", 1_000);
   });
 
   it('resumed on A with Last-Event-ID: the events 8 concurrent writers committed on B (and A) meanwhile, each once', async () => {

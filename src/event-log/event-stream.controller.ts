@@ -85,10 +85,11 @@ function sseSink(response: Response): StreamSink {
   let started = false;
   // The client may be gone already (it left while the guard checked its token): 'close' has fired then.
   let closed = response.destroyed || response.socket === null || response.socket.destroyed;
-  const closeListeners: (() => void)[] = [];
+  const closeListeners = new Set<() => void>();
   response.once('close', () => {
     closed = true;
-    for (const listener of closeListeners.splice(0)) listener();
+    for (const listener of closeListeners) listener();
+    closeListeners.clear();
   });
   const start = () => {
     started = true;
@@ -107,18 +108,26 @@ function sseSink(response: Response): StreamSink {
       if (!started) start();
       return response.write(text);
     },
+    backedUp: () => !closed && response.writableNeedDrain,
+    // Whichever of 'drain' and 'close' comes first ends the wait and takes the other listener
+    // away: a long stream behind a slow reader waits many times, and each wait left both behind.
     drained: () =>
       new Promise<void>((resolve) => {
         if (closed) return resolve();
-        response.once('drain', resolve);
-        closeListeners.push(resolve);
+        const done = () => {
+          response.off('drain', done);
+          closeListeners.delete(done);
+          resolve();
+        };
+        response.once('drain', done);
+        closeListeners.add(done);
       }),
     end: () => {
       if (!response.writableEnded) response.end();
     },
     onClose: (listener) => {
       if (closed) queueMicrotask(listener);
-      else closeListeners.push(listener);
+      else closeListeners.add(listener);
     },
   };
 }

@@ -53,6 +53,8 @@ const MAX_XID8 = 2n ** 64n - 1n;
 export interface StreamSink {
   /** The SSE text; false when the connection's buffer is full (wait for `drained`). */
   write(text: string): boolean;
+  /** Whether text written earlier still waits for the client to read it (the buffer is full). */
+  backedUp(): boolean;
   drained(): Promise<void>;
   end(): void;
   /** Called once when the client goes away. */
@@ -254,7 +256,13 @@ class EventStream implements OpenStream {
     this.sink.onClose(() => this.close());
     // retry: how long a client waits before reconnecting (EventSource honours it).
     this.sink.write(': connected\nretry: 1000\n\n');
-    this.timers.push(setInterval(() => this.sink.write(': keep-alive\n\n'), this.keepAliveMs));
+    // Not while earlier text waits for the client: that is no idle stream, and a reader that never
+    // reads would otherwise have a comment buffered for it each period without end.
+    this.timers.push(
+      setInterval(() => {
+        if (!this.sink.backedUp()) this.sink.write(': keep-alive\n\n');
+      }, this.keepAliveMs),
+    );
     this.timers.push(setInterval(() => this.wake(), POLL_MS));
     if (this.caller.kind === 'user') {
       // A Bearer token's stream ends when the token does.

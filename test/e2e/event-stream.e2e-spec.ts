@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { Client } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from '../support/app';
@@ -19,6 +20,7 @@ import {
 } from '../support/api';
 import { type OpenEventStream, openEventStream, streamPath } from '../support/event-stream';
 import { describeWithServer, useTwoInstances } from '../support/instances';
+import { DATABASE, type Database } from '../../src/database/database';
 import { EventStreams, KEEP_ALIVE_MS } from '../../src/event-log/event-streams';
 
 /*
@@ -213,6 +215,40 @@ describe('the live event stream', () => {
     await s.until(() => s.comments.includes(': keep-alive'), 'a keep-alive comment', KEEP_ALIVE_MS + 2_000);
     expect(s.ended).toBe(false);
   }, KEEP_ALIVE_MS + 10_000);
+
+  it('writes no keep-alive while earlier events wait for a reader that stopped reading', async () => {
+    const s = await stream(admin.auth, '?keep_alive=1');
+    await s.until(() => s.comments.includes(': connected'), 'connected');
+    s.pause();
+    // About 24 MB of events in one commit: more than the socket buffers of both ends hold.
+    const backlog = 16_000;
+    const database = t.app.get<Database>(DATABASE);
+    await database.db.execute(sql`insert into events (id, membership_id, event_type, utilizer_id, document, event_time)
+      select gen_random_uuid()::text, ${admin.membershipId}, 'ApplicationCreated', 'system', jsonb_build_object('pad', repeat('x', 1500), 'n', n), now()
+      from generate_series(1, ${backlog}) n`);
+    // Four keep-alive periods with the connection backed up.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    s.resume();
+    const keepAlives = () => s.comments.filter((line) => line === ': keep-alive').length;
+    // Those written while the stream was idle, before the insert committed, come before its events.
+    let beforeBacklog = -1;
+    let duringBacklog = -1;
+    await s.until(
+      () => {
+        if (beforeBacklog < 0 && s.events.length > 0) beforeBacklog = keepAlives();
+        if (s.events.length < backlog) return false;
+        duringBacklog = keepAlives() - beforeBacklog;
+        return true;
+      },
+      'the backlog',
+      30_000,
+    );
+    // Without the check, each period buffered one more between the events (four or more here).
+    expect(duringBacklog).toBeLessThanOrEqual(1);
+    // An idle stream gets them again.
+    const atEnd = keepAlives();
+    await s.until(() => keepAlives() > atEnd, 'a keep-alive once idle', 3_000);
+  });
 
   it('?keep_alive=1 asks for a comment line every second; outside 1..15 s it answers 400', async () => {
     const s = await stream(admin.auth, '?types=MailhookMailSent&keep_alive=1');

@@ -40,6 +40,15 @@ export class OpenEventStream {
     response.on('error', end);
   }
 
+  /** Stops reading the connection (the server's writes back up once the socket buffers are full), and goes on. */
+  pause(): void {
+    this.response.pause();
+  }
+
+  resume(): void {
+    this.response.resume();
+  }
+
   /** The parsed `data` of each event so far. */
   get data(): Record<string, unknown>[] {
     return this.events.map((event) => JSON.parse(event.data) as Record<string, unknown>);

@@ -14,6 +14,7 @@ export type OAuthErrorCode =
   | 'invalid_scope'
   | 'invalid_target'
   | 'invalid_token'
+  | 'insufficient_scope'
   | 'unsupported_token_type'
   | 'authorization_pending'
   | 'slow_down'
@@ -53,6 +54,14 @@ export class OAuthError extends Error {
   /** RFC 6750 3.1's `invalid_token` of a protected resource (userinfo). */
   static invalidToken(description = 'The access token is not valid'): OAuthError {
     return new OAuthError('invalid_token', description, 401, `Bearer error="invalid_token", error_description="${description.replace(/["\\]/g, '')}"`);
+  }
+
+  /**
+   * RFC 6750 3.1's `insufficient_scope` (403) of a protected resource: a valid token whose scopes
+   * do not reach it (userinfo without `openid`).
+   */
+  static insufficientScope(description: string, scope: string): OAuthError {
+    return new OAuthError('insufficient_scope', description, 403, `Bearer error="insufficient_scope", error_description="${description.replace(/["\\]/g, '')}", scope="${scope}"`);
   }
 
   toBody(): { error: OAuthErrorCode; error_description?: string } {

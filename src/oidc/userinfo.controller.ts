@@ -21,6 +21,7 @@ function UserInfoRoute(method: 'GET' | 'POST'): MethodDecorator {
     ),
     ApiResponse({ status: 200, description: 'The claims', type: UserInfoDto }),
     ApiResponse({ status: 401, description: 'WWW-Authenticate: Bearer error="invalid_token"', type: OAuthErrorDto }),
+    ApiResponse({ status: 403, description: 'The access token lacks the openid scope: WWW-Authenticate: Bearer error="insufficient_scope"', type: OAuthErrorDto }),
   );
 }
 

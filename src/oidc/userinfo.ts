@@ -4,7 +4,7 @@ import { OAuthError } from '../common/oauth-error';
 import { userClaims } from './oidc-claims';
 import { OidcTokens } from './oidc-tokens';
 
-/** `<issuer>/userinfo` (OpenID Connect Core 5.3): `sub` and the claims the access token's scopes release. */
+/** `<issuer>/userinfo` (OpenID Connect Core 5.3): `sub` and the claims the access token's scopes release; the token needs `openid`. */
 @Injectable()
 export class UserInfo {
   constructor(private readonly tokens: OidcTokens) {}
@@ -14,6 +14,10 @@ export class UserInfo {
     const credentials = parseAuthorization(authorization);
     if (credentials?.scheme !== 'bearer') throw OAuthError.invalidToken('A Bearer access token is required');
     const { user, record } = await this.tokens.verifyAccessToken(membershipId, credentials.token);
+    // OpenID Connect Core 5.3: userinfo answers the access token of an OpenID Connect request. A
+    // token without `openid` (a refresh narrowed to other scopes, a device grant asked without it)
+    // was not one, so it releases no claims here.
+    if (!(record.scopes ?? []).includes('openid')) throw OAuthError.insufficientScope('The access token lacks the openid scope', 'openid');
     return { sub: user.id, ...userClaims(user, record.scopes ?? []) };
   }
 }

@@ -1,0 +1,59 @@
+import * as client from 'openid-client';
+import { createApplication, createMembership, createUser, useInstallation } from '../support/api';
+import { PageBrowser } from '../support/oidc-browser';
+
+/*
+ * Probes of an audit of the OpenID Provider against RFC 6749, RFC 6750, OpenID Connect Core 1.0 and
+ * the OAuth 2.0 Security BCP, each a defect that was found and fixed (or a property that held).
+ */
+describe('OpenID Provider: audit', () => {
+  const suite = useInstallation({ publicUrl: true });
+  const CALLBACK = 'http://127.0.0.1:9/callback';
+
+  async function setup(oidc: Record<string, unknown> = {}) {
+    const tenant = await createMembership(suite.t, suite.admin);
+    const app = await createApplication(suite.t, tenant.admin, { oidc: { redirect_uris: [CALLBACK], ...oidc } } as Record<string, unknown>);
+    const user = await createUser(suite.t, tenant.admin, { firstname: 'Grace', lastname: 'Hopper' });
+    const issuer = `${suite.t.url}/oidc/${tenant.membershipId}`;
+    const config = await client.discovery(new URL(issuer), app.id, app.secret, undefined, { execute: [client.allowInsecureRequests] });
+    return { tenant, app, user, issuer, config, browser: new PageBrowser() };
+  }
+  type Setup = Awaited<ReturnType<typeof setup>>;
+
+  async function codeFlow(s: Setup, scope = 'openid profile email offline_access') {
+    const verifier = client.randomPKCECodeVerifier();
+    const state = client.randomState();
+    const nonce = client.randomNonce();
+    const url = client.buildAuthorizationUrl(s.config, {
+      redirect_uri: CALLBACK,
+      scope,
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+    });
+    let page = await s.browser.follow(url.href, suite.t.url);
+    if (page.html.includes('name="password"')) page = await s.browser.submit(page, { username: s.user.username, password: s.user.password }, suite.t.url);
+    if (page.html.includes('name="decision"')) page = await s.browser.submit(page, { decision: 'allow' }, suite.t.url);
+    expect(page.status).toBe(303);
+    return client.authorizationCodeGrant(s.config, new URL(page.location!), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+  }
+
+  const tokenPost = (s: Setup, form: Record<string, string>) =>
+    fetch(`${s.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${s.app.id}:${s.app.secret}`).toString('base64')}` },
+      body: new URLSearchParams(form).toString(),
+    });
+
+  it('OpenID Connect Core 5.3: userinfo refuses an access token without the openid scope (403 insufficient_scope)', async () => {
+    const s = await setup();
+    const tokens = await codeFlow(s);
+    const narrow = await tokenPost(s, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, scope: 'profile offline_access' });
+    const narrowed = (await narrow.json()) as { access_token: string };
+    const res = await fetch(`${s.issuer}/userinfo`, { headers: { authorization: `Bearer ${narrowed.access_token}` } });
+    const body = await res.text();
+    expect({ status: res.status, body: JSON.parse(body) as unknown }).toMatchObject({ status: 403, body: { error: 'insufficient_scope' } });
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer .*error="insufficient_scope"/);
+  });
+});

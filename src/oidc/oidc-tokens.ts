@@ -33,7 +33,14 @@ export interface UserTokenRequest {
   user: UserRecord;
   /** The sign-in session the tokens join (the single sign-on session), or `new` for a session of their own (device flow). */
   session: { id: string } | 'new';
+  /** The access token's scopes (and the ID token's claims). */
   scopes: readonly string[];
+  /**
+   * The scopes the grant holds, which its refresh token keeps (RFC 6749 6: a new refresh token's
+   * scope is identical to the one presented); wider than `scopes` when a refresh asked for fewer.
+   * Absent: `scopes`.
+   */
+  grantScopes?: readonly string[];
   nonce?: string;
   authTime: Date;
   amr: readonly string[] | null;
@@ -57,6 +64,8 @@ export interface RefreshTokenLookup extends OidcTokenLookup {
 /** A valid access token: its claims, record and user. */
 export interface VerifiedAccessToken {
   claims: JWTPayload;
+  /** The access token's own scopes (its signed `scope`), which may be fewer than its record's grant holds. */
+  scopes: string[];
   record: OidcTokenRecord;
   user: UserRecord;
 }
@@ -159,7 +168,7 @@ export class OidcTokens {
       found.record.userId === claims.sub &&
       found.record.accessExpiresAt.getTime() > Date.now();
     if (!valid || !found?.user) throw OAuthError.invalidToken();
-    return { claims, record: found.record, user: found.user };
+    return { claims, scopes: typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [], record: found.record, user: found.user };
   }
 
   /**
@@ -197,7 +206,8 @@ export class OidcTokens {
     const id = randomUUID();
     const sessionId = request.session === 'new' ? id : request.session.id;
     const accessExpiresAt = new Date((issuedAt + lifetimes.expiresIn) * 1000);
-    const refreshable = scopes.includes('offline_access') && client.oidc.grant_types.includes('refresh_token');
+    const grantScopes = request.grantScopes ?? scopes;
+    const refreshable = grantScopes.includes('offline_access') && client.oidc.grant_types.includes('refresh_token');
     const refreshSecret = refreshable ? newOpaqueSecret() : undefined;
     const refreshExpiresAt = refreshable ? new Date((issuedAt + lifetimes.refreshTokenExpiresIn) * 1000) : null;
     const amr = request.amr?.length ? { amr: [...request.amr] } : {};
@@ -224,7 +234,8 @@ export class OidcTokens {
       parentId: request.grantId ?? id,
       authTime: request.authTime,
       amr: request.amr ? [...request.amr] : null,
-      scopes: [...scopes],
+      // The grant's scopes: a later refresh without `scope` gets them all back (RFC 6749 6).
+      scopes: [...grantScopes],
       accessJti: id,
       refreshJti: refreshSecret ? digestOf(refreshSecret) : null,
       accessExpiresAt,

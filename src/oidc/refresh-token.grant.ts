@@ -26,16 +26,18 @@ export class RefreshTokenGrant implements GrantHandler {
       throw invalidGrant();
     }
     if (found.state !== 'active' || !found.user) throw invalidGrant();
+    // The record holds the grant's scopes, not a narrowed access token's (OidcTokens.build).
     const granted = found.record.scopes ?? [];
-    // RFC 6749 6: a narrower scope may be asked, never a wider one; offline_access stays, or there is nothing to rotate.
+    // RFC 6749 6: the access token may have a narrower scope, never a wider one; the new refresh
+    // token keeps the grant's scope, so a later refresh without `scope` gets it all back.
     const asked = formField(form, 'scope')?.split(' ').filter(Boolean);
     if (asked?.some((scope) => !granted.includes(scope))) throw new OAuthError('invalid_scope', 'The scope exceeds what was granted');
-    const scopes = asked ? [...new Set([...asked, 'offline_access'])] : granted;
     const { response } = await this.tokens.rotate(found, {
       membershipId,
       client,
       user: found.user,
-      scopes,
+      scopes: asked ? [...new Set(asked)] : granted,
+      grantScopes: granted,
       metadata: { userAgent: request.userAgent },
     });
     return response;

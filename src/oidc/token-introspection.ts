@@ -171,7 +171,7 @@ export class TokenIntrospection {
       answer: {
         sub: record.userId,
         client_id: record.clientId,
-        scope: (record.scopes ?? []).join(' '),
+        scope: verified.scopes.join(' '),
         exp: verified.claims.exp,
         iat: verified.claims.iat,
         iss: this.issuers.of(membershipId),

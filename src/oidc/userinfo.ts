@@ -13,11 +13,11 @@ export class UserInfo {
     if (authorization === undefined) throw OAuthError.tokenRequired();
     const credentials = parseAuthorization(authorization);
     if (credentials?.scheme !== 'bearer') throw OAuthError.invalidToken('A Bearer access token is required');
-    const { user, record } = await this.tokens.verifyAccessToken(membershipId, credentials.token);
+    const { user, scopes } = await this.tokens.verifyAccessToken(membershipId, credentials.token);
     // OpenID Connect Core 5.3: userinfo answers the access token of an OpenID Connect request. A
     // token without `openid` (a refresh narrowed to other scopes, a device grant asked without it)
     // was not one, so it releases no claims here.
-    if (!(record.scopes ?? []).includes('openid')) throw OAuthError.insufficientScope('The access token lacks the openid scope', 'openid');
-    return { sub: user.id, ...userClaims(user, record.scopes ?? []) };
+    if (!scopes.includes('openid')) throw OAuthError.insufficientScope('The access token lacks the openid scope', 'openid');
+    return { sub: user.id, ...userClaims(user, scopes) };
   }
 }

@@ -1,4 +1,5 @@
 import * as client from 'openid-client';
+import { decodeJwt } from 'jose';
 import { createApplication, createMembership, createUser, useInstallation } from '../support/api';
 import { PageBrowser } from '../support/oidc-browser';
 
@@ -45,6 +46,32 @@ describe('OpenID Provider: audit', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${s.app.id}:${s.app.secret}`).toString('base64')}` },
       body: new URLSearchParams(form).toString(),
     });
+
+  it('RFC 6749 6: a refresh asking a narrower scope narrows the access token; the new refresh token keeps the scope granted', async () => {
+    const s = await setup();
+    const tokens = await codeFlow(s);
+    const narrow = await tokenPost(s, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, scope: 'openid' });
+    const narrowed = (await narrow.json()) as { scope: string; refresh_token: string; access_token: string; id_token: string };
+    expect({ status: narrow.status, scope: narrowed.scope, claim: decodeJwt(narrowed.access_token).scope }).toEqual({ status: 200, scope: 'openid', claim: 'openid' });
+    // The narrowed access token releases only what it carries, at userinfo and introspection.
+    const info = await fetch(`${s.issuer}/userinfo`, { headers: { authorization: `Bearer ${narrowed.access_token}` } });
+    expect(await info.json()).toEqual({ sub: s.user._id });
+    const introspected = await fetch(`${s.issuer}/introspect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${s.app.id}:${s.app.secret}`).toString('base64')}` },
+      body: new URLSearchParams({ token: narrowed.access_token }).toString(),
+    });
+    expect(await introspected.json()).toMatchObject({ active: true, scope: 'openid' });
+    // The next refresh without scope gets the scope originally granted (RFC 6749 6: omitted means the
+    // scope "originally granted by the resource owner"; a new refresh token's scope is identical).
+    const again = await tokenPost(s, { grant_type: 'refresh_token', refresh_token: narrowed.refresh_token });
+    const body = (await again.json()) as { scope: string; refresh_token: string };
+    expect({ status: again.status, scope: body.scope }).toEqual({ status: 200, scope: 'openid profile email offline_access' });
+    // And asking for a scope of the grant after a narrowed refresh is no widening.
+    const narrowAgain = (await (await tokenPost(s, { grant_type: 'refresh_token', refresh_token: body.refresh_token, scope: 'openid' })).json()) as { refresh_token: string };
+    const asked = await tokenPost(s, { grant_type: 'refresh_token', refresh_token: narrowAgain.refresh_token, scope: 'openid email' });
+    expect({ status: asked.status, scope: ((await asked.json()) as { scope: string }).scope }).toEqual({ status: 200, scope: 'openid email' });
+  });
 
   it('OpenID Connect Core 5.3: userinfo refuses an access token without the openid scope (403 insufficient_scope)', async () => {
     const s = await setup();

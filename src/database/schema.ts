@@ -250,7 +250,13 @@ export const tokenSessions = pgTable(
      */
     authTime: ts('auth_time'),
     amr: jsonb('amr').$type<string[] | null>(),
+    /**
+     * `oidc` records: the grant's scopes (its refresh token's, RFC 6749 6; an access token narrowed
+     * at a refresh carries fewer in its own `scope`), and RFC 8707's `resource`, the audience of
+     * its access tokens, kept for the access tokens of later refreshes.
+     */
     scopes: jsonb('scopes').$type<string[] | null>(),
+    resource: text('resource'),
     accessJti: text('access_jti').notNull(),
     refreshJti: text('refresh_jti'),
     accessExpiresAt: ts('access_expires_at').notNull(),

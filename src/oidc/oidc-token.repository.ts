@@ -13,6 +13,7 @@ export type OidcTokenRecord = Pick<
   | 'clientId'
   | 'parentId'
   | 'scopes'
+  | 'resource'
   | 'authTime'
   | 'amr'
   | 'accessJti'
@@ -45,6 +46,7 @@ const recordColumns = {
   clientId: tokenSessions.clientId,
   parentId: tokenSessions.parentId,
   scopes: tokenSessions.scopes,
+  resource: tokenSessions.resource,
   authTime: tokenSessions.authTime,
   amr: tokenSessions.amr,
   accessJti: tokenSessions.accessJti,

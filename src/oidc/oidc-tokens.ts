@@ -115,7 +115,7 @@ export class OidcTokens {
    */
   async rotate(
     found: RefreshTokenLookup,
-    request: Omit<UserTokenRequest, 'grant' | 'grantId' | 'authorizationCode' | 'session' | 'authTime' | 'amr' | 'nonce'>,
+    request: Omit<UserTokenRequest, 'grant' | 'grantId' | 'authorizationCode' | 'session' | 'authTime' | 'amr' | 'nonce' | 'resource'>,
   ): Promise<{ response: TokenEndpointResponse; tokenId: string }> {
     const full: UserTokenRequest = {
       ...request,
@@ -124,6 +124,8 @@ export class OidcTokens {
       session: { id: found.record.sessionId },
       authTime: found.record.authTime ?? new Date(),
       amr: found.record.amr,
+      // RFC 8707: the refreshed access token is for the resource the grant was for, as its first was.
+      resource: found.record.resource ?? undefined,
     };
     const issued = await this.build(full);
     const generated = this.generatedEvent(full, issued.response);
@@ -236,6 +238,7 @@ export class OidcTokens {
       amr: request.amr ? [...request.amr] : null,
       // The grant's scopes: a later refresh without `scope` gets them all back (RFC 6749 6).
       scopes: [...grantScopes],
+      resource: request.resource ?? null,
       accessJti: id,
       refreshJti: refreshSecret ? digestOf(refreshSecret) : null,
       accessExpiresAt,

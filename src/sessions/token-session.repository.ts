@@ -290,11 +290,11 @@ function prepareIssue(db: Database['db'], shape: IssueShape) {
       );
   const used = shape.usedUp ? usedUp[shape.usedUp] : undefined;
   const created = db.$with('created', { id: sql<string>`id` }).as(
-    sql`insert into ${tokenSessions} (id, session_id, membership_id, user_id, kind, client_id, grant_type, parent_id, auth_time, amr, scopes,
+    sql`insert into ${tokenSessions} (id, session_id, membership_id, user_id, kind, client_id, grant_type, parent_id, auth_time, amr, scopes, resource,
         access_jti, refresh_jti, access_expires_at, refresh_expires_at, expires_at, ip_address, user_agent, created_at)
       select ${p('id')}::text, ${p('sessionId')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('kind')}::text,
         ${p('clientId')}::text, ${p('grantType')}::text, ${p('parentId')}::text, ${p('authTime')}::timestamptz, ${p('amr')}::jsonb,
-        ${p('scopes')}::jsonb, ${p('accessJti')}::text, ${p('refreshJti')}::text, ${p('accessExpiresAt')}::timestamptz,
+        ${p('scopes')}::jsonb, ${p('resource')}::text, ${p('accessJti')}::text, ${p('refreshJti')}::text, ${p('accessExpiresAt')}::timestamptz,
         ${p('refreshExpiresAt')}::timestamptz, ${p('expiresAt')}::timestamptz, ${p('ipAddress')}::text, ${p('userAgent')}::text,
         ${p('createdAt')}::timestamptz
       where exists (select 1 from in_session)${used ? sql` and exists (select 1 from used_up)` : sql``}
@@ -391,6 +391,7 @@ export class TokenSessionRepository {
       authTime: iso(session.authTime),
       amr: session.amr ? JSON.stringify(session.amr) : null,
       scopes: session.scopes ? JSON.stringify(session.scopes) : null,
+      resource: session.resource ?? null,
       accessJti: session.accessJti,
       refreshJti: session.refreshJti ?? null,
       accessExpiresAt: iso(session.accessExpiresAt),

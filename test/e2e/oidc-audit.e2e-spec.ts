@@ -21,7 +21,7 @@ describe('OpenID Provider: audit', () => {
   }
   type Setup = Awaited<ReturnType<typeof setup>>;
 
-  async function codeFlow(s: Setup, scope = 'openid profile email offline_access') {
+  async function codeFlow(s: Setup, scope = 'openid profile email offline_access', extra: Record<string, string> = {}) {
     const verifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     const nonce = client.randomNonce();
@@ -32,6 +32,7 @@ describe('OpenID Provider: audit', () => {
       code_challenge_method: 'S256',
       state,
       nonce,
+      ...extra,
     });
     let page = await s.browser.follow(url.href, suite.t.url);
     if (page.html.includes('name="password"')) page = await s.browser.submit(page, { username: s.user.username, password: s.user.password }, suite.t.url);
@@ -71,6 +72,19 @@ describe('OpenID Provider: audit', () => {
     const narrowAgain = (await (await tokenPost(s, { grant_type: 'refresh_token', refresh_token: body.refresh_token, scope: 'openid' })).json()) as { refresh_token: string };
     const asked = await tokenPost(s, { grant_type: 'refresh_token', refresh_token: narrowAgain.refresh_token, scope: 'openid email' });
     expect({ status: asked.status, scope: ((await asked.json()) as { scope: string }).scope }).toEqual({ status: 200, scope: 'openid email' });
+  });
+
+  it('RFC 8707: the resource of the authorization stays the audience of the access tokens its refreshes issue', async () => {
+    const s = await setup();
+    const API = 'https://api.example.com/';
+    const tokens = await codeFlow(s, 'openid offline_access', { resource: API });
+    expect(decodeJwt(tokens.access_token).aud).toBe(API);
+    const refreshed = await client.refreshTokenGrant(s.config, tokens.refresh_token!);
+    expect(decodeJwt(refreshed.access_token).aud).toBe(API);
+    // The ID token stays the client's (OpenID Connect Core 2: aud is the client).
+    expect(refreshed.claims()?.aud).toBe(s.app.id);
+    const again = await client.refreshTokenGrant(s.config, refreshed.refresh_token!);
+    expect(decodeJwt(again.access_token).aud).toBe(API);
   });
 
   it('OpenID Connect Core 5.3: userinfo refuses an access token without the openid scope (403 insufficient_scope)', async () => {

@@ -1,0 +1,1 @@
+ALTER TABLE "token_sessions" ADD COLUMN "resource" text;

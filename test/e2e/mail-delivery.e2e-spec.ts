@@ -170,16 +170,21 @@ describe('mail queued in memory (a slow SMTP server on 127.0.0.1)', () => {
   const suite = useInstallation({ env: { ...ALLOW_LOOPBACK_RECEIVERS, MAIL_TRY_COUNT: '1', MAIL_TIMEOUT_MS: '5000' } });
   const catcher = useMailCatcher({ rcptDelayMs: 1500 });
 
+  /** A hook on UserCreated mailing 8 recipients, and a user created: 4 messages in flight (the queue's concurrency), held at RCPT TO; 4 wait in the queue. */
+  async function hookWithQueuedMessages(prefix: string, template: string) {
+    const tenant = await createMembership(suite.t, suite.admin);
+    await updateMembership(suite.t, tenant, { mail_providers: [loopbackSmtpProvider(catcher.port)] });
+    const recipients = Array.from({ length: 8 }, () => ({ email_address: `${unique(prefix)}@example.com` }));
+    const body = { name: unique(prefix), mail_provider: 'catcher', from_address: 'no-reply@example.com', event: 'UserCreated', mail_subject: template, mail_template: template, recipients };
+    const hook = await createMailhook(suite.t, tenant.admin, body);
+    await createUser(suite.t, tenant.admin);
+    await eventually(async () => (recipients.filter((r) => catcher.rcptAttempts.has(r.email_address)).length >= 4 ? true : undefined), '4 messages in flight');
+    return { tenant, recipients, body, hook };
+  }
+
   for (const change of ['made inactive', 'deleted'] as const) {
     it(`sends no queued message of a hook ${change} while it waited`, async () => {
-      const tenant = await createMembership(suite.t, suite.admin);
-      await updateMembership(suite.t, tenant, { mail_providers: [loopbackSmtpProvider(catcher.port)] });
-      const recipients = Array.from({ length: 8 }, () => ({ email_address: `${unique('queued')}@example.com` }));
-      const body = { name: unique('Queued'), mail_provider: 'catcher', from_address: 'no-reply@example.com', event: 'UserCreated', mail_subject: 'x', mail_template: 'x', recipients };
-      const hook = await createMailhook(suite.t, tenant.admin, body);
-      await createUser(suite.t, tenant.admin);
-      // 4 messages in flight (the queue's concurrency), held at RCPT TO; 4 wait in the queue.
-      await eventually(async () => (recipients.filter((r) => catcher.rcptAttempts.has(r.email_address)).length >= 4 ? true : undefined), '4 messages in flight');
+      const { tenant, recipients, body, hook } = await hookWithQueuedMessages('queued', 'x');
       const hookPath = `/memberships/${tenant.membershipId}/mailhooks/${hook._id as string}`;
       if (change === 'deleted') await suite.t.http().delete(hookPath).set('Authorization', tenant.admin.auth).expect(204);
       else await suite.t.http().put(hookPath).set('Authorization', tenant.admin.auth).send({ ...body, name: hook.name, is_active: false }).expect(200);
@@ -190,13 +195,7 @@ describe('mail queued in memory (a slow SMTP server on 127.0.0.1)', () => {
   }
 
   it('sends a queued message with its hook as it is when sent: the new template, and none to a recipient removed', async () => {
-    const tenant = await createMembership(suite.t, suite.admin);
-    await updateMembership(suite.t, tenant, { mail_providers: [loopbackSmtpProvider(catcher.port)] });
-    const recipients = Array.from({ length: 8 }, () => ({ email_address: `${unique('changed')}@example.com` }));
-    const body = { name: unique('Changed'), mail_provider: 'catcher', from_address: 'no-reply@example.com', event: 'UserCreated', mail_subject: 'old subject', mail_template: 'old template', recipients };
-    const hook = await createMailhook(suite.t, tenant.admin, body);
-    await createUser(suite.t, tenant.admin);
-    await eventually(async () => (recipients.filter((r) => catcher.rcptAttempts.has(r.email_address)).length >= 4 ? true : undefined), '4 messages in flight');
+    const { tenant, recipients, body, hook } = await hookWithQueuedMessages('changed', 'old');
     const waiting = recipients.filter((r) => !catcher.rcptAttempts.has(r.email_address));
     expect(waiting).toHaveLength(4);
     // The first waiting recipient leaves the hook; the template and subject change.

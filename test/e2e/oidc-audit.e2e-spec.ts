@@ -1,6 +1,7 @@
 import * as client from 'openid-client';
 import { decodeJwt } from 'jose';
 import { createApplication, createMembership, createUser, useInstallation } from '../support/api';
+import { authorizationRequest } from '../support/oidc-authorization-request';
 import { PageBrowser } from '../support/oidc-browser';
 
 /*
@@ -22,18 +23,7 @@ describe('OpenID Provider: audit', () => {
   type Setup = Awaited<ReturnType<typeof setup>>;
 
   async function codeFlow(s: Setup, scope = 'openid profile email offline_access', extra: Record<string, string> = {}) {
-    const verifier = client.randomPKCECodeVerifier();
-    const state = client.randomState();
-    const nonce = client.randomNonce();
-    const url = client.buildAuthorizationUrl(s.config, {
-      redirect_uri: CALLBACK,
-      scope,
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state,
-      nonce,
-      ...extra,
-    });
+    const { url, verifier, state, nonce } = await authorizationRequest(s.config, CALLBACK, scope, extra);
     let page = await s.browser.follow(url.href, suite.t.url);
     if (page.html.includes('name="password"')) page = await s.browser.submit(page, { username: s.user.username, password: s.user.password }, suite.t.url);
     if (page.html.includes('name="decision"')) page = await s.browser.submit(page, { decision: 'allow' }, suite.t.url);

@@ -3,6 +3,7 @@ import * as client from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { SigningKeys } from '../../src/oidc/signing-keys';
 import { as, createApplication, createMembership, createUser, expectErrorBody, eventsAbout, putBodyOf, queryEvents, useInstallation } from '../support/api';
+import { authorizationRequest as requestOf } from '../support/oidc-authorization-request';
 import { PageBrowser } from '../support/oidc-browser';
 
 /*
@@ -30,21 +31,7 @@ describe('OpenID Provider: authorization code flow', () => {
   }
   type Setup = Awaited<ReturnType<typeof setup>>;
 
-  async function authorizationRequest(s: Setup, scope = 'openid profile email offline_access', extra: Record<string, string> = {}) {
-    const verifier = client.randomPKCECodeVerifier();
-    const state = client.randomState();
-    const nonce = client.randomNonce();
-    const url = client.buildAuthorizationUrl(s.config, {
-      redirect_uri: CALLBACK,
-      scope,
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state,
-      nonce,
-      ...extra,
-    });
-    return { url, verifier, state, nonce };
-  }
+  const authorizationRequest = (s: Setup, scope?: string, extra?: Record<string, string>) => requestOf(s.config, CALLBACK, scope, extra);
 
   /** Runs the pages as a user would: login, then consent when asked; answers the redirect to the client. */
   async function signInThroughPages(s: Setup, request: { url: URL }, options: { password?: string; consent?: 'allow' | 'deny' } = {}) {

@@ -128,8 +128,10 @@ export class EventRecorder {
    * its write has failed). Events written after the call are not waited for, so a steady stream
    * of verifications cannot hold the shutdown drains up.
    */
-  async settled(): Promise<void> {
-    await Promise.all([this.groupCommit.settled(), this.readGroupCommit.settled()]);
+  settled(): Promise<void> {
+    // Every list and _query asks first (read-your-writes): when nothing is pending, no promise chain.
+    if (this.groupCommit.idle && this.readGroupCommit.idle) return Promise.resolve();
+    return Promise.all([this.groupCommit.settled(), this.readGroupCommit.settled()]).then(() => undefined);
   }
 
   /** Shutdown: the events of requests still in flight are written before the database closes. */
@@ -213,8 +215,13 @@ export class GroupCommit<T> {
   }
 
   settled(): Promise<void> {
-    if (this.done === this.added) return Promise.resolve();
+    if (this.idle) return Promise.resolve();
     return new Promise<void>((resolve) => this.barriers.push({ upTo: this.added, resolve }));
+  }
+
+  /** Every item added so far is written (stored or failed). */
+  get idle(): boolean {
+    return this.done === this.added;
   }
 
   /** Writes batches until nothing waits; only one of these loops runs at a time. */

@@ -17,7 +17,10 @@ export interface StreamAnswer {
 export class OpenEventStream {
   readonly events: ServerSentEvent[] = [];
   readonly comments: string[] = [];
+  /** For each comment (same order as `comments`), how many events had arrived before it. */
+  readonly commentPositions: number[] = [];
   ended = false;
+  private partialLine = '';
   private readonly waiters = new Set<() => void>();
 
   constructor(private readonly response: http.IncomingMessage) {
@@ -27,8 +30,16 @@ export class OpenEventStream {
     });
     response.setEncoding('utf8');
     response.on('data', (chunk: string) => {
-      for (const line of chunk.split('\n')) if (line.startsWith(':')) this.comments.push(line);
-      parser.push(chunk);
+      // Line by line, so that each comment's place among the events is known.
+      const lines = (this.partialLine + chunk).split('\n');
+      this.partialLine = lines.pop() ?? '';
+      for (const line of lines) {
+        if (line.startsWith(':')) {
+          this.comments.push(line);
+          this.commentPositions.push(this.events.length);
+        }
+        parser.push(`${line}\n`);
+      }
       this.notify();
     });
     const end = () => {

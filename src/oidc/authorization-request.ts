@@ -1,5 +1,6 @@
 import { OIDC_SCOPES } from './issuer';
 import type { OidcClient } from './oidc-clients';
+import { spaceDelimited } from './request-parameters';
 
 /** RFC 6749 4.1.2.1 and OpenID Connect Core 3.1.2.6 errors, sent back to the client's redirect_uri. */
 export type AuthorizationErrorCode =
@@ -105,7 +106,7 @@ export function parseAuthorizationRequest(query: Readonly<Record<string, unknown
   if (single(query, 'code_challenge_method') !== 'S256') throw new AuthorizationError('invalid_request', 'code_challenge_method must be S256');
   if (!CODE_CHALLENGE.test(codeChallenge)) throw new AuthorizationError('invalid_request', 'code_challenge is not a valid S256 challenge');
 
-  const requested = (single(query, 'scope') ?? '').split(' ').filter(Boolean);
+  const requested = spaceDelimited(single(query, 'scope'));
   const unknown = requested.find((scope) => !(OIDC_SCOPES as readonly string[]).includes(scope));
   if (unknown) throw new AuthorizationError('invalid_scope', `Unknown scope: ${unknown}`);
   if (!requested.includes('openid')) throw new AuthorizationError('invalid_scope', 'The openid scope is required');
@@ -134,7 +135,7 @@ export function parseAuthorizationRequest(query: Readonly<Record<string, unknown
 }
 
 function parsePrompts(value: string | undefined): Prompt[] {
-  const prompts = (value ?? '').split(' ').filter(Boolean);
+  const prompts = spaceDelimited(value);
   const acted: Prompt[] = [];
   for (const prompt of prompts) {
     if (prompt === 'select_account') continue;

@@ -16,6 +16,7 @@ import type { PageCookie, PageResult } from './page-result';
 import { consentPage, loginPage, secondFactorPage } from './pages';
 import { matchesDigest } from './secrets';
 import { SsoSessions } from './sso-sessions';
+import { spaceDelimited } from './request-parameters';
 
 /** Who is on the page: the browser's addresses, for the sign-in defenses and the session record. */
 export interface PageVisitor {
@@ -173,7 +174,7 @@ export class Interactions {
     if (!opened) return from === 'login' ? this.stagePage(membershipId, owned, 400, { error: 'The username or password is not correct.' }) : this.gone(membershipId);
     const ssoCookie = this.frontChannel.ssoCookie(membershipId, opened.cookie, opened.maxAgeSeconds);
     const signIn = { userId: user.id, sessionId: opened.session.sessionId, authTime: opened.session.authTime, amr };
-    const forced = (row.prompt ?? '').split(' ').includes('consent');
+    const forced = spaceDelimited(row.prompt).includes('consent');
     if (await this.consents.needed(membershipId, user.id, client, row.scopes, forced)) {
       if (!(await this.interactions.advance(membershipId, row.id, from, { stage: 'consent', ...signIn }))) return this.gone(membershipId);
       return { kind: 'redirect', location: this.frontChannel.interactionUrl(membershipId, row.id), cookies: [ssoCookie] };

@@ -16,6 +16,7 @@ import { type OidcTokenLookup, type OidcTokenRecord, OidcTokenRepository } from 
 import { digestOf, matchesDigest, newOpaqueSecret } from './secrets';
 import { MembershipCache } from '../memberships/membership-cache';
 import { SigningKeys, UnverifiableToken } from './signing-keys';
+import { spaceDelimited } from './request-parameters';
 
 /** The grants that issue tokens for a user (`grant` in TokenGenerated). */
 export type OidcUserGrant = 'authorization_code' | 'refresh_token' | 'urn:ietf:params:oauth:grant-type:device_code';
@@ -170,7 +171,7 @@ export class OidcTokens {
       found.record.userId === claims.sub &&
       found.record.accessExpiresAt.getTime() > Date.now();
     if (!valid || !found?.user) throw OAuthError.invalidToken();
-    return { claims, scopes: typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [], record: found.record, user: found.user };
+    return { claims, scopes: typeof claims.scope === 'string' ? spaceDelimited(claims.scope) : [], record: found.record, user: found.user };
   }
 
   /**

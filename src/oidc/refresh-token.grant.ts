@@ -3,6 +3,7 @@ import { OAuthError } from '../common/oauth-error';
 import type { GrantHandler, GrantRequest, TokenEndpointResponse } from './grants';
 import { formField, requiredFormField } from './oauth-form';
 import { OidcTokens } from './oidc-tokens';
+import { spaceDelimited } from './request-parameters';
 
 const invalidGrant = (): OAuthError => new OAuthError('invalid_grant', 'The refresh token is not valid');
 
@@ -30,7 +31,8 @@ export class RefreshTokenGrant implements GrantHandler {
     const granted = found.record.scopes ?? [];
     // RFC 6749 6: the access token may have a narrower scope, never a wider one; the new refresh
     // token keeps the grant's scope, so a later refresh without `scope` gets it all back.
-    const asked = formField(form, 'scope')?.split(' ').filter(Boolean);
+    const scope = formField(form, 'scope');
+    const asked = scope === undefined ? undefined : spaceDelimited(scope);
     if (asked?.some((scope) => !granted.includes(scope))) throw new OAuthError('invalid_scope', 'The scope exceeds what was granted');
     const { response } = await this.tokens.rotate(found, {
       membershipId,

@@ -1,5 +1,5 @@
 import { OAuthError } from '../common/oauth-error';
-import { parseResourceParameter, parseScopeParameter } from './request-parameters';
+import { parseResourceParameter, parseScopeParameter, spaceDelimited } from './request-parameters';
 
 const ALLOWED = ['openid', 'profile', 'email', 'offline_access'];
 
@@ -58,4 +58,17 @@ describe('parseResourceParameter', () => {
       expect(oauthErrorOf(() => parseResourceParameter(value))).toBe('invalid_target');
     },
   );
+});
+
+describe('spaceDelimited', () => {
+  it('splits on spaces and drops the empty values of repeated, leading and trailing ones', () => {
+    expect(spaceDelimited(' openid  profile ')).toEqual(['openid', 'profile']);
+    expect(spaceDelimited('login consent')).toEqual(['login', 'consent']);
+  });
+
+  it('answers none for an absent or empty value', () => {
+    expect(spaceDelimited(undefined)).toEqual([]);
+    expect(spaceDelimited(null)).toEqual([]);
+    expect(spaceDelimited('   ')).toEqual([]);
+  });
 });

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Inject, Injectable } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { TransactionHost } from '@nestjs-cls/transactional';
@@ -46,6 +47,23 @@ interface UnitOfWork {
 const UNIT_OF_WORK = Symbol('UNIT_OF_WORK');
 
 /**
+ * nestjs-cls's AsyncLocalStorage, enabled only while a request transaction runs. On Node 20 an
+ * enabled AsyncLocalStorage runs a hook for every promise the process makes (5-7% of verify-token's
+ * CPU, profiled), and nestjs-cls enables its storage as it loads; the request transaction is its
+ * only user here. `run` enables it again (AsyncLocalStorage.run does), and the last transaction
+ * to end disables it, for every instance of the app in the process (the storage is one per process).
+ * Disabling ends no live context, since none is open then: a context that late work kept holds a
+ * closed unit, which reads as none (`open`), and work started while it was disabled holds nothing.
+ */
+const runningOn = new WeakMap<AsyncLocalStorage<unknown>, number>();
+
+/** The storage behind a ClsService (a private field of nestjs-cls): when it is not found, it stays enabled, as before. */
+function storageOf(cls: ClsService): AsyncLocalStorage<unknown> | undefined {
+  const storage = (cls as unknown as { als?: unknown }).als;
+  return storage instanceof AsyncLocalStorage ? (storage as AsyncLocalStorage<unknown>) : undefined;
+}
+
+/**
  * The ambient transaction of a request (nestjs-cls + @nestjs-cls/transactional, drizzle adapter).
  * `run` opens it; while it is open every repository reaches it through `executor` (the DATABASE
  * provider's `db` is that executor), so services no longer pass transaction handles by hand.
@@ -57,11 +75,16 @@ const UNIT_OF_WORK = Symbol('UNIT_OF_WORK');
  */
 @Injectable()
 export class RequestTransaction {
+  private readonly storage: AsyncLocalStorage<unknown> | undefined;
+
   constructor(
     private readonly host: TransactionHost<DrizzleAdapter>,
     private readonly cls: ClsService,
     @Inject(DRIZZLE_CLIENT) private readonly db: Db,
-  ) {}
+  ) {
+    this.storage = storageOf(cls);
+    if (this.storage && !runningOn.get(this.storage)) this.storage.disable();
+  }
 
   /**
    * Runs `work` in one transaction. `beforeCommit` hooks run in it after `work`; a failure of either
@@ -70,19 +93,30 @@ export class RequestTransaction {
    */
   async run<T>(work: () => Promise<T>): Promise<T> {
     const unit: UnitOfWork = { open: true, beforeCommit: [], afterCommit: [], state: new Map() };
-    const value = await this.cls.run(async () => {
-      this.cls.set(UNIT_OF_WORK, unit);
-      try {
-        return await this.host.withTransaction(async () => {
-          const result = await work();
-          // A hook may add another (the first event of a hook's own write); run until none is left.
-          for (let i = 0; i < unit.beforeCommit.length; i++) await unit.beforeCommit[i](this.host.tx as Tx);
-          return result;
-        });
-      } finally {
-        unit.open = false;
+    const storage = this.storage;
+    if (storage) runningOn.set(storage, (runningOn.get(storage) ?? 0) + 1);
+    let value: T;
+    try {
+      value = await this.cls.run(async () => {
+        this.cls.set(UNIT_OF_WORK, unit);
+        try {
+          return await this.host.withTransaction(async () => {
+            const result = await work();
+            // A hook may add another (the first event of a hook's own write); run until none is left.
+            for (let i = 0; i < unit.beforeCommit.length; i++) await unit.beforeCommit[i](this.host.tx as Tx);
+            return result;
+          });
+        } finally {
+          unit.open = false;
+        }
+      });
+    } finally {
+      if (storage) {
+        const left = (runningOn.get(storage) ?? 1) - 1;
+        runningOn.set(storage, left);
+        if (left === 0) storage.disable();
       }
-    });
+    }
     for (const hook of unit.afterCommit) hook();
     return value;
   }

@@ -40,8 +40,9 @@ describe('RequestTransaction', () => {
   /** Node 20's own flag (lib/async_hooks.js): whether the storage's hooks run. */
   const enabled = (): boolean => (storage as unknown as { enabled: boolean }).enabled;
   const count = async (): Promise<number> => {
-    const result = await database().db.execute<{ n: number }>(sql`select count(*)::int as n from transaction_probe`);
-    return result.rows[0].n;
+    // Both drivers answer { rows }; the union of their two result types reads as unknown.
+    const { rows } = (await database().db.execute(sql`select count(*)::int as n from transaction_probe`)) as { rows: { n: number }[] };
+    return rows[0].n;
   };
   const insert = (transaction: RequestTransaction, id: number) => transaction.executor.execute(sql`insert into transaction_probe values (${id})`);
   const tick = () => new Promise((resolve) => setTimeout(resolve, 5));

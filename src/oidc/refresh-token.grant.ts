@@ -31,8 +31,8 @@ export class RefreshTokenGrant implements GrantHandler {
     const granted = found.record.scopes ?? [];
     // RFC 6749 6: the access token may have a narrower scope, never a wider one; the new refresh
     // token keeps the grant's scope, so a later refresh without `scope` gets it all back.
-    const scope = formField(form, 'scope');
-    const asked = scope === undefined ? undefined : spaceDelimited(scope);
+    const scopeField = formField(form, 'scope');
+    const asked = scopeField === undefined ? undefined : spaceDelimited(scopeField);
     if (asked?.some((scope) => !granted.includes(scope))) throw new OAuthError('invalid_scope', 'The scope exceeds what was granted');
     const { response } = await this.tokens.rotate(found, {
       membershipId,

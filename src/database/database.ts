@@ -273,11 +273,16 @@ export function prepareRows<T>(db: Db, name: string, statement: SQL): (values: R
  * straight through `readRow`, without Drizzle's row objects (its per-column decoding, then the
  * caller's mapping of them: two objects and a walk of the columns per row). `readRow` gets what
  * the driver gives: JSON already parsed, timestamps as PostgreSQL's text. Sent unnamed, as
- * `select.prepare('')` would be.
+ * `select.prepare('')` would be, unless given a `name` (unique in the process).
  */
-export function prepareReading<T>(executor: Executor, select: SQLWrapper, readRow: (values: unknown[]) => T): { execute(values: Record<string, unknown>): Promise<T[]> } {
+export function prepareReading<T>(
+  executor: Executor,
+  select: SQLWrapper,
+  readRow: (values: unknown[]) => T,
+  name = '',
+): { execute(values: Record<string, unknown>): Promise<T[]> } {
   const mapRows = (rows: unknown[][]): T[] => rows.map(readRow);
-  const prepared = executor._.session.prepareQuery(dialect.sqlToQuery(select.getSQL()), undefined, '', true, mapRows);
+  const prepared = executor._.session.prepareQuery(dialect.sqlToQuery(select.getSQL()), undefined, name, true, mapRows);
   return { execute: async (values) => (await prepared.execute(values)) as T[] };
 }
 

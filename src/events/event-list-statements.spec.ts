@@ -1,5 +1,5 @@
 import { getTableColumns, sql } from 'drizzle-orm';
-import { useTestDatabase } from '../../test/support/database';
+import { serverUrl, useTestDatabase } from '../../test/support/database';
 import { ListStatements, runListQuery, type ListRequest } from '../common/query';
 import { events } from '../database/schema';
 import { EVENT_ROW_COLUMNS } from './event.mapper';
@@ -124,6 +124,30 @@ describe('event list statements by query shape', () => {
       expect(reused.items).toEqual(built.items);
       expect(reused.items.map((item) => item.event_time)).toEqual(['1999-12-31T23:59:59.999Z', '2026-03-04T02:36:07.891Z']);
       expect(reused.items.map((item) => item.prior)).toEqual([{ was: 1 }, null]);
+    }
+  });
+
+  it('names the statement of a split `$in` read by its index alone, and no other', async () => {
+    const statements = new ListStatements(database().db);
+    // Two at once, so that each connection of the test's pool (two on the server) runs it.
+    const twice = (request: ListRequest) =>
+      Promise.all(['m-0', 'm-1'].map((membershipId) => runListQuery(eventListQuery(database().db, membershipId, request, statements))));
+    await twice({ query: {}, where: { event_type: { $in: ['UserCreated', 'UserDeleted'] } } });
+    // More than the types, or hidden ids: the values may change the plan, so unnamed as before.
+    await twice({ query: {}, where: { event_type: { $in: ['UserCreated', 'UserDeleted'] }, utilizer_id: 'u-1' } });
+    await twice({ query: {}, where: { event_type: { $in: ['UserCreated', 'UserDeleted'] } }, hiddenIds: ['ls-1'] });
+    await twice({ query: {}, where: { utilizer_id: { $in: ['u-1', 'u-2'] } } });
+    await twice({ query: {} });
+    expect(statements.size).toBe(5);
+
+    // Both drivers answer { rows }; the union of their two result types reads as unknown.
+    const named = sql`select statement from pg_prepared_statements where name like 'list_page_%'`;
+    const { rows } = (await database().db.execute(named)) as { rows: { statement: string }[] };
+    // The embedded database's driver sends every statement unnamed: there the names change nothing.
+    expect(rows.length > 0).toBe(serverUrl() !== undefined);
+    for (const { statement } of rows) {
+      expect(statement).toMatch(/union all/);
+      expect(statement).not.toMatch(/utilizer_id" =|not in/);
     }
   });
 

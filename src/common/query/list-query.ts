@@ -87,7 +87,16 @@ export interface ListSelectParts {
   condition: SQL | undefined;
   order: SQL;
   /** With `inByIndex` and a `$in` worth splitting: one condition per value, and the union's order. */
-  split?: { conditions: (SQL | undefined)[]; resultOrder: SQL };
+  split?: {
+    conditions: (SQL | undefined)[];
+    resultOrder: SQL;
+    /**
+     * Each condition is the tenant scope and one value of the field, nothing else: each query is
+     * a read of the `inByIndex` index in its order, and stops at the page's window, whatever the
+     * values. Its plan does not depend on them (ListStatements may name the statement).
+     */
+    indexOnly: boolean;
+  };
 }
 
 /** Translates a request into the pieces of its page's SELECT (validation and errors included). */
@@ -99,8 +108,10 @@ export function listSelectParts<TRow>(query: ListQuery<TRow>, params: ListParams
   const split = query.inByIndex && valuesToSplit(query.inByIndex.field, query.request.where, params);
   if (!query.inByIndex || !split) return { condition, order };
   const { field, resultOrder } = query.inByIndex;
-  const conditions = split.map((value) => and(scope, translateWhere(query.schema, { ...(query.request.where as object), [field]: value })));
-  return { condition, order, split: { conditions, resultOrder } };
+  const where = query.request.where as Record<string, unknown>;
+  const conditions = split.map((value) => and(scope, translateWhere(query.schema, { ...where, [field]: value })));
+  const indexOnly = Object.keys(where).length === 1 && !query.request.hiddenIds?.length;
+  return { condition, order, split: { conditions, resultOrder, indexOnly } };
 }
 
 /** Where a page starts and ends: numbers, or placeholders for a statement built once (ListStatements). */

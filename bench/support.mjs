@@ -327,22 +327,24 @@ export function postgresCpuSeconds() {
  * `nodejs_heap_size_used_bytes` from its /metrics. Without the collection the figure is mostly
  * garbage V8 has not collected yet; NaN when /metrics has no such line.
  */
-export async function heapUsedAfterGc(base, entry) {
-  await queuesSettled(base);
+export async function heapUsedAfterGc(base, entry, settleMs = 5_000) {
+  await queuesSettled(base, settleMs);
   entry.child.kill('SIGUSR2');
   await sleep(500);
   return (await metricSamples(base)).find(({ name }) => name === 'nodejs_heap_size_used_bytes')?.value ?? Number.NaN;
 }
 
 /**
- * Until the service's in-memory queues (webhook calls, mail) hold nothing and work on nothing,
- * for at most `timeoutMs`: what a piece of load left queued is work still to do, not memory
- * left behind (a long run's heap sample taken while its webhook calls were queued read 65 MB,
- * and 48 MB at the next).
+ * Until the service's queues (webhook calls, mail) hold nothing and work on nothing, in memory
+ * and in the database, for at most `timeoutMs`: what a piece of load left queued is work still
+ * to do, not memory left behind (a long run's heap sample taken while its webhook calls were
+ * queued read 65 MB, and 48 MB at the next). The database's backlog counts too: while deliveries
+ * wait there, the dispatcher keeps its in-memory queue full (samples of 70-80 MB after the pieces
+ * that call the webhook, 55 MB after the others, in a run of 2026-11-30).
  */
-async function queuesSettled(base, timeoutMs = 5_000) {
+async function queuesSettled(base, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
-  const queueGauges = new Set(['portcullis_queue_depth', 'portcullis_queue_in_flight']);
+  const queueGauges = new Set(['portcullis_queue_depth', 'portcullis_queue_in_flight', 'portcullis_durable_queue_pending']);
   for (;;) {
     const busy = (await metricSamples(base)).some(({ name, value }) => queueGauges.has(name) && value > 0);
     if (!busy || Date.now() > deadline) return;

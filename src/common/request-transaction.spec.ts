@@ -5,6 +5,7 @@ import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { sql } from 'drizzle-orm';
 import { ClsModule, ClsService } from 'nestjs-cls';
 import { serverUrl, useTestDatabase } from '../../test/support/database';
+import { queryRows } from '../database/database';
 import { DRIZZLE_CLIENT, DrizzleAdapter, RequestTransaction } from './request-transaction';
 
 /**
@@ -40,9 +41,8 @@ describe('RequestTransaction', () => {
   /** Node 20's own flag (lib/async_hooks.js): whether the storage's hooks run. */
   const enabled = (): boolean => (storage as unknown as { enabled: boolean }).enabled;
   const count = async (): Promise<number> => {
-    // Both drivers answer { rows }; the union of their two result types reads as unknown.
-    const { rows } = (await database().db.execute(sql`select count(*)::int as n from transaction_probe`)) as { rows: { n: number }[] };
-    return rows[0].n;
+    const [row] = await queryRows<{ n: number }>(database().db, sql`select count(*)::int as n from transaction_probe`);
+    return row.n;
   };
   const insert = (transaction: RequestTransaction, id: number) => transaction.executor.execute(sql`insert into transaction_probe values (${id})`);
   const tick = () => new Promise((resolve) => setTimeout(resolve, 5));

@@ -49,8 +49,8 @@ const UNIT_OF_WORK = Symbol('UNIT_OF_WORK');
 /**
  * nestjs-cls's AsyncLocalStorage, enabled only while a request transaction runs. On Node 20 an
  * enabled AsyncLocalStorage runs a hook for every promise the process makes (4-5% of verify-token's
- * main-thread samples, and a third of its garbage collection), and nestjs-cls enables its storage as it loads; the request transaction is its
- * only user here. `run` enables it again (AsyncLocalStorage.run does), and the last transaction
+ * main-thread samples, and a third of its garbage collection), and nestjs-cls enables its storage
+ * as it loads; the request transaction is its only user here. `run` enables it again (AsyncLocalStorage.run does), and the last transaction
  * to end disables it, for every instance of the app in the process (the storage is one per process).
  * Disabling ends no live context, since none is open then: a context that late work kept holds a
  * closed unit, which reads as none (`open`), and work started while it was disabled holds nothing.

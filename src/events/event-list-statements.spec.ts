@@ -1,6 +1,7 @@
 import { getTableColumns, sql } from 'drizzle-orm';
 import { serverUrl, useTestDatabase } from '../../test/support/database';
 import { ListStatements, runListQuery, type ListRequest } from '../common/query';
+import { queryRows } from '../database/database';
 import { events } from '../database/schema';
 import { EVENT_ROW_COLUMNS } from './event.mapper';
 import { eventListQuery } from './event.repository';
@@ -140,9 +141,7 @@ describe('event list statements by query shape', () => {
     await twice({ query: {} });
     expect(statements.size).toBe(5);
 
-    // Both drivers answer { rows }; the union of their two result types reads as unknown.
-    const named = sql`select statement from pg_prepared_statements where name like 'list_page_%'`;
-    const { rows } = (await database().db.execute(named)) as { rows: { statement: string }[] };
+    const rows = await queryRows<{ statement: string }>(database().db, sql`select statement from pg_prepared_statements where name like 'list_page_%'`);
     // The embedded database's driver sends every statement unnamed: there the names change nothing.
     expect(rows.length > 0).toBe(serverUrl() !== undefined);
     for (const { statement } of rows) {

@@ -191,6 +191,78 @@ describe('client library with CacheTTL: answers kept while the event stream is c
     });
   });
 
+  describe('with BasicTokenCacheTTL as well: the Basic answers it keeps follow the stream too', () => {
+    let basicClient: PortcullisClient;
+    let basicServer: Server;
+    let basicApiUrl: string;
+
+    beforeAll(async () => {
+      // A long Basic cache: without the stream, a rotated secret would work here for a minute (specification).
+      basicClient = new PortcullisClient({
+        BaseUrl: proxy.baseUrl,
+        MembershipId: inst.membership._id as string,
+        CacheTTL: 60,
+        BasicTokenCacheTTL: 60,
+        StreamCredentials: `${streamApp.id}:${streamApp.secret}`,
+      });
+      const app = express();
+      app.get('/orders', portcullis(basicClient).authorized({ resource: 'orders', action: 'read' }), (_req, res) => {
+        res.json({ ok: true });
+      });
+      basicServer = app.listen(0, '127.0.0.1');
+      await new Promise<void>((resolve) => basicServer.once('listening', () => resolve()));
+      basicApiUrl = `http://127.0.0.1:${(basicServer.address() as AddressInfo).port}`;
+    });
+    afterAll(async () => {
+      basicClient?.close();
+      await new Promise<void>((resolve) => (basicServer ? basicServer.close(() => resolve()) : resolve()));
+    });
+
+    const getOrders = (auth: string) => request(basicApiUrl).get('/orders').set('Authorization', auth);
+    /** An application allowed to read orders, its answers kept: asked until a repeated request makes no call. */
+    async function warmApplication(): Promise<{ id: string; auth: string; role: { _id?: unknown; slug?: unknown } }> {
+      const app = await createApplicationWithPermissions(t, inst.admin, ['orders.read']);
+      const auth = `Basic ${app.id}:${app.secret}`;
+      await getOrders(auth).expect(200);
+      await eventually(async () => (basicClient.streamConnected ? true : undefined), 'the event stream to connect');
+      await eventually(async () => {
+        await getOrders(auth).expect(200);
+        const asked = whoamiCalls(auth);
+        await getOrders(auth).expect(200);
+        return whoamiCalls(auth) === asked ? true : undefined;
+      }, 'the application\'s answers to be kept');
+      return { id: app.id, auth, role: app.role };
+    }
+    const refusedWithin = async (auth: string): Promise<{ status: number; afterMs: number }> => {
+      const since = Date.now();
+      let status = 200;
+      while (status === 200 && Date.now() - since < 3_000) status = (await getOrders(auth)).status;
+      return { status, afterMs: Date.now() - since };
+    };
+
+    it('a rotated secret: the old one gets its first 401 at the protected API within 1 s', async () => {
+      const app = await warmApplication();
+      await t.http().post(`/memberships/${inst.membership._id as string}/applications/${app.id}/secret`).set('Authorization', inst.admin.auth).expect(200);
+      const { status, afterMs } = await refusedWithin(app.auth);
+      expect(status).toBe(401);
+      expect(afterMs).toBeLessThan(1_000);
+    });
+
+    it("its role losing the permission: the kept allow turns into a 403 within 1 s", async () => {
+      const app = await warmApplication();
+      const m = inst.membership._id as string;
+      await t
+        .http()
+        .put(`/memberships/${m}/roles/${String(app.role._id)}`)
+        .set('Authorization', inst.admin.auth)
+        .send({ name: `${String(app.role.slug)} emptied`, slug: app.role.slug, permissions: [] })
+        .expect(200);
+      const { status, afterMs } = await refusedWithin(app.auth);
+      expect(status).toBe(403);
+      expect(afterMs).toBeLessThan(1_000);
+    });
+  });
+
   it('with the stream cut, the next request asks the service (and sees a revocation at once); reconnected, the cache serves again', async () => {
     const reader = await warmReader();
     const other = await warmReader();

@@ -110,4 +110,24 @@ describe('LookupTable', () => {
     await table.run('n', false, succeeding);
     expect(calls).toBe(5);
   });
+
+  it('clearCache forgets every kept result, and a lookup under way when it ran keeps nothing', async () => {
+    const table = new LookupTable<string, string>(new TtlCache<string>(60_000));
+    let calls = 0;
+    const answer = deferred<Lookup<string, string>>();
+    const slow = (): Promise<Lookup<string, string>> => { calls += 1; return answer.promise; };
+    const quick = async (): Promise<Lookup<string, string>> => { calls += 1; return { ok: true, value: 'new' }; };
+    await table.run('kept', true, quick);
+    const underWay = table.run('late', true, slow);
+    table.clearCache();
+    answer.resolve({ ok: true, value: 'old' });
+    expect(await underWay).toEqual({ ok: true, value: 'old' });
+    // Neither the result kept before the clear nor the one fetched across it is served.
+    await table.run('kept', true, quick);
+    await table.run('late', true, quick);
+    expect(calls).toBe(4);
+    // What is fetched after the clear is kept again.
+    await table.run('late', true, quick);
+    expect(calls).toBe(4);
+  });
 });

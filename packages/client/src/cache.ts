@@ -8,6 +8,7 @@ export const DEFAULT_MAX_CACHE_ENTRIES = 10_000;
  */
 export class TtlCache<V> {
   private readonly entries = new Map<string, { value: V; expiresAt: number }>();
+  private generationValue = 0;
 
   constructor(
     private readonly ttlMs: number,
@@ -31,7 +32,14 @@ export class TtlCache<V> {
     return entry.value;
   }
 
-  set(key: string, value: V): void {
+  /** Moves with every `clear`: a value looked up across one may predate what cleared it. */
+  get generation(): number {
+    return this.generationValue;
+  }
+
+  /** Keeps `value` for the TTL, unless the cache was cleared since `generation` (when its lookup began). */
+  set(key: string, value: V, generation = this.generationValue): void {
+    if (generation !== this.generationValue) return;
     this.entries.delete(key);
     while (this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next();
@@ -46,6 +54,7 @@ export class TtlCache<V> {
   }
 
   clear(): void {
+    this.generationValue++;
     this.entries.clear();
   }
 }
@@ -80,9 +89,10 @@ export class LookupTable<T, F> {
     const pending = this.inFlight.get(key);
     if (pending !== undefined && pending.epoch === epoch) return pending.promise;
 
+    const generation = cache?.generation;
     const promise = fetch()
       .then((result) => {
-        if (result.ok) cache?.set(key, result.value);
+        if (result.ok) cache?.set(key, result.value, generation);
         return result;
       })
       .finally(() => {
@@ -91,5 +101,10 @@ export class LookupTable<T, F> {
       });
     this.inFlight.set(key, { epoch, promise });
     return promise;
+  }
+
+  /** Forgets every kept result; a lookup under way when this is called keeps nothing either. */
+  clearCache(): void {
+    this.cache?.clear();
   }
 }

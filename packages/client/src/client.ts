@@ -16,7 +16,7 @@ import {
 } from './expression';
 import { type PortcullisSettings, type ResolvedSettings, resolveSettings } from './settings';
 import { StreamFollower } from './event-stream';
-import { FOLLOWED_EVENT_TYPES, StreamCache, tokenExpiry } from './stream-cache';
+import { dropsEveryAnswer, FOLLOWED_EVENT_TYPES, StreamCache, tokenExpiry } from './stream-cache';
 import { type ServiceAnswer, ServiceTransport } from './transport';
 
 export type TokenKind = 'Bearer' | 'Basic';
@@ -125,9 +125,16 @@ export class PortcullisClient {
       const permissions = new StreamCache<PermissionAnswer>(cacheTtlMs, DEFAULT_MAX_CACHE_ENTRIES);
       const url = this.url(`memberships/${encodeURIComponent(this.settings.membershipId)}/events/stream`);
       url.searchParams.set('types', FOLLOWED_EVENT_TYPES.join(','));
+      // The Basic answers BasicTokenCacheTTL keeps follow the stream as well: without it a rotated
+      // secret works that long (specification); with it, a protected API learns within a second.
+      const clearBasic = (): void => {
+        this.identities.clearCache();
+        this.permissions.clearCache();
+      };
       const clear = (): void => {
         identities.clear();
         permissions.clear();
+        clearBasic();
       };
       this.follower = new StreamFollower({
         url,
@@ -139,6 +146,7 @@ export class PortcullisClient {
         onEvent: (event) => {
           identities.apply(event);
           permissions.apply(event);
+          if (dropsEveryAnswer(event.event)) clearBasic();
         },
       });
       this.liveIdentities = identities;

@@ -117,13 +117,12 @@ export class StreamCache<V> {
   /** Applies one event of the stream. */
   apply(event: ServerSentEvent): void {
     const type = event.event;
+    if (dropsEveryAnswer(type)) return this.clear();
     if (type === 'TokenRevoked' || type.startsWith('User')) {
-      if (type.startsWith('UserType')) return this.clear();
       const subject = subjectOf(event.data, type === 'TokenRevoked' ? 'user_id' : '_id');
       // An event whose subject cannot be read drops everything rather than nothing.
       return subject === undefined ? this.clear() : this.dropSubject(subject);
     }
-    if (type.startsWith('Role') || type.startsWith('Application') || type.startsWith('Membership')) this.clear();
   }
 
   private delete(key: string): void {
@@ -134,6 +133,14 @@ export class StreamCache<V> {
     keys?.delete(key);
     if (keys && !keys.size) this.bySubject.delete(entry.subjectId);
   }
+}
+
+/**
+ * Whether an event of this type may change any answer, whoever it is about: a role, an
+ * application (a Basic caller: a new secret, a new role), a user type, the membership.
+ */
+export function dropsEveryAnswer(eventType: string): boolean {
+  return ['Role', 'Application', 'UserType', 'Membership'].some((prefix) => eventType.startsWith(prefix));
 }
 
 function subjectOf(data: string, field: string): string | undefined {

@@ -1,5 +1,8 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import type { Decision } from '../common/access-decision';
+import type { AccessRecheck } from '../common/access-recheck';
+import type { Caller } from '../common/caller';
 import { DomainError } from '../common/errors';
 import { isPossibleId } from '../common/ids';
 import { MembershipCache } from '../memberships/membership-cache';
@@ -54,7 +57,7 @@ interface AccessRule {
  * permission. Membership-scoped routes only serve callers of that membership.
  */
 @Injectable()
-export class AccessGuard implements CanActivate {
+export class AccessGuard implements CanActivate, AccessRecheck {
   /** Decorators do not change at run time: each route's rule is read once (by class, then handler). */
   private readonly rules = new WeakMap<object, WeakMap<object, AccessRule>>();
 
@@ -96,26 +99,44 @@ export class AccessGuard implements CanActivate {
 
     const caller = await this.authenticator.authenticate(request.headers.authorization, { profile });
     request.caller = caller;
-
-    const membershipId = routeParam(request, MEMBERSHIP_PARAM);
-    if (membershipId !== undefined && membershipId !== caller.membershipId) {
-      if (!(await this.memberships.get(membershipId))) {
-        throw new DomainError('MembershipNotFound', 'The membership does not exist');
-      }
-      throw new DomainError('AccessDenied', 'The token belongs to another membership');
-    }
-
-    if (requirement) {
-      const objectValue = requirement.objectParam ? routeParam(request, requirement.objectParam) : undefined;
-      const required = objectPermission(caller.id, requirement.resource, requirement.action, objectValue);
-      const decision = await this.permissions.decide(caller, required);
-      request.decision = decision;
-      if (!decision.allowed) {
-        // Denied by the token's scopes alone (the holder could do it unscoped): RFC 6750's insufficient_scope.
-        const challenge = decision.reason === 'scope' ? 'insufficient_scope' : undefined;
-        throw new DomainError('AccessDenied', `Permission ${requirement.resource}.${requirement.action} is required`, undefined, challenge);
-      }
-    }
+    const objectValue = requirement?.objectParam ? routeParam(request, requirement.objectParam) : undefined;
+    // No promise, and no wait, when there is nothing to decide (a route of the caller's membership without a permission).
+    const deciding = this.authorize(caller, routeParam(request, MEMBERSHIP_PARAM), requirement, objectValue);
+    if (deciding) request.decision = await deciding;
     return true;
+  }
+
+  /** ACCESS_RECHECK: this guard's decision taken again for work that starts after it ran (src/common/access-recheck.ts). */
+  async recheck(authorization: unknown, membershipId: string, requirement: PermissionRequirement): Promise<Caller> {
+    const caller = await this.authenticator.authenticate(authorization);
+    await this.authorize(caller, membershipId, requirement, undefined);
+    return caller;
+  }
+
+  /**
+   * An authenticated caller on a route of `membershipId` (if it names one) that requires
+   * `requirement` (if any): the permission's decision when allowed, else the guard's error.
+   */
+  private authorize(caller: Caller, membershipId: string | undefined, requirement: PermissionRequirement | undefined, objectValue: string | undefined): Promise<Decision> | undefined {
+    if (membershipId !== undefined && membershipId !== caller.membershipId) return this.refuseOtherMembership(membershipId);
+    return requirement ? this.decide(caller, requirement, objectValue) : undefined;
+  }
+
+  private async refuseOtherMembership(membershipId: string): Promise<never> {
+    if (!(await this.memberships.get(membershipId))) {
+      throw new DomainError('MembershipNotFound', 'The membership does not exist');
+    }
+    throw new DomainError('AccessDenied', 'The token belongs to another membership');
+  }
+
+  private async decide(caller: Caller, requirement: PermissionRequirement, objectValue: string | undefined): Promise<Decision> {
+    const required = objectPermission(caller.id, requirement.resource, requirement.action, objectValue);
+    const decision = await this.permissions.decide(caller, required);
+    if (!decision.allowed) {
+      // Denied by the token's scopes alone (the holder could do it unscoped): RFC 6750's insufficient_scope.
+      const challenge = decision.reason === 'scope' ? 'insufficient_scope' : undefined;
+      throw new DomainError('AccessDenied', `Permission ${requirement.resource}.${requirement.action} is required`, undefined, challenge);
+    }
+    return decision;
   }
 }

@@ -31,10 +31,14 @@ export interface PermissionRequirement {
  * `<caller id>.webhooks.read.<:id>` (or `.*` without `object`).
  */
 export function RequirePermission(permission: string, options: { object?: string } = {}): MethodDecorator & ClassDecorator {
+  return SetMetadata(REQUIRED_PERMISSION, permissionRequirement(permission, options));
+}
+
+/** `"resource.action"` as the guard reads it; anything else throws (a typo fails at start-up). */
+export function permissionRequirement(permission: string, options: { object?: string } = {}): PermissionRequirement {
   const [resource, action] = permission.split('.');
   if (!resource || !action) throw new Error(`RequirePermission needs "resource.action", got "${permission}"`);
-  const requirement: PermissionRequirement = { resource, action, objectParam: options.object };
-  return SetMetadata(REQUIRED_PERMISSION, requirement);
+  return { resource, action, objectParam: options.object };
 }
 
 export interface AuthenticatedRequest extends Request {

@@ -1,10 +1,9 @@
 import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { CurrentCaller, RequirePermission } from '../common/access-decorators';
-import type { Caller } from '../common/caller';
+import { RequirePermission } from '../common/access-decorators';
 import { ApiAuth } from '../common/openapi';
-import { EventStreams, KEEP_ALIVE_MS, KEEP_ALIVE_SECONDS_RANGE, type StreamSink } from './event-streams';
+import { EventStreams, KEEP_ALIVE_MS, KEEP_ALIVE_SECONDS_RANGE, STREAM_PERMISSION, type StreamSink } from './event-streams';
 import { ApiRoute } from '../common/api-route';
 
 /**
@@ -18,7 +17,7 @@ export class EventStreamController {
   constructor(private readonly streams: EventStreams) {}
 
   @Get('stream')
-  @RequirePermission('events.read')
+  @RequirePermission(STREAM_PERMISSION)
   @ApiRoute({
     summary: 'Follow the event log live (Server-Sent Events)',
     description:
@@ -63,15 +62,15 @@ export class EventStreamController {
     },
   })
   async stream(
-    @CurrentCaller() caller: Caller,
     @Param('membershipId') membershipId: string,
     @Query('types') types: unknown,
     @Query('after') after: unknown,
     @Query('keep_alive') keepAlive: unknown,
     @Headers('last-event-id') lastEventId: unknown,
+    @Headers('authorization') authorization: unknown,
     @Res() response: Response,
   ): Promise<void> {
-    await this.streams.openStream(caller, membershipId, { types, after, lastEventId, keepAlive }, sseSink(response));
+    await this.streams.openStream(authorization, membershipId, { types, after, lastEventId, keepAlive }, sseSink(response));
   }
 }
 

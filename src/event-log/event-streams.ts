@@ -1,5 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
+import { permissionRequirement } from '../common/access-decorators';
+import { ACCESS_RECHECK, type AccessRecheck } from '../common/access-recheck';
 import type { Caller } from '../common/caller';
 import { DomainError, RetryLaterError, validationError } from '../common/errors';
 import { isPossibleId } from '../common/ids';
@@ -13,6 +15,9 @@ import { EventStreamRepository, type StreamCursor } from './event-stream.reposit
 import { EventWakeups } from './event-wakeups';
 import { isEventType } from '../events/event-types';
 
+/** What reading the stream takes (its route requires it; the stream asks again once its start is fixed). */
+export const STREAM_PERMISSION = 'events.read';
+const STREAM_REQUIREMENT = permissionRequirement(STREAM_PERMISSION);
 /** Safety net: each stream reads again this often even when nothing woke it (a lost notification). */
 const POLL_MS = 1_000;
 /** Events of a transaction that committed out of order wait for older ones; look again this soon. */
@@ -113,6 +118,7 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
     private readonly cachedSettings: CachedSettings,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(ACCESS_RECHECK) private readonly access: AccessRecheck,
   ) {}
 
   onModuleInit(): void {
@@ -129,11 +135,12 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Opens a stream for the caller: validates the request (400), counts it against the
+   * Opens a stream for the credential in `authorization`, which the guard let through and which
+   * is judged again once the start is fixed (AccessRecheck): validates the request (400), counts it against the
    * membership's limit (429 TooManyStreams), then writes events to `sink` until the client goes
    * away, the caller's credential is revoked or rotated, or the service stops.
    */
-  async openStream(caller: Caller, membershipId: string, request: StreamRequest, sink: StreamSink): Promise<void> {
+  async openStream(authorization: unknown, membershipId: string, request: StreamRequest, sink: StreamSink): Promise<void> {
     if (this.stopping) throw new DomainError('AuthenticationServiceUnavailable', 'The service is stopping');
     const types = parseTypes(request.types);
     const keepAliveMs = parseKeepAliveMs(request.keepAlive);
@@ -150,6 +157,10 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
     try {
       await this.wakeups.listen();
       const cursor = await this.resolveCursor(membershipId, resumeFrom);
+      // The guard judged the credential before this start was fixed: a revocation, a rotated
+      // secret, a role change or a deleted membership committed in between would come before
+      // the start, never to be read. Judged again now, anything later is read (and ends the stream).
+      const caller = await this.access.recheck(authorization, membershipId, STREAM_REQUIREMENT);
       const hidden = new Set(await this.permissions.hiddenFromLists(caller, 'events'));
       stream = new EventStream(caller, membershipId, cursor, types, hidden, keepAliveMs, sink, this.repository, this.logger, {
         onClosed: () => this.forget(membershipId, stream),

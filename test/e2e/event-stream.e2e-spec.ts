@@ -21,7 +21,8 @@ import {
 import { type OpenEventStream, openEventStream, streamPath } from '../support/event-stream';
 import { describeWithServer, useTwoInstances } from '../support/instances';
 import { DATABASE, type Database } from '../../src/database/database';
-import { EventStreams, KEEP_ALIVE_MS } from '../../src/event-log/event-streams';
+import { EventStreams, KEEP_ALIVE_MS, type StreamSink } from '../../src/event-log/event-streams';
+import { Authenticator } from '../../src/access/authenticator';
 
 /*
  * GET /memberships/{m}/events/stream over real HTTP (contract "Live event stream"). Runs on the
@@ -387,6 +388,91 @@ describe('the live event stream', () => {
     await t.http().delete(`/memberships/${own.membershipId}`).set('Authorization', install.admin.auth).expect(204);
     await s.until(() => s.ended, 'the end of the stream of the deleted membership', 2_000);
     expect((await openEventStream(t.url, streamPath(own.membershipId), app.auth)).status).toBe(401);
+  });
+
+  describe('a credential that ends after the guard let its request through, before the stream is set up', () => {
+    // The guard checks the credential, then the stream fixes where it starts: a change committed
+    // between the two is neither refused by the guard nor read by the stream (it comes before the
+    // start). Driven at the hub, with a credential that passed the guard before the change.
+    const sinks: Array<{ close: () => void }> = [];
+    afterEach(() => {
+      for (const sink of sinks.splice(0)) sink.close();
+    });
+    /** A sink that takes everything; `close` plays the client leaving. */
+    const sink = (): StreamSink & { ended: boolean; close: () => void } => {
+      const listeners: Array<() => void> = [];
+      const made = {
+        ended: false,
+        write: () => true,
+        backedUp: () => false,
+        drained: async () => undefined,
+        end: () => {
+          made.ended = true;
+        },
+        onClose: (listener: () => void) => {
+          listeners.push(listener);
+        },
+        close: () => {
+          for (const listener of listeners.splice(0)) listener();
+        },
+      };
+      sinks.push(made);
+      return made;
+    };
+    /** The premise: the credential is valid when the guard looks at it, before the change. */
+    const passesTheGuard = async (auth: string): Promise<void> => {
+      await expect(t.app.get(Authenticator).authenticate(auth)).resolves.toMatchObject({ id: expect.any(String) });
+    };
+
+    it('a revoked Bearer session: the stream is refused (401 TokenWasRevoked, as the guard answers now), none stays open', async () => {
+      const own = await createMembership(t, install.admin);
+      const session = await signIn(t, own.membershipId, own.admin.username, own.admin.password);
+      await passesTheGuard(session.auth);
+      await t.http().post('/revoke-token').send({ token: session.accessToken }).expect(204);
+      const opened = sink();
+      await expect(t.app.get(EventStreams).openStream(session.auth, own.membershipId, {}, opened)).rejects.toMatchObject({ status: 401, code: 'TokenWasRevoked' });
+      expect(t.app.get(EventStreams).count(own.membershipId)).toBe(0);
+    });
+
+    it('a rotated application secret: refused', async () => {
+      const own = await createMembership(t, install.admin);
+      const app = await createApplicationWithPermissions(t, own.admin, ['events.read']);
+      await passesTheGuard(app.auth);
+      await t.http().post(`/memberships/${own.membershipId}/applications/${app.id}/secret`).set('Authorization', own.admin.auth).expect(200);
+      await expect(t.app.get(EventStreams).openStream(app.auth, own.membershipId, {}, sink())).rejects.toMatchObject({ status: 401, code: 'InvalidToken' });
+    });
+
+    it('the caller losing events.read: refused with 403 AccessDenied', async () => {
+      const own = await createMembership(t, install.admin);
+      const app = await createApplicationWithPermissions(t, own.admin, ['events.read']);
+      await passesTheGuard(app.auth);
+      await t
+        .http()
+        .put(`/memberships/${own.membershipId}/roles/${String(app.role._id)}`)
+        .set('Authorization', own.admin.auth)
+        .send({ name: `${String(app.role.slug)} emptied`, slug: app.role.slug, permissions: [] })
+        .expect(200);
+      await expect(t.app.get(EventStreams).openStream(app.auth, own.membershipId, {}, sink())).rejects.toMatchObject({ status: 403, code: 'AccessDenied' });
+    });
+
+    it('a deleted membership: refused', async () => {
+      const own = await createMembership(t, install.admin);
+      const app = await createApplicationWithPermissions(t, own.admin, ['events.read']);
+      await passesTheGuard(app.auth);
+      await t.http().delete(`/memberships/${own.membershipId}/users/${own.admin.userId}`).set('Authorization', own.admin.auth).expect(204);
+      await t.http().delete(`/memberships/${own.membershipId}`).set('Authorization', install.admin.auth).expect(204);
+      await expect(t.app.get(EventStreams).openStream(app.auth, own.membershipId, {}, sink())).rejects.toMatchObject({ status: 401 });
+    });
+
+    it('a credential that still holds: the stream opens, and closing it forgets it', async () => {
+      const own = await createMembership(t, install.admin);
+      const app = await createApplicationWithPermissions(t, own.admin, ['events.read']);
+      const opened = sink();
+      await t.app.get(EventStreams).openStream(app.auth, own.membershipId, {}, opened);
+      expect(t.app.get(EventStreams).count(own.membershipId)).toBe(1);
+      opened.close();
+      expect(t.app.get(EventStreams).count(own.membershipId)).toBe(0);
+    });
   });
 
   it('open streams do not hold a stop up: closing the app ends them at once', async () => {

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import request from 'supertest';
-import { PortcullisClient, portcullis } from '@portcullis/client';
+import { PortcullisClient, type PortcullisSettings, portcullis } from '@portcullis/client';
 import { startTestApp, type TestApp } from '../support/app';
 import { createApplicationWithPermissions, eventually, type Installation, setupInstallation, signIn, unique } from '../support/api';
 import { createUserWithRole, ServiceProxy, type UserWithRole } from '../support/protected-apps';
@@ -21,29 +21,55 @@ describe("the event types the client's cache follows", () => {
   });
 });
 
+/** An Express API on 127.0.0.1 whose /orders (orders.read) and /profile (the caller itself) `client` protects. */
+async function startProtectedApi(client: PortcullisClient): Promise<{ url: string; close: () => Promise<void> }> {
+  const guard = portcullis(client);
+  const app = express();
+  app.get('/orders', guard.authorized({ resource: 'orders', action: 'read' }), (_req, res) => {
+    res.json({ ok: true });
+  });
+  app.get('/profile', guard.selfAuthorized(), (_req, res) => {
+    res.json({ ok: true });
+  });
+  const server: Server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 describe('client library with CacheTTL: answers kept while the event stream is connected', () => {
   let t: TestApp;
   let inst: Installation;
   let proxy: ServiceProxy;
   let client: PortcullisClient;
-  let server: Server;
+  let api: { url: string; close: () => Promise<void> } | undefined;
   let apiUrl: string;
   let streamApp: { id: string; secret: string };
 
-  const get = (path: string, auth: string) => request(apiUrl).get(path).set('Authorization', auth);
+  const get = (path: string, auth: string, url = apiUrl) => request(url).get(path).set('Authorization', auth);
   /**
-   * Asks the protected API for /orders until it answers other than 200 (`withinMs` at most, a
-   * request every `pauseMs`): that answer, and how long after the call it came.
+   * Asks the protected API (at `url`) for /orders until it answers other than 200 (`withinMs` at
+   * most, a request every `pauseMs`): that answer, and how long after the call it came.
    */
-  const firstRefusal = async (auth: string, withinMs = 3_000, pauseMs = 0): Promise<{ status: number; afterMs: number }> => {
+  const firstRefusal = async (auth: string, withinMs = 3_000, pauseMs = 0, url = apiUrl): Promise<{ status: number; afterMs: number }> => {
     const since = Date.now();
     let status = 200;
     while (status === 200 && Date.now() - since < withinMs) {
-      status = (await get('/orders', auth)).status;
+      status = (await get('/orders', auth, url)).status;
       if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
     return { status, afterMs: Date.now() - since };
   };
+  /** The settings of a client that keeps answers a minute and follows the stream, through the proxy. */
+  const cachedSettings = (more: Partial<PortcullisSettings> = {}): PortcullisSettings => ({
+    BaseUrl: proxy.baseUrl,
+    MembershipId: inst.membership._id as string,
+    CacheTTL: 60,
+    StreamCredentials: `${streamApp.id}:${streamApp.secret}`,
+    ...more,
+  });
   const serviceCalls = () => proxy.calls.filter((call) => !call.path.endsWith('/events/stream')).length;
   const whoamiCalls = (auth: string) => proxy.calls.filter((call) => call.path === '/whoami' && call.authorization === auth).length;
 
@@ -52,27 +78,13 @@ describe('client library with CacheTTL: answers kept while the event stream is c
     inst = await setupInstallation(t);
     proxy = await ServiceProxy.start(t.url);
     streamApp = await createApplicationWithPermissions(t, inst.admin, ['events.read']);
-    client = new PortcullisClient({
-      BaseUrl: proxy.baseUrl,
-      MembershipId: inst.membership._id as string,
-      CacheTTL: 60,
-      StreamCredentials: `${streamApp.id}:${streamApp.secret}`,
-    });
-    const guard = portcullis(client);
-    const app = express();
-    app.get('/orders', guard.authorized({ resource: 'orders', action: 'read' }), (_req, res) => {
-      res.json({ ok: true });
-    });
-    app.get('/profile', guard.selfAuthorized(), (_req, res) => {
-      res.json({ ok: true });
-    });
-    server = app.listen(0, '127.0.0.1');
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-    apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    client = new PortcullisClient(cachedSettings());
+    api = await startProtectedApi(client);
+    apiUrl = api.url;
   });
   afterAll(async () => {
     client?.close();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await api?.close();
     await proxy?.close();
     await t?.close();
   });
@@ -193,32 +205,21 @@ describe('client library with CacheTTL: answers kept while the event stream is c
 
   describe('with BasicTokenCacheTTL as well: the Basic answers it keeps follow the stream too', () => {
     let basicClient: PortcullisClient;
-    let basicServer: Server;
+    let basicApi: { url: string; close: () => Promise<void> } | undefined;
     let basicApiUrl: string;
 
     beforeAll(async () => {
       // A long Basic cache: without the stream, a rotated secret would work here for a minute (specification).
-      basicClient = new PortcullisClient({
-        BaseUrl: proxy.baseUrl,
-        MembershipId: inst.membership._id as string,
-        CacheTTL: 60,
-        BasicTokenCacheTTL: 60,
-        StreamCredentials: `${streamApp.id}:${streamApp.secret}`,
-      });
-      const app = express();
-      app.get('/orders', portcullis(basicClient).authorized({ resource: 'orders', action: 'read' }), (_req, res) => {
-        res.json({ ok: true });
-      });
-      basicServer = app.listen(0, '127.0.0.1');
-      await new Promise<void>((resolve) => basicServer.once('listening', () => resolve()));
-      basicApiUrl = `http://127.0.0.1:${(basicServer.address() as AddressInfo).port}`;
+      basicClient = new PortcullisClient(cachedSettings({ BasicTokenCacheTTL: 60 }));
+      basicApi = await startProtectedApi(basicClient);
+      basicApiUrl = basicApi.url;
     });
     afterAll(async () => {
       basicClient?.close();
-      await new Promise<void>((resolve) => (basicServer ? basicServer.close(() => resolve()) : resolve()));
+      await basicApi?.close();
     });
 
-    const getOrders = (auth: string) => request(basicApiUrl).get('/orders').set('Authorization', auth);
+    const getOrders = (auth: string) => get('/orders', auth, basicApiUrl);
     /** An application allowed to read orders, its answers kept: asked until a repeated request makes no call. */
     async function warmApplication(): Promise<{ id: string; auth: string; role: { _id?: unknown; slug?: unknown } }> {
       const app = await createApplicationWithPermissions(t, inst.admin, ['orders.read']);
@@ -233,17 +234,11 @@ describe('client library with CacheTTL: answers kept while the event stream is c
       }, 'the application\'s answers to be kept');
       return { id: app.id, auth, role: app.role };
     }
-    const refusedWithin = async (auth: string): Promise<{ status: number; afterMs: number }> => {
-      const since = Date.now();
-      let status = 200;
-      while (status === 200 && Date.now() - since < 3_000) status = (await getOrders(auth)).status;
-      return { status, afterMs: Date.now() - since };
-    };
 
     it('a rotated secret: the old one gets its first 401 at the protected API within 1 s', async () => {
       const app = await warmApplication();
       await t.http().post(`/memberships/${inst.membership._id as string}/applications/${app.id}/secret`).set('Authorization', inst.admin.auth).expect(200);
-      const { status, afterMs } = await refusedWithin(app.auth);
+      const { status, afterMs } = await firstRefusal(app.auth, 3_000, 0, basicApiUrl);
       expect(status).toBe(401);
       expect(afterMs).toBeLessThan(1_000);
     });
@@ -257,7 +252,7 @@ describe('client library with CacheTTL: answers kept while the event stream is c
         .set('Authorization', inst.admin.auth)
         .send({ name: `${String(app.role.slug)} emptied`, slug: app.role.slug, permissions: [] })
         .expect(200);
-      const { status, afterMs } = await refusedWithin(app.auth);
+      const { status, afterMs } = await firstRefusal(app.auth, 3_000, 0, basicApiUrl);
       expect(status).toBe(403);
       expect(afterMs).toBeLessThan(1_000);
     });

@@ -136,9 +136,9 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Opens a stream for the credential in `authorization`, which the guard let through and which
-   * is judged again once the start is fixed (AccessRecheck): validates the request (400), counts it against the
-   * membership's limit (429 TooManyStreams), then writes events to `sink` until the client goes
-   * away, the caller's credential is revoked or rotated, or the service stops.
+   * is judged again once the start is fixed (AccessRecheck): validates the request (400), counts
+   * it against the membership's limit (429 TooManyStreams), then writes events to `sink` until the
+   * client goes away, the caller's credential is revoked or rotated, or the service stops.
    */
   async openStream(authorization: unknown, membershipId: string, request: StreamRequest, sink: StreamSink): Promise<void> {
     if (this.stopping) throw new DomainError('AuthenticationServiceUnavailable', 'The service is stopping');

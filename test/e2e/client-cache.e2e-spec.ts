@@ -16,7 +16,7 @@ import { EVENT_TYPES } from '../../src/events/event-types';
 
 describe("the event types the client's cache follows", () => {
   it('are types the service records (or the stream would refuse them), and include every type the contract says drops answers', () => {
-    const dropping = EVENT_TYPES.filter((type) => /^(User|Role|Application|Membership)/.test(type) || type === 'TokenRevoked');
+    const dropping = EVENT_TYPES.filter((type) => /^(User|Role|Application|Membership)/.test(type) || type === 'TokenRevoked' || type === 'TokenRefreshed');
     expect([...FOLLOWED_EVENT_TYPES].sort()).toEqual([...dropping].sort());
   });
 });
@@ -121,6 +121,23 @@ describe('client library with CacheTTL: answers kept while the event stream is c
     const { status, afterMs } = await firstRefusal(reader.auth);
     expect(status).toBe(401);
     expect(afterMs).toBeLessThan(1_000);
+  });
+
+  it("a refresh that rotates the pair (revoke, the default) ends the old access token at the protected API within 1 s, as at the service", async () => {
+    const reader = await warmReader();
+    await t.http().post('/refresh-token').send({ token: reader.refreshToken }).expect(201);
+    await t.http().get('/whoami').set('Authorization', reader.auth).expect(401);
+    const { status, afterMs } = await firstRefusal(reader.auth);
+    expect(status).toBe(401);
+    expect(afterMs).toBeLessThan(1_000);
+  });
+
+  it('a refresh with revoke=false leaves the old pair valid: the protected API goes on answering it', async () => {
+    const reader = await warmReader();
+    await t.http().post('/refresh-token').query({ revoke: false }).send({ token: reader.refreshToken }).expect(201);
+    await t.http().get('/whoami').set('Authorization', reader.auth).expect(200);
+    const { status } = await firstRefusal(reader.auth, 500);
+    expect(status).toBe(200);
   });
 
   it('a role losing the permission turns the cached allow into a 403 within 1 s', async () => {

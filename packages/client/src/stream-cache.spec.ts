@@ -40,7 +40,7 @@ describe('StreamCache', () => {
     expect(c.get('d')).toBe('d');
   });
 
-  it('TokenRevoked and User* drop that user; a deletion names it in prior; Role*, Application*, UserType* drop everything', () => {
+  it('TokenRevoked, TokenRefreshed and User* drop that user; a deletion names it in prior; Role*, Application*, UserType* drop everything', () => {
     const c = cache();
     const fill = () => {
       c.set('u1-token', 'x', 'u1', c.generation, Number.POSITIVE_INFINITY);
@@ -52,6 +52,13 @@ describe('StreamCache', () => {
     fill();
     c.apply(event('UserDeleted', {}, { _id: 'u2' }));
     expect([c.get('u1-token'), c.get('u2-token')]).toEqual(['x', undefined]);
+    fill();
+    // A refresh that rotated the pair ended its access token too; the event names the user in document.user.
+    c.apply(event('TokenRefreshed', { user: { _id: 'u2', username: 'u2' }, token_type: 'Bearer' }));
+    expect([c.get('u1-token'), c.get('u2-token')]).toEqual(['x', undefined]);
+    fill();
+    c.apply(event('TokenRefreshed', { token_type: 'Bearer' }));
+    expect(c.size).toBe(0);
     for (const type of ['RoleUpdated', 'ApplicationDeleted', 'UserTypeUpdated', 'MembershipUpdated']) {
       fill();
       c.apply(event(type, { _id: 'whatever' }));

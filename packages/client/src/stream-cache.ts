@@ -3,11 +3,14 @@ import type { ServerSentEvent } from './event-stream';
 
 /**
  * The event types the cache follows (`?types=` of the stream): every type the contract names for
- * invalidation (TokenRevoked, User*, Role*, Application*, UserType*, Membership*). A type the
- * service does not know would be refused, so the list is explicit.
+ * invalidation (TokenRevoked, User*, Role*, Application*, UserType*, Membership*), and
+ * TokenRefreshed: a refresh that rotates the pair (`revoke`, the default) ends the pair it
+ * refreshed, its access token included, without a TokenRevoked. A type the service does not know
+ * would be refused, so the list is explicit.
  */
 export const FOLLOWED_EVENT_TYPES = [
   'TokenRevoked',
+  'TokenRefreshed',
   'UserCreated',
   'UserUpdated',
   'UserDeleted',
@@ -45,6 +48,9 @@ interface Entry<V> {
  * stored goes first). An event drops what it may have made stale:
  * - `TokenRevoked`: the entries of its `user_id` (the service's `/whoami` does not name a
  *   session, so every token of that user is asked again; a superset of the session's);
+ * - `TokenRefreshed`: the entries of its user (`document.user._id`), the same superset of the
+ *   refreshed pair's (the event does not say whether the pair was rotated; when it was not,
+ *   the user's next request asks once more);
  * - any `User*`: the entries of the user (`document._id`);
  * - `Role*`, `Application*`, `UserType*`, `Membership*`: everything.
  *
@@ -118,8 +124,9 @@ export class StreamCache<V> {
   apply(event: ServerSentEvent): void {
     const type = event.event;
     if (dropsEveryAnswer(type)) return this.clear();
-    if (type === 'TokenRevoked' || type.startsWith('User')) {
-      const subject = subjectOf(event.data, type === 'TokenRevoked' ? 'user_id' : '_id');
+    const paths = SUBJECT_PATHS.get(type) ?? (type.startsWith('User') ? USER_EVENT_SUBJECT : undefined);
+    if (paths) {
+      const subject = subjectOf(event.data, paths);
       // An event whose subject cannot be read drops everything rather than nothing.
       return subject === undefined ? this.clear() : this.dropSubject(subject);
     }
@@ -143,20 +150,32 @@ export function dropsEveryAnswer(eventType: string): boolean {
   return ['Role', 'Application', 'UserType', 'Membership'].some((prefix) => eventType.startsWith(prefix));
 }
 
-function subjectOf(data: string, field: string): string | undefined {
+/** Where an event names the user whose answers it drops: paths into the event, the first found wins. */
+type SubjectPaths = readonly (readonly string[])[];
+
+// A deletion's document is empty: the deleted user is the prior one.
+const USER_EVENT_SUBJECT: SubjectPaths = [
+  ['document', '_id'],
+  ['prior', '_id'],
+];
+const SUBJECT_PATHS: ReadonlyMap<string, SubjectPaths> = new Map([
+  ['TokenRevoked', [['document', 'user_id']]],
+  ['TokenRefreshed', [['document', 'user', '_id']]],
+]);
+
+function subjectOf(data: string, paths: SubjectPaths): string | undefined {
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(data);
-    if (typeof parsed !== 'object' || parsed === null) return undefined;
-    // A deletion's document is empty: the deleted object is the prior one.
-    for (const part of ['document', 'prior']) {
-      const value: unknown = (parsed as Record<string, unknown>)[part];
-      const found = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[field] : undefined;
-      if (typeof found === 'string') return found;
-    }
-    return undefined;
+    parsed = JSON.parse(data);
   } catch {
     return undefined;
   }
+  for (const path of paths) {
+    let value = parsed;
+    for (const key of path) value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+    if (typeof value === 'string') return value;
+  }
+  return undefined;
 }
 
 /**

@@ -36,6 +36,8 @@ export const KEEP_ALIVE_SECONDS_RANGE = { min: 1, max: KEEP_ALIVE_MS / 1000 } as
 /** Events that may end a stream's credential or change its access: read even when `types` leaves them out. */
 const CREDENTIAL_EVENT_TYPES = [
   'TokenRevoked',
+  // A refresh that rotates the pair (revoke, the default) ends the access token it refreshed, with no TokenRevoked.
+  'TokenRefreshed',
   'ApplicationUpdated',
   'ApplicationDeleted',
   'UserUpdated',
@@ -89,6 +91,8 @@ interface StreamHooks {
   onClosed: () => void;
   /** Each event read, before it is written. */
   onRead: (row: EventRow) => void;
+  /** Whether the credential the stream was opened with still holds, judged as the guard judges it now. */
+  credentialHolds: () => Promise<boolean>;
 }
 
 /** An open stream, as the hub sees it. */
@@ -165,6 +169,12 @@ export class EventStreams implements OnModuleInit, OnModuleDestroy {
       stream = new EventStream(caller, membershipId, cursor, types, hidden, keepAliveMs, sink, this.repository, this.logger, {
         onClosed: () => this.forget(membershipId, stream),
         onRead: (row) => this.beforeSending(row),
+        // Any failure counts as an ended credential: the client reconnects and is judged anew.
+        credentialHolds: () =>
+          this.access.recheck(authorization, membershipId, STREAM_REQUIREMENT).then(
+            () => true,
+            () => false,
+          ),
       });
     } finally {
       streams.delete(placeholder);
@@ -313,6 +323,7 @@ class EventStream implements OpenStream {
           this.hooks.onRead(row);
           if (this.visible(row) && !this.sink.write(frame(cursor, row))) await this.sink.drained();
           if (this.endsCredential(row)) return this.close();
+          if (this.mayEndCredential(row) && !(await this.hooks.credentialHolds())) return this.close();
           if (this.closed) return;
         }
         if (read.full) this.again = true;
@@ -358,6 +369,18 @@ class EventStream implements OpenStream {
       return (type === 'UserUpdated' || type === 'UserDeleted') && subject['_id'] === this.caller.id;
     }
     return (type === 'ApplicationUpdated' || type === 'ApplicationDeleted') && subject['_id'] === this.caller.id;
+  }
+
+  /**
+   * A refresh of the caller's user (Bearer): if it rotated the caller's own pair, the caller's
+   * access token ended with it. The event names neither the pair it refreshed nor whether it
+   * rotated it, so the credential is judged again: a refresh with revoke=false, or of another
+   * session of the user, leaves the stream open.
+   */
+  private mayEndCredential(row: EventRow): boolean {
+    if (this.caller.kind !== 'user' || row.eventType !== 'TokenRefreshed') return false;
+    const user = row.document['user'];
+    return typeof user === 'object' && user !== null && (user as Record<string, unknown>)['_id'] === this.caller.id;
   }
 }
 

@@ -9,6 +9,7 @@ import {
   createMembership,
   createRole,
   createSignedInUser,
+  createUser,
   eventsPath,
   eventually,
   expectErrorBody,
@@ -263,6 +264,25 @@ describe('the live event stream', () => {
     const s = await stream(session.auth);
     await t.http().post('/revoke-token').send({ token: session.accessToken }).expect(204);
     await s.until(() => s.ended, 'the end of the stream');
+  });
+
+  it('a Bearer stream ends when a refresh rotates its pair (revoke, the default); a revoke=false refresh, or another session of the user refreshing, leaves it open', async () => {
+    const { user, session } = await createSignedInUser(t, admin, { role: 'admin' });
+    const s = await stream(session.auth);
+    await t.http().post('/refresh-token').query({ revoke: false }).send({ token: session.refreshToken }).expect(201);
+    const otherSession = await signIn(t, admin.membershipId, user.username, user.password);
+    await t.http().post('/refresh-token').send({ token: otherSession.refreshToken }).expect(201);
+    const refreshes = () => s.events.filter((event) => event.event === 'TokenRefreshed').length;
+    await s.until(() => refreshes() === 2, 'both refreshes on the stream');
+    // A marker after them: once it arrives, the stream has judged both refreshes and stayed open.
+    const marker = await createUser(t, admin);
+    await s.until(() => s.data.some((event) => (event['document'] as { _id?: unknown })['_id'] === marker._id), 'the marker event');
+    expect(s.ended).toBe(false);
+    await t.http().get('/whoami').set('Authorization', session.auth).expect(200);
+
+    await t.http().post('/refresh-token').send({ token: session.refreshToken }).expect(201);
+    await s.until(() => s.ended, 'the end of the stream after its pair was rotated');
+    expect((await t.http().get('/whoami').set('Authorization', session.auth)).status).toBe(401);
   });
 
   it("a rotated application secret, and a deleted application, end the application's streams", async () => {

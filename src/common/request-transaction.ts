@@ -176,6 +176,9 @@ export class RequestTransaction {
  * transaction while one is open. Repositories that default their executor to `database.db` join
  * the request transaction without being told; on the embedded database this is also what keeps a
  * read inside a request transaction from waiting on that very transaction (PGlite has one connection).
+ * So a caller that may run inside one awaits its queries one at a time, never in a `Promise.all`:
+ * in a transaction they share one client, where pg queues a second query only with a deprecation
+ * warning, and pg 9 refuses it.
  */
 export function ambientDatabase(database: Database, transaction: RequestTransaction): Database {
   return {

@@ -33,7 +33,9 @@ export class CodeFactor {
   ) {}
 
   async need(membershipId: string, userId: string): Promise<SecondFactorNeed> {
-    const [enabled, membership] = await Promise.all([this.factors.hasEnabledFactor(membershipId, userId), this.memberships.get(membershipId)]);
+    // One at a time: in a request transaction both may query its one client (ambientDatabase).
+    const enabled = await this.factors.hasEnabledFactor(membershipId, userId);
+    const membership = await this.memberships.get(membershipId);
     if (!enabled) return membership?.mfaPolicy === 'required' ? 'enrollment' : 'none';
     const state = await this.factors.findState(membershipId, userId);
     return state.mfa?.totpSecret || state.recoveryCodesLeft > 0 ? 'codes' : 'passkey_only';

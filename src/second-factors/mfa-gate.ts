@@ -44,7 +44,9 @@ export class MfaGate implements SecondStepGate {
   async requireSecondStep(first: FirstSignInStep): Promise<void> {
     const membershipId = first.membership.id;
     const userId = first.user.id;
-    const [enabled, membership] = await Promise.all([this.factors.hasEnabledFactor(membershipId, userId), this.memberships.get(membershipId)]);
+    // One at a time: in a request transaction both may query its one client (ambientDatabase).
+    const enabled = await this.factors.hasEnabledFactor(membershipId, userId);
+    const membership = await this.memberships.get(membershipId);
     if (!enabled && membership?.mfaPolicy !== 'required') return;
 
     const methods: MfaMethodName[] = [];
@@ -74,7 +76,9 @@ export class MfaGate implements SecondStepGate {
 
   async passedSecondStep(membershipId: string, userId: string, amr: readonly string[] | null): Promise<boolean> {
     if (amr?.includes('mfa')) return true;
-    const [enabled, membership] = await Promise.all([this.factors.hasEnabledFactor(membershipId, userId), this.memberships.get(membershipId)]);
+    // One at a time: in a request transaction both may query its one client (ambientDatabase).
+    const enabled = await this.factors.hasEnabledFactor(membershipId, userId);
+    const membership = await this.memberships.get(membershipId);
     return !enabled && membership?.mfaPolicy !== 'required';
   }
 }

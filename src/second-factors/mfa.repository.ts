@@ -51,19 +51,18 @@ export class MfaRepository {
   }
 
   async findState(membershipId: string, userId: string): Promise<FactorState> {
+    // One at a time: in a request transaction the three share one client (ambientDatabase).
     const db = this.database.db;
-    const [[mfa], credentials, [left]] = await Promise.all([
-      db.select().from(userMfa).where(ofUser(userMfa, membershipId, userId)).limit(1),
-      db
-        .select()
-        .from(webauthnCredentials)
-        .where(ofUser(webauthnCredentials, membershipId, userId))
-        .orderBy(asc(webauthnCredentials.createdAt), asc(webauthnCredentials.id)),
-      db
-        .select({ n: count() })
-        .from(recoveryCodes)
-        .where(ofUser(recoveryCodes, membershipId, userId)),
-    ]);
+    const [mfa] = await db.select().from(userMfa).where(ofUser(userMfa, membershipId, userId)).limit(1);
+    const credentials = await db
+      .select()
+      .from(webauthnCredentials)
+      .where(ofUser(webauthnCredentials, membershipId, userId))
+      .orderBy(asc(webauthnCredentials.createdAt), asc(webauthnCredentials.id));
+    const [left] = await db
+      .select({ n: count() })
+      .from(recoveryCodes)
+      .where(ofUser(recoveryCodes, membershipId, userId));
     return { mfa, credentials, recoveryCodesLeft: left?.n ?? 0 };
   }
 

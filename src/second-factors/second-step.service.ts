@@ -177,11 +177,10 @@ export class SecondStepService {
   /** Under `mfa_policy: required`, a user without a factor gets a TOTP secret to enroll (replacing an earlier offer). */
   async enrollTotp(token: string): Promise<{ secret: string; otpauth_uri: string }> {
     const signIn = await this.liveSignIn(token);
-    const [membership, user, enabled] = await Promise.all([
-      this.membershipCache.get(signIn.membershipId),
-      this.users.findById(signIn.membershipId, signIn.userId),
-      this.factors.hasEnabledFactor(signIn.membershipId, signIn.userId),
-    ]);
+    // One at a time: in a request transaction they may query its one client (ambientDatabase).
+    const membership = await this.membershipCache.get(signIn.membershipId);
+    const user = await this.users.findById(signIn.membershipId, signIn.userId);
+    const enabled = await this.factors.hasEnabledFactor(signIn.membershipId, signIn.userId);
     if (!membership || !user) throw invalidMfaToken();
     if (enabled) throw validationFailure([{ field: 'mfa_token', message: 'the user already has a second factor: use it' }]);
     const secret = newTotpSecret();

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { EventRecorder } from '../events/event-recorder';
 import { MembershipCache } from '../memberships/membership-cache';
 import { SIGN_IN_ATTEMPTS, type SignInAttempt, type SignInAttempts } from '../sign-in/sign-in-attempts';
+import { factorStanding } from './factor-standing';
 import { mfaEvent } from './mfa-events';
 import { MfaRepository } from './mfa.repository';
 import { recoveryCodeDigest } from './recovery-codes';
@@ -33,10 +34,8 @@ export class CodeFactor {
   ) {}
 
   async need(membershipId: string, userId: string): Promise<SecondFactorNeed> {
-    // One at a time: in a request transaction both may query its one client (ambientDatabase).
-    const enabled = await this.factors.hasEnabledFactor(membershipId, userId);
-    const membership = await this.memberships.get(membershipId);
-    if (!enabled) return membership?.mfaPolicy === 'required' ? 'enrollment' : 'none';
+    const { enabled, required } = await factorStanding(this.factors, this.memberships, membershipId, userId);
+    if (!enabled) return required ? 'enrollment' : 'none';
     const state = await this.factors.findState(membershipId, userId);
     return state.mfa?.totpSecret || state.recoveryCodesLeft > 0 ? 'codes' : 'passkey_only';
   }

@@ -4,6 +4,7 @@ import { DomainError } from '../common/errors';
 import { newId } from '../common/ids';
 import { MembershipCache } from '../memberships/membership-cache';
 import type { FirstSignInStep, SecondStepGate } from '../tokens/second-step';
+import { factorStanding } from './factor-standing';
 import { MfaSignInRepository } from './mfa-sign-in.repository';
 import { MfaRepository } from './mfa.repository';
 
@@ -44,10 +45,8 @@ export class MfaGate implements SecondStepGate {
   async requireSecondStep(first: FirstSignInStep): Promise<void> {
     const membershipId = first.membership.id;
     const userId = first.user.id;
-    // One at a time: in a request transaction both may query its one client (ambientDatabase).
-    const enabled = await this.factors.hasEnabledFactor(membershipId, userId);
-    const membership = await this.memberships.get(membershipId);
-    if (!enabled && membership?.mfaPolicy !== 'required') return;
+    const { enabled, required } = await factorStanding(this.factors, this.memberships, membershipId, userId);
+    if (!enabled && !required) return;
 
     const methods: MfaMethodName[] = [];
     if (enabled) {
@@ -76,9 +75,7 @@ export class MfaGate implements SecondStepGate {
 
   async passedSecondStep(membershipId: string, userId: string, amr: readonly string[] | null): Promise<boolean> {
     if (amr?.includes('mfa')) return true;
-    // One at a time: in a request transaction both may query its one client (ambientDatabase).
-    const enabled = await this.factors.hasEnabledFactor(membershipId, userId);
-    const membership = await this.memberships.get(membershipId);
-    return !enabled && membership?.mfaPolicy !== 'required';
+    const { enabled, required } = await factorStanding(this.factors, this.memberships, membershipId, userId);
+    return !enabled && !required;
   }
 }

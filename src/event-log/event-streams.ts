@@ -36,8 +36,6 @@ export const KEEP_ALIVE_SECONDS_RANGE = { min: 1, max: KEEP_ALIVE_MS / 1000 } as
 /** Events that may end a stream's credential or change its access: read even when `types` leaves them out. */
 const CREDENTIAL_EVENT_TYPES = [
   'TokenRevoked',
-  // A refresh that rotates the pair (revoke, the default) ends the access token it refreshed, with no TokenRevoked.
-  'TokenRefreshed',
   'ApplicationUpdated',
   'ApplicationDeleted',
   'UserUpdated',
@@ -49,6 +47,12 @@ const CREDENTIAL_EVENT_TYPES = [
   'MembershipUpdated',
   'MembershipSecretKeyRotated',
 ];
+/**
+ * Read as well by a Bearer stream alone: a refresh that rotates the pair (revoke, the default)
+ * ends the access token it refreshed, with no TokenRevoked. Refreshes are frequent, and no Basic
+ * stream's credential depends on one.
+ */
+const BEARER_CREDENTIAL_EVENT_TYPES = [...CREDENTIAL_EVENT_TYPES, 'TokenRefreshed'];
 /** Settings events remembered as already dropped (see EventStreams.beforeSending); forgetting one only costs a second drop. */
 const MAX_REMEMBERED_DROPS = 1_000;
 /** Longest `?types=` value considered. */
@@ -270,7 +274,8 @@ class EventStream implements OpenStream {
     private readonly logger: Logger,
     private readonly hooks: StreamHooks,
   ) {
-    this.readTypes = types ? [...new Set([...types, ...CREDENTIAL_EVENT_TYPES])] : undefined;
+    const credentialTypes = caller.kind === 'user' ? BEARER_CREDENTIAL_EVENT_TYPES : CREDENTIAL_EVENT_TYPES;
+    this.readTypes = types ? [...new Set([...types, ...credentialTypes])] : undefined;
   }
 
   start(): void {

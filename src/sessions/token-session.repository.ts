@@ -434,8 +434,14 @@ export class TokenSessionRepository {
   /**
    * An OpenID Provider grant: its first record (`grantId`) and every record rotated from it (they
    * name it as `parent_id`), still active. The session goes on: a grant is one client's share of it.
+   * Runs in the caller's transaction.
    */
   async revokeGrant(membershipId: string, grantId: string, revokedBy: string, reason: string): Promise<TokenSessionRow[]> {
+    const grantSession = this.database.db
+      .select({ id: tokenSessions.sessionId })
+      .from(tokenSessions)
+      .where(and(eq(tokenSessions.membershipId, membershipId), eq(tokenSessions.id, grantId)));
+    await this.lockSessionsAgainstIssuing(membershipId, inArray(sessions.id, grantSession));
     return this.database.db
       .update(tokenSessions)
       .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
@@ -447,6 +453,25 @@ export class TokenSessionRepository {
         ),
       )
       .returning();
+  }
+
+  /**
+   * Locks the sessions `which` picks against issuing until the caller's transaction ends, in a
+   * statement of its own, before a revocation that spares the sessions themselves (a grant).
+   * Issuing (`issue`) reads its session `for share` before it marks the record it refreshes used;
+   * under READ COMMITTED a revoking UPDATE that finds that record locked waits for the refresh and
+   * then skips it (used now), while the record the refresh created is not in its snapshot and
+   * would stay active. Waiting here for every refresh under way lets the UPDATE that follows, a
+   * new statement, see what they created; a refresh that comes later waits for this transaction
+   * and finds its record revoked.
+   */
+  private async lockSessionsAgainstIssuing(membershipId: string, which: SQL): Promise<void> {
+    await this.database.db
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(and(eq(sessions.membershipId, membershipId), which))
+      .orderBy(sessions.id)
+      .for('no key update');
   }
 
   /** Every session of a user and its token records, optionally sparing one session (the caller's own, after a password change). */

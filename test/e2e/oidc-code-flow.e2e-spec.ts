@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import * as client from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { SigningKeys } from '../../src/oidc/signing-keys';
-import { as, createApplication, createMembership, createUser, expectErrorBody, eventsAbout, putBodyOf, queryEvents, useInstallation } from '../support/api';
+import { as, createApplication, createMembership, createUser, createWebhook, eventually, expectErrorBody, eventsAbout, putBodyOf, queryEvents, useInstallation } from '../support/api';
 import { authorizationRequest as requestOf } from '../support/oidc-authorization-request';
 import { PageBrowser } from '../support/oidc-browser';
+import { serverUrl } from '../support/database';
 
 /*
  * The authorization code flow with PKCE driven by openid-client, the certified relying party
@@ -14,7 +16,8 @@ import { PageBrowser } from '../support/oidc-browser';
  * verified with jose's remote JWKS as a resource server would.
  */
 describe('OpenID Provider: authorization code flow', () => {
-  const suite = useInstallation({ publicUrl: true });
+  // Loopback webhooks allowed: one test holds a refresh up at its webhook delivery's insert.
+  const suite = useInstallation({ publicUrl: true, env: { OUTBOUND_ALLOW: '127.0.0.1/32' } });
   const CALLBACK = 'http://127.0.0.1:9/callback';
   const SIGNED_OUT = 'http://127.0.0.1:9/signed-out';
 
@@ -253,6 +256,44 @@ describe('OpenID Provider: authorization code flow', () => {
     await expect(client.refreshTokenGrant(s.config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
     await expect(client.refreshTokenGrant(s.config, rotated.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
     await expect(client.fetchUserInfo(s.config, rotated.access_token, s.user._id)).rejects.toThrow();
+  });
+
+  // Server database only: PGlite runs one statement at a time, so two cannot overlap there.
+  (serverUrl() ? it : it.skip)('a reuse that ends the grant while a refresh of it commits: what that refresh issued ends too', async () => {
+    const s = await setup();
+    const { tokens } = await codeFlow(s);
+    const rotated = await client.refreshTokenGrant(s.config, tokens.refresh_token!);
+    // A refresh stores a delivery for this webhook (nothing listens on port 9: its calls fail).
+    await createWebhook(suite.t, s.tenant.admin, 'http://127.0.0.1:9/hook', { event: 'TokenRefreshed' });
+    const tokenEndpoint = (refreshToken: string) =>
+      suite.t.http().post(`/oidc/${s.tenant.membershipId}/token`).auth(s.app.id, s.app.secret).type('form').send({ grant_type: 'refresh_token', refresh_token: refreshToken });
+    const database = new Client({ connectionString: suite.t.databaseUrl });
+    await database.connect();
+    const waitingOnLocks = async (count: number) => {
+      const query = "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'";
+      await eventually(async () => ((await database.query<{ n: number }>(query)).rows[0].n === count ? true : undefined), `${count} statements waiting on a lock`, 1_500);
+    };
+    try {
+      // The membership's row held: the refresh of the rotated token stops at the end of its one
+      // statement (the check of its delivery's foreign key), with the record it refreshed already
+      // marked used and locked.
+      await database.query('begin');
+      await database.query('select 1 from memberships where id = $1 for update', [s.tenant.membershipId]);
+      const refreshing = Promise.resolve(tokenEndpoint(rotated.refresh_token!));
+      await waitingOnLocks(1);
+      // The first refresh token again: a reuse, which ends the grant while that refresh is under way.
+      const reusing = Promise.resolve(tokenEndpoint(tokens.refresh_token!));
+      await waitingOnLocks(2);
+      await database.query('commit');
+      const [refreshed, reused] = await Promise.all([refreshing, reusing]);
+      expect({ refreshed: refreshed.status, reused: reused.status, error: reused.body.error }).toEqual({ refreshed: 200, reused: 400, error: 'invalid_grant' });
+      const issued = refreshed.body as { access_token: string; refresh_token: string };
+      await expect(client.fetchUserInfo(s.config, issued.access_token, s.user._id)).rejects.toThrow();
+      expect((await tokenEndpoint(issued.refresh_token)).body.error).toBe('invalid_grant');
+    } finally {
+      await database.query('rollback').catch(() => undefined);
+      await database.end();
+    }
   });
 
   it('without offline_access no refresh token; the refresh grant is refused', async () => {

@@ -741,7 +741,8 @@ export const oidcAuthorizationCodes = pgTable(
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (t) => [index('oidc_authorization_codes_expires_at').on(t.expiresAt)],
+  // By user: a withdrawn consent uses up the user's codes for the client.
+  (t) => [index('oidc_authorization_codes_expires_at').on(t.expiresAt), index('oidc_authorization_codes_user').on(t.membershipId, t.userId)],
 );
 
 export type OidcAuthorizationCodeRow = typeof oidcAuthorizationCodes.$inferSelect;

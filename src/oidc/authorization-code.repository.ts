@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, eq, getTableColumns, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, isNull, sql } from 'drizzle-orm';
 import { DATABASE, type Database } from '../database/database';
 import { type ApplicationRow, applications, oidcAuthorizationCodes, type OidcAuthorizationCodeRow, users, type UserRecord } from '../database/schema';
 import { userRecordColumns } from '../sessions/token-session.repository';
@@ -62,6 +62,25 @@ export class AuthorizationCodeRepository {
     const [row] = await this.exchange.withClient.execute({ membershipId, digest, clientId });
     if (!row) return { application: undefined, code: undefined };
     return { application: row.application, code: row.code ? { code: row.code, user: row.user } : undefined };
+  }
+
+  /**
+   * Uses up the user's codes for these clients that were not exchanged yet (consent to the clients
+   * withdrawn): an exchange then answers invalid_grant and issues nothing. Runs in the caller's transaction.
+   */
+  async useUpOfClients(membershipId: string, userId: string, clientIds: readonly string[]): Promise<void> {
+    if (!clientIds.length) return;
+    await this.database.db
+      .update(oidcAuthorizationCodes)
+      .set({ consumedAt: new Date() })
+      .where(
+        and(
+          eq(oidcAuthorizationCodes.membershipId, membershipId),
+          eq(oidcAuthorizationCodes.userId, userId),
+          inArray(oidcAuthorizationCodes.clientId, [...clientIds]),
+          isNull(oidcAuthorizationCodes.consumedAt),
+        ),
+      );
   }
 
   /** The code whatever its state (a used or expired one matters: its reuse revokes what it issued), with its user. */

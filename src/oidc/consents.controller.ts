@@ -33,7 +33,8 @@ export class ConsentsController {
   @RequirePermission('users.update', { object: 'id' })
   @ApiRoute({
     summary: "Forget all of a user's consents",
-    description: 'The user itself, or a caller holding users.update.{id}. OidcConsentRevoked per client.',
+    description:
+      "The user itself, or a caller holding users.update.{id}. OidcConsentRevoked per client; each client's grants to the user end (TokenRevoked, reason consent_revoked) with its codes not yet exchanged.",
     answers: [FORGOTTEN],
     errors: [403, 404],
   })
@@ -46,7 +47,8 @@ export class ConsentsController {
   @RequirePermission('users.update', { object: 'id' })
   @ApiRoute({
     summary: "Forget a user's consent to one client",
-    description: 'The user itself, or a caller holding users.update.{id}. OidcConsentRevoked; the next authorization asks again.',
+    description:
+      "The user itself, or a caller holding users.update.{id}. OidcConsentRevoked; the client's grants to the user end (TokenRevoked, reason consent_revoked) with its codes not yet exchanged; the next authorization asks again.",
     params: [CLIENT_ID_PARAM],
     answers: [FORGOTTEN],
     errors: [403, 404],

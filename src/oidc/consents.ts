@@ -3,7 +3,9 @@ import { DomainError, userNotFound } from '../common/errors';
 import { isPossibleId } from '../common/ids';
 import type { OidcConsentRow } from '../database/schema';
 import { EventRecorder } from '../events/event-recorder';
+import { TokenRevoker } from '../sessions/token-revoker';
 import { UserRepository } from '../users/user.repository';
+import { AuthorizationCodeRepository } from './authorization-code.repository';
 import { ConsentRepository } from './consent.repository';
 import type { OidcClient } from './oidc-clients';
 
@@ -14,6 +16,9 @@ export interface ConsentView {
   created_at: string;
   updated_at: string;
 }
+
+/** TokenRevoked's reason for the grants a withdrawn consent ends. */
+const CONSENT_REVOKED = 'consent_revoked';
 
 const toView = (row: OidcConsentRow): ConsentView => ({
   client_id: row.clientId,
@@ -33,6 +38,8 @@ export class Consents {
     private readonly consents: ConsentRepository,
     private readonly users: UserRepository,
     private readonly recorder: EventRecorder,
+    private readonly revoker: TokenRevoker,
+    private readonly codes: AuthorizationCodeRepository,
   ) {}
 
   /** Whether the user must be asked: `prompt=consent`, or a client that requires consent and no consent covering `scopes`. */
@@ -66,8 +73,11 @@ export class Consents {
   }
 
   /**
-   * Forgets one client's consent (404 when there is none) or all of them; the next authorization
-   * asks again. Tokens already issued stay valid until they expire or are revoked.
+   * Forgets one client's consent (404 when there is none) or all of them, and ends what the
+   * consent let the client hold: its grants to the user (every token issued to it in any of the
+   * user's sessions, TokenRevoked with reason `consent_revoked`) and its codes not yet exchanged.
+   * As users expect of "remove this app's access": the next authorization asks again, and the
+   * client keeps nothing it could refresh. The user's sessions and other clients' grants go on.
    */
   async revoke(membershipId: string, userId: string, utilizerId: string, clientId?: string): Promise<void> {
     await this.requireUser(membershipId, userId);
@@ -77,6 +87,9 @@ export class Consents {
       for (const row of rows) {
         record({ membershipId, eventType: 'OidcConsentRevoked', utilizerId, document: { user_id: userId, client_id: row.clientId, scopes: row.scopes } });
       }
+      const clientIds = rows.map((row) => row.clientId);
+      await this.revoker.revokeClientGrants(record, membershipId, userId, clientIds, utilizerId, CONSENT_REVOKED);
+      await this.codes.useUpOfClients(membershipId, userId, clientIds);
       return rows.length;
     });
     if (clientId !== undefined && deleted === 0) throw new DomainError('NotFound', 'The user has given that client no consent');

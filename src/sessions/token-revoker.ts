@@ -56,6 +56,20 @@ export class TokenRevoker {
     return revoked.length;
   }
 
+  /** The user's grants to these OpenID Provider clients (consent to them withdrawn), in every session; the sessions go on. */
+  async revokeClientGrants(
+    record: RecordEvent,
+    membershipId: string,
+    userId: string,
+    clientIds: readonly string[],
+    utilizerId: string,
+    reason: string,
+  ): Promise<number> {
+    const revoked = await this.sessions.revokeClientGrants(membershipId, userId, clientIds, utilizerId, reason);
+    this.recordRevocations(record, revoked, utilizerId, reason);
+    return revoked.length;
+  }
+
   private recordRevocations(record: RecordEvent, revoked: readonly TokenSessionRow[], utilizerId: string, reason: string): void {
     for (const token of revoked) {
       record({

@@ -456,6 +456,28 @@ export class TokenSessionRepository {
   }
 
   /**
+   * Every OpenID Provider grant of the user to one of `clientIds` (each record issued to them,
+   * still active), in all of the user's sessions; the sessions go on. Runs in the caller's
+   * transaction.
+   */
+  async revokeClientGrants(membershipId: string, userId: string, clientIds: readonly string[], revokedBy: string, reason: string): Promise<TokenSessionRow[]> {
+    if (!clientIds.length) return [];
+    await this.lockSessionsAgainstIssuing(membershipId, eq(sessions.userId, userId), isNull(sessions.revokedAt));
+    return this.database.db
+      .update(tokenSessions)
+      .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
+      .where(
+        and(
+          eq(tokenSessions.membershipId, membershipId),
+          eq(tokenSessions.userId, userId),
+          inArray(tokenSessions.clientId, [...clientIds]),
+          isNull(tokenSessions.revokedAt),
+        ),
+      )
+      .returning();
+  }
+
+  /**
    * Locks the sessions `which` picks against issuing until the caller's transaction ends, in a
    * statement of its own, before a revocation that spares the sessions themselves (a grant).
    * Issuing (`issue`) reads its session `for share` before it marks the record it refreshes used;
@@ -465,11 +487,11 @@ export class TokenSessionRepository {
    * new statement, see what they created; a refresh that comes later waits for this transaction
    * and finds its record revoked.
    */
-  private async lockSessionsAgainstIssuing(membershipId: string, which: SQL): Promise<void> {
+  private async lockSessionsAgainstIssuing(membershipId: string, ...which: SQL[]): Promise<void> {
     await this.database.db
       .select({ id: sessions.id })
       .from(sessions)
-      .where(and(eq(sessions.membershipId, membershipId), which))
+      .where(and(eq(sessions.membershipId, membershipId), ...which))
       .orderBy(sessions.id)
       .for('no key update');
   }

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import type { Response } from 'supertest';
 import * as client from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { SigningKeys } from '../../src/oidc/signing-keys';
-import { as, createApplication, createMembership, createUser, createWebhook, eventually, expectErrorBody, eventsAbout, putBodyOf, queryEvents, useInstallation } from '../support/api';
+import { as, createApplication, createMembership, createUser, createWebhook, eventually, expectErrorBody, eventsAbout, putBodyOf, queryEvents, signIn, useInstallation } from '../support/api';
 import { authorizationRequest as requestOf } from '../support/oidc-authorization-request';
 import { PageBrowser } from '../support/oidc-browser';
 import { serverUrl } from '../support/database';
@@ -258,15 +259,17 @@ describe('OpenID Provider: authorization code flow', () => {
     await expect(client.fetchUserInfo(s.config, rotated.access_token, s.user._id)).rejects.toThrow();
   });
 
-  // Server database only: PGlite runs one statement at a time, so two cannot overlap there.
-  (serverUrl() ? it : it.skip)('a reuse that ends the grant while a refresh of it commits: what that refresh issued ends too', async () => {
-    const s = await setup();
-    const { tokens } = await codeFlow(s);
-    const rotated = await client.refreshTokenGrant(s.config, tokens.refresh_token!);
-    // A refresh stores a delivery for this webhook (nothing listens on port 9: its calls fail).
+  const tokenEndpoint = (s: Setup, refreshToken: string) =>
+    suite.t.http().post(`/oidc/${s.tenant.membershipId}/token`).auth(s.app.id, s.app.secret).type('form').send({ grant_type: 'refresh_token', refresh_token: refreshToken });
+
+  /**
+   * Runs `revoke` while a refresh of `refreshToken` is under way, then answers both. The refresh is
+   * held at the end of its one statement, with the record it refreshes already marked used and
+   * locked: the membership's row is held, and a webhook on TokenRefreshed makes the statement store
+   * a delivery, whose foreign key check waits for that row (nothing listens on port 9: its calls fail).
+   */
+  async function revokeWhileRefreshing(s: Setup, refreshToken: string, revoke: () => PromiseLike<Response>) {
     await createWebhook(suite.t, s.tenant.admin, 'http://127.0.0.1:9/hook', { event: 'TokenRefreshed' });
-    const tokenEndpoint = (refreshToken: string) =>
-      suite.t.http().post(`/oidc/${s.tenant.membershipId}/token`).auth(s.app.id, s.app.secret).type('form').send({ grant_type: 'refresh_token', refresh_token: refreshToken });
     const database = new Client({ connectionString: suite.t.databaseUrl });
     await database.connect();
     const waitingOnLocks = async (count: number) => {
@@ -274,26 +277,80 @@ describe('OpenID Provider: authorization code flow', () => {
       await eventually(async () => ((await database.query<{ n: number }>(query)).rows[0].n === count ? true : undefined), `${count} statements waiting on a lock`, 1_500);
     };
     try {
-      // The membership's row held: the refresh of the rotated token stops at the end of its one
-      // statement (the check of its delivery's foreign key), with the record it refreshed already
-      // marked used and locked.
       await database.query('begin');
       await database.query('select 1 from memberships where id = $1 for update', [s.tenant.membershipId]);
-      const refreshing = Promise.resolve(tokenEndpoint(rotated.refresh_token!));
+      const refreshing = Promise.resolve(tokenEndpoint(s, refreshToken));
       await waitingOnLocks(1);
-      // The first refresh token again: a reuse, which ends the grant while that refresh is under way.
-      const reusing = Promise.resolve(tokenEndpoint(tokens.refresh_token!));
+      const revoking = Promise.resolve(revoke());
       await waitingOnLocks(2);
       await database.query('commit');
-      const [refreshed, reused] = await Promise.all([refreshing, reusing]);
-      expect({ refreshed: refreshed.status, reused: reused.status, error: reused.body.error }).toEqual({ refreshed: 200, reused: 400, error: 'invalid_grant' });
-      const issued = refreshed.body as { access_token: string; refresh_token: string };
-      await expect(client.fetchUserInfo(s.config, issued.access_token, s.user._id)).rejects.toThrow();
-      expect((await tokenEndpoint(issued.refresh_token)).body.error).toBe('invalid_grant');
+      const [refreshed, revoked] = await Promise.all([refreshing, revoking]);
+      return { refreshed, revoked };
     } finally {
       await database.query('rollback').catch(() => undefined);
       await database.end();
     }
+  }
+
+  // Server database only: PGlite runs one statement at a time, so two cannot overlap there.
+  (serverUrl() ? it : it.skip)('a reuse that ends the grant while a refresh of it commits: what that refresh issued ends too', async () => {
+    const s = await setup();
+    const { tokens } = await codeFlow(s);
+    const rotated = await client.refreshTokenGrant(s.config, tokens.refresh_token!);
+    // The first refresh token again: a reuse, which ends the grant while the rotated one is refreshed.
+    const { refreshed, revoked } = await revokeWhileRefreshing(s, rotated.refresh_token!, () => tokenEndpoint(s, tokens.refresh_token!));
+    expect({ refreshed: refreshed.status, reused: revoked.status, error: revoked.body.error }).toEqual({ refreshed: 200, reused: 400, error: 'invalid_grant' });
+    const issued = refreshed.body as { access_token: string; refresh_token: string };
+    await expect(client.fetchUserInfo(s.config, issued.access_token, s.user._id)).rejects.toThrow();
+    expect((await tokenEndpoint(s, issued.refresh_token)).body.error).toBe('invalid_grant');
+  });
+
+  (serverUrl() ? it : it.skip)('consent withdrawn while a refresh of its grant commits: what that refresh issued ends too', async () => {
+    const s = await setup();
+    const { tokens } = await codeFlow(s);
+    const own = await signIn(suite.t, s.tenant.membershipId, s.user.username, s.user.password);
+    const withdraw = () => as(suite.t, own).del(`/memberships/${s.tenant.membershipId}/users/${s.user._id}/consents/${s.app.id}`);
+    const { refreshed, revoked } = await revokeWhileRefreshing(s, tokens.refresh_token!, withdraw);
+    expect({ refreshed: refreshed.status, withdrawn: revoked.status }).toEqual({ refreshed: 200, withdrawn: 204 });
+    const issued = refreshed.body as { access_token: string; refresh_token: string };
+    await expect(client.fetchUserInfo(s.config, issued.access_token, s.user._id)).rejects.toThrow();
+    expect((await tokenEndpoint(s, issued.refresh_token)).body.error).toBe('invalid_grant');
+  });
+
+  it("withdrawing consent ends the client's grants to the user and its codes not yet exchanged; the user's sessions and other clients' grants go on", async () => {
+    const s = await setup();
+    const { tokens } = await codeFlow(s);
+    const refreshed = await client.refreshTokenGrant(s.config, tokens.refresh_token!);
+    // A second client of the membership, consented to in the same browser.
+    const otherApp = await createApplication(suite.t, s.tenant.admin, { oidc: { redirect_uris: [CALLBACK] } } as Record<string, unknown>);
+    const otherConfig = await client.discovery(new URL(s.issuer), otherApp.id, otherApp.secret, undefined, { execute: [client.allowInsecureRequests] });
+    const other = await codeFlow({ ...s, app: otherApp, config: otherConfig });
+    // A code the first client has not exchanged yet (single sign-on, consent remembered).
+    const pending = await authorizationRequest(s);
+    const landed = await s.browser.follow(pending.url.href, suite.t.url);
+    expect(landed.location).toMatch(/[?&]code=/);
+    const own = await signIn(suite.t, s.tenant.membershipId, s.user.username, s.user.password);
+    const consents = `/memberships/${s.tenant.membershipId}/users/${s.user._id}/consents`;
+
+    await as(suite.t, own).del(`${consents}/${s.app.id}`).expect(204);
+    await expect(client.fetchUserInfo(s.config, refreshed.access_token, s.user._id)).rejects.toThrow();
+    await expect(client.refreshTokenGrant(s.config, refreshed.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(
+      client.authorizationCodeGrant(s.config, new URL(landed.location!), { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce }),
+    ).rejects.toMatchObject({ error: 'invalid_grant' });
+    const revoked = await queryEvents(suite.t, s.tenant.admin, { event_type: 'TokenRevoked', 'document.reason': 'consent_revoked' });
+    expect(revoked.map((event) => event.document)).toEqual([expect.objectContaining({ client_id: s.app.id, user_id: s.user._id, grant: 'refresh_token' })]);
+    expect(revoked[0].utilizer_id).toBe(s.user._id);
+    // The user's own session and the other client's grant go on.
+    await as(suite.t, own).get('/whoami').expect(200);
+    await client.fetchUserInfo(otherConfig, other.tokens.access_token, s.user._id);
+    const otherRefreshed = await client.refreshTokenGrant(otherConfig, other.tokens.refresh_token!);
+
+    // Withdrawing every consent ends the other client's grant as well.
+    await as(suite.t, own).del(consents).expect(204);
+    await expect(client.fetchUserInfo(otherConfig, otherRefreshed.access_token, s.user._id)).rejects.toThrow();
+    await expect(client.refreshTokenGrant(otherConfig, otherRefreshed.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await as(suite.t, own).get('/whoami').expect(200);
   });
 
   it('without offline_access no refresh token; the refresh grant is refused', async () => {

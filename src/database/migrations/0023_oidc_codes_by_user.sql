@@ -1,0 +1,1 @@
+CREATE INDEX "oidc_authorization_codes_user" ON "oidc_authorization_codes" USING btree ("membership_id","user_id");

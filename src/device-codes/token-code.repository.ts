@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, gt, sql } from 'drizzle-orm';
 import { DATABASE, type Database, queryRows } from '../database/database';
-import { memberships, tokenCodes, users, type TokenCodeRow, type UserRecord } from '../database/schema';
+import { memberships, sessions, tokenCodes, users, type TokenCodeRow, type UserRecord } from '../database/schema';
 import type { ScopedApproval } from '../tokens/token-issuer';
 import { signingColumns, userRecordColumns, type SigningMembership } from '../sessions/token-session.repository';
 
@@ -45,11 +45,21 @@ export class TokenCodeRepository {
     return row;
   }
 
-  /** One conditional update: only a pending, unexpired code is decided. Undefined when none was. */
+  /**
+   * One conditional update: only a pending, unexpired code is decided, and approved only while the
+   * approving session (`approvingSessionId`) is not revoked. Undefined when none was.
+   *
+   * The approval reads that session `for share`, as issuing does: a user-wide trigger revokes the
+   * sessions before it denies the user's approved codes, so it waits for an approval under way and
+   * then denies what it approved (else the approval, committed after the denial's snapshot, would
+   * stay approved and a device would get a session after the trigger); an approval that comes
+   * later finds its session revoked.
+   */
   async decide(
     membershipId: string,
     userCode: string,
     decision: { state: 'approved' | 'denied'; approvedBy: string | null; scoped: ScopedApproval | null; amr: readonly string[] | null },
+    approvingSessionId: string | null,
   ): Promise<TokenCodeRow | undefined> {
     const { scoped } = decision;
     const [row] = await this.database.db
@@ -70,6 +80,9 @@ export class TokenCodeRepository {
           eq(tokenCodes.userCode, userCode),
           eq(tokenCodes.state, 'pending'),
           gt(tokenCodes.expiresAt, sql`now()`),
+          approvingSessionId === null
+            ? undefined
+            : sql`exists (select 1 from ${sessions} where ${sessions.id} = ${approvingSessionId} and ${sessions.membershipId} = ${membershipId} and ${sessions.revokedAt} is null for share)`,
         ),
       )
       .returning();

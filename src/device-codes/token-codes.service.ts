@@ -196,12 +196,12 @@ export class TokenCodesService {
       throw new DomainError('AccessDenied', "A scoped token cannot approve an application's sign-in; approve it with a full session");
     }
     const decided = await this.recorder.transaction(async (record) => {
-      const row = await this.codes.decide(membershipId, userCode, {
-        state,
-        approvedBy: state === 'approved' ? userId : null,
-        scoped,
-        amr: state === 'approved' ? amr : null,
-      });
+      const row = await this.codes.decide(
+        membershipId,
+        userCode,
+        { state, approvedBy: state === 'approved' ? userId : null, scoped, amr: state === 'approved' ? amr : null },
+        state === 'approved' ? requireSession(caller) : null,
+      );
       if (!row) return undefined;
       record({
         membershipId,
@@ -215,9 +215,10 @@ export class TokenCodesService {
       return row;
     });
     if (decided) return toView(decided);
-    if (await this.codes.findLive(membershipId, userCode)) {
-      throw new DomainError('TokenCodeAlreadyDecided', 'The code has already been approved or denied');
-    }
+    const live = await this.codes.findLive(membershipId, userCode);
+    // Still pending: the approving session was revoked since this request was authenticated.
+    if (live?.state === 'pending') throw new DomainError('TokenWasRevoked', 'The token has been revoked');
+    if (live) throw new DomainError('TokenCodeAlreadyDecided', 'The code has already been approved or denied');
     throw codeNotFound();
   }
 
@@ -320,6 +321,12 @@ function sameDigest(stored: string, computed: string): boolean {
   const a = Buffer.from(stored, 'hex');
   const b = Buffer.from(computed, 'hex');
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The sign-in session of the user caller `requireUser` let through. */
+function requireSession(caller: Caller): string {
+  if (caller.kind !== 'user') throw new DomainError('AccessDenied', 'Device codes are viewed and decided by users');
+  return caller.sessionId;
 }
 
 function requireUser(caller: Caller) {

@@ -5,11 +5,14 @@ import { ExpirySweeper } from '../../src/common/expiry-sweeper';
 import { startTestApp } from '../support/app';
 import { captureLog } from '../support/log-capture';
 import { createApplication, createMembership, createSignedInUser, putBodyOf, setupInstallation, updateMembership, useInstallation, usersPath } from '../support/api';
+import { serverUrl } from '../support/database';
+import { holdStatementsRecording } from '../support/held-statement';
 import { scopedToken } from '../support/protected-apps';
 
 /** The device code flow (RFC 8628), from the device's side and the approving user's. */
 describe('device code flow', () => {
-  const suite = useInstallation();
+  // Loopback webhooks allowed: one test holds an approval up at its webhook delivery's insert.
+  const suite = useInstallation({ env: { OUTBOUND_ALLOW: '127.0.0.1/32' } });
 
   const codesPath = () => `/memberships/${suite.admin.membershipId}/codes`;
   const createCode = async (clientInfo: Record<string, string> = { name: 'Living room TV' }) => {
@@ -214,6 +217,36 @@ describe('device code flow', () => {
     await suite.t.http().get('/revoke-token?logout-all=true').set('Authorization', session.auth).expect(204);
     const me = await suite.t.http().get('/me').set('Authorization', `Bearer ${pair.body.access_token}`);
     expect(errorOf(me)).toEqual({ status: 401, code: 'TokenWasRevoked' });
+  });
+
+  // Server database only: PGlite runs one statement at a time, so two cannot overlap there.
+  (serverUrl() ? it : it.skip)('logout-all while an approval by that session commits: the code it approved is denied; an approval after it answers 401', async () => {
+    // A membership of its own: the held statements' webhook calls nothing the other tests count.
+    const tenant = await createMembership(suite.t, suite.admin);
+    const tenantCodes = `/memberships/${tenant.membershipId}/codes`;
+    const code = (await suite.t.http().post(tenantCodes).send({ client_info: { name: 'TV' } }).expect(201)).body as { device_code: string; user_code: string };
+    const { session } = await createSignedInUser(suite.t, tenant.admin);
+    // Viewed first: the sign-in defenses' counters of the user's lookups exist then, and the
+    // approval's own count updates them (only new rows wait for the membership's row).
+    await suite.t.http().get(`${tenantCodes}/${code.user_code}`).set('Authorization', session.auth).expect(200);
+    const held = await holdStatementsRecording(suite.t, tenant.admin, 'TokenCodeApproved');
+    try {
+      const approving = Promise.resolve(suite.t.http().post(`${tenantCodes}/${code.user_code}/approve`).set('Authorization', session.auth).send());
+      await held.until(1);
+      let loggedOut = false;
+      const loggingOut = Promise.resolve(suite.t.http().get('/revoke-token?logout-all=true').set('Authorization', session.auth)).finally(() => (loggedOut = true));
+      // The logout waits for the approval (or, were it not to, is over).
+      await held.until(2, () => loggedOut);
+      await held.release();
+      const [approved, out] = await Promise.all([approving, loggingOut]);
+      expect({ approved: approved.status, out: out.status }).toEqual({ approved: 200, out: 204 });
+    } finally {
+      await held.release();
+    }
+    expect(errorOf(await suite.t.http().post(`${tenantCodes}/token`).send({ device_code: code.device_code }))).toEqual({ status: 400, code: 'AuthorizationDenied' });
+    // A later approval by the revoked session: refused as its token is, the code left pending.
+    const next = (await suite.t.http().post(tenantCodes).send({ client_info: { name: 'TV' } }).expect(201)).body as { device_code: string; user_code: string };
+    expect(errorOf(await suite.t.http().post(`${tenantCodes}/${next.user_code}/approve`).set('Authorization', session.auth).send())).toEqual({ status: 401, code: 'TokenWasRevoked' });
   });
 
   it('public routes: unknown membership 404, Basic callers cannot decide, client_info is bounded', async () => {

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import type { Response } from 'supertest';
 import * as client from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { SigningKeys } from '../../src/oidc/signing-keys';
-import { as, createApplication, createMembership, createUser, createWebhook, eventually, expectErrorBody, eventsAbout, putBodyOf, queryEvents, signIn, useInstallation } from '../support/api';
+import { as, createApplication, createMembership, createUser, expectErrorBody, eventsAbout, putBodyOf, queryEvents, signIn, useInstallation } from '../support/api';
 import { authorizationRequest as requestOf } from '../support/oidc-authorization-request';
 import { PageBrowser } from '../support/oidc-browser';
 import { serverUrl } from '../support/database';
+import { holdStatementsRecording } from '../support/held-statement';
 
 /*
  * The authorization code flow with PKCE driven by openid-client, the certified relying party
@@ -263,32 +263,23 @@ describe('OpenID Provider: authorization code flow', () => {
     suite.t.http().post(`/oidc/${s.tenant.membershipId}/token`).auth(s.app.id, s.app.secret).type('form').send({ grant_type: 'refresh_token', refresh_token: refreshToken });
 
   /**
-   * Runs `revoke` while a refresh of `refreshToken` is under way, then answers both. The refresh is
-   * held at the end of its one statement, with the record it refreshes already marked used and
-   * locked: the membership's row is held, and a webhook on TokenRefreshed makes the statement store
-   * a delivery, whose foreign key check waits for that row (nothing listens on port 9: its calls fail).
+   * Runs `revoke` while a refresh of `refreshToken` is under way, then answers both: the refresh is
+   * held at the end of its one statement, the record it refreshes already marked used and locked.
    */
   async function revokeWhileRefreshing(s: Setup, refreshToken: string, revoke: () => PromiseLike<Response>) {
-    await createWebhook(suite.t, s.tenant.admin, 'http://127.0.0.1:9/hook', { event: 'TokenRefreshed' });
-    const database = new Client({ connectionString: suite.t.databaseUrl });
-    await database.connect();
-    const waitingOnLocks = async (count: number) => {
-      const query = "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'";
-      await eventually(async () => ((await database.query<{ n: number }>(query)).rows[0].n === count ? true : undefined), `${count} statements waiting on a lock`, 1_500);
-    };
+    const held = await holdStatementsRecording(suite.t, s.tenant.admin, 'TokenRefreshed');
     try {
-      await database.query('begin');
-      await database.query('select 1 from memberships where id = $1 for update', [s.tenant.membershipId]);
       const refreshing = Promise.resolve(tokenEndpoint(s, refreshToken));
-      await waitingOnLocks(1);
-      const revoking = Promise.resolve(revoke());
-      await waitingOnLocks(2);
-      await database.query('commit');
-      const [refreshed, revoked] = await Promise.all([refreshing, revoking]);
-      return { refreshed, revoked };
+      await held.until(1);
+      let revoked = false;
+      const revoking = Promise.resolve(revoke()).finally(() => (revoked = true));
+      // The revocation waits for the refresh (or, were it not to, is over).
+      await held.until(2, () => revoked);
+      await held.release();
+      const [refreshed, answer] = await Promise.all([refreshing, revoking]);
+      return { refreshed, revoked: answer };
     } finally {
-      await database.query('rollback').catch(() => undefined);
-      await database.end();
+      await held.release();
     }
   }
 

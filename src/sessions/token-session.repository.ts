@@ -424,11 +424,7 @@ export class TokenSessionRepository {
 
   /** Revokes one token record alone (a scoped token revoking itself), if still active. */
   async revokeTokenRecord(membershipId: string, tokenId: string, revokedBy: string, reason: string): Promise<TokenSessionRow[]> {
-    return this.database.db
-      .update(tokenSessions)
-      .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
-      .where(and(eq(tokenSessions.membershipId, membershipId), eq(tokenSessions.id, tokenId), isNull(tokenSessions.revokedAt)))
-      .returning();
+    return this.revokeRecords(membershipId, { revokedBy, revokeReason: reason }, eq(tokenSessions.id, tokenId));
   }
 
   /**
@@ -442,17 +438,7 @@ export class TokenSessionRepository {
       .from(tokenSessions)
       .where(and(eq(tokenSessions.membershipId, membershipId), eq(tokenSessions.id, grantId)));
     await this.lockSessionsAgainstIssuing(membershipId, inArray(sessions.id, grantSession));
-    return this.database.db
-      .update(tokenSessions)
-      .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
-      .where(
-        and(
-          eq(tokenSessions.membershipId, membershipId),
-          or(eq(tokenSessions.id, grantId), eq(tokenSessions.parentId, grantId)),
-          isNull(tokenSessions.revokedAt),
-        ),
-      )
-      .returning();
+    return this.revokeRecords(membershipId, { revokedBy, revokeReason: reason }, or(eq(tokenSessions.id, grantId), eq(tokenSessions.parentId, grantId)));
   }
 
   /**
@@ -463,17 +449,15 @@ export class TokenSessionRepository {
   async revokeClientGrants(membershipId: string, userId: string, clientIds: readonly string[], revokedBy: string, reason: string): Promise<TokenSessionRow[]> {
     if (!clientIds.length) return [];
     await this.lockSessionsAgainstIssuing(membershipId, eq(sessions.userId, userId), isNull(sessions.revokedAt));
+    return this.revokeRecords(membershipId, { revokedBy, revokeReason: reason }, eq(tokenSessions.userId, userId), inArray(tokenSessions.clientId, [...clientIds]));
+  }
+
+  /** Revokes the membership's token records that `which` picks (each caller names the records it means) and are still active; answers them. */
+  private revokeRecords(membershipId: string, revocation: { revokedBy: string; revokeReason: string }, ...which: (SQL | undefined)[]): Promise<TokenSessionRow[]> {
     return this.database.db
       .update(tokenSessions)
-      .set({ revokedAt: new Date(), revokedBy, revokeReason: reason })
-      .where(
-        and(
-          eq(tokenSessions.membershipId, membershipId),
-          eq(tokenSessions.userId, userId),
-          inArray(tokenSessions.clientId, [...clientIds]),
-          isNull(tokenSessions.revokedAt),
-        ),
-      )
+      .set({ revokedAt: new Date(), ...revocation })
+      .where(and(eq(tokenSessions.membershipId, membershipId), ...which, isNull(tokenSessions.revokedAt)))
       .returning();
   }
 

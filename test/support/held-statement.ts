@@ -19,8 +19,6 @@ export async function holdStatementsRecording(t: TestApp, admin: ApiCaller, even
   const waitingOnLocks = async (): Promise<number> =>
     (await database.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")).rows[0].n;
   return {
-    /** How many statements of the database wait on a lock now. */
-    waitingOnLocks,
     /** Until `count` statements wait on a lock, or `done()` says there is nothing more to wait for. */
     async until(count: number, done: () => boolean = () => false): Promise<void> {
       await eventually(async () => (done() || (await waitingOnLocks()) === count ? true : undefined), `${count} statements waiting on a lock`, 1_500);

@@ -179,7 +179,7 @@ export class TokenCodesService {
    * no permission is needed): one conditional update, its event in the same transaction.
    */
   async decide(caller: Caller, membershipId: string, rawUserCode: string, state: 'approved' | 'denied', address: string): Promise<TokenCodeView> {
-    const { userId, profile, amr } = requireUser(caller);
+    const { userId, profile, amr, sessionId } = requireUser(caller);
     const userCode = normalizeUserCode(rawUserCode);
     // A session that skipped the factor its user has now (one opened before it was enabled) cannot hand out a device's session.
     if (state === 'approved') await this.signIns.assertPassedSecondStep(membershipId, userId, amr);
@@ -200,7 +200,7 @@ export class TokenCodesService {
         membershipId,
         userCode,
         { state, approvedBy: state === 'approved' ? userId : null, scoped, amr: state === 'approved' ? amr : null },
-        state === 'approved' ? requireSession(caller) : null,
+        state === 'approved' ? sessionId : null,
       );
       if (!row) return undefined;
       record({
@@ -323,14 +323,8 @@ function sameDigest(stored: string, computed: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** The sign-in session of the user caller `requireUser` let through. */
-function requireSession(caller: Caller): string {
-  if (caller.kind !== 'user') throw new DomainError('AccessDenied', 'Device codes are viewed and decided by users');
-  return caller.sessionId;
-}
-
 function requireUser(caller: Caller) {
   if (caller.kind !== 'user') throw new DomainError('AccessDenied', 'Device codes are viewed and decided by users');
   if (!caller.profile) throw new Error('Token code routes must be declared with @Authenticated({ profile: true })');
-  return { userId: caller.id, profile: caller.profile, amr: caller.amr };
+  return { userId: caller.id, profile: caller.profile, amr: caller.amr, sessionId: caller.sessionId };
 }

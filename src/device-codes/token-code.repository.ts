@@ -123,18 +123,9 @@ export class TokenCodeRepository {
     return row.early ? 'slow_down' : 'pending';
   }
 
-  /** approved -> consumed, once: a parallel poll finds nothing to consume. */
-  async consume(id: string): Promise<boolean> {
-    const rows = await this.database.db
-      .update(tokenCodes)
-      .set({ state: 'consumed' })
-      .where(and(eq(tokenCodes.id, id), eq(tokenCodes.state, 'approved')))
-      .returning({ id: tokenCodes.id });
-    return rows.length > 0;
-  }
-
-  /** Undoes `consume` when the pair could not be stored. */
-  async release(id: string): Promise<void> {
-    await this.database.db.update(tokenCodes).set({ state: 'approved' }).where(and(eq(tokenCodes.id, id), eq(tokenCodes.state, 'consumed')));
+  /** The code's state now; undefined when it is gone (expired and swept, or deleted with its approver). */
+  async stateOf(id: string): Promise<string | undefined> {
+    const [row] = await this.database.db.select({ state: tokenCodes.state }).from(tokenCodes).where(eq(tokenCodes.id, id));
+    return row?.state;
   }
 }

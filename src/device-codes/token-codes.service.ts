@@ -234,15 +234,21 @@ export class TokenCodesService {
     const scoped = scopedApprovalOf(code);
     // Approved with scopes before approvals kept the approving token's session: never a full pair.
     if (code.scopes?.length && !scoped) throw new DomainError('AuthorizationDenied', 'The approval cannot be used; approve the code again');
-    const issued = await this.tokens.issueForDeviceCode(
-      membership,
-      approver,
-      { userCode: code.userCode, scoped, amr: code.amr },
-      metadata,
-      { consume: () => this.codes.consume(code.id), release: () => this.codes.release(code.id) },
-    );
-    if (!issued) throw new DomainError('InvalidDeviceCode', 'The device code is not valid');
+    const issued = await this.tokens.issueForDeviceCode(membership, approver, { codeId: code.id, userCode: code.userCode, scoped, amr: code.amr }, metadata);
+    if (!issued) throw await this.notIssued(code.id);
     return issued;
+  }
+
+  /**
+   * Why an approved code's issuance stored nothing, from the code as it is now: used by a parallel
+   * poll (or deleted with its approver), denied meanwhile (a user-wide revocation), or still
+   * approved, when what the issuance needed ended (the session a scoped approval joins, the user).
+   */
+  private async notIssued(codeId: string): Promise<DomainError> {
+    const state = await this.codes.stateOf(codeId);
+    if (state === 'denied') return new DomainError('AuthorizationDenied', 'The user denied the code');
+    if (state === 'approved') return new DomainError('AuthorizationDenied', 'The session that approved the code has ended');
+    return new DomainError('InvalidDeviceCode', 'The device code is not valid');
   }
 
   /**
@@ -270,38 +276,38 @@ export class TokenCodesService {
   /**
    * The poll of an OpenID Provider client at its issuer's token endpoint (RFC 8628 3.4): the checks
    * of `poll` in the same order, for the client's own codes only (another client's code, or one of
-   * the specification's routes, is as unknown), then `issue` with the approved code, consumed
-   * first so that a parallel poll gets InvalidDeviceCode; a failing `issue` gives it back.
+   * the specification's routes, is as unknown), then `issue` with the approved code, which its
+   * issuing statement uses up (undefined when it stored nothing: a parallel poll then gets
+   * InvalidDeviceCode, a code denied meanwhile AuthorizationDenied).
    */
   async pollForClient<T>(
     membershipId: string,
     clientId: string,
     deviceCode: string,
-    issue: (approved: ApprovedClientCode) => Promise<T>,
+    issue: (approved: ApprovedClientCode) => Promise<T | undefined>,
   ): Promise<T> {
     const { code, approver } = await this.approvedCode(membershipId, deviceCode, clientId);
     // A user made inactive denies its approved codes first (third review); one deactivated in between is denied here too.
     if (!approver?.isActive) throw new DomainError('AuthorizationDenied', 'The user account is not active');
     // Never approved with a scoped token (decide refuses it); a row that says otherwise hands out nothing.
     if (code.scopes?.length) throw new DomainError('AuthorizationDenied', 'The approval cannot be used; approve the code again');
-    if (!(await this.codes.consume(code.id))) throw new DomainError('InvalidDeviceCode', 'The device code is not valid');
-    try {
-      return await issue({
-        approver,
-        scopes: code.oidcScopes ?? [],
-        amr: code.amr,
-        decidedAt: code.decidedAt ?? new Date(),
-        userCode: code.userCode,
-      });
-    } catch (error) {
-      await this.codes.release(code.id);
-      throw error;
-    }
+    const issued = await issue({
+      codeId: code.id,
+      approver,
+      scopes: code.oidcScopes ?? [],
+      amr: code.amr,
+      decidedAt: code.decidedAt ?? new Date(),
+      userCode: code.userCode,
+    });
+    if (issued === undefined) throw await this.notIssued(code.id);
+    return issued;
   }
 }
 
 /** An approved OpenID Provider code, as the issuer's device grant turns it into tokens. */
 export interface ApprovedClientCode {
+  /** The code's row, which the issuing statement uses up. */
+  codeId: string;
   approver: UserRecord;
   /** The OpenID scopes the client asked at device/authorize. */
   scopes: string[];

@@ -67,7 +67,7 @@ export class AuthorizationCodeGrant implements GrantHandler<CodeAsRead> {
       amr: found.amr,
       resource: found.resource ?? undefined,
       grant: 'authorization_code',
-      authorizationCode: digest,
+      usesUp: { kind: 'authorization_code', digest },
       metadata: { userAgent: request.userAgent },
     });
     if (issued) return issued.response;

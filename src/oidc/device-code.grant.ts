@@ -52,11 +52,10 @@ export class DeviceCodeGrant implements GrantHandler, OnModuleInit {
           authTime: approved.decidedAt,
           amr: approved.amr,
           grant: DEVICE_CODE_GRANT,
+          usesUp: { kind: 'device_code', codeId: approved.codeId },
           metadata: { ipAddress: clientAddress, userAgent },
         });
-        // A new sign-in session is opened for the device: nothing can have ended it yet.
-        if (!issued) throw new OAuthError('invalid_grant', 'The sign-in session has ended');
-        return issued.response;
+        return issued?.response;
       });
     } catch (error) {
       const code = error instanceof DomainError ? RFC_8628_ERRORS[error.code] : undefined;

@@ -50,8 +50,8 @@ export interface UserTokenRequest {
   grant: OidcUserGrant;
   /** The grant's first record; absent for a grant's first issuance, whose record becomes it. */
   grantId?: string;
-  /** The authorization code (its digest) this issuance uses up, in the same statement. */
-  authorizationCode?: string;
+  /** The authorization code or the approved device code this issuance uses up, in the same statement. */
+  usesUp?: Extract<UsedUpByIssuance, { kind: 'authorization_code' | 'device_code' }>;
   metadata: OidcRequestMetadata;
 }
 
@@ -100,13 +100,12 @@ export class OidcTokens {
    * Signs and stores a grant's tokens: the access token, an ID token with `openid`, a refresh token
    * with `offline_access` when the client may refresh. The record and its TokenGenerated event are
    * written in one statement (joining the caller's transaction when one is open), which also uses
-   * up the request's authorization code. Undefined when nothing was issued: the sign-in session has
-   * ended, or the code was used meanwhile.
+   * up the request's authorization code or device code. Undefined when nothing was issued: the
+   * sign-in session has ended, or the code was used (or a device code denied) meanwhile.
    */
   async issueForUser(request: UserTokenRequest): Promise<{ response: TokenEndpointResponse; tokenId: string } | undefined> {
     const issued = await this.build(request);
-    const usedUp = request.authorizationCode ? { kind: 'authorization_code' as const, digest: request.authorizationCode } : undefined;
-    if (!(await this.store(issued, [this.generatedEvent(request, issued.response)], usedUp))) return undefined;
+    if (!(await this.store(issued, [this.generatedEvent(request, issued.response)], request.usesUp))) return undefined;
     return { response: issued.response, tokenId: issued.record.id };
   }
 
@@ -116,7 +115,7 @@ export class OidcTokens {
    */
   async rotate(
     found: RefreshTokenLookup,
-    request: Omit<UserTokenRequest, 'grant' | 'grantId' | 'authorizationCode' | 'session' | 'authTime' | 'amr' | 'nonce' | 'resource'>,
+    request: Omit<UserTokenRequest, 'grant' | 'grantId' | 'usesUp' | 'session' | 'authTime' | 'amr' | 'nonce' | 'resource'>,
   ): Promise<{ response: TokenEndpointResponse; tokenId: string }> {
     const full: UserTokenRequest = {
       ...request,

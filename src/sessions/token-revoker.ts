@@ -28,8 +28,11 @@ export class TokenRevoker {
     reason: string,
     options: { exceptSessionId?: string } = {},
   ): Promise<number> {
-    // Sessions first: revoking them waits for the device approvals under way in them (which read
-    // their session `for share`), so that the denial, a later statement, sees what they approved.
+    // The user's row first: a device poll opening a session waits for nothing after it, and
+    // is waited for here (see `prepareIssue`). Then sessions: revoking them waits for the device
+    // approvals under way in them (which read their session `for share`), so that the denial, a
+    // later statement, sees what they approved.
+    await this.sessions.lockUserAgainstIssuing(membershipId, userId);
     const revoked = await this.sessions.revokeAllOfUser(membershipId, userId, utilizerId, reason, options.exceptSessionId);
     await this.sessions.denyApprovedDeviceCodes(membershipId, userId);
     await this.sessions.endSignInsUnderWay(membershipId, userId);

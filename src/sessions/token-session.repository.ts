@@ -218,12 +218,14 @@ export const ROTATED_REASON = 'refreshed';
 
 /**
  * What an issuance uses up in its own statement, so that of two concurrent uses exactly one issues:
- * the token record being refreshed (marked `refreshed`), or an OpenID Provider authorization code
- * (by its digest; the new record's id is written on it, so a later reuse knows what to revoke).
+ * the token record being refreshed (marked `refreshed`), an OpenID Provider authorization code
+ * (by its digest; the new record's id is written on it, so a later reuse knows what to revoke), or
+ * an approved device code (marked `consumed`).
  */
 export type UsedUpByIssuance =
   | { kind: 'refreshed_record'; tokenId: string; revokedBy: string }
-  | { kind: 'authorization_code'; digest: string };
+  | { kind: 'authorization_code'; digest: string }
+  | { kind: 'device_code'; codeId: string };
 
 /** How an issuance stands to its sign-in session and to what it uses up: each has a statement of its own. */
 interface IssueShape {
@@ -252,9 +254,30 @@ const issueShapeKey = ({ opensSession, usedUp }: IssueShape): string => `${opens
  * revocation committed while this statement waited is seen, so no token is ever added to a
  * revoked session, and a revocation waiting for this statement sees its record. Share locks do
  * not wait for each other, so concurrent refreshes of one session do not queue on its row.
+ *
+ * A device code is used up only behind that lock (the user's row when opening, the session when
+ * joining), and a session opened for it only once it is: a user-wide revocation locks the user's
+ * row first (`lockUserAgainstIssuing`), then revokes sessions, then denies approved codes, so a
+ * poll under way either commits before it (and its session is revoked) or waits and finds its
+ * code denied. Taking the code first would let the two wait for each other.
  */
 function prepareIssue(db: Database['db'], shape: IssueShape) {
   const p = (name: string) => sql.placeholder(name);
+  // Opening reads the user's row with a share lock, as joining reads the session's: a sign-in
+  // whose checks ran before its user was deleted, frozen or given a new password opens nothing (a
+  // deletion would fail the foreign key, a 500; a freeze or a password change would leave a
+  // session made after its revocation), and a change waiting for this statement revokes what it
+  // opened. A password sign-in names the hash its password was checked against.
+  const activeUser = sql`select 1 as one from ${users}
+    where id = ${p('userId')}::text and membership_id = ${p('membershipId')}::text and is_active
+      and (${p('passwordHash')}::text is null or password_hash = ${p('passwordHash')}::text)
+    for share`;
+  const userRow = db.$with('user_row', { one: sql<number>`one` }).as(sql`${activeUser}`);
+  const joined = db.$with('in_session', { id: sql<string>`id` }).as(
+    sql`select id from ${sessions}
+      where id = ${p('sessionId')}::text and membership_id = ${p('membershipId')}::text and revoked_at is null
+      for share`,
+  );
   const usedUp = {
     refreshed_record: db.$with('used_up', { id: sql<string>`id` }).as(
       sql`update ${tokenSessions} set revoked_at = now(), revoked_by = ${p('revokedBy')}::text, revoke_reason = 'refreshed'
@@ -266,29 +289,28 @@ function prepareIssue(db: Database['db'], shape: IssueShape) {
         where membership_id = ${p('membershipId')}::text and id = ${p('codeDigest')}::text and consumed_at is null
         returning id`,
     ),
+    device_code: db.$with('used_up', { id: sql<string>`id` }).as(
+      sql`update ${tokenCodes} set state = 'consumed'
+        where membership_id = ${p('membershipId')}::text and id = ${p('deviceCodeId')}::text and state = 'approved'
+          and exists (select 1 from ${sql.raw(shape.opensSession ? 'user_row' : 'in_session')})
+        returning id`,
+    ),
   };
-  // Parent and child rows in one statement: the foreign key is checked at its end.
-  // Opening reads the user's row with a share lock, as joining reads the session's: a sign-in
-  // whose checks ran before its user was deleted, frozen or given a new password opens nothing (a
-  // deletion would fail the foreign key, a 500; a freeze or a password change would leave a
-  // session made after its revocation), and a change waiting for this statement revokes what it
-  // opened. A password sign-in names the hash its password was checked against.
-  const session = shape.opensSession
-    ? db.$with('in_session', { id: sql<string>`id` }).as(
-        sql`insert into ${sessions} (id, membership_id, user_id, created_at)
-          select ${p('sessionId')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('createdAt')}::timestamptz
-          from (select 1 from ${users}
-                where id = ${p('userId')}::text and membership_id = ${p('membershipId')}::text and is_active
-                  and (${p('passwordHash')}::text is null or password_hash = ${p('passwordHash')}::text)
-                for share) as still_active
-          returning id`,
-      )
-    : db.$with('in_session', { id: sql<string>`id` }).as(
-        sql`select id from ${sessions}
-          where id = ${p('sessionId')}::text and membership_id = ${p('membershipId')}::text and revoked_at is null
-          for share`,
-      );
   const used = shape.usedUp ? usedUp[shape.usedUp] : undefined;
+  const gatedUse = shape.usedUp === 'device_code';
+  // Parent and child rows in one statement: the foreign key is checked at its end.
+  const opened = db.$with('in_session', { id: sql<string>`id` }).as(
+    gatedUse
+      ? sql`insert into ${sessions} (id, membership_id, user_id, created_at)
+          select ${p('sessionId')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('createdAt')}::timestamptz
+          where exists (select 1 from used_up)
+          returning id`
+      : sql`insert into ${sessions} (id, membership_id, user_id, created_at)
+          select ${p('sessionId')}::text, ${p('membershipId')}::text, ${p('userId')}::text, ${p('createdAt')}::timestamptz
+          from (${activeUser}) as still_active
+          returning id`,
+  );
+  const session = shape.opensSession ? opened : joined;
   const created = db.$with('created', { id: sql<string>`id` }).as(
     sql`insert into ${tokenSessions} (id, session_id, membership_id, user_id, kind, client_id, grant_type, parent_id, auth_time, amr, scopes, resource,
         access_jti, refresh_jti, access_expires_at, refresh_expires_at, expires_at, ip_address, user_agent, created_at)
@@ -300,10 +322,18 @@ function prepareIssue(db: Database['db'], shape: IssueShape) {
       where exists (select 1 from in_session)${used ? sql` and exists (select 1 from used_up)` : sql``}
       returning id`,
   );
+  // A CTE names only those before it: the gate of a gated use comes first, then the use, then the session.
+  const ordered = !used
+    ? [session]
+    : !gatedUse
+      ? [used, session]
+      : shape.opensSession
+        ? [userRow, used, session]
+        : [session, used];
   // The events and their webhook deliveries, written only if the record is (contract "Durable webhook delivery").
   const written = eventWrites(db, undefined, sql`exists (select 1 from created)`);
   return db
-    .with(...(used ? [used] : []), session, created, written.source, written.queued)
+    .with(...ordered, created, written.source, written.queued)
     .insert(events)
     .select(written.rows)
     .returning({ id: events.id })
@@ -379,6 +409,7 @@ export class TokenSessionRepository {
       consumedId: usedUp?.kind === 'refreshed_record' ? usedUp.tokenId : null,
       revokedBy: usedUp?.kind === 'refreshed_record' ? usedUp.revokedBy : null,
       codeDigest: usedUp?.kind === 'authorization_code' ? usedUp.digest : null,
+      deviceCodeId: usedUp?.kind === 'device_code' ? usedUp.codeId : null,
       passwordHash: checkedPasswordHash ?? null,
       id: session.id,
       sessionId: session.sessionId,
@@ -477,6 +508,19 @@ export class TokenSessionRepository {
       .from(sessions)
       .where(and(eq(sessions.membershipId, membershipId), ...which))
       .orderBy(sessions.id)
+      .for('no key update');
+  }
+
+  /**
+   * Locks the user's row against issuing until the caller's transaction ends: a statement opening
+   * a session for the user (which reads the row `for share`) is waited for, so that the revocation
+   * that follows sees the session it opened; one that comes later waits for this transaction.
+   */
+  async lockUserAgainstIssuing(membershipId: string, userId: string): Promise<void> {
+    await this.database.db
+      .select({ id: users.id })
+      .from(users)
+      .where(and(eq(users.membershipId, membershipId), eq(users.id, userId)))
       .for('no key update');
   }
 

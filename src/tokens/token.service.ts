@@ -42,12 +42,16 @@ export class TokenService {
    * used first; when it was not (a parallel poll took it), nothing is issued. Should storing fail
    * after that, `release` gives the code back so the device's next poll can still get its tokens.
    */
+  /**
+   * The pair (or the scoped token) an approved device code stands for, the code used up in the
+   * statement that stores it. Undefined when nothing was stored: the code was used or denied
+   * meanwhile, or the session it joins (a scoped approval's) ended; the caller tells which.
+   */
   async issueForDeviceCode(
     membership: SigningMembership,
     user: UserRecord,
-    grant: { userCode: string; scoped: ScopedApproval | null; amr: readonly string[] | null },
+    grant: { codeId: string; userCode: string; scoped: ScopedApproval | null; amr: readonly string[] | null },
     metadata: SessionMetadata,
-    code: { consume: () => Promise<boolean>; release: () => Promise<void> },
   ): Promise<TokenResponse | undefined> {
     const issued = grant.scoped
       ? this.scopedFromApproval(membership, user, grant.scoped, grant.amr, metadata)
@@ -57,17 +61,8 @@ export class TokenService {
     if (!grant.scoped) issued.session.grantType = DEVICE_CODE_SESSION_GRANT;
     const generated = tokenGeneratedEvent(user, issued.response);
     const event = { ...generated, document: { ...generated.document, grant: 'device_code', user_code: grant.userCode } };
-    if (!(await code.consume())) return undefined;
-    let stored: boolean;
-    try {
-      stored = await this.issued.store(issued, [event]);
-    } catch (error) {
-      await code.release();
-      throw error;
-    }
-    // The approving token's session ended before the poll: the code is spent and nothing issued.
-    if (!stored) throw new DomainError('AuthorizationDenied', 'The session that approved the code has ended');
-    return issued.response;
+    const stored = await this.issued.store(issued, [event], { kind: 'device_code', codeId: grant.codeId });
+    return stored ? issued.response : undefined;
   }
 
   private scopedFromApproval(

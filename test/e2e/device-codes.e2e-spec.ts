@@ -249,6 +249,31 @@ describe('device code flow', () => {
     expect(errorOf(await suite.t.http().post(`${tenantCodes}/${next.user_code}/approve`).set('Authorization', session.auth).send())).toEqual({ status: 401, code: 'TokenWasRevoked' });
   });
 
+  (serverUrl() ? it : it.skip)('logout-all while a poll of a code it approved commits: the session the poll opened is revoked with the rest', async () => {
+    const tenant = await createMembership(suite.t, suite.admin);
+    const tenantCodes = `/memberships/${tenant.membershipId}/codes`;
+    const code = (await suite.t.http().post(tenantCodes).send({ client_info: { name: 'TV' } }).expect(201)).body as { device_code: string; user_code: string };
+    const { session } = await createSignedInUser(suite.t, tenant.admin);
+    await suite.t.http().post(`${tenantCodes}/${code.user_code}/approve`).set('Authorization', session.auth).send().expect(200);
+    let device: { access_token: string } | undefined;
+    const held = await holdStatementsRecording(suite.t, tenant.admin, 'TokenGenerated');
+    try {
+      const polling = Promise.resolve(suite.t.http().post(`${tenantCodes}/token`).send({ device_code: code.device_code }));
+      await held.until(1);
+      let loggedOut = false;
+      const loggingOut = Promise.resolve(suite.t.http().get('/revoke-token?logout-all=true').set('Authorization', session.auth)).finally(() => (loggedOut = true));
+      // The logout waits for the poll's statement (or, were it not to, is over).
+      await held.until(2, () => loggedOut);
+      await held.release();
+      const [polled, out] = await Promise.all([polling, loggingOut]);
+      expect({ polled: polled.status, out: out.status }).toEqual({ polled: 201, out: 204 });
+      device = polled.body as { access_token: string };
+    } finally {
+      await held.release();
+    }
+    expect(errorOf(await suite.t.http().get('/me').set('Authorization', `Bearer ${device?.access_token}`))).toEqual({ status: 401, code: 'TokenWasRevoked' });
+  });
+
   it('public routes: unknown membership 404, Basic callers cannot decide, client_info is bounded', async () => {
     expect(errorOf(await suite.t.http().post('/memberships/no-such-membership/codes').send({}))).toEqual({ status: 404, code: 'MembershipNotFound' });
     expect(errorOf(await suite.t.http().post('/memberships/no-such-membership/codes/token').send({ device_code: 'x' }))).toEqual({

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, eq, getTableColumns, inArray, isNull, sql } from 'drizzle-orm';
-import { DATABASE, type Database } from '../database/database';
-import { type ApplicationRow, applications, oidcAuthorizationCodes, type OidcAuthorizationCodeRow, users, type UserRecord } from '../database/schema';
+import { DATABASE, type Database, queryRows } from '../database/database';
+import { type ApplicationRow, applications, oidcAuthorizationCodes, type OidcAuthorizationCodeRow, oidcConsents, users, type UserRecord } from '../database/schema';
 import { userRecordColumns } from '../sessions/token-session.repository';
 
 export type NewAuthorizationCode = typeof oidcAuthorizationCodes.$inferInsert & { id: string; expiresAt: Date };
@@ -50,8 +50,32 @@ export class AuthorizationCodeRepository {
     this.exchange = prepareExchangeStatements(database.db);
   }
 
-  async insert(row: NewAuthorizationCode): Promise<void> {
-    await this.database.db.insert(oidcAuthorizationCodes).values(row);
+  /**
+   * Stores a code. With `consentRequired`, only while the user's remembered consent to the client
+   * covers the code's scopes, read `for share` in the same statement: a withdrawal under way (which
+   * deletes the consent, then uses up the client's codes) is waited for and its deletion seen, and
+   * one that comes later waits for this code and uses it up. Answers whether the code was stored.
+   */
+  async insert(row: NewAuthorizationCode, consentRequired: boolean): Promise<boolean> {
+    if (!consentRequired) {
+      await this.database.db.insert(oidcAuthorizationCodes).values(row);
+      return true;
+    }
+    const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+    const stored = await queryRows<{ id: string }>(
+      this.database.db,
+      sql`insert into ${oidcAuthorizationCodes}
+            (id, membership_id, client_id, user_id, session_id, redirect_uri, code_challenge, scopes, nonce, resource, auth_time, amr, expires_at)
+          select ${row.id}::text, ${row.membershipId}::text, ${row.clientId}::text, ${row.userId}::text, ${row.sessionId}::text,
+            ${row.redirectUri}::text, ${row.codeChallenge}::text, ${json(row.scopes)}::jsonb, ${row.nonce ?? null}::text,
+            ${row.resource ?? null}::text, ${row.authTime.toISOString()}::timestamptz, ${json(row.amr)}::jsonb, ${row.expiresAt.toISOString()}::timestamptz
+          from ${oidcConsents}
+          where membership_id = ${row.membershipId}::text and user_id = ${row.userId}::text and client_id = ${row.clientId}::text
+            and scopes @> ${json(row.scopes)}::jsonb
+          for share
+          returning id`,
+    );
+    return stored.length > 0;
   }
 
   /**

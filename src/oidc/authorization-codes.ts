@@ -21,6 +21,8 @@ export interface CodeGrant {
   authTime: Date;
   amr: readonly string[] | null;
   state?: string | null;
+  /** The client requires consent: the code is made only while the user's consent covers `scopes`. */
+  consentRequired: boolean;
 }
 
 /** Makes authorization codes (only their digest is stored) and the redirect that carries one. */
@@ -31,9 +33,13 @@ export class AuthorizationCodes {
     private readonly issuers: Issuers,
   ) {}
 
-  async redirectWithCode(membershipId: string, grant: CodeGrant, cookies: PageCookie[] = []): Promise<PageResult> {
+  /**
+   * The redirect to the client with a new code; undefined when the client requires consent and the
+   * user's no longer covers the scopes (withdrawn since it was checked): no code was made.
+   */
+  async redirectWithCode(membershipId: string, grant: CodeGrant, cookies: PageCookie[] = []): Promise<PageResult | undefined> {
     const code = newOpaqueSecret();
-    await this.codes.insert({
+    const stored = await this.codes.insert({
       id: digestOf(code),
       membershipId,
       clientId: grant.clientId,
@@ -47,7 +53,8 @@ export class AuthorizationCodes {
       authTime: grant.authTime,
       amr: grant.amr ? [...grant.amr] : null,
       expiresAt: new Date(Date.now() + AUTHORIZATION_CODE_SECONDS * 1000),
-    });
+    }, grant.consentRequired);
+    if (!stored) return undefined;
     const location = authorizationResponseUrl(grant.redirectUri, this.issuers.of(membershipId), grant.state ?? undefined, { code });
     return { kind: 'redirect', location, cookies };
   }

@@ -78,7 +78,12 @@ export class AuthorizationEndpoint {
       if (request.prompts.includes('none')) return this.errorRedirect(membershipId, request.redirectUri, request.state, new AuthorizationError('consent_required', 'The user must consent'));
       return this.startInteraction(membershipId, request, sso);
     }
-    return this.codes.redirectWithCode(membershipId, { ...request, clientId: client.id, userId: sso.user.id, sessionId: sso.sessionId, authTime: sso.authTime, amr: sso.amr });
+    const grant = { ...request, clientId: client.id, userId: sso.user.id, sessionId: sso.sessionId, authTime: sso.authTime, amr: sso.amr };
+    const redirect = await this.codes.redirectWithCode(membershipId, { ...grant, consentRequired: client.oidc.require_consent });
+    if (redirect) return redirect;
+    // The consent was withdrawn since it was checked: asked for again, as if it had been missing.
+    if (request.prompts.includes('none')) return this.errorRedirect(membershipId, request.redirectUri, request.state, new AuthorizationError('consent_required', 'The user must consent'));
+    return this.startInteraction(membershipId, request, sso);
   }
 
   /**

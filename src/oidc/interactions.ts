@@ -137,9 +137,34 @@ export class Interactions {
     if (!(await this.interactions.delete(membershipId, row.id))) return this.gone(membershipId);
     if (decision === 'deny') return this.errorAnswer(membershipId, row, 'access_denied', 'The user denied access');
     await this.consents.grant(membershipId, row.userId, row.clientId, row.scopes);
-    return this.codes.redirectWithCode(membershipId, this.codeGrant(row, { userId: row.userId, sessionId: row.sessionId, authTime: row.authTime, amr: row.amr }), [
-      this.frontChannel.interactionCookie(membershipId, row.id, null),
-    ]);
+    return this.answerWithCode(membershipId, owned, { userId: row.userId, sessionId: row.sessionId, authTime: row.authTime, amr: row.amr }, []);
+  }
+
+  /**
+   * The code's redirect to the client, the interaction (already ended) and its cookie cleared; an
+   * error answer instead when the consent the code needs was withdrawn since it was given or checked.
+   */
+  private async answerWithCode(
+    membershipId: string,
+    { row, client }: OwnedInteraction,
+    signIn: Pick<CodeGrant, 'userId' | 'sessionId' | 'authTime' | 'amr'>,
+    cookies: PageCookie[],
+  ): Promise<PageResult> {
+    const grant: CodeGrant = {
+      ...signIn,
+      clientId: row.clientId,
+      redirectUri: row.redirectUri,
+      codeChallenge: row.codeChallenge,
+      scopes: row.scopes,
+      nonce: row.nonce,
+      resource: row.resource,
+      state: row.state,
+      consentRequired: client.oidc.require_consent,
+    };
+    const redirect = await this.codes.redirectWithCode(membershipId, grant, [...cookies, this.frontChannel.interactionCookie(membershipId, row.id, null)]);
+    if (redirect) return redirect;
+    const refused = this.errorAnswer(membershipId, row, 'access_denied', 'The user withdrew consent');
+    return { ...refused, cookies: [...cookies, ...(refused.cookies ?? [])] };
   }
 
   /** Ends the interaction (single use: of two posts, one goes on) with an error answer to the client. */
@@ -180,20 +205,7 @@ export class Interactions {
       return { kind: 'redirect', location: this.frontChannel.interactionUrl(membershipId, row.id), cookies: [ssoCookie] };
     }
     if (!(await this.interactions.delete(membershipId, row.id))) return this.gone(membershipId);
-    return this.codes.redirectWithCode(membershipId, this.codeGrant(row, signIn), [ssoCookie, this.frontChannel.interactionCookie(membershipId, row.id, null)]);
-  }
-
-  private codeGrant(row: OidcInteractionRow, signIn: Pick<CodeGrant, 'userId' | 'sessionId' | 'authTime' | 'amr'>): CodeGrant {
-    return {
-      ...signIn,
-      clientId: row.clientId,
-      redirectUri: row.redirectUri,
-      codeChallenge: row.codeChallenge,
-      scopes: row.scopes,
-      nonce: row.nonce,
-      resource: row.resource,
-      state: row.state,
-    };
+    return this.answerWithCode(membershipId, owned, signIn, [ssoCookie]);
   }
 
   /**

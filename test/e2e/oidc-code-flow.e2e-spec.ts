@@ -308,6 +308,33 @@ describe('OpenID Provider: authorization code flow', () => {
     expect((await tokenEndpoint(s, issued.refresh_token)).body.error).toBe('invalid_grant');
   });
 
+  (serverUrl() ? it : it.skip)('consent withdrawn while an authorization it covered makes its code: no code; consent is asked again', async () => {
+    const s = await setup();
+    await codeFlow(s);
+    const own = await signIn(suite.t, s.tenant.membershipId, s.user.username, s.user.password);
+    const held = await holdStatementsRecording(suite.t, s.tenant.admin, 'OidcConsentRevoked');
+    let page: Awaited<ReturnType<typeof s.browser.follow>>;
+    try {
+      let withdrawn = false;
+      const withdrawing = Promise.resolve(as(suite.t, own).del(`/memberships/${s.tenant.membershipId}/users/${s.user._id}/consents/${s.app.id}`)).finally(() => (withdrawn = true));
+      await held.until(1, () => withdrawn);
+      // Single sign-on and a remembered consent: /authorize checks the consent (the withdrawal has
+      // not committed) and makes the code, which waits for the withdrawal (or, were it not to, is made).
+      let authorized = false;
+      const request = await authorizationRequest(s);
+      const authorizing = s.browser.follow(request.url.href, suite.t.url).finally(() => (authorized = true));
+      await held.until(2, () => authorized);
+      await held.release();
+      const [answer] = await Promise.all([authorizing, withdrawing]);
+      expect(answer.status).not.toBe(500);
+      page = answer;
+    } finally {
+      await held.release();
+    }
+    expect(page.location ?? '').not.toMatch(/[?&]code=/);
+    expect(page.html).toContain('name="decision"');
+  });
+
   it("withdrawing consent ends the client's grants to the user and its codes not yet exchanged; the user's sessions and other clients' grants go on", async () => {
     const s = await setup();
     const { tokens } = await codeFlow(s);

@@ -7,6 +7,7 @@ import { toUserResponse } from '../common/user-document';
 import { EventRecorder } from '../events/event-recorder';
 import { SYSTEM_UTILIZER } from '../events/event-types';
 import { DEVICE_CODE_ADDRESS_WINDOW_SECONDS, type SignInAttempt, type SignInAttempts, type SignInLogin } from './sign-in-attempts';
+import { clientNetworkOf } from './client-network';
 import { type AddressLimit, SignInCounterRepository } from './sign-in-counter.repository';
 
 /** The same answer for every lock, of a user, of an unknown name or of an address: it tells nothing but when to return. */
@@ -23,8 +24,9 @@ function loginKeyOf(membershipId: string, login: SignInLogin): string {
   return `name:${membershipId}:${login.unknownName.toLowerCase()}`;
 }
 
-const addressKeyOf = (address: string): string => `address:${address}`;
-const deviceCodesKeyOf = (address: string): string => `device-codes:${address}`;
+/** The counters of a client address: of its network, an IPv6 client's /64 (see clientNetworkOf). */
+const addressKeyOf = (address: string): string => `address:${clientNetworkOf(address)}`;
+const deviceCodesKeyOf = (address: string): string => `device-codes:${clientNetworkOf(address)}`;
 
 
 /**

@@ -301,6 +301,19 @@ describe('the per-address lock and TRUST_PROXY', () => {
     expect((await attempt(t, first.membershipId, first.admin.username, first.admin.password, from('198.51.100.2'))).status).toBe(201);
   });
 
+  it('an IPv6 client counts by its /64: failures from addresses of one /64 lock all of it, and no other /64', async () => {
+    const { t, first, second } = await bootWith({ TRUST_PROXY: 'loopback' });
+    const from = (address: string) => ({ 'X-Forwarded-For': address });
+    // Three addresses of one /64, as a client stepping through its privacy addresses would.
+    for (const address of ['2001:db8:1:2::1', '2001:db8:1:2:aaaa::2', '2001:db8:1:2:ffff:ffff:ffff:fffe']) {
+      expectErrorBody(await attempt(t, first.membershipId, unique('nobody'), WRONG, from(address)), 401, 'InvalidCredentials');
+    }
+    expectLocked(await attempt(t, second.membershipId, second.admin.username, second.admin.password, from('2001:db8:1:2::99')));
+    // The next /64 is another client; an IPv4 client too.
+    expect((await attempt(t, second.membershipId, second.admin.username, second.admin.password, from('2001:db8:1:3::1'))).status).toBe(201);
+    expect((await attempt(t, second.membershipId, second.admin.username, second.admin.password, from('198.51.100.3'))).status).toBe(201);
+  });
+
   it('without TRUST_PROXY (the default) X-Forwarded-For is ignored: the socket address is counted', async () => {
     const { t, first } = await bootWith({});
     for (let i = 0; i < 3; i++) {

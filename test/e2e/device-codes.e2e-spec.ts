@@ -6,7 +6,7 @@ import { startTestApp } from '../support/app';
 import { captureLog } from '../support/log-capture';
 import { createApplication, createMembership, createSignedInUser, putBodyOf, setupInstallation, updateMembership, useInstallation, usersPath } from '../support/api';
 import { serverUrl } from '../support/database';
-import { holdStatementsRecording } from '../support/held-statement';
+import { overlapWithHeldStatement } from '../support/held-statement';
 import { scopedToken } from '../support/protected-apps';
 
 /** The device code flow (RFC 8628), from the device's side and the approving user's. */
@@ -229,20 +229,15 @@ describe('device code flow', () => {
     // Viewed first: the sign-in defenses' counters of the user's lookups exist then, and the
     // approval's own count updates them (only new rows wait for the membership's row).
     await suite.t.http().get(`${tenantCodes}/${code.user_code}`).set('Authorization', session.auth).expect(200);
-    const held = await holdStatementsRecording(suite.t, tenant.admin, 'TokenCodeApproved');
-    try {
-      const approving = Promise.resolve(suite.t.http().post(`${tenantCodes}/${code.user_code}/approve`).set('Authorization', session.auth).send());
-      await held.until(1);
-      let loggedOut = false;
-      const loggingOut = Promise.resolve(suite.t.http().get('/revoke-token?logout-all=true').set('Authorization', session.auth)).finally(() => (loggedOut = true));
-      // The logout waits for the approval (or, were it not to, is over).
-      await held.until(2, () => loggedOut);
-      await held.release();
-      const [approved, out] = await Promise.all([approving, loggingOut]);
-      expect({ approved: approved.status, out: out.status }).toEqual({ approved: 200, out: 204 });
-    } finally {
-      await held.release();
-    }
+    // The logout waits for the approval (or, were it not to, is over).
+    const [approved, out] = await overlapWithHeldStatement(
+      suite.t,
+      tenant.admin,
+      'TokenCodeApproved',
+      () => suite.t.http().post(`${tenantCodes}/${code.user_code}/approve`).set('Authorization', session.auth).send(),
+      () => suite.t.http().get('/revoke-token?logout-all=true').set('Authorization', session.auth),
+    );
+    expect({ approved: approved.status, out: out.status }).toEqual({ approved: 200, out: 204 });
     expect(errorOf(await suite.t.http().post(`${tenantCodes}/token`).send({ device_code: code.device_code }))).toEqual({ status: 400, code: 'AuthorizationDenied' });
     // A later approval by the revoked session: refused as its token is, the code left pending.
     const next = (await suite.t.http().post(tenantCodes).send({ client_info: { name: 'TV' } }).expect(201)).body as { device_code: string; user_code: string };
@@ -255,23 +250,17 @@ describe('device code flow', () => {
     const code = (await suite.t.http().post(tenantCodes).send({ client_info: { name: 'TV' } }).expect(201)).body as { device_code: string; user_code: string };
     const { session } = await createSignedInUser(suite.t, tenant.admin);
     await suite.t.http().post(`${tenantCodes}/${code.user_code}/approve`).set('Authorization', session.auth).send().expect(200);
-    let device: { access_token: string } | undefined;
-    const held = await holdStatementsRecording(suite.t, tenant.admin, 'TokenGenerated');
-    try {
-      const polling = Promise.resolve(suite.t.http().post(`${tenantCodes}/token`).send({ device_code: code.device_code }));
-      await held.until(1);
-      let loggedOut = false;
-      const loggingOut = Promise.resolve(suite.t.http().get('/revoke-token?logout-all=true').set('Authorization', session.auth)).finally(() => (loggedOut = true));
-      // The logout waits for the poll's statement (or, were it not to, is over).
-      await held.until(2, () => loggedOut);
-      await held.release();
-      const [polled, out] = await Promise.all([polling, loggingOut]);
-      expect({ polled: polled.status, out: out.status }).toEqual({ polled: 201, out: 204 });
-      device = polled.body as { access_token: string };
-    } finally {
-      await held.release();
-    }
-    expect(errorOf(await suite.t.http().get('/me').set('Authorization', `Bearer ${device?.access_token}`))).toEqual({ status: 401, code: 'TokenWasRevoked' });
+    // The logout waits for the poll's statement (or, were it not to, is over).
+    const [polled, out] = await overlapWithHeldStatement(
+      suite.t,
+      tenant.admin,
+      'TokenGenerated',
+      () => suite.t.http().post(`${tenantCodes}/token`).send({ device_code: code.device_code }),
+      () => suite.t.http().get('/revoke-token?logout-all=true').set('Authorization', session.auth),
+    );
+    expect({ polled: polled.status, out: out.status }).toEqual({ polled: 201, out: 204 });
+    const device = polled.body as { access_token: string };
+    expect(errorOf(await suite.t.http().get('/me').set('Authorization', `Bearer ${device.access_token}`))).toEqual({ status: 401, code: 'TokenWasRevoked' });
   });
 
   it('public routes: unknown membership 404, Basic callers cannot decide, client_info is bounded', async () => {

@@ -7,7 +7,7 @@ import { as, createApplication, createMembership, createUser, expectErrorBody, e
 import { authorizationRequest as requestOf } from '../support/oidc-authorization-request';
 import { PageBrowser } from '../support/oidc-browser';
 import { serverUrl } from '../support/database';
-import { holdStatementsRecording } from '../support/held-statement';
+import { overlapWithHeldStatement } from '../support/held-statement';
 
 /*
  * The authorization code flow with PKCE driven by openid-client, the certified relying party
@@ -267,20 +267,8 @@ describe('OpenID Provider: authorization code flow', () => {
    * held at the end of its one statement, the record it refreshes already marked used and locked.
    */
   async function revokeWhileRefreshing(s: Setup, refreshToken: string, revoke: () => PromiseLike<Response>) {
-    const held = await holdStatementsRecording(suite.t, s.tenant.admin, 'TokenRefreshed');
-    try {
-      const refreshing = Promise.resolve(tokenEndpoint(s, refreshToken));
-      await held.until(1);
-      let revoked = false;
-      const revoking = Promise.resolve(revoke()).finally(() => (revoked = true));
-      // The revocation waits for the refresh (or, were it not to, is over).
-      await held.until(2, () => revoked);
-      await held.release();
-      const [refreshed, answer] = await Promise.all([refreshing, revoking]);
-      return { refreshed, revoked: answer };
-    } finally {
-      await held.release();
-    }
+    const [refreshed, revoked] = await overlapWithHeldStatement(suite.t, s.tenant.admin, 'TokenRefreshed', () => tokenEndpoint(s, refreshToken), revoke);
+    return { refreshed, revoked };
   }
 
   // Server database only: PGlite runs one statement at a time, so two cannot overlap there.
@@ -312,25 +300,17 @@ describe('OpenID Provider: authorization code flow', () => {
     const s = await setup();
     await codeFlow(s);
     const own = await signIn(suite.t, s.tenant.membershipId, s.user.username, s.user.password);
-    const held = await holdStatementsRecording(suite.t, s.tenant.admin, 'OidcConsentRevoked');
-    let page: Awaited<ReturnType<typeof s.browser.follow>>;
-    try {
-      let withdrawn = false;
-      const withdrawing = Promise.resolve(as(suite.t, own).del(`/memberships/${s.tenant.membershipId}/users/${s.user._id}/consents/${s.app.id}`)).finally(() => (withdrawn = true));
-      await held.until(1, () => withdrawn);
-      // Single sign-on and a remembered consent: /authorize checks the consent (the withdrawal has
-      // not committed) and makes the code, which waits for the withdrawal (or, were it not to, is made).
-      let authorized = false;
-      const request = await authorizationRequest(s);
-      const authorizing = s.browser.follow(request.url.href, suite.t.url).finally(() => (authorized = true));
-      await held.until(2, () => authorized);
-      await held.release();
-      const [answer] = await Promise.all([authorizing, withdrawing]);
-      expect(answer.status).not.toBe(500);
-      page = answer;
-    } finally {
-      await held.release();
-    }
+    // Single sign-on and a remembered consent: /authorize checks the consent (the withdrawal has
+    // not committed) and makes the code, which waits for the withdrawal (or, were it not to, is made).
+    const request = await authorizationRequest(s);
+    const [withdrawn, page] = await overlapWithHeldStatement(
+      suite.t,
+      s.tenant.admin,
+      'OidcConsentRevoked',
+      () => as(suite.t, own).del(`/memberships/${s.tenant.membershipId}/users/${s.user._id}/consents/${s.app.id}`),
+      () => s.browser.follow(request.url.href, suite.t.url),
+    );
+    expect({ withdrawn: withdrawn.status, authorized: page.status }).toEqual({ withdrawn: 204, authorized: 200 });
     expect(page.location ?? '').not.toMatch(/[?&]code=/);
     expect(page.html).toContain('name="decision"');
   });

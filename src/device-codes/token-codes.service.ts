@@ -235,19 +235,22 @@ export class TokenCodesService {
     // Approved with scopes before approvals kept the approving token's session: never a full pair.
     if (code.scopes?.length && !scoped) throw new DomainError('AuthorizationDenied', 'The approval cannot be used; approve the code again');
     const issued = await this.tokens.issueForDeviceCode(membership, approver, { codeId: code.id, userCode: code.userCode, scoped, amr: code.amr }, metadata);
-    if (!issued) throw await this.notIssued(code.id);
+    if (!issued) {
+      throw await this.notIssued(code.id, scoped ? new DomainError('AuthorizationDenied', 'The session that approved the code has ended') : userInactive());
+    }
     return issued;
   }
 
   /**
    * Why an approved code's issuance stored nothing, from the code as it is now: used by a parallel
-   * poll (or deleted with its approver), denied meanwhile (a user-wide revocation), or still
-   * approved, when what the issuance needed ended (the session a scoped approval joins, the user).
+   * poll (or deleted with its approver), denied meanwhile (a user-wide revocation), or, still
+   * approved, `stillApproved`: what the issuance needed ended (the session a scoped approval
+   * joins, the user's standing).
    */
-  private async notIssued(codeId: string): Promise<DomainError> {
+  private async notIssued(codeId: string, stillApproved: DomainError): Promise<DomainError> {
     const state = await this.codes.stateOf(codeId);
     if (state === 'denied') return new DomainError('AuthorizationDenied', 'The user denied the code');
-    if (state === 'approved') return new DomainError('AuthorizationDenied', 'The session that approved the code has ended');
+    if (state === 'approved') return stillApproved;
     return new DomainError('InvalidDeviceCode', 'The device code is not valid');
   }
 
@@ -288,7 +291,8 @@ export class TokenCodesService {
   ): Promise<T> {
     const { code, approver } = await this.approvedCode(membershipId, deviceCode, clientId);
     // A user made inactive denies its approved codes first (third review); one deactivated in between is denied here too.
-    if (!approver?.isActive) throw new DomainError('AuthorizationDenied', 'The user account is not active');
+    const inactive = new DomainError('AuthorizationDenied', 'The user account is not active');
+    if (!approver?.isActive) throw inactive;
     // Never approved with a scoped token (decide refuses it); a row that says otherwise hands out nothing.
     if (code.scopes?.length) throw new DomainError('AuthorizationDenied', 'The approval cannot be used; approve the code again');
     const issued = await issue({
@@ -299,7 +303,7 @@ export class TokenCodesService {
       decidedAt: code.decidedAt ?? new Date(),
       userCode: code.userCode,
     });
-    if (issued === undefined) throw await this.notIssued(code.id);
+    if (issued === undefined) throw await this.notIssued(code.id, inactive);
     return issued;
   }
 }

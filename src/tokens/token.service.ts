@@ -38,14 +38,10 @@ export class TokenService {
   /**
    * A device code's tokens (RFC 8628): a pair in a new sign-in session of the approver, or, for a
    * code a scoped token approved, a scoped token in that token's session that outlives neither it
-   * nor its session (a scoped token never becomes a refreshable session). `consume` marks the code
-   * used first; when it was not (a parallel poll took it), nothing is issued. Should storing fail
-   * after that, `release` gives the code back so the device's next poll can still get its tokens.
-   */
-  /**
-   * The pair (or the scoped token) an approved device code stands for, the code used up in the
-   * statement that stores it. Undefined when nothing was stored: the code was used or denied
-   * meanwhile, or the session it joins (a scoped approval's) ended; the caller tells which.
+   * nor its session (a scoped token never becomes a refreshable session). The code is used up in
+   * the statement that stores them. Undefined when nothing was stored: the code was used or denied
+   * meanwhile, or what the tokens needed ended (the session a scoped approval joins, the user's
+   * standing); the caller tells which.
    */
   async issueForDeviceCode(
     membership: SigningMembership,

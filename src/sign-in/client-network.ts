@@ -9,10 +9,9 @@ import ipaddr from 'ipaddr.js';
  */
 export function clientNetworkOf(address: string): string {
   if (!ipaddr.isValid(address)) return address;
-  const parsed = ipaddr.parse(address);
+  // `process` answers an IPv4-mapped IPv6 address as its IPv4 address.
+  const parsed = ipaddr.process(address);
   if (parsed.kind() === 'ipv4') return parsed.toString();
-  const v6 = parsed as ipaddr.IPv6;
-  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
-  const network = new ipaddr.IPv6([...v6.parts.slice(0, 4), 0, 0, 0, 0]);
+  const network = new ipaddr.IPv6([...(parsed as ipaddr.IPv6).parts.slice(0, 4), 0, 0, 0, 0]);
   return `${network.toString()}/64`;
 }

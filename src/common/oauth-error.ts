@@ -56,6 +56,11 @@ export class OAuthError extends Error {
     return new OAuthError('invalid_token', description, 401, `Bearer error="invalid_token", error_description="${description.replace(/["\\]/g, '')}"`);
   }
 
+  /** RFC 6750 3.1's `invalid_request` of a protected resource (userinfo): a malformed request, 400 with its Bearer challenge. */
+  static invalidRequest(description: string): OAuthError {
+    return new OAuthError('invalid_request', description, 400, `Bearer error="invalid_request", error_description="${description.replace(/["\\]/g, '')}"`);
+  }
+
   /**
    * RFC 6750 3.1's `insufficient_scope` (403) of a protected resource: a valid token whose scopes
    * do not reach it (userinfo without `openid`).

@@ -6,6 +6,11 @@ export class OAuthErrorDto {
   @ApiPropertyOptional({ example: 'The authorization code is not valid' }) error_description?: string;
 }
 
+/** The form body a UserInfo POST may carry instead of the Authorization header (RFC 6750 2.2). */
+export class UserInfoForm {
+  @ApiPropertyOptional({ description: 'The access token, when not in the Authorization header (never both)' }) access_token?: string;
+}
+
 /** The UserInfo answer (OpenID Connect Core 5.3.2): `sub` and the claims the access token's scopes release. */
 export class UserInfoDto {
   @ApiProperty({ example: '3f0c6f1e-2b0a-4c1e-9d7e-5a8b6c4d2e10' }) sub!: string;

@@ -6,6 +6,7 @@ import { parseAuthorization } from '../common/authorization-header';
 import { DomainError } from '../common/errors';
 import { isPossibleId } from '../common/ids';
 import { OAuthError } from '../common/oauth-error';
+import { formField } from './oauth-form';
 import type { ApplicationOidcRecord, ApplicationRow } from '../database/schema';
 
 /** A membership's application as an OpenID Provider client. */
@@ -74,7 +75,8 @@ export class OidcClients {
   /**
    * Reads who the request says its client is: `client_secret_basic`, `client_secret_post`, or `none`
    * for a public client (its `client_id` in the form). More than one method at once, or no
-   * client_id: 401 `invalid_client`.
+   * client_id: 401 `invalid_client`; a repeated `client_id` or `client_secret` is a malformed
+   * request (RFC 6749 3.2), 400 `invalid_request`, as any repeated parameter.
    */
   claim(membershipId: string, request: ClientAuthRequest): ClaimedClient {
     // An issuer id that cannot exist is 404 before anything else (contract "Hostile input"), as discovery answers it.
@@ -82,8 +84,8 @@ export class OidcClients {
     const { form } = request;
     const basic = parseAuthorization(request.authorization);
     if (basic?.scheme === 'bearer') throw OAuthError.invalidClient('Client authentication must use Basic or the form');
-    const postedSecret = form.client_secret;
-    const postedId = form.client_id;
+    const postedSecret = formField(form, 'client_secret');
+    const postedId = formField(form, 'client_id');
     if (basic && postedSecret !== undefined) throw OAuthError.invalidClient('Use one client authentication method');
     if (basic) {
       const id = formDecode(basic.applicationId);
@@ -92,9 +94,8 @@ export class OidcClients {
       if (id === null || secret === null || (postedId !== undefined && postedId !== id)) throw OAuthError.invalidClient();
       return { id, secret, method: 'client_secret_basic' };
     }
-    if (typeof postedId !== 'string') throw OAuthError.invalidClient('client_id is required');
+    if (postedId === undefined) throw OAuthError.invalidClient('client_id is required');
     if (postedSecret === undefined) return { id: postedId, method: 'none' };
-    if (typeof postedSecret !== 'string') throw OAuthError.invalidClient();
     return { id: postedId, secret: postedSecret, method: 'client_secret_post' };
   }
 

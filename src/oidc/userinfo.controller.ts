@@ -1,7 +1,8 @@
 import { applyDecorators, Controller, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../common/access-decorators';
-import { OAuthErrorDto, UserInfoDto } from './oauth-docs';
+import { type BackChannelRequest, ClientRequest } from './back-channel-route';
+import { OAuthErrorDto, UserInfoDto, UserInfoForm } from './oauth-docs';
 import { UserInfo } from './userinfo';
 import { IssuerIdPipe } from './issuer-id.pipe';
 
@@ -17,9 +18,14 @@ function UserInfoRoute(method: 'GET' | 'POST'): MethodDecorator {
     ApiOperation(
       method === 'GET'
         ? { summary: 'UserInfo endpoint (OpenID Connect Core 5.3)', description: 'Bearer access token of this issuer; sub and the claims of its scopes.' }
-        : { summary: 'UserInfo endpoint (POST)', description: 'As GET.' },
+        : {
+            summary: 'UserInfo endpoint (POST)',
+            description: 'As GET; the access token may come instead in a form-encoded body as `access_token` (RFC 6750 2.2), never in both.',
+          },
     ),
+    ...(method === 'POST' ? [ApiConsumes('application/x-www-form-urlencoded'), ApiBody({ type: UserInfoForm, required: false })] : []),
     ApiResponse({ status: 200, description: 'The claims', type: UserInfoDto }),
+    ...(method === 'POST' ? [ApiResponse({ status: 400, description: 'The token sent both ways, or `access_token` repeated: WWW-Authenticate: Bearer error="invalid_request"', type: OAuthErrorDto })] : []),
     ApiResponse({ status: 401, description: 'WWW-Authenticate: Bearer error="invalid_token"', type: OAuthErrorDto }),
     ApiResponse({ status: 403, description: 'The access token lacks the openid scope: WWW-Authenticate: Bearer error="insufficient_scope"', type: OAuthErrorDto }),
   );
@@ -37,7 +43,7 @@ export class UserInfoController {
   }
 
   @UserInfoRoute('POST')
-  post(@Param('membershipId', IssuerIdPipe) membershipId: string, @Headers('authorization') authorization: string | undefined) {
-    return this.userInfo.claims(membershipId, authorization);
+  post(@Param('membershipId', IssuerIdPipe) membershipId: string, @ClientRequest() request: BackChannelRequest) {
+    return this.userInfo.claims(membershipId, request.authorization, request.form);
   }
 }

@@ -370,6 +370,32 @@ describe('OpenID Provider: authorization code flow', () => {
     expect({ status: bare.status, challenge: bare.headers['www-authenticate'], error: bare.body.error }).toEqual({ status: 401, challenge: 'Bearer realm="portcullis"', error: 'invalid_token' });
   });
 
+  it('userinfo by POST takes the access token in a form body (RFC 6750 2.2) as in the header; both at once, or repeated, is invalid_request', async () => {
+    const s = await setup({ require_consent: false });
+    const { tokens } = await codeFlow(s, 'openid email');
+    const userinfo = `/oidc/${s.tenant.membershipId}/userinfo`;
+    const inBody = await suite.t.http().post(userinfo).type('form').send({ access_token: tokens.access_token });
+    expect({ status: inBody.status, body: inBody.body }).toEqual({ status: 200, body: { sub: s.user._id, email: s.user.email_address, email_verified: expect.any(Boolean) } });
+    const inHeader = await suite.t.http().post(userinfo).set('Authorization', `Bearer ${tokens.access_token}`);
+    expect(inHeader.body).toEqual(inBody.body);
+
+    const both = await suite.t.http().post(userinfo).set('Authorization', `Bearer ${tokens.access_token}`).type('form').send({ access_token: tokens.access_token });
+    const repeated = await suite.t.http().post(userinfo).type('form').send(`access_token=${tokens.access_token}&access_token=${tokens.access_token}`);
+    for (const res of [both, repeated]) {
+      expect({ status: res.status, error: res.body.error, challenge: res.headers['www-authenticate'] }).toEqual({
+        status: 400,
+        error: 'invalid_request',
+        challenge: expect.stringMatching(/^Bearer error="invalid_request"/),
+      });
+    }
+    // A body token is checked as a header's: a wrong one is invalid_token, and a revoked one too.
+    const wrong = await suite.t.http().post(userinfo).type('form').send({ access_token: 'not-a-token' });
+    expect({ status: wrong.status, error: wrong.body.error }).toEqual({ status: 401, error: 'invalid_token' });
+    await client.tokenRevocation(s.config, tokens.access_token);
+    const revoked = await suite.t.http().post(userinfo).type('form').send({ access_token: tokens.access_token });
+    expect({ status: revoked.status, error: revoked.body.error }).toEqual({ status: 401, error: 'invalid_token' });
+  });
+
   it("logout-all and freezing the user end single sign-on and the tokens issued in it", async () => {
     const s = await setup();
     const { tokens } = await codeFlow(s);

@@ -232,7 +232,7 @@ describe('OpenID Provider: the device flow (RFC 8628)', () => {
       ['scope=openid&scope=profile', 400, 'invalid_request'],
       [{ scope: 'openid '.repeat(1000) }, 400, 'invalid_request'],
       ['scope=open%00id', 400, 'invalid_request'],
-      [`client_id=${app.id}&client_id=${app.id}`, 401, 'invalid_client'],
+      [`client_id=${app.id}&client_id=${app.id}`, 400, 'invalid_request'],
     ];
     for (const [body, status, error] of cases) {
       const res = await suite.t.http().post(path).auth(app.id, app.secret).type('form').send(body);

@@ -31,6 +31,12 @@ describe('OpenID Provider token endpoint: the envelope', () => {
     const repeated = await suite.t.http().post(tokenPath).auth(app.id, app.secret).type('form').send('grant_type=client_credentials&grant_type=refresh_token');
     expect(repeated.status).toBe(400);
     expect(repeated.body.error).toBe('invalid_request');
+    // The client's own parameters too: a repeated client_id or client_secret is a malformed request, not a failed authentication.
+    const id = encodeURIComponent(app.id);
+    for (const form of [`client_id=${id}&client_id=${id}`, `client_id=${id}&client_secret=${encodeURIComponent(app.secret)}&client_secret=x`]) {
+      const res = await suite.t.http().post(tokenPath).type('form').send(`grant_type=client_credentials&${form}`);
+      expect({ status: res.status, error: res.body.error }).toEqual({ status: 400, error: 'invalid_request' });
+    }
     const nul = await suite.t.http().post(tokenPath).auth(app.id, app.secret).type('form').send('grant_type=client%00credentials');
     expect(nul.status).toBe(400);
     expect(nul.body.error).toBe('invalid_request');

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Response } from 'supertest';
 import * as client from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
@@ -70,6 +70,9 @@ describe('OpenID Provider: authorization code flow', () => {
     expect(tokens.scope).toBe('openid profile email offline_access');
     const access = await jwtVerify(tokens.access_token, s.jwks, { issuer: s.issuer, audience: s.app.id, typ: 'at+jwt', algorithms: ['ES256'] });
     expect(access.payload).toMatchObject({ sub: s.user._id, client_id: s.app.id, scope: 'openid profile email offline_access', sid: claims.sid });
+    // at_hash (OpenID Connect Core 3.1.3.6): the left half of the access token's SHA-256, base64url; a refresh's ID token names its own.
+    const atHash = (token: string) => createHash('sha256').update(token).digest().subarray(0, 16).toString('base64url');
+    expect(claims.at_hash).toBe(atHash(tokens.access_token));
 
     const info = await client.fetchUserInfo(s.config, tokens.access_token, s.user._id);
     expect(info).toMatchObject({ sub: s.user._id, email: s.user.email_address, preferred_username: s.user.username });
@@ -78,6 +81,7 @@ describe('OpenID Provider: authorization code flow', () => {
     expect(refreshed.refresh_token).toBeDefined();
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
     expect(refreshed.claims()?.sub).toBe(s.user._id);
+    expect(refreshed.claims()?.at_hash).toBe(atHash(refreshed.access_token));
     await client.fetchUserInfo(s.config, refreshed.access_token, s.user._id);
 
     const generated = await eventsAbout(suite.t, s.tenant.membershipId, 'TokenGenerated', s.user._id);

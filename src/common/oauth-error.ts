@@ -23,6 +23,11 @@ export type OAuthErrorCode =
   | 'server_error'
   | 'temporarily_unavailable';
 
+/** RFC 6750 3's WWW-Authenticate value of a protected resource's error; quotes and backslashes left out of the quoted description. */
+function bearerChallenge(error: OAuthErrorCode, description: string): string {
+  return `Bearer error="${error}", error_description="${description.replace(/["\\]/g, '')}"`;
+}
+
 /**
  * An error of an OpenID Provider back-channel route, answered in OAuth's shape
  * (`{"error", "error_description"}`, RFC 6749 5.2) instead of the service's error body.
@@ -53,12 +58,12 @@ export class OAuthError extends Error {
 
   /** RFC 6750 3.1's `invalid_token` of a protected resource (userinfo). */
   static invalidToken(description = 'The access token is not valid'): OAuthError {
-    return new OAuthError('invalid_token', description, 401, `Bearer error="invalid_token", error_description="${description.replace(/["\\]/g, '')}"`);
+    return new OAuthError('invalid_token', description, 401, bearerChallenge('invalid_token', description));
   }
 
   /** RFC 6750 3.1's `invalid_request` of a protected resource (userinfo): a malformed request, 400 with its Bearer challenge. */
   static invalidRequest(description: string): OAuthError {
-    return new OAuthError('invalid_request', description, 400, `Bearer error="invalid_request", error_description="${description.replace(/["\\]/g, '')}"`);
+    return new OAuthError('invalid_request', description, 400, bearerChallenge('invalid_request', description));
   }
 
   /**
@@ -66,7 +71,7 @@ export class OAuthError extends Error {
    * do not reach it (userinfo without `openid`).
    */
   static insufficientScope(description: string, scope: string): OAuthError {
-    return new OAuthError('insufficient_scope', description, 403, `Bearer error="insufficient_scope", error_description="${description.replace(/["\\]/g, '')}", scope="${scope}"`);
+    return new OAuthError('insufficient_scope', description, 403, `${bearerChallenge('insufficient_scope', description)}, scope="${scope}"`);
   }
 
   toBody(): { error: OAuthErrorCode; error_description?: string } {

@@ -2,7 +2,8 @@ import { BoundedQueue } from '../queue/bounded-queue';
 import { QueueRegistry } from '../queue/queue-registry';
 import type { OutgoingCall } from '../outbound/outgoing-calls';
 import type { SignInFailureReason } from '../tokens/sign-in-failures';
-import { methodLabel, MISNAMED_DEFAULT_GAUGES, ServiceMetrics } from './service-metrics';
+import { MISNAMED_DEFAULT_GAUGES } from './process-metrics';
+import { methodLabel, ServiceMetrics } from './service-metrics';
 
 /** `name{labels} value` lines of the exposition text, for exact assertions. */
 async function lines(metrics: ServiceMetrics, prefix: string): Promise<string[]> {
@@ -10,6 +11,17 @@ async function lines(metrics: ServiceMetrics, prefix: string): Promise<string[]>
 }
 
 describe('ServiceMetrics', () => {
+  /** Every instance a spec makes, stopped after it (as the app's close does). */
+  const made: ServiceMetrics[] = [];
+  const newMetrics = (...args: ConstructorParameters<typeof ServiceMetrics>): ServiceMetrics => {
+    const metrics = new ServiceMetrics(...args);
+    made.push(metrics);
+    return metrics;
+  };
+  afterEach(() => {
+    for (const metrics of made.splice(0)) metrics.onModuleDestroy();
+  });
+
   it('reads every registered queue at scrape time', async () => {
     const registry = new QueueRegistry();
     const release: (() => void)[] = [];
@@ -20,7 +32,7 @@ describe('ServiceMetrics', () => {
       worker: () => new Promise<void>((resolve) => release.push(resolve)),
     });
     registry.register(queue);
-    const metrics = new ServiceMetrics(registry);
+    const metrics = newMetrics(registry);
 
     expect(await lines(metrics, 'portcullis_queue_')).toEqual([
       'portcullis_queue_depth{queue="mail"} 0',
@@ -50,13 +62,13 @@ describe('ServiceMetrics', () => {
   });
 
   it('works without a queue registry (no queue series)', async () => {
-    const metrics = new ServiceMetrics();
+    const metrics = newMetrics();
     expect(metrics.queues()).toEqual([]);
     expect(await lines(metrics, 'portcullis_queue_depth{')).toEqual([]);
   });
 
   it('records outgoing calls by kind and outcome, and ignores values outside the label sets', async () => {
-    const metrics = new ServiceMetrics();
+    const metrics = newMetrics();
     metrics.observe({ kind: 'webhook', outcome: 'success', durationSeconds: 0.02 });
     metrics.observe({ kind: 'webhook', outcome: 'timeout', durationSeconds: 10 });
     metrics.observe({ kind: 'mail', outcome: 'failure', durationSeconds: Number.NaN });
@@ -76,7 +88,7 @@ describe('ServiceMetrics', () => {
   });
 
   it('counts a request once, under the route known when it ends, and shows it in progress until then', async () => {
-    const metrics = new ServiceMetrics();
+    const metrics = newMetrics();
     const request = metrics.startRequest('GET');
     expect(metrics.requestsInProgress).toBe(1);
     expect(await lines(metrics, 'portcullis_http_requests_in_progress')).toEqual([
@@ -96,9 +108,9 @@ describe('ServiceMetrics', () => {
     ]);
   });
 
-  it('keeps instances apart: each has its own registry with the process metrics', async () => {
-    const first = new ServiceMetrics();
-    const second = new ServiceMetrics();
+  it('keeps instances apart: each has its own registry, and each renders the process metrics', async () => {
+    const first = newMetrics();
+    const second = newMetrics();
     first.endRequest(first.startRequest('POST'), '/setup', 201);
     expect(await lines(first, 'portcullis_http_requests_total')).toHaveLength(1);
     expect(await lines(second, 'portcullis_http_requests_total')).toEqual([]);
@@ -110,7 +122,7 @@ describe('ServiceMetrics', () => {
   });
 
   it('counts failed sign-ins by reason, every reason shown from 0, unknown reasons ignored', async () => {
-    const metrics = new ServiceMetrics();
+    const metrics = newMetrics();
     metrics.signInFailed('InvalidCredentials');
     metrics.signInFailed('InvalidCredentials');
     metrics.signInFailed('UserInactive');
@@ -127,7 +139,7 @@ describe('ServiceMetrics', () => {
   });
 
   it('leaves out the gauges named like counters (promtool), keeping the counts by type', async () => {
-    const text = await new ServiceMetrics().render();
+    const text = await newMetrics().render();
     for (const name of MISNAMED_DEFAULT_GAUGES) expect(text).not.toContain(name);
     expect(text).toMatch(/^# TYPE nodejs_active_handles gauge$/m);
     expect(text).toMatch(/^# TYPE nodejs_active_resources gauge$/m);

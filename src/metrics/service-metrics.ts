@@ -1,10 +1,11 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy, Optional } from '@nestjs/common';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { UNMATCHED_ROUTE } from '../common/http';
 import { QueueRegistry } from '../queue/queue-registry';
 import type { OutgoingCall, OutgoingCallObserver } from '../outbound/outgoing-calls';
 import { SIGN_IN_FAILURE_REASONS, type SignInFailureObserver, type SignInFailureReason } from '../tokens/sign-in-failures';
+import { ProcessMetrics } from './process-metrics';
 
 /** What the metrics read from a bounded queue, at scrape time (so nothing is paid per item). */
 export interface MonitoredQueue {
@@ -26,13 +27,6 @@ const OUTGOING_CALL_OUTCOMES: readonly string[] = ['success', 'failure', 'timeou
 const REQUEST_DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Seconds; outgoing calls time out after 10 s by default (WEBHOOK_TIMEOUT_MS, up to 120 s). */
 const OUTGOING_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
-
-/** prom-client's default gauges whose `_total` suffix Prometheus reserves for counters. */
-export const MISNAMED_DEFAULT_GAUGES: readonly string[] = [
-  'nodejs_active_handles_total',
-  'nodejs_active_requests_total',
-  'nodejs_active_resources_total',
-];
 
 /** The per-queue families, one series per queue read at each scrape, in the order /metrics has always listed them. */
 const QUEUE_FAMILIES: readonly { type: 'gauge' | 'counter'; name: string; help: string; read: (queue: MonitoredQueue) => number }[] = [
@@ -77,8 +71,10 @@ export interface RequestInProgress {
  * Served by GET /metrics; every family is described in its help text.
  */
 @Injectable()
-export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserver {
+export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserver, OnModuleDestroy {
   readonly registry = new Registry();
+  /** prom-client's standard process metrics, in this registry; stopped with the app. */
+  private readonly processMetrics: ProcessMetrics;
 
   private readonly liveRequests = new Set<RequestInProgress>();
   private lastUtilization: EventLoopUtilization | undefined;
@@ -139,12 +135,18 @@ export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserv
     for (const reason of SIGN_IN_FAILURE_REASONS) this.signInFailures.inc({ reason }, 0);
     this.registerQueueFamilies();
     this.registerDurableQueueFamilies();
+    this.processMetrics = new ProcessMetrics(this.registry);
     this.registerRuntimeFamilies();
   }
 
   /** Prometheus text exposition of every family. */
   render(): Promise<string> {
     return this.registry.metrics();
+  }
+
+  /** Stops what the process metrics sample in the background (application shutdown). */
+  onModuleDestroy(): void {
+    this.processMetrics.stop();
   }
 
   get contentType(): string {
@@ -272,13 +274,6 @@ export class ServiceMetrics implements OutgoingCallObserver, SignInFailureObserv
   }
 
   private registerRuntimeFamilies(): void {
-    // Memory, heap spaces, GC durations, event-loop lag, CPU, file descriptors, active handles,
-    // requests and resources: prom-client's standard process metrics, into this registry only.
-    collectDefaultMetrics({ register: this.registry });
-    // Gauges named like counters fail `promtool check metrics`; the same counts stay in the
-    // by-type gauges (nodejs_active_handles{type} and so on): sum them for the total.
-    for (const name of MISNAMED_DEFAULT_GAUGES) this.registry.removeSingleMetric(name);
-
     const sampleUtilization = (): number => {
       const now = performance.eventLoopUtilization();
       const since = this.lastUtilization ? performance.eventLoopUtilization(now, this.lastUtilization) : now;

@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { type JwtModuleOptions, JwtService } from '@nestjs/jwt';
 import { calculateJwkThumbprint, errors, type JWK, type JWTPayload, jwtVerify } from 'jose';
 import type { Algorithm } from 'jsonwebtoken';
@@ -95,7 +95,7 @@ function stringFields(jwk: JWK): Record<string, string> {
  * insert that loses a race to another instance reads the winner's.
  */
 @Injectable()
-export class SigningKeys {
+export class SigningKeys implements OnModuleDestroy {
   /** Imported public keys by membership and kid: importing a JWK costs about what a verification does. */
   private readonly imported: BoundedCache<KeyObject>;
   /** Each membership's current key, imported, for a few seconds (see CURRENT_KEY_TTL_MS). */
@@ -114,6 +114,13 @@ export class SigningKeys {
     this.imported = new BoundedCache({ maxEntries: config.cacheMaxEntries, ttlMs: IMPORTED_KEY_TTL_MS });
     this.current = new BoundedCache({ maxEntries: config.cacheMaxEntries, ttlMs: CURRENT_KEY_TTL_MS });
     this.verified = new BoundedCache({ maxEntries: config.cacheMaxEntries, ttlMs: VERIFIED_TOKEN_TTL_MS });
+  }
+
+  /** Stops the caches' sweep timers (application shutdown). */
+  onModuleDestroy(): void {
+    this.imported.close();
+    this.current.close();
+    this.verified.close();
   }
 
   /**

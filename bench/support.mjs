@@ -234,6 +234,7 @@ export async function startInProcess(dist, env) {
   const require = createRequire(import.meta.url);
   const { loadConfig } = require(`${dist}/config/config.js`);
   const { createApp } = require(`${dist}/bootstrap.js`);
+  const { createLogger } = require(`${dist}/common/logger.js`);
   const config = loadConfig({
     NODE_ENV: 'production',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
@@ -243,7 +244,7 @@ export async function startInProcess(dist, env) {
     OUTBOUND_ALLOW: '127.0.0.1/32,::1/128',
     ...env,
   });
-  const { app } = await createApp(config);
+  const { app } = await createApp(config, createLogger(config.logLevel));
   let closed = false;
   const close = async () => {
     if (closed) return undefined;

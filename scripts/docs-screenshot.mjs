@@ -21,7 +21,11 @@ const require = createRequire(import.meta.url);
 
 let modules;
 try {
-  modules = { config: require(join(root, 'dist/config/config.js')), bootstrap: require(join(root, 'dist/bootstrap.js')) };
+  modules = {
+    config: require(join(root, 'dist/config/config.js')),
+    bootstrap: require(join(root, 'dist/bootstrap.js')),
+    logger: require(join(root, 'dist/common/logger.js')),
+  };
 } catch (error) {
   process.stderr.write(`Cannot load the built app (${error.message}). Run "npm run build" first.\n`);
   process.exit(1);
@@ -35,7 +39,7 @@ const config = modules.config.loadConfig({
   HOST: '127.0.0.1',
   PORT: '0',
 });
-const { app } = await modules.bootstrap.createApp(config);
+const { app } = await modules.bootstrap.createApp(config, modules.logger.createLogger(config.logLevel));
 await app.listen(0, '127.0.0.1');
 const { port } = app.getHttpServer().address();
 const url = `http://127.0.0.1:${port}/docs`;

@@ -23,6 +23,7 @@ try {
   modules = {
     config: require(join(root, 'dist/config/config.js')),
     bootstrap: require(join(root, 'dist/bootstrap.js')),
+    logger: require(join(root, 'dist/common/logger.js')),
     openapi: require(join(root, 'dist/openapi/openapi.js')),
   };
 } catch (error) {
@@ -39,7 +40,7 @@ const config = modules.config.loadConfig({
   HOST: '127.0.0.1',
   PORT: '0',
 });
-const { app } = await modules.bootstrap.createApp(config);
+const { app } = await modules.bootstrap.createApp(config, modules.logger.createLogger(config.logLevel));
 let generated;
 try {
   generated = modules.openapi.canonicalJson(modules.openapi.buildOpenApiDocument(app));

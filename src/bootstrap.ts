@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from './config/config';
 import { AppModule } from './app.module';
 import { PreshapedExpressAdapter } from './common/express-adapter';
-import { createLogger, NestPinoLogger } from './common/logger';
+import { NestPinoLogger } from './common/logger';
 import { expressErrorHandler, screenRequests } from './common/http';
 import { verifyFormBytes, verifyJsonBytes } from './common/input-hygiene';
 import { verifyJsonBudget } from './common/json-budget';
@@ -26,9 +26,11 @@ export interface CreatedApp {
 
 /**
  * Builds the whole service (used by main.ts and by the e2e tests, so both run the same thing).
- * `testModules`: modules only a test adds beside the service's own (never passed by main.ts).
+ * The logger is the caller's (createLogger): it outlives the app's close, to log the shutdown,
+ * and its owner closes it after (closeLogger). `testModules`: modules only a test adds beside the
+ * service's own (never passed by main.ts).
  */
-export async function createApp(config: AppConfig, logger: Logger = createLogger(config.logLevel), testModules: Type[] = []): Promise<CreatedApp> {
+export async function createApp(config: AppConfig, logger: Logger, testModules: Type[] = []): Promise<CreatedApp> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger, testModules), new PreshapedExpressAdapter(MAX_HEADER_BYTES), {
     bodyParser: false,
     logger: new NestPinoLogger(logger),

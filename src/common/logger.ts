@@ -18,7 +18,29 @@ export function createLogger(level: string): Logger {
   // request lines cost next to nothing.
   // A line waits at most LOG_FLUSH_MS; pino writes what is buffered when the process exits.
   const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS });
-  return pino(loggerOptions(level), destination);
+  const logger = pino(loggerOptions(level), destination);
+  destinations.set(logger, destination);
+  return logger;
+}
+
+/** The destination of each logger createLogger made, for closeLogger. */
+const destinations = new WeakMap<Logger, ReturnType<typeof pino.destination>>();
+
+/**
+ * For the owner of a logger createLogger made, once nothing logs to it any more (an app that was
+ * closed): writes what it holds and stops the destination's periodic flush, a timer that would
+ * otherwise run, and keep alive what it was made beside, for the life of the process. Stdout
+ * stays open. Only after the app's close: whatever it still logs then is dropped. A logger made
+ * elsewhere (a test's) is left alone.
+ */
+export function closeLogger(logger: Logger): void {
+  const destination = destinations.get(logger);
+  if (!destination) return;
+  destinations.delete(logger);
+  // A line logged after this (a late callback of the closed app) is dropped, not thrown at its caller.
+  logger.level = 'silent';
+  destination.flushSync();
+  destination.end();
 }
 
 /** The logger's options, apart from where it writes (tests write to a stream of their own). */

@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import request from 'supertest';
 import { createApp } from '../../src/bootstrap';
+import { closeLogger, createLogger } from '../../src/common/logger';
 import { type AppConfig, loadConfig } from '../../src/config/config';
 import { createServerDatabase, serverUrl } from './database';
 import { embeddedImage } from './migrated-template';
@@ -65,7 +66,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     loaded.database.kind === 'embedded' && loaded.database.dataDir === null
       ? { ...loaded, database: { ...loaded.database, image: await embeddedImage() } }
       : loaded;
-  const { app } = await createApp(config, options.logger, options.modules);
+  // The app's own logger unless the test brings one; closed with the app (its flush timer would
+  // otherwise keep the closed app alive for the rest of the worker's files).
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const { app } = await createApp(config, logger, options.modules);
   await app.listen(config.port, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
@@ -80,6 +84,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       if (closed) return;
       closed = true;
       await app.close();
+      if (!options.logger) closeLogger(logger);
       if (drop) await drop();
     },
   };

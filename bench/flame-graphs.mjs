@@ -10,12 +10,13 @@
  * an SVG with scripts/flame-graph.mjs, its tooltips in CPU microseconds per request.
  * Events `_query` and refresh are drawn beside their own floors (bench/floor-app.mjs).
  * BENCH_ONLY (comma-separated file names, e.g. "events-query,floor-events") draws those alone;
- * BENCH_PROFILE_DIR keeps the .cpuprofile files there.
+ * BENCH_PROFILE_DIR keeps the .cpuprofile files there, one per route under the route's name; the log
+ * gives the requests each served, for scripts/profile-summary.mjs (the same profile ranked as text).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -122,9 +123,12 @@ async function main() {
     if (result.non2xx || result.errors) throw new Error(`${title}: ${result.non2xx} answers not 2xx, ${result.errors} errors`);
     const requests = result.requests.total;
     const svg = join(OUT, `${name}.svg`);
-    const rendered = spawnSync(process.execPath, [join(ROOT, 'scripts', 'flame-graph.mjs'), file, svg, `${title}: ${Math.round(result.requests.average)} req/s`, String(requests)], { encoding: 'utf8' });
+    // One process draws several routes: each kept profile is named after its route, not its process.
+    const kept = join(dirname(file), `${name}.cpuprofile`);
+    renameSync(file, kept);
+    const rendered = spawnSync(process.execPath, [join(ROOT, 'scripts', 'flame-graph.mjs'), kept, svg, `${title}: ${Math.round(result.requests.average)} req/s`, String(requests)], { encoding: 'utf8' });
     if (rendered.status !== 0) throw new Error(`flame-graph.mjs failed: ${rendered.stderr}`);
-    log(rendered.stdout.trim());
+    log(`${rendered.stdout.trim()} (${requests} requests)`);
   }
 }
 

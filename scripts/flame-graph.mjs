@@ -14,7 +14,8 @@
  * With `skip seconds`, the samples of the profile's first seconds (start-up, data preparation) are
  * left out.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { frameLabel, readCpuProfile } from './cpu-profile.mjs';
 
 const [input, output, title = input, requestsArg, skipArg] = process.argv.slice(2);
 if (!input || !output) {
@@ -23,29 +24,12 @@ if (!input || !output) {
 }
 const requests = Number(requestsArg ?? 0);
 const skipMicros = Number(skipArg ?? 0) * 1e6;
-const profile = JSON.parse(readFileSync(input, 'utf8'));
+const { nodes, parentOf, selfTime } = readCpuProfile(input, skipMicros);
 
 const WIDTH = 1200;
 const ROW = 16;
 const MIN_SHARE = 0.002;
 
-const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
-const parentOf = new Map();
-for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
-
-/** Microseconds of samples that ended in each profile node. */
-const selfTime = new Map();
-let elapsed = 0;
-profile.samples.forEach((id, index) => {
-  const delta = profile.timeDeltas[index] ?? 0;
-  elapsed += delta;
-  if (elapsed >= skipMicros) selfTime.set(id, (selfTime.get(id) ?? 0) + delta);
-});
-
-/** A package's files by package (`pg-protocol/dist/parser.js`), the service's by `dist/`. */
-const where = (frame) =>
-  frame.url.includes('/node_modules/') ? frame.url.replace(/^.*node_modules\//, '') : frame.url.replace(/^.*\/dist\//, 'dist/').replace(/^file:\/\//, '');
-const labelOf = (frame) => `${frame.functionName || '(anonymous)'} ${where(frame)}${frame.lineNumber >= 0 ? `:${frame.lineNumber + 1}` : ''}`;
 const SKIPPED = new Set(['(idle)', '(root)']);
 
 /** The merged tree: children by label, time including descendants. */
@@ -56,7 +40,7 @@ for (const [id, micros] of selfTime) {
   const stack = [];
   for (let current = id; current !== undefined; current = parentOf.get(current)) {
     const frame = nodes.get(current).callFrame;
-    if (!SKIPPED.has(frame.functionName)) stack.push(labelOf(frame));
+    if (!SKIPPED.has(frame.functionName)) stack.push(frameLabel(frame));
   }
   root.total += micros;
   let parent = root;

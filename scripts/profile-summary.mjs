@@ -15,7 +15,7 @@
  * so a frame that wakes another process (a socket write, a thread-pool job) is charged for the
  * time the core spent elsewhere. `(idle)` is time with nothing to run.
  */
-import { readFileSync } from 'node:fs';
+import { frameLabel, readCpuProfile } from './cpu-profile.mjs';
 
 const [file, requestsArgument, ...rest] = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -31,26 +31,16 @@ const by = option('by', 'function');
 const top = Number(option('top', 40));
 const under = option('under', undefined);
 
-const profile = JSON.parse(readFileSync(file, 'utf8'));
-const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
-const parentOf = new Map();
-for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+const { nodes, parentOf, selfTime } = readCpuProfile(file);
 
-/** Microseconds sampled in each node itself. */
-const selfTime = new Map();
-for (let i = 0; i < profile.samples.length; i++) {
-  selfTime.set(profile.samples[i], (selfTime.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
-}
-
-const shortUrl = (url) => url.replace(/^.*node_modules\//, '').replace(/^.*\/dist\//, 'dist/').replace(/^file:\/\/\/.*\//, '');
-const frameName = ({ callFrame: frame }) => `${frame.functionName || '(anonymous)'} ${shortUrl(frame.url)}${frame.url ? `:${frame.lineNumber + 1}` : ''}`;
+/** Whose code a frame is: an npm package, a folder of the service (dist/), a Node.js module, a native frame, or its file. */
 function packageOf({ callFrame: frame }) {
   if (!frame.url) return frame.functionName.startsWith('(') ? frame.functionName : `native ${frame.functionName}`;
   const inModules = frame.url.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/);
   if (inModules) return inModules[1];
   if (frame.url.includes('/dist/')) return `dist/${frame.url.split('/dist/')[1].split('/')[0]}`;
   if (frame.url.startsWith('node:')) return `node:${frame.url.slice(5).split('/')[0]}`;
-  return shortUrl(frame.url);
+  return frame.url.replace(/^file:\/\//, '');
 }
 
 function add(map, key, value) {
@@ -70,11 +60,11 @@ let total = 0;
 for (const [id, micros] of selfTime) {
   const node = nodes.get(id);
   total += micros;
-  add(self, by === 'package' ? packageOf(node) : frameName(node), micros);
+  add(self, by === 'package' ? packageOf(node) : frameLabel(node.callFrame), micros);
   // Each frame name once per stack: a recursive frame is not counted twice.
   const seen = new Set();
   for (let current = id; current !== undefined; current = parentOf.get(current)) {
-    const name = frameName(nodes.get(current));
+    const name = frameLabel(nodes.get(current).callFrame);
     if (!seen.has(name)) add(inclusive, name, micros);
     seen.add(name);
   }

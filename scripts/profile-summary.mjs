@@ -23,13 +23,14 @@ const option = (name, fallback) => {
   return index === -1 ? fallback : rest[index + 1];
 };
 const requests = Number(requestsArgument);
-if (!file || !Number.isFinite(requests) || requests <= 0) {
-  process.stderr.write('usage: node scripts/profile-summary.mjs <file.cpuprofile> <requests> [--by function|package] [--top N] [--under TEXT]\n');
-  process.exit(2);
-}
 const by = option('by', 'function');
 const top = Number(option('top', 40));
 const under = option('under', undefined);
+// A misspelt option would otherwise rank by function, or print nothing, without a word.
+if (!file || !(requests > 0) || !['function', 'package'].includes(by) || !(top > 0)) {
+  process.stderr.write('usage: node scripts/profile-summary.mjs <file.cpuprofile> <requests> [--by function|package] [--top N] [--under TEXT]\n');
+  process.exit(2);
+}
 
 const { nodes, parentOf, selfTime } = readCpuProfile(file);
 

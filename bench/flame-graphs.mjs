@@ -10,7 +10,7 @@
  * an SVG with scripts/flame-graph.mjs, its tooltips in CPU microseconds per request.
  * Events `_query` and refresh are drawn beside their own floors (bench/floor-app.mjs).
  * BENCH_ONLY (comma-separated file names, e.g. "events-query,floor-events") draws those alone;
- * BENCH_PROFILE_DIR keeps the .cpuprofile files there, one per route under the route's name; the log
+ * BENCH_PROFILE_DIR keeps the .cpuprofile files there (made if missing), one per route under the route's name; the log
  * gives the requests each served, for scripts/profile-summary.mjs (the same profile ranked as text).
  */
 import { randomBytes } from 'node:crypto';
@@ -34,15 +34,18 @@ const EVENTS_QUERY_BODY = JSON.stringify({ where: { event_type: { $in: ['UserCre
 
 /** Starts `args` with the profiling preload; `profile(load)` runs `load` inside one profiled window. */
 async function profiled(name, args, env, url, waitOptions = {}) {
-  const file = join(process.env.BENCH_PROFILE_DIR ?? scratch, `${name}.cpuprofile`);
+  const file = join(PROFILE_DIR, `${name}.cpuprofile`);
   const entry = start(name, [...PRELOAD, '--max-semi-space-size=32', ...args], { ...env, PROFILE_OUT: file }, { stderr: 'pipe' });
   await waitFor(url, waitOptions, 60_000, entry);
   const written = () =>
-    new Promise((resolve) => {
+    new Promise((resolve, reject) => {
       const onData = (chunk) => {
-        if (!chunk.toString().includes('profile written')) return;
+        const text = chunk.toString();
+        const failed = /profile failed: .*/.exec(text);
+        if (!failed && !text.includes('profile written')) return;
         entry.child.stderr.off('data', onData);
-        resolve();
+        if (failed) reject(new Error(`${name}: ${failed[0]}`));
+        else resolve();
       };
       entry.child.stderr.on('data', onData);
     });
@@ -61,6 +64,8 @@ async function profiled(name, args, env, url, waitOptions = {}) {
 
 const scratch = mkdtempSync(join(tmpdir(), 'portcullis-flame-'));
 onCleanup(async () => rmSync(scratch, { recursive: true, force: true }));
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR ?? scratch;
+mkdirSync(PROFILE_DIR, { recursive: true });
 
 async function main() {
   cleanUpOnSignals('the flame-graph bench');

@@ -20,8 +20,13 @@ process.on('SIGUSR2', () => {
   }
   profiling = false;
   session.post('Profiler.stop', (error, result) => {
-    if (!error) writeFileSync(process.env.PROFILE_OUT, JSON.stringify(result.profile));
-    // The bench waits for this line on stderr.
-    process.stderr.write(error ? `profile failed: ${error.message}\n` : 'profile written\n');
+    // The bench waits for one of these lines on stderr: a failure must say so, or it waits forever.
+    try {
+      if (error) throw error;
+      writeFileSync(process.env.PROFILE_OUT, JSON.stringify(result.profile));
+      process.stderr.write('profile written\n');
+    } catch (failure) {
+      process.stderr.write(`profile failed: ${failure.message}\n`);
+    }
   });
 });

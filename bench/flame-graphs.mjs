@@ -10,8 +10,9 @@
  * an SVG with scripts/flame-graph.mjs, its tooltips in CPU microseconds per request.
  * Events `_query` and refresh are drawn beside their own floors (bench/floor-app.mjs).
  * BENCH_ONLY (comma-separated file names, e.g. "events-query,floor-events") draws those alone;
- * BENCH_PROFILE_DIR keeps the .cpuprofile files there (made if missing), one per route under the route's name; the log
- * gives the requests each served, for scripts/profile-summary.mjs (the same profile ranked as text).
+ * BENCH_PROFILE_DIR keeps the .cpuprofile files there (made if missing), one per route under the
+ * route's name; the log gives the requests each served, for scripts/profile-summary.mjs (the same
+ * profile ranked as text).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';

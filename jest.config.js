@@ -26,10 +26,10 @@ module.exports = {
   testTimeout: 120000,
   // e2e files each boot their own app on their own database; two cores suit two workers.
   maxWorkers: 2,
-  // A worker's last file leaves its heap full of garbage (1.4 GB used, 250 MB of it live after a
-  // full collection, flat from file to file: no leak), and tearing down a 2.2 GB process took
-  // 460 ms after its 'exit' event (2026-12-02), near Jest's 500 ms before "failed to exit
-  // gracefully". A handle left open still keeps a worker alive past any wait and still warns.
+  // A worker's last file leaves its heap full of garbage (1.4 GB used, 170-390 MB of it live
+  // after a full collection, not growing from file to file: no leak), and tearing down a 2.2 GB
+  // process took 460 ms after its 'exit' event (2026-12-02), near Jest's 500 ms before "failed to
+  // exit gracefully". A handle left open still keeps a worker alive past any wait and still warns.
   workerGracefulExitTimeout: 5000,
   // The default output, and one progress line per finished file (files done of all, time so far).
   reporters: ['default', '<rootDir>/test/support/progress-reporter.cjs'],

@@ -48,6 +48,12 @@ function add(map, key, value) {
   map.set(key, (map.get(key) ?? 0) + value);
 }
 
+// Piped into `head`, the reader leaves early: that ends the listing, it is no failure (it threw EPIPE).
+process.stdout.on('error', (error) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(0);
+});
+
 function print(title, totals) {
   process.stdout.write(`${title} (µs per request)\n`);
   for (const [key, micros] of [...totals].sort((a, b) => b[1] - a[1]).slice(0, top)) {

@@ -490,10 +490,9 @@ async function main() {
   const settle = databaseUrl ? () => runStatement(databaseUrl, 'analyze') : undefined;
   // Every scenario's route served before any is measured (sign-in apart: it runs last, see
   // docs/benchmarks.md). Otherwise the scenario measured first paid for the service's warm-up,
-  // the JIT tiers of the code all routes share included: refresh (revoke=false), measured first,
-  // took 1,261 and 1,324 µs of CPU per request after 2 s of warm-up and 840 and 976 after 8 s,
-  // 75% and 71% of its floor then 83% and 82%, while the scenario after it was the same either
-  // way (2026-12-02).
+  // the JIT tiers of the code all routes share included: refresh (revoke=false), measured first
+  // after its 2 s of warm-up, took 1,261 and 1,324 µs of CPU per request, and 733 and 873 after
+  // this pass (2026-12-02; its floor then warmed as well: 77% and 73% of it).
   if (!PEERS && WARMUP > 0) {
     log('every scenario once, before any is measured ...');
     for (const [name, options] of scenarios) if (name !== 'sign-in' && (!ONLY || ONLY.has(name))) await measure({ ...options, duration: WARMUP });

@@ -379,10 +379,9 @@ async function main() {
   const peerSlices = {};
   const floorSlice = (seconds) => measure({ url: floorUrl, headers: { authorization: data.bearer }, duration: seconds }, floor);
   // The write and list scenarios get floors doing their own work (bench/floor-app.mjs says what).
-  const refreshFloorSlice = (seconds) =>
-    measure({ url: `${floorUrl}/refresh`, method: 'POST', headers: { 'content-type': 'application/json' }, requests: refreshRequests(data.refreshTokens), duration: seconds }, floor);
-  const refreshRecordedFloorSlice = (seconds) =>
-    measure({ url: `${floorUrl}/refresh-recorded`, method: 'POST', headers: { 'content-type': 'application/json' }, requests: refreshRequests(data.refreshTokens), duration: seconds }, floor);
+  // Both refresh floors take the same bodies; only their route differs (bench/floor-app.mjs).
+  const refreshFloorAt = (route) => (seconds) =>
+    measure({ url: `${floorUrl}/${route}`, method: 'POST', headers: { 'content-type': 'application/json' }, requests: refreshRequests(data.refreshTokens), duration: seconds }, floor);
   const eventsFloorSlice = (seconds) =>
     measure({ url: `${floorUrl}/events`, method: 'POST', headers: { 'content-type': 'application/json', authorization: data.bearer }, body: EVENTS_QUERY_BODY, duration: seconds }, floor);
   const argon2Slice = (seconds) => {
@@ -498,7 +497,7 @@ async function main() {
     for (const [name, options] of scenarios) if (name !== 'sign-in' && (!ONLY || ONLY.has(name))) await measure({ ...options, duration: WARMUP });
   }
   for (const [name, options] of PEERS ? [] : scenarios) {
-    const slices = { refresh: refreshFloorSlice, refreshRecorded: refreshRecordedFloorSlice, events: eventsFloorSlice, argon2: argon2Slice, ...peerSlices };
+    const slices = { refresh: refreshFloorAt('refresh'), refreshRecorded: refreshFloorAt('refresh-recorded'), events: eventsFloorSlice, argon2: argon2Slice, ...peerSlices };
     const result = await pairedScenario(name, service, options, slices[FLOOR_OF[name]?.slice] ?? floorSlice, settle);
     if (result) results.push(result);
   }

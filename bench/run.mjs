@@ -500,8 +500,9 @@ async function main() {
     log('every scenario once, before any is measured ...');
     for (const [name, options] of scenarios) if (name !== 'sign-in' && (!ONLY || ONLY.has(name))) await measure({ ...options, duration: WARMUP });
   }
+  // The floors of the scenarios' rows (the peers' rows come after, with their own slices).
+  const slices = { refresh: refreshFloorAt('refresh'), refreshRecorded: refreshFloorAt('refresh-recorded'), events: eventsFloorSlice, argon2: argon2Slice };
   for (const [name, options] of PEERS ? [] : scenarios) {
-    const slices = { refresh: refreshFloorAt('refresh'), refreshRecorded: refreshFloorAt('refresh-recorded'), events: eventsFloorSlice, argon2: argon2Slice, ...peerSlices };
     const result = await pairedScenario(name, service, options, slices[FLOOR_OF[name]?.slice] ?? floorSlice, settle);
     if (result) results.push(result);
   }

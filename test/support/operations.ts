@@ -151,6 +151,14 @@ export async function startReceiver(options: { hold?: boolean } = {}): Promise<{
   };
 }
 
+/** GET /metrics of a service, parsed; fails unless it answers 200. */
+export async function scrapeMetrics(service: { url: string }): Promise<ParsedMetrics> {
+  const res = await fetch(`${service.url}/metrics`);
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}: ${text.slice(0, 200)}`);
+  return parseMetrics(text);
+}
+
 /** The absolute path of a program on PATH, or undefined (tests of optional system tools skip without it). */
 export function findExecutable(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {

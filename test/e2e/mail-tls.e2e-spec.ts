@@ -9,6 +9,10 @@ import { MailCatcher } from '../support/mail-catcher';
 import { buildServiceIntoTemp, type RunningService, startService } from '../support/operations';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
+// server pass: none. The service here runs on its own embedded database (memory://), whatever
+// TEST_DATABASE_URL says: CI's second pass, on the PostgreSQL server, would run the very same tests
+// again, and leaves this file out (.ci/run).
+
 /*
  * STARTTLS and implicit TLS against smtp-server on 127.0.0.1 with a self-signed certificate for
  * `localhost`. NODE_EXTRA_CA_CERTS is read when Node starts, so the service runs as its own

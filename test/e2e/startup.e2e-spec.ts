@@ -4,6 +4,10 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { startServiceProcess } from '../support/process';
 
+// server pass: none. Every service here runs on the embedded database (a DATA_DIR, or memory://),
+// whatever TEST_DATABASE_URL says: CI's second pass, on the PostgreSQL server, would run the very
+// same tests again, and leaves this file out (.ci/run).
+
 /** The service as an operator runs it: `node dist/main.js` with environment variables. */
 describe('starting the service', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'portcullis-data-'));

@@ -1,13 +1,26 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { type Database, openDatabase } from '../../src/database/database';
 import { embeddedImage, serverTemplate } from './migrated-template';
 
+/** The line that keeps a test file out of CI's pass on the PostgreSQL server (.ci/run). */
+const SERVER_PASS_NONE = /^\/\/ server pass: none/m;
+
 /**
  * When TEST_DATABASE_URL points at a PostgreSQL server, every test app gets a database of its
  * own on it (created here, dropped on close); otherwise each uses an in-memory embedded one.
+ * A file marked "server pass: none" claims that none of its services uses this database, and CI
+ * runs it on the embedded pass only: asking for the server there fails, so the claim stays true.
  */
-export const serverUrl = (): string | undefined => process.env.TEST_DATABASE_URL || undefined;
+export function serverUrl(): string | undefined {
+  const url = process.env.TEST_DATABASE_URL || undefined;
+  const testPath = expect.getState().testPath;
+  if (url && testPath && SERVER_PASS_NONE.test(readFileSync(testPath, 'utf8'))) {
+    throw new Error(`${testPath} is marked "server pass: none", which CI's pass on the PostgreSQL server leaves out, yet asks for that server`);
+  }
+  return url;
+}
 
 /**
  * A database of its own on the server: empty, or with `migrated` a copy of the migrated template

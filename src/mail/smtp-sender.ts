@@ -8,7 +8,7 @@
  * against the configured name (`tls.servername`).
  */
 import { isIP } from 'node:net';
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import type { MailRecipient, StoredMailProvider } from '../database/schema';
 import { DEFAULT_SMTP_PORT } from '../memberships/mail-provider';
@@ -93,6 +93,11 @@ function transportOptions(provider: StoredMailProvider, address: string, timeout
   };
 }
 
+let library: Promise<typeof import('nodemailer')> | undefined;
+
+/** nodemailer (39 modules), loaded at the first mail: an installation that sends none never needs it. */
+const nodemailer = (): Promise<typeof import('nodemailer')> => (library ??= import('nodemailer'));
+
 /**
  * Resolves the provider's host through the outbound policy, opens a transport to the address it
  * allows, runs `use` on it and closes it; never throws (a refusal or an SMTP error is a failure).
@@ -104,6 +109,7 @@ async function overTransport(provider: StoredMailProvider, options: SmtpSendOpti
   } catch (error) {
     return toFailure(error);
   }
+  const { createTransport } = await nodemailer();
   const transport = createTransport(transportOptions(provider, address, options.timeoutMs));
   try {
     await use(transport);

@@ -15,11 +15,18 @@ const SERVER_PASS_NONE = /^\/\/ server pass: none/m;
  */
 export function serverUrl(): string | undefined {
   const url = process.env.TEST_DATABASE_URL || undefined;
-  const testPath = expect.getState().testPath;
-  if (url && testPath && SERVER_PASS_NONE.test(readFileSync(testPath, 'utf8'))) {
-    throw new Error(`${testPath} is marked "server pass: none", which CI's pass on the PostgreSQL server leaves out, yet asks for that server`);
+  if (url && markedServerPassNone()) {
+    throw new Error(`${expect.getState().testPath} is marked "server pass: none", which CI's pass on the PostgreSQL server leaves out, yet asks for that server`);
   }
   return url;
+}
+
+/** Jest loads this module afresh for each test file: the file is read once. */
+let marked: boolean | undefined;
+function markedServerPassNone(): boolean {
+  const testPath = expect.getState().testPath;
+  marked ??= testPath !== undefined && SERVER_PASS_NONE.test(readFileSync(testPath, 'utf8'));
+  return marked;
 }
 
 /**

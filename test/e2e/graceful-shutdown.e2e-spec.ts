@@ -44,7 +44,7 @@ async function setUpSignedIn(url: string, membershipName: string, username: stri
 /** Until the service's own metrics show the stalled request in flight (so a signal surely finds it). */
 async function untilInFlight(service: RunningService): Promise<void> {
   await eventually(
-    async () => ((await scrapeMetrics(service)).value('portcullis_http_requests_in_progress', { method: 'POST', route: 'unmatched' }) === 1 ? true : undefined),
+    async () => ((await scrapeMetrics(service)).metrics.value('portcullis_http_requests_in_progress', { method: 'POST', route: 'unmatched' }) === 1 ? true : undefined),
     'the stalled request in flight',
     10_000,
   );

@@ -2,7 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { type CreatedMembership, createMailhook, createMembership, eventually, loopbackSmtpProvider, queryEvents, unique, updateMembership, useInstallation } from '../support/api';
 import { captureLog } from '../support/log-capture';
 import { useMailCatcher } from '../support/mail-catcher';
-import { parseMetrics } from '../support/operations';
+import { scrapeMetrics } from '../support/operations';
 import { useStarted } from '../support/use-started';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
 
@@ -40,11 +40,7 @@ describe('the mail queue (queue="mail")', () => {
   const catcher = useMailCatcher();
   const silent = useStarted('the silent SMTP server', startSilentSmtpServer, (server) => server.close());
 
-  async function scrape() {
-    const res = await suite.t.http().get('/metrics');
-    expect(res.status).toBe(200);
-    return parseMetrics(res.text);
-  }
+  const scrape = async () => (await scrapeMetrics(suite.t)).metrics;
   const MAIL = { queue: 'mail' };
 
   /** A membership whose one mail provider (slug `catcher`) is on `port`. */

@@ -6,7 +6,7 @@ import { canonicalJson } from '../../src/openapi/openapi';
 import { startTestApp, type TestApp } from '../support/app';
 import { type Installation, setupInstallation, unique } from '../support/api';
 import { ALLOW_LOOPBACK_RECEIVERS } from '../support/webhook-receiver';
-import { findExecutable, parseMetrics, startReceiver } from '../support/operations';
+import { findExecutable, scrapeMetrics, startReceiver } from '../support/operations';
 import { routeTable } from '../support/route-table';
 import { isOAuthRoute } from '../../src/common/oauth-error';
 
@@ -25,12 +25,6 @@ interface ApiDocument {
   info: { title: string; version: string };
   paths: Record<string, Record<string, ApiOperationDoc>>;
   components: { securitySchemes: Record<string, { type: string; scheme: string; bearerFormat?: string; description?: string }> };
-}
-
-async function scrape(t: { url: string }) {
-  const res = await request(t.url).get('/metrics');
-  expect(res.status).toBe(200);
-  return { res, metrics: parseMetrics(res.text) };
 }
 
 /** Polls until the check passes (metrics of work that finishes after the response, e.g. webhook calls). */
@@ -66,9 +60,9 @@ describe('GET /metrics', () => {
   afterAll(async () => t?.close());
 
   it('is public and answers the Prometheus text format', async () => {
-    const { res } = await scrape(t);
-    expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
-    expect(res.headers['cache-control']).toBe('no-store');
+    const { headers } = await scrapeMetrics(t);
+    expect(headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(headers.get('cache-control')).toBe('no-store');
   });
 
   it('counts requests by method, route TEMPLATE and status, never by raw path', async () => {
@@ -84,7 +78,7 @@ describe('GET /metrics', () => {
     await t.http().post(`/memberships/${membershipId}/roles`).set('Content-Type', 'text/plain').send('x').expect(415);
     await t.http().post(`/nowhere/${strayId}`).set('Content-Type', 'text/plain').send('x').expect(415);
 
-    const { res, metrics } = await scrape(t);
+    const { text, metrics } = await scrapeMetrics(t);
     expect(metrics.types.get('portcullis_http_requests_total')).toBe('counter');
     expect(
       metrics.value('portcullis_http_requests_total', { method: 'GET', route: '/memberships/:membershipId/roles/:id', status_code: '404' }),
@@ -96,14 +90,14 @@ describe('GET /metrics', () => {
     expect(metrics.value('portcullis_http_requests_total', { method: 'POST', route: 'unmatched', status_code: '415' })).toBe(1);
     expect(metrics.value('portcullis_http_requests_total', { method: 'GET', route: 'unmatched', status_code: '404' })).toBeGreaterThanOrEqual(1);
     // No id from a URL reaches a label.
-    for (const id of [membershipId, roleId, strayId, install.admin.userId]) expect(res.text).not.toContain(id);
+    for (const id of [membershipId, roleId, strayId, install.admin.userId]) expect(text).not.toContain(id);
     const routes = new Set(metrics.find('portcullis_http_requests_total').map((sample) => sample.labels.route));
     for (const route of routes) expect(route === 'unmatched' || /^\/[A-Za-z0-9/:_-]*$/.test(route)).toBe(true);
   });
 
   it('keeps a duration histogram per series that agrees with the counter', async () => {
     await t.http().get('/me').set('Authorization', install.admin.auth).expect(200);
-    const { metrics } = await scrape(t);
+    const { metrics } = await scrapeMetrics(t);
     expect(metrics.types.get('portcullis_http_request_duration_seconds')).toBe('histogram');
     const counted = metrics.find('portcullis_http_requests_total');
     expect(counted.length).toBeGreaterThan(0);
@@ -123,7 +117,7 @@ describe('GET /metrics', () => {
   });
 
   it('shows the requests in progress by route template (the scrape itself is one)', async () => {
-    const { metrics } = await scrape(t);
+    const { metrics } = await scrapeMetrics(t);
     expect(metrics.types.get('portcullis_http_requests_in_progress')).toBe('gauge');
     expect(metrics.value('portcullis_http_requests_in_progress', { method: 'GET', route: '/metrics' })).toBe(1);
     expect(metrics.find('portcullis_http_requests_in_progress', { route: '/ping' })).toEqual([]);
@@ -136,7 +130,7 @@ describe('GET /metrics', () => {
       await t.http().get('/verify-token').set('Authorization', install.admin.auth).expect(200);
       await receiver.waitForRequests(1);
       const { metrics } = await eventually(async () => {
-        const scraped = await scrape(t);
+        const scraped = await scrapeMetrics(t);
         expect(scraped.metrics.value('portcullis_outgoing_http_requests_total', { kind: 'webhook', outcome: 'success' })).toBe(1);
         // The worker finishes after the call: it records the result event first.
         expect(scraped.metrics.value('portcullis_queue_processed_total', { queue: 'webhooks' })).toBe(1);
@@ -158,7 +152,7 @@ describe('GET /metrics', () => {
   });
 
   it('exposes the Node.js process: memory, GC, event loop lag and utilization, handles, thread pool', async () => {
-    const { metrics } = await scrape(t);
+    const { metrics } = await scrapeMetrics(t);
     expect(metrics.value('process_resident_memory_bytes')).toBeGreaterThan(1_000_000);
     expect(metrics.value('nodejs_heap_size_used_bytes')).toBeGreaterThan(1_000_000);
     expect(metrics.value('process_cpu_seconds_total')).toBeGreaterThan(0);
@@ -183,8 +177,8 @@ describe('GET /metrics', () => {
     if (!promtool) throw new Error('promtool is not installed (apt-get install prometheus); CI must run this check');
     await t.http().get('/ping').expect(200);
     await t.http().get('/memberships/unknown/roles').expect(401);
-    const { res } = await scrape(t);
-    const checked = spawnSync(promtool, ['check', 'metrics'], { input: res.text, encoding: 'utf8', timeout: 30_000 });
+    const { text } = await scrapeMetrics(t);
+    const checked = spawnSync(promtool, ['check', 'metrics'], { input: text, encoding: 'utf8', timeout: 30_000 });
     expect({ status: checked.status, output: `${checked.stdout}${checked.stderr}`.trim() }).toEqual({ status: 0, output: '' });
   });
 
@@ -323,10 +317,10 @@ describe('API documentation', () => {
   it('keeps a registry per app instance: traffic of one app never shows in another', async () => {
     await production.http().get('/ping').expect(200);
     await production.http().get('/ping').expect(200);
-    const { metrics } = await scrape(dev);
+    const { metrics } = await scrapeMetrics(dev);
     expect(metrics.find('portcullis_http_requests_total', { route: '/ping' })).toEqual([]);
     expect(metrics.value('portcullis_http_requests_total', { route: '/openapi/v1.json', status_code: '200' })).toBe(1);
-    const other = await scrape(production);
+    const other = await scrapeMetrics(production);
     expect(other.metrics.value('portcullis_http_requests_total', { route: '/ping', status_code: '200' })).toBe(2);
   });
 });

@@ -11,7 +11,7 @@ import { TEST_SETUP_TOKEN, type TestApp } from '../support/app';
 import { createServerDatabase, serverUrl } from '../support/database';
 import { type Installation, setupInstallation } from '../support/api';
 import { captureLog, type CapturedLog } from '../support/log-capture';
-import { parseMetrics } from '../support/operations';
+import { scrapeMetrics } from '../support/operations';
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -164,7 +164,7 @@ describe('failed sign-ins', () => {
     return (membershipId === undefined ? call : call.set('X-Service-Alias', membershipId)).send(body);
   };
   const failures = async (): Promise<Record<string, number>> => {
-    const metrics = parseMetrics((await request(service.url).get('/metrics').expect(200)).text);
+    const { metrics } = await scrapeMetrics(service);
     return Object.fromEntries(metrics.find('portcullis_sign_in_failures_total').map((sample) => [sample.labels.reason, sample.value]));
   };
 

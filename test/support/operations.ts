@@ -151,12 +151,12 @@ export async function startReceiver(options: { hold?: boolean } = {}): Promise<{
   };
 }
 
-/** GET /metrics of a service, parsed; fails unless it answers 200. */
-export async function scrapeMetrics(service: { url: string }): Promise<ParsedMetrics> {
+/** GET /metrics of a service: its headers, its text, and the text parsed; fails unless it answers 200. */
+export async function scrapeMetrics(service: { url: string }): Promise<{ headers: Headers; text: string; metrics: ParsedMetrics }> {
   const res = await fetch(`${service.url}/metrics`);
   const text = await res.text();
   if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}: ${text.slice(0, 200)}`);
-  return parseMetrics(text);
+  return { headers: res.headers, text, metrics: parseMetrics(text) };
 }
 
 /** The absolute path of a program on PATH, or undefined (tests of optional system tools skip without it). */

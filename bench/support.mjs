@@ -304,20 +304,36 @@ export function cpuSecondsOf(pid, reapedChildren = false) {
  * CPU seconds used so far by every PostgreSQL server process on this machine, those that ended
  * included: a backend or autovacuum worker that exits hands its time to the postmaster's
  * children counters (without them, one exiting worker made a scenario's figure negative).
+ *
+ * The postmaster is read before its children. /proc lists processes by pid, and once pids wrap
+ * around (pid_max is 32768 here; a full bench starts thousands of processes) a backend can sort
+ * before the postmaster: read, then reaped into the postmaster's counters, then read there again,
+ * it counted twice, and the next figure came out negative (2026-12-02: pg µs -106). Read in this
+ * order, a backend reaped between the two reads is missed once instead, and counted by the next
+ * reading: a slice may borrow from the one before it, never go below zero.
  */
 export function postgresCpuSeconds() {
-  let total = 0;
+  const parentOf = new Map();
   try {
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       try {
-        if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuSecondsOf(entry, true);
+        if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+        parentOf.set(entry, readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
       } catch {
         // the process ended meanwhile
       }
     }
   } catch {
     return Number.NaN;
+  }
+  const postmasters = [...parentOf.keys()].filter((pid) => !parentOf.has(parentOf.get(pid)));
+  const children = [...parentOf.keys()].filter((pid) => parentOf.has(parentOf.get(pid)));
+  let total = 0;
+  for (const pid of [...postmasters, ...children]) {
+    const seconds = cpuSecondsOf(pid, true);
+    // NaN: the process ended since the listing (a child's time is then in its postmaster's counters).
+    if (Number.isFinite(seconds)) total += seconds;
   }
   return total;
 }

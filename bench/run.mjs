@@ -514,7 +514,13 @@ async function main() {
     for (const [name, options] of scenarios) if (name !== 'sign-in' && (!ONLY || ONLY.has(name))) await measure({ ...options, duration: WARMUP });
   }
   // The floors of the scenarios' rows (the peers' rows come after, with their own slices).
-  const slices = { refresh: refreshFloorAt('refresh'), refreshRecorded: refreshFloorAt('refresh-recorded'), events: eventsFloorSlice, argon2: argon2SliceOf(THREADS) };
+  const slices = {
+    refresh: refreshFloorAt('refresh'),
+    refreshRecorded: refreshFloorAt('refresh-recorded'),
+    events: eventsFloorSlice,
+    argon2: argon2SliceOf(THREADS),
+    argon2SpareCore: argon2SliceOf(SPARE_CORE_THREADS),
+  };
   for (const [name, options] of PEERS ? [] : scenarios) {
     const result = await pairedScenario(name, service, options, slices[FLOOR_OF[name]?.slice] ?? floorSlice, settle);
     if (result) results.push(result);
@@ -522,7 +528,7 @@ async function main() {
   // A second instance needs the server: an embedded database is one process's.
   if (!PEERS && databaseUrl && SPARE_CORE_THREADS > 0 && (!ONLY || ONLY.has(SPARE_CORE_ROW))) {
     const spare = await startSpareCoreInstance(serviceEnv);
-    const result = await pairedScenario(SPARE_CORE_ROW, spare.entry, { ...optionsOf.get('sign-in'), url: `${spare.base}/generate-token`, connections: SPARE_CORE_THREADS * 2 }, argon2SliceOf(SPARE_CORE_THREADS), settle);
+    const result = await pairedScenario(SPARE_CORE_ROW, spare.entry, { ...optionsOf.get('sign-in'), url: `${spare.base}/generate-token`, connections: SPARE_CORE_THREADS * 2 }, slices[FLOOR_OF[SPARE_CORE_ROW].slice], settle);
     await stop(spare.entry);
     results.push(result);
   }

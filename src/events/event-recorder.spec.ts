@@ -3,7 +3,7 @@ import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { openTestDatabase, useTestDatabase } from '../../test/support/database';
 import { captureLog } from '../../test/support/log-capture';
 import { events, type EventRow } from '../database/schema';
-import { EventRecorder, type NewEvent, type RecordedEvent } from './event-recorder';
+import { EventRecorder, READ_BACKLOG, type NewEvent, type RecordedEvent } from './event-recorder';
 import { EventRepository } from './event.repository';
 
 /**
@@ -17,12 +17,21 @@ class GatedEventRepository extends EventRepository {
   readonly batches: string[][] = [];
 
   override async insertBatch(rows: readonly EventRow[]): Promise<void> {
+    await this.gate(rows);
+    await super.insertBatch(rows);
+  }
+
+  override async insertReadBatch(rows: readonly EventRow[]): Promise<void> {
+    await this.gate(rows);
+    await super.insertReadBatch(rows);
+  }
+
+  private gate(rows: readonly EventRow[]): Promise<void> {
     this.batches.push(rows.map((row) => row.utilizerId));
-    await new Promise<void>((resolve) => {
+    return new Promise<void>((resolve) => {
       this.held.push(resolve);
       this.arrivals.shift()?.(); // wake a test waiting in nextWrite()
     });
-    await super.insertBatch(rows);
   }
 
   /** Resolves when a write is held at the gate. */
@@ -173,5 +182,105 @@ describe('EventRecorder: group-committed events (record)', () => {
     await shutdown;
     await recording;
     expect(await stored(event.utilizerId)).toBe(1);
+  });
+});
+
+describe('EventRecorder: read events, written after the answer (recordRead)', () => {
+  const database = useTestDatabase();
+  const log = captureLog();
+
+  beforeEach(() => {
+    log.clear();
+  });
+
+  let counter = 0;
+  const verified = (): NewEvent => ({
+    membershipId: 'm-reads',
+    eventType: 'TokenVerified',
+    utilizerId: `r-${++counter}`,
+    document: { token_type: 'Bearer', is_refresh_token: false, expires_at: '2026-01-01T00:00:00.000Z' },
+  });
+  const stored = async (utilizerId: string) => (await database().db.select().from(events).where(eq(events.utilizerId, utilizerId))).length;
+  const isPending = async (promise: Promise<unknown>) => {
+    let done = false;
+    void promise.then(
+      () => (done = true),
+      () => (done = true),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return !done;
+  };
+  const gatedRecorder = () => {
+    const repository = new GatedEventRepository(database());
+    return { repository, recorder: new EventRecorder(repository, log.logger) };
+  };
+
+  it('resolves before its event is stored; settled(), shutdown and listeners wait for the write', async () => {
+    const { repository, recorder } = gatedRecorder();
+    const heard: RecordedEvent[] = [];
+    recorder.onCommitted((rows) => heard.push(...rows));
+
+    const event = verified();
+    await recorder.recordRead(event); // the caller answers now
+    await repository.nextWrite();
+    expect(await stored(event.utilizerId)).toBe(0);
+    const settled = recorder.settled();
+    const shutdown = recorder.beforeApplicationShutdown();
+    expect(await isPending(settled)).toBe(true);
+    expect(await isPending(shutdown)).toBe(true);
+    expect(heard).toEqual([]);
+
+    repository.release();
+    await Promise.all([settled, shutdown]);
+    expect(await stored(event.utilizerId)).toBe(1);
+    expect(heard.map((row) => row.utilizerId)).toEqual([event.utilizerId]);
+  });
+
+  it('gathers the reads of a few milliseconds into one write', async () => {
+    const { repository, recorder } = gatedRecorder();
+    const reads = [verified(), verified(), verified()];
+    // Without the wait, the first read's write would start at once, alone.
+    for (const read of reads) await recorder.recordRead(read);
+    await repository.nextWrite();
+    expect(repository.batches).toEqual([reads.map((read) => read.utilizerId)]);
+    repository.release();
+    await recorder.settled();
+    for (const read of reads) expect(await stored(read.utilizerId)).toBe(1);
+  });
+
+  it(`past ${READ_BACKLOG} unwritten reads, a read resolves only once its own event is stored`, async () => {
+    const { repository, recorder } = gatedRecorder();
+    for (let i = 0; i < READ_BACKLOG; i++) await recorder.recordRead(verified());
+    const last = verified();
+    const waiting = recorder.recordRead(last);
+    expect(await isPending(waiting)).toBe(true);
+
+    // Release every write until the last read's is through: it resolves only then.
+    let released = false;
+    void waiting.then(() => (released = true));
+    while (!released) {
+      await repository.nextWrite();
+      repository.release();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await stored(last.utilizerId)).toBe(1);
+    await recorder.settled();
+  });
+
+  it('logs a write that fails after the answer, without the event document, and still settles', async () => {
+    const broken = await openTestDatabase();
+    await broken.close();
+    const recorder = new EventRecorder(new EventRepository(broken.database), log.logger);
+    const heard: RecordedEvent[] = [];
+    recorder.onCommitted((rows) => heard.push(...rows));
+
+    await recorder.recordRead(verified());
+    await recorder.settled();
+    await new Promise((resolve) => setImmediate(resolve)); // the log line follows the rejection
+    expect(heard).toEqual([]);
+    const lines = log.lines().filter((line) => line.msg === 'a read event was not recorded');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 50, event_type: 'TokenVerified', membership_id: 'm-reads', event_id: expect.any(String) });
+    expect(log.text()).not.toContain('expires_at');
   });
 });

@@ -26,8 +26,9 @@ import { ApiRoute } from '../common/api-route';
 const MEMBERSHIP_HEADERS = ['x-service-alias', 'membership', 'membershipid'] as const;
 
 const VERIFY_RECORDS =
-  'Records TokenVerified. The event is committed before the answer is sent: a verification that was answered is in the event log ' +
-  '(its commit does not wait for the disk flush: only a crash of the database server may lose the last fraction of a second of them).';
+  'Records TokenVerified, written just after the answer with the verifications of the same few milliseconds: a list or ' +
+  '_query of the events on the same instance already shows it, another instance a few milliseconds later. A shutdown writes ' +
+  'every pending one; a crash of the instance or of the database server may lose those of the last fraction of a second.';
 
 export function membershipHeader(request: Request): string | undefined {
   for (const name of MEMBERSHIP_HEADERS) {

@@ -157,7 +157,7 @@ export class TokenService {
     }
     const verified = await this.verifier.verifyCaller(credentials.token, 'any');
     const expiresAt = new Date(verified.claims.exp * 1000);
-    // Committed before the answer (group commit: under load one INSERT carries many verifications).
+    // Written just after the answer, with the verifications of the same few milliseconds (recordRead).
     await this.recorder.recordRead({
       membershipId: verified.claims.prn,
       eventType: 'TokenVerified',

@@ -47,6 +47,28 @@ class GatedEventRepository extends EventRepository {
   }
 }
 
+type TestDatabase = ReturnType<ReturnType<typeof useTestDatabase>>;
+
+let counter = 0;
+/** A TokenVerified with a utilizer of its own, so that a test counts only its own rows. */
+const verifiedIn = (membershipId: string): NewEvent => ({
+  membershipId,
+  eventType: 'TokenVerified',
+  utilizerId: `u-${++counter}`,
+  document: { token_type: 'Bearer', is_refresh_token: false, expires_at: '2026-01-01T00:00:00.000Z' },
+});
+const storedIn = async (database: TestDatabase, utilizerId: string) => (await database.db.select().from(events).where(eq(events.utilizerId, utilizerId))).length;
+/** Still pending 50 ms later. */
+const isPending = async (promise: Promise<unknown>) => {
+  let done = false;
+  void promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  return !done;
+};
+
 describe('EventRecorder: group-committed events (record)', () => {
   const database = useTestDatabase();
   const log = captureLog();
@@ -56,23 +78,8 @@ describe('EventRecorder: group-committed events (record)', () => {
     log.clear();
   });
 
-  let counter = 0;
-  const verified = (): NewEvent => ({
-    membershipId: 'm-recorder',
-    eventType: 'TokenVerified',
-    utilizerId: `u-${++counter}`,
-    document: { token_type: 'Bearer', is_refresh_token: false, expires_at: '2026-01-01T00:00:00.000Z' },
-  });
-  const stored = async (utilizerId: string) => (await database().db.select().from(events).where(eq(events.utilizerId, utilizerId))).length;
-  const isPending = async (promise: Promise<unknown>) => {
-    let done = false;
-    void promise.then(
-      () => (done = true),
-      () => (done = true),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    return !done;
-  };
+  const verified = () => verifiedIn('m-recorder');
+  const stored = (utilizerId: string) => storedIn(database(), utilizerId);
 
   /**
    * A recorder over a gated repository. `recordHeld` records an event and comes back once its
@@ -193,23 +200,8 @@ describe('EventRecorder: read events, written after the answer (recordRead)', ()
     log.clear();
   });
 
-  let counter = 0;
-  const verified = (): NewEvent => ({
-    membershipId: 'm-reads',
-    eventType: 'TokenVerified',
-    utilizerId: `r-${++counter}`,
-    document: { token_type: 'Bearer', is_refresh_token: false, expires_at: '2026-01-01T00:00:00.000Z' },
-  });
-  const stored = async (utilizerId: string) => (await database().db.select().from(events).where(eq(events.utilizerId, utilizerId))).length;
-  const isPending = async (promise: Promise<unknown>) => {
-    let done = false;
-    void promise.then(
-      () => (done = true),
-      () => (done = true),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    return !done;
-  };
+  const verified = () => verifiedIn('m-reads');
+  const stored = (utilizerId: string) => storedIn(database(), utilizerId);
   const gatedRecorder = () => {
     const repository = new GatedEventRepository(database());
     return { repository, recorder: new EventRecorder(repository, log.logger) };

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { sql, type SQL } from 'drizzle-orm';
-import { DATABASE, type Database, queryRows } from '../database/database';
+import { DATABASE, type Database, prepareRows, queryRows } from '../database/database';
 import type { EventRow } from '../database/schema';
 
 /**
@@ -60,9 +60,21 @@ const HORIZON_CTES: SQL = sql.raw(`snap as materialized (select pg_current_snaps
         where not exists (select 1 from pg_stat_activity a where a.backend_xid = xid(x) and a.datname <> current_database())),
       (select pg_snapshot_xmax(s) from snap)) as xid)`);
 
+/**
+ * NOTIFY as a named statement: sent unnamed, PostgreSQL parsed it again on every call, and every
+ * instance sends one after its commits, up to 40 a second under load (log_statement_stats,
+ * 2026-12-03: 126 µs of the server's CPU per NOTIFY unnamed, 54 named).
+ */
+const NOTIFY: SQL = sql`select pg_notify(${sql.placeholder('channel')}::text, ${sql.placeholder('payload')}::text)`;
+
 @Injectable()
 export class EventStreamRepository {
-  constructor(@Inject(DATABASE) private readonly database: Database) {}
+  private readonly notifyRows;
+
+  constructor(@Inject(DATABASE) private readonly database: Database) {
+    // Bound to the pool, never to a request's transaction: a NOTIFY is sent after the commit.
+    this.notifyRows = prepareRows<never>(database.db, 'event_notify', NOTIFY);
+  }
 
   /** Where a stream that does not resume starts: before every transaction not yet finished now. */
   async start(): Promise<StreamCursor> {
@@ -103,7 +115,7 @@ export class EventStreamRepository {
 
   /** Wakes the streams of every instance (LISTEN on `channel`); sent after the commit, outside any transaction. */
   async notify(channel: string, payload: string): Promise<void> {
-    await this.database.db.execute(sql`select pg_notify(${channel}, ${payload})`);
+    await this.notifyRows({ channel, payload });
   }
 }
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { EventRow } from '../database/schema';
 import { newId } from '../common/ids';
 import { LOGGER } from '../common/logger';
+import { Batcher } from '../common/batcher';
 import { RequestTransaction } from '../common/request-transaction';
 import { EventRepository } from './event.repository';
 import { SYSTEM_UTILIZER, type EventType } from './event-types';
@@ -158,8 +159,8 @@ export class EventRecorder {
     });
   }
 
-  private readonly groupCommit = new GroupCommit<RecordedEvent>((rows) => this.repository.insertBatch(rows));
-  private readonly readGroupCommit = new GroupCommit<RecordedEvent>((rows) => this.repository.insertReadBatch(rows), READ_GATHER_MS);
+  private readonly groupCommit = new Batcher<RecordedEvent>((rows) => this.repository.insertBatch(rows));
+  private readonly readGroupCommit = new Batcher<RecordedEvent>((rows) => this.repository.insertReadBatch(rows), READ_GATHER_MS);
 
   /**
    * Rows (ids, sanitized documents, times) for events that a repository writes itself, in the
@@ -183,9 +184,6 @@ export class EventRecorder {
   }
 }
 
-/** Most items in one write. */
-const MAX_BATCH = 500;
-
 /**
  * How long a write of read events waits for more to share it. Verify-token Bearer, builds
  * alternating (2026-12-02, 5 pairs): with the answer waiting for its event's commit, PostgreSQL
@@ -200,77 +198,6 @@ const READ_GATHER_MS = 5;
  * second of verifications at full speed on one instance, a few hundred kilobytes of rows.
  */
 export const READ_BACKLOG = 2000;
-
-/**
- * Batches the items added while a write is on its way into the next write, at most MAX_BATCH per
- * write, one write at a time, in the order the items were added. With `gatherMs`, each write
- * first waits that long, so that the items added meanwhile go with it. Exported for the webhook
- * dispatcher, which stores its delivery results the same way.
- *
- * One write at a time: an item added while a write commits waits for the rest of it, then for its
- * own; in exchange each write carries every item that came meanwhile, and every commit costs both
- * processes more than a row does. Fewer writes in flight made bigger batches and cheaper
- * verifications each time it was measured (verify-token Bearer, builds alternating): three
- * against two, 1.61 rows per INSERT against 1.99 and a fifth more CPU; two against one
- * (2026-11-29, four pairs), 62-73% of the floor against 72-78%, and PostgreSQL's CPU per
- * verification 247-312 µs against 220-240 µs.
- */
-export class GroupCommit<T> {
-  private waiting: { item: T; resolve: () => void; reject: (error: unknown) => void }[] = [];
-  private writing = false;
-  /** Items added so far, and how many of them have been written (stored or failed): always a prefix, writes go in order. */
-  private added = 0;
-  private done = 0;
-  /** `settled` callers, each waiting for `done` to reach the `added` it saw; in order of `upTo`. */
-  private barriers: { upTo: number; resolve: () => void }[] = [];
-
-  constructor(
-    private readonly write: (items: T[]) => Promise<void>,
-    private readonly gatherMs = 0,
-  ) {}
-
-  add(item: T): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject });
-      this.added++;
-      if (!this.writing) void this.writeWaiting();
-    });
-  }
-
-  settled(): Promise<void> {
-    if (this.idle) return Promise.resolve();
-    return new Promise<void>((resolve) => this.barriers.push({ upTo: this.added, resolve }));
-  }
-
-  /** Every item added so far is written (stored or failed). */
-  get idle(): boolean {
-    return this.done === this.added;
-  }
-
-  /** Items added and not written yet (waiting, or in the write on its way). */
-  get unwritten(): number {
-    return this.added - this.done;
-  }
-
-  /** Writes batches until nothing waits; only one of these loops runs at a time. */
-  private async writeWaiting(): Promise<void> {
-    this.writing = true;
-    while (this.waiting.length) {
-      // A backlog of a whole batch has nothing to gather.
-      if (this.gatherMs && this.waiting.length < MAX_BATCH) await new Promise((resolve) => setTimeout(resolve, this.gatherMs));
-      const batch = this.waiting.splice(0, MAX_BATCH);
-      try {
-        await this.write(batch.map((entry) => entry.item));
-        for (const entry of batch) entry.resolve();
-      } catch (error) {
-        for (const entry of batch) entry.reject(error);
-      }
-      this.done += batch.length;
-      while (this.barriers.length && this.barriers[0].upTo <= this.done) this.barriers.shift()?.resolve();
-    }
-    this.writing = false;
-  }
-}
 
 function toRow(event: NewEvent): RecordedEvent {
   return {

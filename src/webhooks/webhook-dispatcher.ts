@@ -4,7 +4,8 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { newId } from '../common/ids';
 import { LOGGER } from '../common/logger';
 import type { WebhookRow } from '../database/schema';
-import { EventRecorder, GroupCommit, type RecordedEvent } from '../events/event-recorder';
+import { Batcher } from '../common/batcher';
+import { EventRecorder, type RecordedEvent } from '../events/event-recorder';
 import { isResultEventType, SYSTEM_UTILIZER } from '../events/event-types';
 import { BoundedQueue, type DrainResult } from '../queue/bounded-queue';
 import { HookListCache } from '../queue/event-triggered-delivery';
@@ -100,7 +101,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
    * Attempt results, written together: the results that arrive while one write is on its way go
    * in the next, so under load a delivery's result costs a share of one statement, not one of its own.
    */
-  private readonly results = new GroupCommit<FinishedAttempt>(async (finished) => {
+  private readonly results = new Batcher<FinishedAttempt>(async (finished) => {
     const held = await this.store.finishAttempts(finished);
     if (held < finished.length) this.logger.info({ deliveries: finished.length - held }, 'webhook deliveries claimed again or redelivered meanwhile; their results are left out');
   });

@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { useTestDatabase } from '../../test/support/database';
 import { queryRows } from '../database/database';
-import { callerVerificationLookup } from './token-session.repository';
+import { callerVerificationLookup, verificationBatchLookup } from './token-session.repository';
 
 /**
  * Every Bearer request runs the verification lookup (membership, token record, sign-in session,
- * user). Its plan must be one probe of each table per token, at any size: no hash of a whole table
+ * user); the token operations run it for several tokens in one statement. Its plan must be one probe of each table per token, at any size: no hash of a whole table
  * (what the planner chose for a small membership when the session and user were plain joins, twice
  * the server's time per lookup) and no sequential scan of a large one. Checked on the generic
  * plan, the one a prepared statement keeps, with 50 users in one membership, then with 20,000
@@ -40,17 +40,18 @@ describe('verification lookup plan', () => {
     await database().db.execute(sql`analyze memberships, users, sessions, token_sessions`);
   }
 
-  /** The generic plan of the lookup, as a prepared statement runs it after its first executions. */
-  async function genericPlan(): Promise<string> {
-    const { sql: text, params } = callerVerificationLookup(database().db).toSQL();
-    // The placeholders ($1: the token record, $4: the membership) and the subqueries' limits.
-    const types = params.map((param) => (typeof param === 'number' ? 'int' : 'text')).join(', ');
+  /**
+   * The generic plan of `query`, as a prepared statement runs it after its first executions:
+   * `placeholders` gives each placeholder's type and value; the subqueries' limits are numbers.
+   */
+  async function genericPlan(query: { toSQL(): { sql: string; params: unknown[] } }, placeholders: Record<string, [string, string]>): Promise<string> {
+    const { sql: text, params } = query.toSQL();
+    const typed = params.map((param) => (typeof param === 'number' ? ['int', String(param)] : placeholders[(param as { name: string }).name]));
     return database().db.transaction(async (tx) => {
       await tx.execute(sql`set local plan_cache_mode = force_generic_plan`);
-      await tx.execute(sql.raw(`prepare lookup_plan (${types}) as ${text}`));
+      await tx.execute(sql.raw(`prepare lookup_plan (${typed.map(([type]) => type).join(', ')}) as ${text}`));
       try {
-        const values = params.map((param) => (typeof param === 'number' ? String(param) : `'t-7'`)).join(', ');
-        const rows = await queryRows<Record<string, string>>(tx, sql.raw(`explain execute lookup_plan (${values})`));
+        const rows = await queryRows<Record<string, string>>(tx, sql.raw(`explain execute lookup_plan (${typed.map(([, value]) => value).join(', ')})`));
         return rows.map((row) => Object.values(row)[0]).join('\n');
       } finally {
         await tx.execute(sql`deallocate lookup_plan`);
@@ -58,18 +59,32 @@ describe('verification lookup plan', () => {
     });
   }
 
+  /** A Bearer request's lookup of its token. */
+  const callerPlan = () => genericPlan(callerVerificationLookup(database().db), { tokenId: ['text', `'t-7'`], membershipId: ['text', `'m-7'`] });
+
+  /** The token operations' lookup of several tokens in one statement. */
+  const batchPlan = () =>
+    genericPlan(verificationBatchLookup(database().db), { membershipIds: ['text[]', `'{m-7,m-8}'`], tokenIds: ['text[]', `'{t-7,t-8}'`] });
+
   it('hashes no table of a small membership', async () => {
     await load(50, 1);
-    const plan = await genericPlan();
+    const plan = await callerPlan();
     expect(plan).not.toMatch(/Hash/);
+    // The lookup of several tokens hashes the memberships named (by their key), never the other tables.
+    expect(await batchPlan()).not.toMatch(/Hash Cond:[^\n]*(users|sessions|token_sessions)\./);
   });
 
   it('probes each table by its key when there are many', async () => {
     await load(20_000, 2_000);
-    const plan = await genericPlan();
+    const plan = await callerPlan();
     expect(plan).not.toMatch(/Hash|Seq Scan on (users|sessions|token_sessions)/);
     expect(plan).toMatch(/users_pkey/);
     expect(plan).toMatch(/sessions_pkey/);
     expect(plan).toMatch(/token_sessions_pkey/);
+
+    // The token operations' lookup of several tokens: the same probes for each token; the memberships named by their key.
+    const batched = await batchPlan();
+    expect(batched).not.toMatch(/Seq Scan on (memberships|users|sessions|token_sessions)|Hash Cond:[^\n]*(users|sessions|token_sessions)\./);
+    for (const index of ['memberships_pkey', 'token_sessions_pkey', 'sessions_pkey', 'users_pkey']) expect(batched).toMatch(index);
   });
 });

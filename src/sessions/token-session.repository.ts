@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, eq, getTableColumns, inArray, isNull, notExists, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, isNull, notExists, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { Batcher } from '../common/batcher';
 import { DATABASE, type Database } from '../database/database';
 import { userHasLogin } from '../database/user-login';
@@ -121,8 +121,9 @@ type Columns = Record<string, PgColumn>;
  * Everything a Bearer token's validity depends on, in one round trip of primary-key lookups: the
  * membership's key, the token record, its sign-in session (revoked as a whole by logout, reuse
  * of a rotated refresh token, freezing...) and its user. The prepared variants below (and the
- * token operations' `verificationBatchLookup`) differ only in the columns they read, because the driver's per-column work (row description, parsers,
- * mapping) was a third of a request's Node time when every route read the widest row.
+ * token operations' `verificationBatchLookup`) differ only in the columns they read, because the
+ * driver's per-column work (row description, parsers, mapping) was a third of a request's Node
+ * time when every route read the widest row.
  * Drizzle reads a left-joined object as absent when its FIRST column is null, so each object
  * must start with a NOT NULL column (a user's role, for one, may be null).
  *
@@ -138,25 +139,30 @@ function verificationLookup<TMembership extends Columns, TSession extends Column
   session: TSession,
   user: TUser,
 ) {
-  const family = db
-    .select(checkedFamilyColumns)
-    .from(sessions)
-    .where(eq(sessions.id, tokenSessions.sessionId))
-    .limit(1)
-    .as('family');
-  const owner = db
-    .select(user as Columns)
-    .from(users)
-    .where(and(eq(users.id, tokenSessions.userId), eq(users.membershipId, memberships.id)))
-    .limit(1)
-    .as('owner');
+  const family = familyProbe(db, tokenSessions.sessionId);
+  const owner = ownerProbe(db, user, tokenSessions.userId);
   return db
-    .select({ membership, session, family: { id: family.id, revokedAt: family.revokedAt }, user: columnsOf(owner, user) })
+    .select({ membership, session, family: columnsOf(family, checkedFamilyColumns), user: columnsOf(owner, user) })
     .from(memberships)
     .leftJoin(tokenSessions, and(eq(tokenSessions.id, sql.placeholder('tokenId')), eq(tokenSessions.membershipId, memberships.id)))
     .leftJoinLateral(family, sql`true`)
     .leftJoinLateral(owner, sql`true`)
     .where(eq(memberships.id, sql.placeholder('membershipId')));
+}
+
+/** The token's sign-in session, a lateral probe by its key (see `verificationLookup`). */
+function familyProbe(db: Database['db'], sessionId: SQLWrapper) {
+  return db.select(checkedFamilyColumns).from(sessions).where(eq(sessions.id, sessionId)).limit(1).as('family');
+}
+
+/** The token's user in the membership, a lateral probe by its key (see `verificationLookup`). */
+function ownerProbe(db: Database['db'], user: Columns, userId: SQLWrapper) {
+  return db
+    .select(user)
+    .from(users)
+    .where(and(eq(users.id, userId), eq(users.membershipId, memberships.id)))
+    .limit(1)
+    .as('owner');
 }
 
 /** A subquery's columns under the keys it selected them by. */
@@ -196,13 +202,8 @@ export function verificationBatchLookup(db: Database['db']) {
     .where(and(eq(tokenSessions.id, input.tokenId), eq(tokenSessions.membershipId, memberships.id)))
     .limit(1)
     .as('record');
-  const family = db.select(checkedFamilyColumns).from(sessions).where(eq(sessions.id, record.sessionId)).limit(1).as('family');
-  const owner = db
-    .select(userRecordColumns)
-    .from(users)
-    .where(and(eq(users.id, record.userId), eq(users.membershipId, memberships.id)))
-    .limit(1)
-    .as('owner');
+  const family = familyProbe(db, record.sessionId);
+  const owner = ownerProbe(db, userRecordColumns, record.userId);
   return db
     .select({
       ord: sql<number>`input.ord::int`,

@@ -16,9 +16,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { buildIfMissing, cleanUpOnSignals, createDatabase, freePort, int, logAs, MAIN, postgresCpuSeconds, runMain, SERVER_URL, setUpAdmin, start, waitFor } from './support.mjs';
+import { buildIfMissing, cleanUpOnSignals, cpuSecondsOf, createDatabase, freePort, int, logAs, MAIN, postgresCpuSeconds, runMain, SERVER_URL, setUpAdmin, start, waitFor } from './support.mjs';
 
 const log = logAs('sign-in-threads');
 const WARMUP = int('BENCH_WARMUP', 20);
@@ -26,21 +26,15 @@ const DURATION = int('BENCH_DURATION', 10);
 const THREADS = Number(process.env.UV_THREADPOOL_SIZE ?? availableParallelism());
 const PASSWORD = 'bench admin password';
 const SETUP_TOKEN = randomBytes(24).toString('hex');
-const MICROSECONDS_PER_TICK = 1e6 / 100; // USER_HZ is 100 on Linux
-
-/** CPU ticks (user + system) of each thread of `pid`, by thread id. */
-function threadTicks(pid) {
-  const ticks = new Map();
+/** CPU seconds (user + system) of each thread of `pid`, by thread id: a thread's /proc entry is laid out as a process's. */
+function threadSeconds(pid) {
+  const seconds = new Map();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      // Fields after the command name, which sits in parentheses.
-      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
-      ticks.set(tid, Number(fields[11]) + Number(fields[12]));
-    } catch {
-      // the thread ended meanwhile
-    }
+    const used = cpuSecondsOf(`${pid}/task/${tid}`);
+    // NaN: the thread ended meanwhile.
+    if (Number.isFinite(used)) seconds.set(tid, used);
   }
-  return ticks;
+  return seconds;
 }
 
 await runMain(async () => {
@@ -70,25 +64,24 @@ await runMain(async () => {
   await autocannon({ ...load, duration: WARMUP });
 
   const pid = service.child.pid;
-  const before = threadTicks(pid);
+  const before = threadSeconds(pid);
   const postgresBefore = postgresCpuSeconds();
   const result = await autocannon({ ...load, duration: DURATION });
-  const after = threadTicks(pid);
+  const after = threadSeconds(pid);
   const postgres = postgresCpuSeconds() - postgresBefore;
   const signIns = result['2xx'];
   if (signIns === 0 || result.non2xx > 0) throw new Error(`sign-in answered ${result.non2xx} non-2xx of ${result.requests.total}`);
 
-  const perSignIn = (ticks) => (ticks * MICROSECONDS_PER_TICK) / signIns;
-  const used = [...after].map(([tid, ticks]) => ({ tid, ticks: ticks - (before.get(tid) ?? 0) }));
+  const perSignIn = (seconds) => (seconds * 1e6) / signIns;
+  const used = [...after].map(([tid, seconds]) => ({ tid, seconds: seconds - (before.get(tid) ?? 0) }));
   const main = used.find(({ tid }) => tid === String(pid));
-  const others = used.filter(({ tid }) => tid !== String(pid)).sort((a, b) => b.ticks - a.ticks);
-  const hashing = others.slice(0, THREADS).reduce((sum, { ticks }) => sum + ticks, 0);
-  const rest = others.slice(THREADS).reduce((sum, { ticks }) => sum + ticks, 0);
+  const others = used.filter(({ tid }) => tid !== String(pid)).sort((a, b) => b.seconds - a.seconds);
+  const sum = (threads) => threads.reduce((total, { seconds }) => total + seconds, 0);
   const figures = {
-    'hashing threads': perSignIn(hashing),
-    'main thread': perSignIn(main?.ticks ?? 0),
-    'other threads (V8 workers)': perSignIn(rest),
-    'PostgreSQL server': (postgres * 1e6) / signIns,
+    'hashing threads': perSignIn(sum(others.slice(0, THREADS))),
+    'main thread': perSignIn(main?.seconds ?? 0),
+    'other threads (V8 workers)': perSignIn(sum(others.slice(THREADS))),
+    'PostgreSQL server': perSignIn(postgres),
   };
   console.log(`\nsign-in, ${THREADS * 2} connections, ${DURATION} s: ${signIns} sign-ins, ${(signIns / (result.duration ?? DURATION)).toFixed(1)}/s; UV_THREADPOOL_SIZE=${THREADS}`);
   console.log('CPU µs per sign-in (user + system):');
